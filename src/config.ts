@@ -1,0 +1,214 @@
+// The only reader of process.env. Every variable is parsed here once; a bad value is reported
+// together with every other bad value, and the process refuses to start.
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const csv = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+const intList = csv.transform((list) => list.map(Number)).pipe(z.array(z.number().int().positive()));
+const seconds = z.coerce.number().int().positive();
+
+const oauthProvider = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/),
+    issuer: z.url().optional(),
+    authorizationUrl: z.url().optional(),
+    tokenUrl: z.url().optional(),
+    userinfoUrl: z.url().optional(),
+    clientId: z.string().min(1),
+    clientSecret: z.string().min(1),
+    scopes: z.array(z.string()).default(['openid', 'email', 'profile']),
+    tokenAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
+  })
+  .refine((p) => p.issuer !== undefined || (p.authorizationUrl && p.tokenUrl && p.userinfoUrl), {
+    message: 'a provider needs issuer, or authorizationUrl + tokenUrl + userinfoUrl',
+  });
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_URL: z.url().optional(),
+  APP_URL: z.url().optional(),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().optional(),
+  DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
+  DB_POOL_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/)
+    .optional(),
+  JWT_SECRET: z.string().optional(),
+  JWT_ISSUER: z.string().default('assistant-platform'),
+  JWT_AUDIENCE: z.string().default('assistant-platform'),
+  ACCESS_TOKEN_TTL: seconds.default(3600),
+  REFRESH_TOKEN_TTL: seconds.default(30 * 24 * 3600),
+  ADMIN_USER_IDS: intList.default([]),
+  ASSISTANT_NAME: z.string().min(1).default('Assistant'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MODEL_BASE_URL: z.url().optional(),
+  MODEL_API_KEY: z.string().optional(),
+  CHAT_MODEL: z.string().default('gpt-4o-mini'),
+  EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
+  VISION_MODEL: z.string().optional(),
+  EMBEDDING_DIMENSIONS: z.coerce.number().int().positive().max(4096).optional(),
+  MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  MODEL_CONCURRENCY: z.coerce.number().int().positive().default(8),
+  SMTP_URL: z.string().optional(),
+  MAIL_FROM: z.string().default('Assistant Platform <no-reply@localhost>'),
+  OAUTH_PROVIDERS: z.string().optional(),
+  BLOCKED_COUNTRIES: csv.default([]),
+  COUNTRY_HEADER: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  TRUST_PROXY: bool.default(false),
+  SERVICES: csv.pipe(z.array(z.enum(['api', 'worker'])).min(1)).default(['api', 'worker']),
+  BODY_LIMIT: z.coerce.number().int().positive().default(1024 * 1024),
+  UPLOAD_LIMIT: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
+  LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
+  LOGIN_FAILURE_WINDOW: seconds.default(15 * 60),
+  CHAT_RATE_LIMIT: z.coerce.number().int().positive().default(30),
+  MEMORY_MAX_CONTENT: z.coerce.number().int().positive().default(32 * 1024),
+});
+
+export type Env = z.infer<typeof envSchema>;
+export type OAuthProviderConfig = z.infer<typeof oauthProvider>;
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  port: number;
+  host: string;
+  publicUrl: string;
+  appUrl: string;
+  dataDir: string;
+  /** `postgres://…` for a server, `memory://` or a directory for embedded PGlite. */
+  database: { url: string | undefined; poolSize: number; poolTimeoutMs: number; schema: string | undefined };
+  jwt: { secret: string | undefined; issuer: string; audience: string; accessTtl: number; refreshTtl: number };
+  adminUserIds: number[];
+  assistantName: string;
+  logLevel: Env['LOG_LEVEL'];
+  models: {
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    chatModel: string;
+    embeddingModel: string;
+    visionModel: string | undefined;
+    embeddingDimensions: number | undefined;
+    timeoutMs: number;
+    maxRetries: number;
+    concurrency: number;
+  };
+  mail: { smtpUrl: string | undefined; from: string };
+  oauth: { providers: OAuthProviderConfig[]; blockedCountries: string[]; countryHeader: string | undefined };
+  redisUrl: string | undefined;
+  trustProxy: boolean;
+  services: ('api' | 'worker')[];
+  limits: {
+    bodyBytes: number;
+    uploadBytes: number;
+    authPerMinute: number;
+    loginFailures: number;
+    loginFailureWindowSec: number;
+    chatPerMinute: number;
+    memoryContentBytes: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+/** Parses an environment (process.env by default); throws ConfigError listing every bad variable. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  // Empty strings count as unset, so `FOO=` in a shell does not override a default with "".
+  const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(raw);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(problems);
+  }
+  const e = parsed.data;
+
+  let providers: OAuthProviderConfig[] = [];
+  if (e.OAUTH_PROVIDERS) {
+    try {
+      const list = z.array(oauthProvider).safeParse(JSON.parse(e.OAUTH_PROVIDERS));
+      if (list.success) providers = list.data;
+      else
+        for (const issue of list.error.issues)
+          problems.push(`OAUTH_PROVIDERS.${issue.path.join('.')}: ${issue.message}`);
+    } catch {
+      problems.push('OAUTH_PROVIDERS: not valid JSON');
+    }
+  }
+  if (e.JWT_SECRET !== undefined && Buffer.byteLength(e.JWT_SECRET) < 32)
+    problems.push('JWT_SECRET: must be at least 32 bytes');
+  if (e.NODE_ENV === 'production' && e.JWT_SECRET === undefined)
+    problems.push('JWT_SECRET: required when NODE_ENV=production');
+  if (e.DATABASE_URL && !/^(postgres(ql)?:\/\/|memory:\/\/)/.test(e.DATABASE_URL))
+    problems.push('DATABASE_URL: must be a postgres:// URL (or memory:// for a throwaway embedded database)');
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, '');
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl,
+    appUrl: (e.APP_URL ?? publicUrl).replace(/\/$/, ''),
+    dataDir: e.DATA_DIR,
+    database: {
+      url: e.DATABASE_URL,
+      poolSize: e.DB_POOL_SIZE,
+      poolTimeoutMs: e.DB_POOL_TIMEOUT_MS,
+      schema: e.DB_SCHEMA,
+    },
+    jwt: {
+      secret: e.JWT_SECRET,
+      issuer: e.JWT_ISSUER,
+      audience: e.JWT_AUDIENCE,
+      accessTtl: e.ACCESS_TOKEN_TTL,
+      refreshTtl: e.REFRESH_TOKEN_TTL,
+    },
+    adminUserIds: e.ADMIN_USER_IDS,
+    assistantName: e.ASSISTANT_NAME,
+    logLevel: e.LOG_LEVEL,
+    models: {
+      baseUrl: e.MODEL_BASE_URL,
+      apiKey: e.MODEL_API_KEY,
+      chatModel: e.CHAT_MODEL,
+      embeddingModel: e.EMBEDDING_MODEL,
+      visionModel: e.VISION_MODEL,
+      embeddingDimensions: e.EMBEDDING_DIMENSIONS,
+      timeoutMs: e.MODEL_TIMEOUT_MS,
+      maxRetries: e.MODEL_MAX_RETRIES,
+      concurrency: e.MODEL_CONCURRENCY,
+    },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    oauth: { providers, blockedCountries: e.BLOCKED_COUNTRIES, countryHeader: e.COUNTRY_HEADER },
+    redisUrl: e.REDIS_URL,
+    trustProxy: e.TRUST_PROXY,
+    services: e.SERVICES,
+    limits: {
+      bodyBytes: e.BODY_LIMIT,
+      uploadBytes: e.UPLOAD_LIMIT,
+      authPerMinute: e.AUTH_RATE_LIMIT,
+      loginFailures: e.LOGIN_FAILURE_LIMIT,
+      loginFailureWindowSec: e.LOGIN_FAILURE_WINDOW,
+      chatPerMinute: e.CHAT_RATE_LIMIT,
+      memoryContentBytes: e.MEMORY_MAX_CONTENT,
+    },
+  };
+}

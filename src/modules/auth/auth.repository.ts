@@ -1,0 +1,91 @@
+// SQL only: refresh tokens and API keys.
+import { sql } from 'kysely';
+import type { Executor } from '../../platform/db/database.js';
+import type { ApiScope, ClientType } from '../../platform/security/identity.rules.js';
+
+export function insertRefreshToken(
+  db: Executor,
+  v: { userId: number; familyId: string; tokenHash: string; clientType: ClientType; expiresAt: Date },
+) {
+  return db
+    .insertInto('refresh_tokens')
+    .values({ user_id: v.userId, family_id: v.familyId, token_hash: v.tokenHash, client_type: v.clientType, expires_at: v.expiresAt })
+    .execute();
+}
+
+/** Locks the row: two concurrent refreshes of one token are decided one after the other. */
+export function findRefreshTokenForUpdate(db: Executor, tokenHash: string) {
+  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).forUpdate().executeTakeFirst();
+}
+
+export function markRefreshTokenUsed(db: Executor, id: number) {
+  return db.updateTable('refresh_tokens').set({ used_at: sql<Date>`now()` as unknown as Date }).where('id', '=', id).execute();
+}
+
+export function revokeFamily(db: Executor, familyId: string) {
+  return db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: sql<Date>`now()` as unknown as Date })
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+export function revokeAllForUser(db: Executor, userId: number) {
+  return db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: sql<Date>`now()` as unknown as Date })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** Drops tokens that can no longer be used by anyone (expired for a day). */
+export function deleteExpiredRefreshTokens(db: Executor) {
+  return db.deleteFrom('refresh_tokens').where('expires_at', '<', sql<Date>`now() - interval '1 day'`).execute();
+}
+
+export function insertApiKey(
+  db: Executor,
+  v: { name: string; prefix: string; keyHash: string; scopes: ApiScope[]; createdBy: number | null },
+) {
+  return db
+    .insertInto('api_keys')
+    .values({ name: v.name, prefix: v.prefix, key_hash: v.keyHash, scopes: v.scopes, created_by_user_id: v.createdBy })
+    .returning(['id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
+    .executeTakeFirstOrThrow();
+}
+
+export function findActiveApiKey(db: Executor, keyHash: string) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'scopes', 'last_used_at'])
+    .where('key_hash', '=', keyHash)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export function touchApiKey(db: Executor, id: number) {
+  return db.updateTable('api_keys').set({ last_used_at: sql<Date>`now()` as unknown as Date }).where('id', '=', id).execute();
+}
+
+export function listApiKeys(db: Executor) {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
+    .orderBy('id')
+    .execute();
+}
+
+export function revokeApiKey(db: Executor, id: number) {
+  return db
+    .updateTable('api_keys')
+    .set({ revoked_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export function apiKeyExists(db: Executor, id: number) {
+  return db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { API_SCOPES, CLIENT_TYPES } from '../../platform/security/identity.rules.js';
+import { profileSchema } from '../users/users.schemas.js';
+import { MAX_PASSWORD, MIN_PASSWORD } from '../users/users.service.js';
+
+// NIST 800-63B: length is the rule (8 to 256); no composition rules.
+export const passwordSchema = z
+  .string()
+  .min(MIN_PASSWORD, `must be at least ${MIN_PASSWORD} characters`)
+  .max(MAX_PASSWORD, `must be at most ${MAX_PASSWORD} characters`);
+export const emailSchema = z.string().trim().max(254).pipe(z.email());
+export const clientTypeSchema = z.enum(CLIENT_TYPES);
+export const scopeSchema = z.enum(API_SCOPES);
+
+export const registerBody = z.object({
+  email: emailSchema,
+  password: passwordSchema,
+  name: z.string().trim().min(1).max(100).optional(),
+});
+
+// Login does not re-apply the password rules: a wrong password is "invalid credentials", not 400.
+export const loginBody = z.object({
+  email: z.string().trim().min(1).max(254),
+  password: z.string().min(1).max(1024),
+  clientType: clientTypeSchema.default('web_portal'),
+});
+
+export const tokenBody = z.object({
+  email: z.string().trim().min(1).max(254),
+  password: z.string().min(1).max(1024),
+  clientType: clientTypeSchema,
+});
+
+export const refreshBody = z.object({ refreshToken: z.string().min(1).max(512) });
+
+export const tokenResponse = z
+  .object({
+    accessToken: z.string(),
+    refreshToken: z.string(),
+    tokenType: z.literal('Bearer'),
+    expiresIn: z.number().int().describe('access token lifetime in seconds'),
+    user: profileSchema,
+  })
+  .meta({ id: 'TokenResponse' });
+export type TokenResponse = z.infer<typeof tokenResponse>;
+
+export const createApiKeyBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  scopes: z.array(scopeSchema).min(1).max(API_SCOPES.length),
+});
+
+export const apiKeySchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    scopes: z.array(scopeSchema),
+    prefix: z.string(),
+    createdAt: z.iso.datetime(),
+    lastUsedAt: z.iso.datetime().nullable(),
+    revokedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'ApiKey' });
+
+export const createdApiKeySchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  scopes: z.array(scopeSchema),
+  prefix: z.string(),
+  key: z.string().describe('shown once; only a hash is stored'),
+  createdAt: z.iso.datetime(),
+});

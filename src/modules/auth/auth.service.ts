@@ -1,0 +1,124 @@
+// Sign-in and sessions: register, login (web and native), refresh with rotation and reuse
+// detection, logout, and API keys. Refresh tokens and API keys are stored as SHA-256 hashes.
+import { randomUUID } from 'node:crypto';
+import { type Db, transaction } from '../../platform/db/database.js';
+import { AppError } from '../../platform/http/problem.js';
+import type { ApiKeyPrincipal } from '../../platform/http/auth.js';
+import type { CounterStore } from '../../platform/http/rate-limit.js';
+import type { AccessTokens } from '../../platform/security/jwt.js';
+import type { ApiScope, ClientType } from '../../platform/security/identity.rules.js';
+import { burnPasswordCheck, randomToken, sha256, verifyPassword } from '../../platform/security/secrets.js';
+import { toProfile, type UsersService, type UserRow } from '../users/users.service.js';
+import * as repo from './auth.repository.js';
+import type { TokenResponse } from './auth.schemas.js';
+
+export interface AuthServiceOptions {
+  refreshTtlSeconds: number;
+  loginFailureLimit: number;
+  loginFailureWindowSec: number;
+}
+
+export class AuthService {
+  constructor(
+    private readonly db: Db,
+    private readonly users: UsersService,
+    private readonly tokens: AccessTokens,
+    private readonly counters: CounterStore,
+    private readonly opts: AuthServiceOptions,
+  ) {}
+
+  async register(input: { email: string; password: string; name?: string | undefined }, clientType: ClientType = 'web_portal') {
+    const user = await this.users.create({ email: input.email, password: input.password, name: input.name });
+    return { user, tokens: await this.issue(user, clientType) };
+  }
+
+  /** Email + password → tokens. The same 401 whether the email exists or not; after too many
+   * failures for this IP and email, 429 even for the right password until the window passes. */
+  async login(email: string, password: string, clientType: ClientType, ip: string): Promise<TokenResponse> {
+    const key = `login-fail:${ip}:${email.trim().toLowerCase()}`;
+    const failures = await this.counters.peek(key);
+    if (failures && failures.count >= this.opts.loginFailureLimit) {
+      const retry = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
+      throw new AppError('rate_limited', 'Too many failed sign-in attempts; try again later', { retryAfter: retry }, { 'retry-after': String(retry) });
+    }
+    const user = await this.users.findByEmail(email.trim());
+    const ok = user?.password_hash ? await verifyPassword(user.password_hash, password) : (await burnPasswordCheck(password), false);
+    if (!user || !ok) {
+      await this.counters.hit(key, this.opts.loginFailureWindowSec * 1000);
+      throw new AppError('invalid_credentials', 'The email or password is not correct');
+    }
+    return this.issue(user, clientType);
+  }
+
+  /** Starts a new token family (one per sign-in, so several sessions coexist). */
+  async issue(user: UserRow, clientType: ClientType, familyId: string = randomUUID(), executor = this.db): Promise<TokenResponse> {
+    const refreshToken = randomToken(32);
+    await repo.insertRefreshToken(executor, {
+      userId: user.id,
+      familyId,
+      tokenHash: sha256(refreshToken),
+      clientType,
+      expiresAt: new Date(Date.now() + this.opts.refreshTtlSeconds * 1000),
+    });
+    const accessToken = await this.tokens.sign({ id: user.id, role: user.role, name: user.name, accountType: user.account_type });
+    return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: this.tokens.ttlSeconds, user: toProfile(user) };
+  }
+
+  /** Rotation: the presented token is spent and a new one of the same family issued. A spent
+   * token presented again means it leaked: the whole family is revoked. */
+  async refresh(refreshToken: string): Promise<TokenResponse> {
+    const outcome = await transaction(this.db, async (trx) => {
+      const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
+      if (!row) return { error: new AppError('unauthenticated', 'The refresh token is not valid') };
+      if (row.revoked_at) return { error: new AppError('unauthenticated', 'The refresh token has been revoked') };
+      if (row.used_at) {
+        await repo.revokeFamily(trx, row.family_id);
+        return { error: new AppError('refresh_token_reused', 'This refresh token was already used; every session of its family has been signed out') };
+      }
+      if (row.expires_at.getTime() <= Date.now()) return { error: new AppError('unauthenticated', 'The refresh token has expired') };
+      await repo.markRefreshTokenUsed(trx, row.id);
+      const user = await this.users.get(row.user_id, trx);
+      return { tokens: await this.issue(user, row.client_type, row.family_id, trx) };
+    });
+    // The family revocation must commit even though the caller gets an error.
+    if ('error' in outcome) throw outcome.error;
+    return outcome.tokens;
+  }
+
+  /** Ends the session the refresh token belongs to. Unknown tokens are ignored (no oracle). */
+  async logout(refreshToken: string): Promise<void> {
+    await transaction(this.db, async (trx) => {
+      const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
+      if (row) await repo.revokeFamily(trx, row.family_id);
+    });
+  }
+
+  revokeAllSessions(userId: number, executor = this.db) {
+    return repo.revokeAllForUser(executor, userId);
+  }
+
+  async createApiKey(name: string, scopes: ApiScope[], createdBy: number | null) {
+    const prefix = randomToken(6).replace(/[-_]/g, 'x').slice(0, 8);
+    const key = `apk_${prefix}_${randomToken(32)}`;
+    const row = await repo.insertApiKey(this.db, { name, prefix, keyHash: sha256(key), scopes: [...new Set(scopes)], createdBy });
+    return { ...row, key };
+  }
+
+  async verifyApiKey(key: string): Promise<ApiKeyPrincipal | null> {
+    if (key.length > 200) return null;
+    const row = await repo.findActiveApiKey(this.db, sha256(key));
+    if (!row) return null;
+    // Record use at most once a minute: a busy integration should not write on every call.
+    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) await repo.touchApiKey(this.db, row.id);
+    return { kind: 'apiKey', id: row.id, name: row.name, scopes: row.scopes };
+  }
+
+  listApiKeys() {
+    return repo.listApiKeys(this.db);
+  }
+
+  async revokeApiKey(id: number): Promise<void> {
+    const r = await repo.revokeApiKey(this.db, id);
+    if (Number(r.numUpdatedRows) === 0 && !(await repo.apiKeyExists(this.db, id))) throw new AppError('not_found', 'No such API key');
+  }
+}

@@ -1,0 +1,13 @@
+import type { AppModule } from '../index.js';
+import { apiKeyRoutes } from './api-keys.routes.js';
+import { authRoutes } from './auth.routes.js';
+import './auth.tables.js';
+
+export { AuthService } from './auth.service.js';
+export const authModule: AppModule = {
+  name: 'auth',
+  routes: (app, deps) => {
+    authRoutes(app, deps);
+    apiKeyRoutes(app, deps);
+  },
+};

@@ -1,0 +1,77 @@
+// SQL only: users.
+import { sql } from 'kysely';
+import type { Executor } from '../../platform/db/database.js';
+import type { AccountType, Role } from '../../platform/security/identity.rules.js';
+
+export const userColumns = [
+  'id',
+  'email',
+  'name',
+  'role',
+  'account_type',
+  'energy_coins',
+  'email_verified',
+  'created_at',
+  'password_hash',
+] as const;
+
+export function findById(db: Executor, id: number) {
+  return db.selectFrom('users').select(userColumns).where('id', '=', id).executeTakeFirst();
+}
+
+export function findByEmail(db: Executor, email: string) {
+  return db
+    .selectFrom('users')
+    .select(userColumns)
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+export function insert(
+  db: Executor,
+  values: { email: string | null; passwordHash: string | null; name: string; role: Role; accountType: AccountType; emailVerified?: boolean },
+) {
+  return db
+    .insertInto('users')
+    .values({
+      email: values.email,
+      password_hash: values.passwordHash,
+      name: values.name,
+      role: values.role,
+      account_type: values.accountType,
+      email_verified: values.emailVerified ?? false,
+    })
+    .returning(userColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export function update(
+  db: Executor,
+  id: number,
+  values: Partial<{ role: Role; account_type: AccountType; name: string; password_hash: string; email_verified: boolean; email: string }>,
+) {
+  return db
+    .updateTable('users')
+    .set({ ...values, updated_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', id)
+    .returning(userColumns)
+    .executeTakeFirst();
+}
+
+export async function list(
+  db: Executor,
+  opts: { limit: number; offset: number; q?: string | undefined; role?: Role | undefined; accountType?: AccountType | undefined },
+) {
+  let query = db.selectFrom('users');
+  if (opts.q) {
+    const like = `%${opts.q.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+    query = query.where((eb) => eb.or([eb(sql`lower(email)`, 'like', like), eb(sql`lower(name)`, 'like', like)]));
+  }
+  if (opts.role) query = query.where('role', '=', opts.role);
+  if (opts.accountType) query = query.where('account_type', '=', opts.accountType);
+  const [rows, total] = await Promise.all([
+    query.select(userColumns).orderBy('id').limit(opts.limit).offset(opts.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}

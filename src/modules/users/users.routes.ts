@@ -1,0 +1,43 @@
+import { currentUser } from '../../platform/http/auth.js';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import type { Deps } from '../../deps.js';
+import { adminUsersQuery, adminUsersResponse, patchUserBody, profileSchema, userIdParam } from './users.schemas.js';
+import { toProfile } from './users.service.js';
+
+export function usersRoutes(app: App, deps: Deps) {
+  const { users } = deps.services;
+
+  app.get(
+    '/api/user/profile',
+    { schema: { tags: ['users'], summary: "The caller's profile", response: { 200: profileSchema, ...problems(401) } } },
+    async (req) => users.profile(currentUser(req).id),
+  );
+
+  app.get(
+    '/api/admin/users',
+    {
+      config: { auth: 'admin' },
+      schema: { tags: ['admin'], summary: 'List users', querystring: adminUsersQuery, response: { 200: adminUsersResponse, ...problems(400, 401, 403) } },
+    },
+    async (req) => {
+      const { rows, total } = await users.list(req.query);
+      return { users: rows.map(toProfile), total, limit: req.query.limit, offset: req.query.offset };
+    },
+  );
+
+  app.patch(
+    '/api/admin/users/:id',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: "Change a user's role, account type or name (allowed combinations only)",
+        params: userIdParam,
+        body: patchUserBody,
+        response: { 200: profileSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
+    async (req) => toProfile(await users.patch(req.params.id, req.body)),
+  );
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { ACCOUNT_TYPES, ROLES } from '../../platform/security/identity.rules.js';
+
+export const roleSchema = z.enum(ROLES);
+export const accountTypeSchema = z.enum(ACCOUNT_TYPES);
+export const userIdParam = z.object({ id: z.coerce.number().int().positive() });
+
+export const profileSchema = z
+  .object({
+    id: z.number().int(),
+    email: z.string().nullable(),
+    name: z.string(),
+    role: roleSchema,
+    accountType: accountTypeSchema,
+    energy_coins: z.number().int(),
+    emailVerified: z.boolean(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'UserProfile' });
+export type Profile = z.infer<typeof profileSchema>;
+
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const adminUsersQuery = pageQuery.extend({
+  q: z.string().max(200).optional().describe('case-insensitive match on email or name'),
+  role: roleSchema.optional(),
+  accountType: accountTypeSchema.optional(),
+});
+
+export const adminUsersResponse = z.object({
+  users: z.array(profileSchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+
+export const patchUserBody = z
+  .object({ role: roleSchema.optional(), accountType: accountTypeSchema.optional(), name: z.string().trim().min(1).max(100).optional() })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of role, accountType, name' });

@@ -1,0 +1,220 @@
+// The only place that knows whether PGlite or PostgreSQL is running (ARCHITECTURE.md).
+// Everything above talks Kysely over `pg`; both engines speak the same wire protocol.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { acquireDataDirLock, type DataDirLock } from './lock.js';
+
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+/** Repositories take an executor first: the database or an open transaction. */
+export type Executor = Kysely<Database>;
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export interface DatabaseHandle {
+  kind: DatabaseKind;
+  db: Db;
+  /** Raw pool (one client on PGlite); for adapters such as pg-boss that speak SQL text. */
+  pool: pg.Pool;
+  /** The schema objects live in (search_path), when isolated; undefined means the default. */
+  schema: string | undefined;
+  /** Filled by migrate(): whether pgvector's `vector` type exists. */
+  capabilities: { vector: boolean };
+  close(): Promise<void>;
+  /** PGlite only: write a tarball of the data directory (used for the test template). */
+  dumpTo?: (path: string) => Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** postgres://… for a server; undefined or memory:// for embedded PGlite. */
+  url: string | undefined;
+  /** PGlite data directory (ignored for memory:// and servers). */
+  dataDir: string;
+  poolSize: number;
+  poolTimeoutMs: number;
+  /** Postgres: put every object in this schema (created if missing). Used to isolate tests. */
+  schema?: string | undefined;
+  /** PGlite: start from this data-directory tarball instead of an empty cluster. */
+  loadFrom?: string | undefined;
+}
+
+/** Raised when no connection could be had in time: on PGlite this almost always means a
+ * statement was issued outside the transaction that holds the only connection. */
+export class DatabaseBusyError extends Error {
+  constructor(ms: number, cause: unknown) {
+    super(
+      `no database connection became free within ${ms} ms (pool exhausted; on the embedded ` +
+        `database this usually means a statement ran outside the open transaction instead of through it)`,
+      { cause },
+    );
+    this.name = 'DatabaseBusyError';
+  }
+}
+
+// int8 → number (ids and counts stay far below 2^53), timestamps stay Date.
+const typeParsers = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (v: string) => Number(v);
+    if (oid === 1016) return (v: string) => ((pg.types.getTypeParser as (oid: number) => (v: string) => unknown)(1016)(v) as string[]).map(Number);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+} as unknown as pg.CustomTypesConfig;
+
+function makePool(config: pg.PoolConfig, timeoutMs: number) {
+  const pool = new pg.Pool({ ...config, connectionTimeoutMillis: timeoutMs, types: typeParsers });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  const guarded = {
+    async connect() {
+      try {
+        return await pool.connect();
+      } catch (err) {
+        if (err instanceof Error && /timeout/i.test(err.message)) throw new DatabaseBusyError(timeoutMs, err);
+        throw err;
+      }
+    },
+    end: () => pool.end(),
+  };
+  return { pool, guarded };
+}
+
+export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) return openPostgres(opts.url, opts);
+  return openPglite(opts);
+}
+
+async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const schema = opts.schema;
+  if (schema) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const { pool, guarded } = makePool(
+    {
+      connectionString: url,
+      max: opts.poolSize,
+      ...(schema ? { options: `-c search_path="${schema}",public` } : {}),
+    },
+    opts.poolTimeoutMs,
+  );
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
+  return {
+    kind: 'postgres',
+    db,
+    pool,
+    schema,
+    capabilities: { vector: false },
+    close: () => db.destroy(),
+  };
+}
+
+async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const inMemory = opts.url?.startsWith('memory://') ?? false;
+  const dataDir = inMemory ? null : resolve(opts.dataDir, 'pglite');
+  let lock: DataDirLock | undefined;
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    lock = acquireDataDirLock(dataDir);
+  }
+  // A private directory (0700) holds the socket: only this user's processes can connect.
+  const socketDir = mkdtempSync(join(tmpdir(), `apdb-${randomBytes(4).toString('hex')}-`));
+  const port = 5432;
+  const socketPath = join(socketDir, `.s.PGSQL.${port}`);
+  const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
+    workerData: { dataDir, socketPath, loadFrom: opts.loadFrom ?? null },
+  });
+
+  const waitFor = (type: string) =>
+    new Promise<void>((ok, fail) => {
+      const onMessage = (msg: { type: string; message?: string }) => {
+        if (msg.type === type) {
+          cleanup();
+          ok();
+        } else if (msg.type === 'error') {
+          cleanup();
+          fail(new Error(`embedded database: ${msg.message}`));
+        }
+      };
+      const onExit = (code: number) => {
+        cleanup();
+        fail(new Error(`embedded database worker exited with code ${code}`));
+      };
+      const cleanup = () => {
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+      };
+      worker.on('message', onMessage);
+      worker.on('exit', onExit);
+    });
+
+  try {
+    await waitFor('ready');
+  } catch (err) {
+    await worker.terminate();
+    lock?.release();
+    rmSync(socketDir, { recursive: true, force: true });
+    throw err;
+  }
+
+  // Exactly one client: PGlite has one session, and the pool is what serialises transactions.
+  const { pool, guarded } = makePool(
+    { host: socketDir, port, user: 'postgres', database: 'postgres', max: 1 },
+    opts.poolTimeoutMs,
+  );
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
+  let closed = false;
+  return {
+    kind: 'pglite',
+    db,
+    pool,
+    schema: undefined,
+    capabilities: { vector: false },
+    async dumpTo(path: string) {
+      const done = waitFor('dumped');
+      worker.postMessage({ type: 'dump', path });
+      await done;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+      const done = waitFor('closed').catch(() => undefined);
+      worker.postMessage({ type: 'close' });
+      await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
+      await worker.terminate();
+      lock?.release();
+      rmSync(socketDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs fn in a transaction; callbacks registered with `afterCommit` run only once it committed
+ * (events are published, sockets notified), never for a rolled-back change. */
+export async function transaction<T>(
+  db: Db,
+  fn: (trx: Trx, afterCommit: (cb: () => void) => void) => Promise<T>,
+): Promise<T> {
+  const after: (() => void)[] = [];
+  const result = await db.transaction().execute((trx) => fn(trx, (cb) => after.push(cb)));
+  for (const cb of after) {
+    try {
+      cb();
+    } catch {
+      // An after-commit listener failing must not turn a committed change into an error.
+    }
+  }
+  return result;
+}
+
+export { sql };

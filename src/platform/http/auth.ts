@@ -1,0 +1,125 @@
+// Who may call what (API-CONTRACT.md "Who may call what"), deny by default: a route must say
+// `config: { auth: 'public' }` to be reachable without credentials; a route that says nothing
+// needs a valid access token. One onRequest hook enforces it for every route.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from './problem.js';
+import type { AccessClaims } from '../security/jwt.js';
+import { isAdmin, type AccountType, type ApiScope, type Role } from '../security/identity.rules.js';
+
+export type AuthRequirement = 'public' | 'user' | 'admin' | { hybrid: ApiScope };
+
+export interface UserPrincipal {
+  kind: 'user';
+  id: number;
+  role: Role;
+  accountType: AccountType;
+  name: string;
+  admin: boolean;
+  jti: string;
+  /** Access token expiry, epoch seconds. */
+  exp: number;
+}
+
+export interface ApiKeyPrincipal {
+  kind: 'apiKey';
+  id: number;
+  name: string;
+  scopes: ApiScope[];
+}
+
+export type Principal = UserPrincipal | ApiKeyPrincipal;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthRequirement;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export interface AuthDeps {
+  verifyAccessToken(token: string): Promise<AccessClaims>;
+  /** Returns the key's principal, or null for an unknown or revoked key. */
+  verifyApiKey(key: string): Promise<ApiKeyPrincipal | null>;
+  adminUserIds: readonly number[];
+}
+
+export function bearerToken(header: string | undefined): string | null | undefined {
+  if (header === undefined) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+export async function userFromToken(deps: AuthDeps, token: string): Promise<UserPrincipal> {
+  const claims = await deps.verifyAccessToken(token);
+  return {
+    kind: 'user',
+    id: claims.id,
+    role: claims.role,
+    accountType: claims.accountType,
+    name: claims.name,
+    admin: isAdmin(claims, deps.adminUserIds),
+    jti: claims.jti,
+    exp: claims.exp,
+  };
+}
+
+export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
+  app.decorateRequest('principal', null);
+
+  app.addHook('onRequest', async (request) => {
+    // Unmatched routes fall through to the 404 handler; Fastify gives them no route config.
+    if (!request.routeOptions.url) return;
+    const requirement: AuthRequirement = request.routeOptions.config.auth ?? 'user';
+    if (requirement === 'public') {
+      // Public routes still learn who is calling when a valid token is offered (e.g. logout).
+      return;
+    }
+
+    const header = request.headers.authorization;
+    const token = bearerToken(header);
+    if (token === null) throw new AppError('unauthenticated', 'The Authorization header must be "Bearer <token>"');
+
+    if (typeof requirement === 'object') {
+      // Hybrid: a present token is judged on its own (a bad one is never rescued by a key);
+      // only an absent one falls back to the API key.
+      if (token !== undefined) {
+        const user = await userFromToken(deps, token);
+        if (!user.admin) throw new AppError('forbidden', 'Only administrators or API keys may call this endpoint');
+        request.principal = user;
+        return;
+      }
+      const key = request.headers['x-api-key'];
+      if (typeof key !== 'string' || key.length === 0)
+        throw new AppError('unauthenticated', 'An admin access token or an X-API-Key header is required');
+      const principal = await deps.verifyApiKey(key);
+      if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
+      if (!principal.scopes.includes(requirement.hybrid))
+        throw new AppError('forbidden', `The API key lacks the scope ${requirement.hybrid}`, {
+          requiredScope: requirement.hybrid,
+        });
+      request.principal = principal;
+      return;
+    }
+
+    if (token === undefined) throw new AppError('unauthenticated', 'An access token is required');
+    const user = await userFromToken(deps, token);
+    if (requirement === 'admin' && !user.admin) throw new AppError('forbidden', 'Administrator access is required');
+    request.principal = user;
+  });
+}
+
+/** The authenticated user of a route whose requirement is 'user' or 'admin'. */
+export function currentUser(request: FastifyRequest): UserPrincipal {
+  const p = request.principal;
+  if (!p || p.kind !== 'user') throw new AppError('unauthenticated', 'An access token is required');
+  return p;
+}
+
+/** A non-admin may act only on themselves; admins may name anyone. Returns the target id. */
+export function selfOrAdmin(user: UserPrincipal, requestedUserId: number | undefined): number {
+  if (requestedUserId === undefined || requestedUserId === user.id) return user.id;
+  if (!user.admin) throw new AppError('forbidden', "You may not act on another user's data");
+  return requestedUserId;
+}

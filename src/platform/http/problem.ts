@@ -1,0 +1,243 @@
+// RFC 9457 problem+json for every error, with the stable codes of API-CONTRACT.md "Errors".
+// Services throw AppError; the handler below turns it (and Fastify's own errors) into a body.
+// Unknown errors are logged with the request id and answered with a generic 500.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { DatabaseBusyError } from '../db/database.js';
+
+export type ProblemCode =
+  | 'validation_failed'
+  | 'unauthenticated'
+  | 'token_expired'
+  | 'invalid_credentials'
+  | 'refresh_token_reused'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'guard_not_satisfied'
+  | 'invalid_transition'
+  | 'insufficient_funds'
+  | 'insufficient_quantity'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'invalid_definition'
+  | 'rate_limited'
+  | 'model_unavailable'
+  | 'service_unavailable'
+  | 'internal';
+
+const STATUS: Record<ProblemCode, number> = {
+  validation_failed: 400,
+  unauthenticated: 401,
+  token_expired: 401,
+  invalid_credentials: 401,
+  refresh_token_reused: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  guard_not_satisfied: 409,
+  invalid_transition: 409,
+  insufficient_funds: 409,
+  insufficient_quantity: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_definition: 422,
+  rate_limited: 429,
+  model_unavailable: 503,
+  service_unavailable: 503,
+  internal: 500,
+};
+
+const TITLE: Record<ProblemCode, string> = {
+  validation_failed: 'Validation failed',
+  unauthenticated: 'Authentication required',
+  token_expired: 'Access token expired',
+  invalid_credentials: 'Invalid email or password',
+  refresh_token_reused: 'Refresh token reused',
+  forbidden: 'Forbidden',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  conflict: 'Conflict',
+  guard_not_satisfied: 'Guard not satisfied',
+  invalid_transition: 'Invalid transition',
+  insufficient_funds: 'Insufficient funds',
+  insufficient_quantity: 'Insufficient quantity',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  invalid_definition: 'Invalid definition',
+  rate_limited: 'Too many requests',
+  model_unavailable: 'Model provider unavailable',
+  service_unavailable: 'Service unavailable',
+  internal: 'Internal server error',
+};
+
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ProblemCode;
+  [extension: string]: unknown;
+}
+
+export const problemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string(),
+  })
+  .catchall(z.unknown())
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
+
+export class AppError extends Error {
+  constructor(
+    public readonly code: ProblemCode,
+    detail?: string,
+    public readonly extensions: Record<string, unknown> = {},
+    public readonly headers: Record<string, string> = {},
+  ) {
+    super(detail ?? TITLE[code]);
+    this.name = 'AppError';
+  }
+  get status(): number {
+    return STATUS[this.code];
+  }
+  toProblem(): Problem {
+    return makeProblem(this.code, this.message, this.extensions);
+  }
+}
+
+export function makeProblem(code: ProblemCode, detail?: string, extensions: Record<string, unknown> = {}): Problem {
+  return {
+    type: `/problems/${code}`,
+    title: TITLE[code],
+    status: STATUS[code],
+    detail: detail ?? TITLE[code],
+    code,
+    ...extensions,
+  };
+}
+
+export const notFound = (what = 'resource') => new AppError('not_found', `No such ${what}`);
+export const forbidden = (detail = 'You may not do this') => new AppError('forbidden', detail);
+export const validationFailed = (errors: FieldProblem[], detail = 'The request is not valid') =>
+  new AppError('validation_failed', detail, { errors });
+
+/** zod issues → the contract's `errors: [{ path, message }]`. */
+export function zodErrors(error: z.ZodError, prefix?: string): FieldProblem[] {
+  return error.issues.map((i) => ({
+    path: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(root)',
+    message: i.message,
+  }));
+}
+
+/** Parses input with a schema, throwing the contract's validation problem. For socket payloads,
+ * job data and anything that does not come through a Fastify route schema. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationFailed(zodErrors(result.error, prefix));
+  return result.data;
+}
+
+/** Anything thrown → a problem that is safe to show a client. */
+export function toProblem(err: unknown): Problem {
+  if (err instanceof AppError) return err.toProblem();
+  if (err instanceof z.ZodError) return makeProblem('validation_failed', 'The request is not valid', { errors: zodErrors(err) });
+  if (err instanceof DatabaseBusyError) return makeProblem('service_unavailable', 'The database is busy; try again');
+  return makeProblem('internal', 'An unexpected error occurred');
+}
+
+function fastifyErrorToProblem(err: FastifyError, request: FastifyRequest): Problem | undefined {
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const part = err.validationContext ?? 'body';
+    const errors = err.validation.map((v) => ({
+      path: [part, ...String(v.instancePath ?? '').split('/').filter(Boolean)].join('.'),
+      message: v.message ?? 'invalid',
+    }));
+    return makeProblem('validation_failed', 'The request is not valid', { errors });
+  }
+  if (isResponseSerializationError(err)) {
+    request.log.error({ err, issues: err.cause.issues }, 'response did not match its schema');
+    return makeProblem('internal', 'An unexpected error occurred');
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return makeProblem('payload_too_large', 'The request body is larger than allowed');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return makeProblem('validation_failed', 'The body is not valid JSON', {
+        errors: [{ path: 'body', message: err.message }],
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return makeProblem('unsupported_media_type', 'This content type is not accepted here');
+    case 'FST_ERR_RATE_LIMIT_EXCEEDED':
+      return makeProblem('rate_limited', 'Too many requests; try again later');
+    default:
+      break;
+  }
+  if (err.validation) {
+    return makeProblem('validation_failed', 'The request is not valid', {
+      errors: err.validation.map((v) => ({ path: v.instancePath || '(root)', message: v.message ?? 'invalid' })),
+    });
+  }
+  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    const code: ProblemCode =
+      err.statusCode === 401
+        ? 'unauthenticated'
+        : err.statusCode === 403
+          ? 'forbidden'
+          : err.statusCode === 404
+            ? 'not_found'
+            : err.statusCode === 413
+              ? 'payload_too_large'
+              : err.statusCode === 415
+                ? 'unsupported_media_type'
+                : err.statusCode === 429
+                  ? 'rate_limited'
+                  : 'validation_failed';
+    return makeProblem(code, code === 'validation_failed' ? 'The request is not valid' : undefined, {
+      ...(code === 'validation_failed' ? { errors: [{ path: '(request)', message: err.message }] } : {}),
+    });
+  }
+  return undefined;
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
+  for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
+  return reply.status(problem.status).type('application/problem+json').serializer(JSON.stringify).send(problem);
+}
+
+export function registerProblemHandlers(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    let problem: Problem | undefined;
+    let headers: Record<string, string> = {};
+    if (err instanceof AppError) {
+      problem = err.toProblem();
+      headers = err.headers;
+    } else {
+      problem = fastifyErrorToProblem(err, request);
+      if (problem?.code === 'rate_limited' && !reply.getHeader('retry-after')) headers['retry-after'] = '60';
+    }
+    if (!problem) {
+      problem = toProblem(err);
+      if (problem.code === 'internal') request.log.error({ err }, 'unhandled error');
+      else request.log.warn({ err: err.message }, problem.code);
+    }
+    return sendProblem(reply, problem, headers);
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, makeProblem('not_found', `No route ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}

@@ -1,0 +1,104 @@
+// Fixed-window counters that every node sees: in Redis when REDIS_URL is set, else in the
+// database (rate_limit_counters). Used by @fastify/rate-limit (as its store), by the failed-login
+// limiter and by the chat limiter, so one mechanism serves every limit.
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import { sql } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { Db } from '../db/database.js';
+
+export interface Counter {
+  count: number;
+  /** Epoch milliseconds at which the window ends. */
+  resetAt: number;
+}
+
+export interface CounterStore {
+  /** Adds one to the key's window (opening a window of windowMs if none is open). */
+  hit(key: string, windowMs: number): Promise<Counter>;
+  /** The open window, or null. */
+  peek(key: string): Promise<Counter | null>;
+  reset(key: string): Promise<void>;
+  /** Deletes finished windows (the database store only; Redis expires keys itself). */
+  sweep(): Promise<number>;
+}
+
+export class DbCounterStore implements CounterStore {
+  constructor(private readonly db: Db) {}
+
+  async hit(key: string, windowMs: number): Promise<Counter> {
+    const r = await sql<{ count: number; reset_at: Date }>`
+      insert into rate_limit_counters as c (key, count, reset_at)
+      values (${key}, 1, now() + ${windowMs} * interval '1 millisecond')
+      on conflict (key) do update set
+        count = case when c.reset_at <= now() then 1 else c.count + 1 end,
+        reset_at = case when c.reset_at <= now() then excluded.reset_at else c.reset_at end
+      returning count, reset_at`.execute(this.db);
+    const row = r.rows[0]!;
+    return { count: row.count, resetAt: row.reset_at.getTime() };
+  }
+
+  async peek(key: string): Promise<Counter | null> {
+    const row = await this.db
+      .selectFrom('rate_limit_counters')
+      .select(['count', 'reset_at'])
+      .where('key', '=', key)
+      .where('reset_at', '>', sql<Date>`now()`)
+      .executeTakeFirst();
+    return row ? { count: row.count, resetAt: row.reset_at.getTime() } : null;
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.db.deleteFrom('rate_limit_counters').where('key', '=', key).execute();
+  }
+
+  async sweep(): Promise<number> {
+    const r = await this.db.deleteFrom('rate_limit_counters').where('reset_at', '<=', sql<Date>`now()`).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}
+
+export class RedisCounterStore implements CounterStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'rl:',
+  ) {}
+
+  async hit(key: string, windowMs: number): Promise<Counter> {
+    const k = this.prefix + key;
+    const res = await this.redis.multi().incr(k).pexpire(k, windowMs, 'NX').pttl(k).exec();
+    const count = Number(res?.[0]?.[1] ?? 1);
+    const ttl = Number(res?.[2]?.[1] ?? windowMs);
+    return { count, resetAt: Date.now() + (ttl > 0 ? ttl : windowMs) };
+  }
+
+  async peek(key: string): Promise<Counter | null> {
+    const k = this.prefix + key;
+    const [count, ttl] = await Promise.all([this.redis.get(k), this.redis.pttl(k)]);
+    if (count === null || ttl <= 0) return null;
+    return { count: Number(count), resetAt: Date.now() + ttl };
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.redis.del(this.prefix + key);
+  }
+
+  async sweep(): Promise<number> {
+    return 0;
+  }
+}
+
+/** Adapts a CounterStore to @fastify/rate-limit's store interface. */
+export function rateLimitStore(counters: CounterStore): FastifyRateLimitStoreCtor {
+  return class {
+    constructor(_options: unknown) {}
+    incr(key: string, cb: (err: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number) {
+      counters.hit(`http:${key}`, timeWindow).then(
+        (c) => cb(null, { current: c.count, ttl: Math.max(0, c.resetAt - Date.now()) }),
+        (err: unknown) => cb(err instanceof Error ? err : new Error(String(err))),
+      );
+    }
+    child() {
+      return this;
+    }
+  } as unknown as FastifyRateLimitStoreCtor;
+}

@@ -1,0 +1,14 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { problemSchema } from './problem.js';
+
+/** The Fastify instance every module registers its routes on (zod-typed). */
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+
+/** Error responses for OpenAPI: route schemas spread this into `response`. */
+export const problems = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, problemSchema])) as Record<number, typeof problemSchema>;
+
+export const noContent = z.null().describe('No content');

@@ -1,0 +1,145 @@
+// One durable job queue for the whole service: pg-boss on the same database, given our own pool
+// through a `db` adapter (never a pool of its own: PGlite has one connection). Jobs are enqueued
+// with the caller's transaction, so a job exists exactly when the change that asked for it does.
+import { CompiledQuery } from 'kysely';
+import { PgBoss } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { DatabaseHandle, Executor } from '../db/database.js';
+
+export interface JobContext {
+  jobId: string;
+  retryCount: number;
+  log: Logger;
+}
+
+export interface JobDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  schema: S;
+  handler: (data: z.output<S>, ctx: JobContext) => Promise<void>;
+  /** Attempts after the first failure (default 5), with exponential backoff from retryDelay s. */
+  retryLimit?: number;
+  retryDelay?: number;
+  /** Jobs fetched per poll; the handler is still called once per job. */
+  batchSize?: number;
+  pollingIntervalSeconds?: number;
+}
+
+export interface EnqueueOptions {
+  /** Deduplicates: at most one queued job per key. */
+  singletonKey?: string;
+  startAfterSeconds?: number;
+}
+
+function adapter(executor: Executor) {
+  return {
+    async executeSql(text: string, values?: unknown[]) {
+      const r = await executor.executeQuery(CompiledQuery.raw(text, values ?? []));
+      return { rows: r.rows as unknown[] };
+    },
+  };
+}
+
+export class JobQueue {
+  private readonly defs = new Map<string, JobDefinition>();
+  private boss: PgBoss | undefined;
+  private started = false;
+
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly log: Logger,
+  ) {}
+
+  get schema(): string {
+    return this.handle.schema ? `${this.handle.schema}_boss` : 'pgboss';
+  }
+
+  define<S extends z.ZodType>(def: JobDefinition<S>): void {
+    if (this.defs.has(def.name)) throw new Error(`job ${def.name} is defined twice`);
+    this.defs.set(def.name, def as unknown as JobDefinition);
+  }
+
+  /** Enqueues inside the given transaction (or on the database when none is open). */
+  async enqueue(executor: Executor, name: string, data: unknown, options: EnqueueOptions = {}): Promise<string | null> {
+    const def = this.defs.get(name);
+    if (!def) throw new Error(`no job named ${name} is defined`);
+    const payload = def.schema.parse(data) as object;
+    if (!this.boss) throw new Error('the job queue has not been started');
+    return this.boss.send(name, payload, {
+      db: adapter(executor),
+      retryLimit: def.retryLimit ?? 5,
+      retryDelay: def.retryDelay ?? 2,
+      retryBackoff: true,
+      ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
+      ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
+    });
+  }
+
+  /** Creates pg-boss's schema and queues; with `work`, starts a worker per defined job. */
+  async start({ work }: { work: boolean }): Promise<void> {
+    if (this.started) return;
+    const boss = new PgBoss({
+      db: adapter(this.handle.db),
+      schema: this.schema,
+      supervise: work,
+      schedule: false,
+      migrate: true,
+    });
+    boss.on('error', (err: unknown) => this.log.error({ err }, 'job queue error'));
+    await boss.start();
+    this.boss = boss;
+    for (const def of this.defs.values()) {
+      await boss.createQueue(def.name);
+      if (!work) continue;
+      await boss.work(
+        def.name,
+        { batchSize: def.batchSize ?? 1, pollingIntervalSeconds: def.pollingIntervalSeconds ?? 1 },
+        async (jobs) => {
+          for (const job of jobs) {
+            const log = this.log.child({ job: def.name, jobId: job.id });
+            const data = def.schema.parse(job.data);
+            try {
+              await def.handler(data, { jobId: job.id, retryCount: (job as { retryCount?: number }).retryCount ?? 0, log });
+            } catch (err) {
+              log.warn({ err }, 'job failed; it will be retried');
+              throw err;
+            }
+          }
+        },
+      );
+    }
+    this.started = true;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.boss) return;
+    const boss = this.boss;
+    this.boss = undefined;
+    this.started = false;
+    await boss.stop({ graceful: true, timeout: 5000 });
+  }
+
+  /** Per-queue counts for /api/admin/health. */
+  async status(): Promise<{ running: boolean; queues: { name: string; queued: number; active: number; failed: number }[] }> {
+    if (!this.boss) return { running: false, queues: [] };
+    const queues = [];
+    for (const name of this.defs.keys()) {
+      const q = await this.boss.getQueue(name);
+      queues.push({ name, queued: q?.queuedCount ?? 0, active: q?.activeCount ?? 0, failed: q?.failedCount ?? 0 });
+    }
+    return { running: true, queues };
+  }
+
+  /** Test and CLI helper: waits until every defined queue is empty (queued and active). */
+  async drain(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await this.handle.db.executeQuery(
+        CompiledQuery.raw(`select count(*)::int as n from "${this.schema}".job where state in ('created','retry','active')`, []),
+      );
+      if ((r.rows[0] as { n: number }).n === 0) return;
+      if (Date.now() > deadline) throw new Error('jobs did not finish in time');
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  }
+}
