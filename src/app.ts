@@ -38,7 +38,6 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
       return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    disableRequestLogging: deps.config.env === 'test',
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();
 

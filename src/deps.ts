@@ -16,6 +16,7 @@ import { AccessTokens } from './platform/security/jwt.js';
 import { AuthService } from './modules/auth/auth.service.js';
 import { UsersService } from './modules/users/users.service.js';
 import { defineMaintenanceJobs } from './modules/admin/maintenance.jobs.js';
+import { HealthMonitor } from './modules/admin/health.service.js';
 
 export interface Services {
   users: UsersService;
@@ -32,6 +33,7 @@ export interface Deps {
   counters: CounterStore;
   tokens: AccessTokens;
   metrics: Metrics;
+  health: HealthMonitor;
   redis: Redis | undefined;
   services: Services;
   /** What /api/admin/health reports about the model provider. */
@@ -103,6 +105,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       cleanup.unshift(() => jobs.stop());
     }
 
+    const health = new HealthMonitor(database);
+    await health.start();
+    cleanup.unshift(async () => health.stop());
+
     return {
       config,
       log,
@@ -113,6 +119,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       counters,
       tokens,
       metrics: createMetrics(),
+      health,
       redis,
       services,
       modelStatus: async () => ({

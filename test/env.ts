@@ -1,0 +1,12 @@
+/** The environment every test app starts from; tests override single variables. */
+export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    JWT_SECRET: 'test-secret-test-secret-test-secret-0123456789',
+    DATA_DIR: './data-test-unused',
+    DB_POOL_TIMEOUT_MS: '3000',
+    DB_POOL_SIZE: '5',
+    ...overrides,
+  };
+}

@@ -1,0 +1,118 @@
+// The test harness: the real app on a real database (a fresh PGlite from the migrated template,
+// or an isolated schema of the Postgres at DATABASE_URL), listening on a loopback port, with
+// helpers to call it over real HTTP and to create users of every kind.
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { buildApp, type BuiltApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createDeps, type Deps } from '../src/deps.js';
+import type { AccountType, Role } from '../src/platform/security/identity.rules.js';
+import { testEnv } from './env.js';
+
+export interface TestApp extends BuiltApp {
+  deps: Deps;
+  url: string;
+  /** Calls the running server over HTTP. `body` objects are sent as JSON. */
+  api<T = any>(method: string, path: string, opts?: ApiOptions): Promise<ApiResponse<T>>;
+  close(): Promise<void>;
+}
+
+export interface ApiOptions {
+  body?: unknown;
+  token?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export const isPostgres = () => Boolean(process.env.DATABASE_URL);
+
+export async function createTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
+  const schema = isPostgres() ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  const config = loadConfig(
+    testEnv({
+      DATABASE_URL: process.env.DATABASE_URL ?? 'memory://',
+      DB_SCHEMA: schema,
+      ...env,
+    }),
+  );
+  const template = inject('pgliteTemplate');
+  const deps = await createDeps(config, template ? { loadFrom: template } : {});
+  const built = await buildApp(deps);
+  await built.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = built.app.server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+
+  async function api<T>(method: string, path: string, opts: ApiOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    if (opts.apiKey) headers['x-api-key'] = opts.apiKey;
+    const res = await fetch(url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  return {
+    ...built,
+    deps,
+    url,
+    api,
+    async close() {
+      await built.app.close();
+      await deps.close();
+      if (schema && process.env.DATABASE_URL) {
+        const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await client.connect();
+        await client.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+        await client.end();
+      }
+    },
+  };
+}
+
+export type IdentityKind = 'public' | 'core_primary' | 'developer' | 'npc' | 'cso';
+
+export const IDENTITIES: Record<IdentityKind, { role: Role; accountType: AccountType }> = {
+  public: { role: 'carbon', accountType: 'public' },
+  core_primary: { role: 'carbon', accountType: 'core_primary' },
+  developer: { role: 'silicon', accountType: 'developer' },
+  npc: { role: 'silicon', accountType: 'npc' },
+  cso: { role: 'cso', accountType: 'public' },
+};
+
+export interface TestUser {
+  id: number;
+  email: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+let counter = 0;
+/** Creates a user of the given kind and signs them in (tokens issued by the real auth service). */
+export async function createUser(t: TestApp, kind: IdentityKind = 'public', opts: { email?: string; password?: string; name?: string } = {}): Promise<TestUser> {
+  const email = opts.email ?? `user${++counter}-${randomBytes(3).toString('hex')}@example.test`;
+  const password = opts.password ?? 'correct horse battery';
+  const row = await t.deps.services.users.create({ email, password, name: opts.name, ...IDENTITIES[kind] });
+  const tokens = await t.deps.services.auth.issue(row, 'web_portal');
+  return { id: row.id, email, password, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+}
