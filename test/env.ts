@@ -7,6 +7,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
     DATA_DIR: './data-test-unused',
     DB_POOL_TIMEOUT_MS: '3000',
     DB_POOL_SIZE: '5',
+    // Every test request comes from 127.0.0.1: the auth limit gets its own test with a low value.
+    AUTH_RATE_LIMIT: '100000',
     ...overrides,
   };
 }
