@@ -29,7 +29,8 @@ export interface BuiltApp {
 
 export async function buildApp(deps: Deps): Promise<BuiltApp> {
   const app = Fastify({
-    loggerInstance: deps.log as FastifyBaseLogger,
+    // pino's Logger and Fastify's logger type differ only in typing; the instance is the same.
+    loggerInstance: deps.log as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.limits.bodyBytes,
     trustProxy: deps.config.trustProxy,
     // Honour a caller's request id (for tracing across services) when it is sane.

@@ -23,7 +23,7 @@ const env = {
 function cli(...args: string[]): Promise<{ code: number; out: any; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
-      let out: unknown = null;
+      let out: unknown;
       try {
         out = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
       } catch {

@@ -78,10 +78,10 @@ export class AuthService {
       if (row.expires_at.getTime() <= Date.now()) return { error: new AppError('unauthenticated', 'The refresh token has expired') };
       await repo.markRefreshTokenUsed(trx, row.id);
       const user = await this.users.get(row.user_id, trx);
-      return { tokens: await this.issue(user, row.client_type, row.family_id, trx) };
+      return { error: undefined, tokens: await this.issue(user, row.client_type, row.family_id, trx) };
     });
     // The family revocation must commit even though the caller gets an error.
-    if ('error' in outcome) throw outcome.error;
+    if (outcome.error) throw outcome.error;
     return outcome.tokens;
   }
 

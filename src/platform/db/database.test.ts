@@ -34,7 +34,7 @@ describe('database layer', () => {
             .executeTakeFirstOrThrow();
           // Yield between read and write so interleaving would show if the lock did not hold.
           await new Promise((r) => setTimeout(r, 1));
-          await sql`update counter_test set value = ${(row as { value: number }).value + 1} where id = 1`.execute(trx);
+          await sql`update counter_test set value = ${(row).value + 1} where id = 1`.execute(trx);
         }),
       ),
     );

@@ -62,9 +62,9 @@ const typeParsers = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20) return (v: string) => Number(v);
     if (oid === 1016) return (v: string) => ((pg.types.getTypeParser as (oid: number) => (v: string) => unknown)(1016)(v) as string[]).map(Number);
-    return pg.types.getTypeParser(oid, format as 'text');
+    return pg.types.getTypeParser(oid, format);
   },
-} as unknown as pg.CustomTypesConfig;
+};
 
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
   const pool = new pg.Pool({ ...config, connectionTimeoutMillis: timeoutMs, types: typeParsers });

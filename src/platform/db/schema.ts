@@ -6,7 +6,7 @@
 //   }
 import type { ColumnType, Generated } from 'kysely';
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+ 
 export interface Database {
   schema_migrations: { name: string; applied_at: Generated<Date> };
   rate_limit_counters: { key: string; count: number; reset_at: Date };

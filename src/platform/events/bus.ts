@@ -20,7 +20,7 @@ export class EventBus {
     this.emitter.setMaxListeners(100);
   }
 
-  on<K extends keyof AppEvents & string>(name: K, listener: Listener<AppEvents[K]>): () => void {
+  on<K extends Extract<keyof AppEvents, string>>(name: K, listener: Listener<AppEvents[K]>): () => void {
     const wrapped = (payload: AppEvents[K]) => {
       try {
         const r = listener(payload);
@@ -33,7 +33,7 @@ export class EventBus {
     return () => this.emitter.off(name, wrapped);
   }
 
-  publish<K extends keyof AppEvents & string>(name: K, payload: AppEvents[K]): void {
+  publish<K extends Extract<keyof AppEvents, string>>(name: K, payload: AppEvents[K]): void {
     this.emitter.emit(name, payload);
   }
 }

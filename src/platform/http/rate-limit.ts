@@ -100,5 +100,5 @@ export function rateLimitStore(counters: CounterStore): FastifyRateLimitStoreCto
     child() {
       return this;
     }
-  } as unknown as FastifyRateLimitStoreCtor;
+  };
 }

@@ -35,7 +35,7 @@ function adapter(executor: Executor) {
   return {
     async executeSql(text: string, values?: unknown[]) {
       const r = await executor.executeQuery(CompiledQuery.raw(text, values ?? []));
-      return { rows: r.rows as unknown[] };
+      return { rows: r.rows };
     },
   };
 }
@@ -56,7 +56,7 @@ export class JobQueue {
 
   define<S extends z.ZodType>(def: JobDefinition<S>): void {
     if (this.defs.has(def.name)) throw new Error(`job ${def.name} is defined twice`);
-    this.defs.set(def.name, def as unknown as JobDefinition);
+    this.defs.set(def.name, def);
   }
 
   /** Enqueues inside the given transaction (or on the database when none is open). */
