@@ -27,7 +27,12 @@ export interface BuiltApp {
   io: SocketServer;
 }
 
-export async function buildApp(deps: Deps): Promise<BuiltApp> {
+export interface BuildAppOptions {
+  /** Extra routes registered before the app is sealed (benchmarks use it for a baseline route). */
+  extraRoutes?: (app: App) => void;
+}
+
+export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<BuiltApp> {
   const app = Fastify({
     // pino's Logger and Fastify's logger type differ only in typing; the instance is the same.
     loggerInstance: deps.log as unknown as FastifyBaseLogger,
@@ -89,6 +94,7 @@ export async function buildApp(deps: Deps): Promise<BuiltApp> {
   registerMetrics(app, deps.metrics);
 
   for (const m of modules) m.routes?.(app, deps);
+  options.extraRoutes?.(app);
 
   const io = createSocketServer(
     app.server,

@@ -1,0 +1,103 @@
+// HTTP throughput and latency of the foundation (issue 2): a hello-world route of our app (every
+// hook: auth, metrics, problem handling), GET /api/health, and GET /api/user/profile with a valid
+// JWT, each with autocannon (100 connections, 10 s) on the embedded database and, when
+// DATABASE_URL is set, on PostgreSQL. Login is argon2-bound and measured separately.
+// Run: npx tsx bench/http.ts [--duration 10] [--connections 100]
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createDeps } from '../src/deps.js';
+
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '100' } } });
+const duration = Number(values.duration);
+const connections = Number(values.connections);
+
+interface Result {
+  db: string;
+  route: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  loopP99ms: number;
+}
+
+async function measure(url: string, path: string, headers: Record<string, string>, opts: { method?: string; body?: string; conns?: number } = {}) {
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  const r = await autocannon({
+    url: url + path,
+    connections: opts.conns ?? connections,
+    duration,
+    headers,
+    method: (opts.method ?? 'GET') as 'GET',
+    ...(opts.body ? { body: opts.body } : {}),
+    workers: 1, // the load generator runs in its own thread, not on the server's event loop
+  });
+  lag.disable();
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, loopP99ms: lag.percentile(99) / 1e6 };
+}
+
+async function run(dbName: string, env: Record<string, string | undefined>): Promise<Result[]> {
+  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123', AUTH_RATE_LIMIT: '100000000', ...env });
+  const deps = await createDeps(config);
+  const { app } = await buildApp(deps, {
+    extraRoutes: (a) => a.get('/bench/hello', { config: { auth: 'public' } }, async () => ({ hello: 'world' })),
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const user = await deps.services.users.create({ email: `bench-${randomBytes(4).toString('hex')}@example.test`, password: 'bench password 123' });
+  const { accessToken } = await deps.services.auth.issue(user, 'api');
+  const out: Result[] = [];
+  try {
+    for (const [route, path, headers] of [
+      ['hello-world', '/bench/hello', {}],
+      ['GET /api/health', '/api/health', {}],
+      ['GET /api/user/profile', '/api/user/profile', { authorization: `Bearer ${accessToken}` }],
+    ] as const) {
+      out.push({ db: dbName, route, ...(await measure(url, path, headers)) });
+    }
+    // Login: argon2id (19 MiB, t=2) dominates; a few connections are enough to saturate 2 cores.
+    out.push({
+      db: dbName,
+      route: 'POST /api/auth/login',
+      ...(await measure(url, '/api/auth/login', { 'content-type': 'application/json' }, { method: 'POST', conns: 8, body: JSON.stringify({ email: user.email, password: 'bench password 123' }) })),
+    });
+  } finally {
+    await app.close();
+    await deps.close();
+  }
+  return out;
+}
+
+const results: Result[] = [];
+results.push(...(await run('pglite', { DATABASE_URL: 'memory://' })));
+if (process.env.DATABASE_URL) {
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  try {
+    results.push(...(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema, DB_POOL_SIZE: '20' })));
+  } finally {
+    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await c.connect();
+    await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+    await c.end();
+  }
+}
+
+console.log(`\nautocannon ${connections} connections, ${duration} s per route (login: 8 connections)\n`);
+console.log('| db | route | req/s | p50 ms | p99 ms | errors | non-2xx | event-loop p99 ms |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const r of results)
+  console.log(`| ${r.db} | ${r.route} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.loopP99ms.toFixed(1)} |`);
+for (const db of new Set(results.map((r) => r.db))) {
+  const hello = results.find((r) => r.db === db && r.route === 'hello-world')!;
+  const profile = results.find((r) => r.db === db && r.route === 'GET /api/user/profile')!;
+  console.log(`${db}: profile reaches ${((100 * profile.rps) / hello.rps).toFixed(0)}% of hello-world`);
+}
+process.exit(0);
