@@ -16,6 +16,6 @@ export interface Database {
 export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 /** A timestamp column the database fills on insert and the code may update. */
 export type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
-/** A JSON column: objects in, objects out. */
-export type Json<T = Record<string, unknown>> = ColumnType<T, T | string, T | string>;
+/** A JSON column: objects in, objects out; optional on insert (the column has a default). */
+export type Json<T = Record<string, unknown>> = ColumnType<T, T | string | undefined, T | string>;
 export type { Generated };

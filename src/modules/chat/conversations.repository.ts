@@ -1,0 +1,113 @@
+// SQL only: conversations and messages.
+import { sql } from 'kysely';
+import type { Executor } from '../../platform/db/database.js';
+import type { MessageRole, MessageStatus } from './chat.tables.js';
+
+const conversationColumns = ['id', 'user_id', 'title', 'npc_user_ids', 'is_default', 'created_at', 'updated_at'] as const;
+const messageColumns = ['id', 'conversation_id', 'user_id', 'role', 'npc_user_id', 'text', 'client_message_id', 'status', 'reply_to_id', 'metadata', 'created_at'] as const;
+
+export function insertConversation(db: Executor, v: { userId: number; title: string; npcUserIds: number[]; isDefault?: boolean }) {
+  return db
+    .insertInto('conversations')
+    .values({ user_id: v.userId, title: v.title, npc_user_ids: v.npcUserIds, is_default: v.isDefault ?? false })
+    .returning(conversationColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** The user's default conversation with the assistant, created on first use (race-safe). */
+export async function defaultConversation(db: Executor, userId: number) {
+  await db
+    .insertInto('conversations')
+    .values({ user_id: userId, title: '', npc_user_ids: [], is_default: true })
+    .onConflict((oc) => oc.column('user_id').where(sql<boolean>`is_default`).doNothing())
+    .execute();
+  return db.selectFrom('conversations').select(conversationColumns).where('user_id', '=', userId).where('is_default', '=', true).executeTakeFirstOrThrow();
+}
+
+export function findConversation(db: Executor, id: number) {
+  return db.selectFrom('conversations').select(conversationColumns).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listConversations(db: Executor, userId: number, limit: number, offset: number) {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('conversations').select(conversationColumns).where('user_id', '=', userId).orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}
+
+export function deleteConversation(db: Executor, id: number, userId: number) {
+  return db.deleteFrom('conversations').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export function touchConversation(db: Executor, id: number) {
+  return db.updateTable('conversations').set({ updated_at: sql<Date>`now()` as unknown as Date }).where('id', '=', id).execute();
+}
+
+export function insertMessage(
+  db: Executor,
+  v: {
+    conversationId: number;
+    userId: number;
+    role: MessageRole;
+    text: string;
+    npcUserId?: number | null;
+    clientMessageId?: string | null;
+    status?: MessageStatus;
+    replyToId?: number | null;
+    metadata?: Record<string, unknown>;
+  },
+) {
+  return db
+    .insertInto('chat_messages')
+    .values({
+      conversation_id: v.conversationId,
+      user_id: v.userId,
+      role: v.role,
+      text: v.text,
+      npc_user_id: v.npcUserId ?? null,
+      client_message_id: v.clientMessageId ?? null,
+      status: v.status ?? 'answered',
+      reply_to_id: v.replyToId ?? null,
+      metadata: v.metadata ?? {},
+    })
+    .returning(messageColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export function findByClientMessageId(db: Executor, userId: number, clientMessageId: string) {
+  return db.selectFrom('chat_messages').select(messageColumns).where('user_id', '=', userId).where('client_message_id', '=', clientMessageId).executeTakeFirst();
+}
+
+export function repliesTo(db: Executor, messageId: number) {
+  return db.selectFrom('chat_messages').select(messageColumns).where('reply_to_id', '=', messageId).orderBy('id').execute();
+}
+
+export function setMessageStatus(db: Executor, id: number, status: MessageStatus) {
+  return db.updateTable('chat_messages').set({ status }).where('id', '=', id).execute();
+}
+
+/** Oldest first; `before` pages backwards from a message id. */
+export async function history(db: Executor, conversationId: number, limit: number, before?: number) {
+  let q = db.selectFrom('chat_messages').select(messageColumns).where('conversation_id', '=', conversationId);
+  if (before !== undefined) q = q.where('id', '<', before);
+  const rows = await q.orderBy('id', 'desc').limit(limit).execute();
+  return rows.reverse();
+}
+
+export function lastAssistantMessage(db: Executor, conversationId: number) {
+  return db
+    .selectFrom('chat_messages')
+    .select(messageColumns)
+    .where('conversation_id', '=', conversationId)
+    .where('role', '=', 'assistant')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** NPC users among the given ids (the assistant and NPCs are silicon + npc users). */
+export function findNpcs(db: Executor, ids: number[]) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('users').select(['id', 'name']).where('id', 'in', ids).where('role', '=', 'silicon').where('account_type', '=', 'npc').execute();
+}

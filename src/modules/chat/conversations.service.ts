@@ -1,0 +1,67 @@
+// Conversations and their history: owned by one user; another user's conversation is "not found".
+import type { Db, Executor } from '../../platform/db/database.js';
+import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import * as repo from './conversations.repository.js';
+
+export type ConversationRow = Awaited<ReturnType<typeof repo.findConversation>> & {};
+export type MessageRow = Awaited<ReturnType<typeof repo.insertMessage>>;
+
+export function presentConversation(c: NonNullable<ConversationRow>) {
+  return { id: c.id, title: c.title, npcUserIds: c.npc_user_ids, createdAt: c.created_at.toISOString() };
+}
+
+export function presentMessage(m: MessageRow) {
+  return { id: m.id, conversationId: m.conversation_id, role: m.role, npcUserId: m.npc_user_id, text: m.text, createdAt: m.created_at.toISOString() };
+}
+
+export class ConversationsService {
+  constructor(private readonly db: Db) {}
+
+  async create(userId: number, input: { title?: string | undefined; npcUserIds?: number[] | undefined }) {
+    const npcUserIds = [...new Set(input.npcUserIds ?? [])];
+    const found = await repo.findNpcs(this.db, npcUserIds);
+    const missing = npcUserIds.filter((id) => !found.some((n) => n.id === id));
+    if (missing.length)
+      throw validationFailed(missing.map((id) => ({ path: 'body.npcUserIds', message: `user ${id} is not an NPC` })));
+    return repo.insertConversation(this.db, { userId, title: input.title ?? '', npcUserIds });
+  }
+
+  /** The caller's conversation, or their default one when no id is given. */
+  async resolve(userId: number, conversationId: number | undefined, executor: Executor = this.db) {
+    if (conversationId === undefined) return repo.defaultConversation(executor, userId);
+    const c = await repo.findConversation(executor, conversationId);
+    if (!c || c.user_id !== userId) throw notFound('conversation');
+    return c;
+  }
+
+  list(userId: number, limit: number, offset: number) {
+    return repo.listConversations(this.db, userId, limit, offset);
+  }
+
+  async remove(userId: number, id: number) {
+    const r = await repo.deleteConversation(this.db, id, userId);
+    if (Number(r.numDeletedRows) === 0) throw notFound('conversation');
+  }
+
+  async history(userId: number, conversationId: number | undefined, limit: number, before?: number) {
+    const c = await this.resolve(userId, conversationId);
+    return repo.history(this.db, c.id, limit, before);
+  }
+
+  /** Suggested replies produced with the conversation's last assistant response. */
+  async choices(userId: number, conversationId: number | undefined): Promise<{ id: string; text: string }[]> {
+    const c = await this.resolve(userId, conversationId);
+    const last = await repo.lastAssistantMessage(this.db, c.id);
+    const choices = (last?.metadata as { choices?: unknown } | undefined)?.choices;
+    if (!Array.isArray(choices)) return [];
+    return choices.filter((x): x is { id: string; text: string } => typeof x?.id === 'string' && typeof x?.text === 'string');
+  }
+
+  async npcsOf(ids: number[]) {
+    return repo.findNpcs(this.db, ids);
+  }
+
+  assertOwner(c: { user_id: number }, userId: number) {
+    if (c.user_id !== userId) throw new AppError('not_found', 'No such conversation');
+  }
+}
