@@ -19,6 +19,7 @@ import { AppError, registerProblemHandlers } from './platform/http/problem.js';
 import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
 import { createSocketServer } from './platform/realtime/socket-server.js';
+import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { modules } from './modules/index.js';
 import { VERSION } from './version.js';
 
@@ -102,6 +103,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     deps.log,
     deps.config.limits.bodyBytes * 30,
   );
+  app.addHook('onClose', attachRealtimeAdapter(io, deps));
   for (const m of modules) m.sockets?.(io, deps);
   app.addHook('onClose', async () => {
     await io.close();

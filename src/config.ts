@@ -63,16 +63,28 @@ const envSchema = z.object({
   MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   MODEL_CONCURRENCY: z.coerce.number().int().positive().default(8),
+  MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).default(500),
+  MEMORY_CHUNK_SIZE: z.coerce.number().int().min(200).max(8000).default(1000),
+  MEMORY_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(2000).default(200),
+  MEMORY_EMBED_BATCH: z.coerce.number().int().min(1).max(2048).default(64),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Assistant Platform <no-reply@localhost>'),
   OAUTH_PROVIDERS: z.string().optional(),
   BLOCKED_COUNTRIES: csv.default([]),
   COUNTRY_HEADER: z.string().optional(),
+  EMAIL_VERIFICATION_TTL: seconds.default(24 * 3600),
+  PASSWORD_RESET_TTL: seconds.default(3600),
+  ACCOUNT_MAIL_PER_HOUR: z.coerce.number().int().positive().default(5),
+  OAUTH_STATE_TTL: seconds.default(600),
+  OAUTH_TIMEOUT: seconds.default(10),
   REDIS_URL: z.string().optional(),
   TRUST_PROXY: bool.default(false),
   SERVICES: csv.pipe(z.array(z.enum(['api', 'worker'])).min(1)).default(['api', 'worker']),
   BODY_LIMIT: z.coerce.number().int().positive().default(1024 * 1024),
   UPLOAD_LIMIT: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  UPLOAD_MAX_FILES: z.coerce.number().int().positive().max(100).default(10),
+  ATTACHMENT_MAX_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),
+  ATTACHMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
   LOGIN_FAILURE_WINDOW: seconds.default(15 * 60),
@@ -106,15 +118,28 @@ export interface Config {
     timeoutMs: number;
     maxRetries: number;
     concurrency: number;
+    /** First retry delay in ms; doubles per retry (MODEL_RETRY_BASE_MS). */
+    retryBaseMs: number;
   };
+  /** Memory chunking and embedding (MEMORY_CHUNK_SIZE, MEMORY_CHUNK_OVERLAP in characters; MEMORY_EMBED_BATCH texts per embedding request). */
+  memory: { chunkSize: number; chunkOverlap: number; embedBatch: number };
   mail: { smtpUrl: string | undefined; from: string };
   oauth: { providers: OAuthProviderConfig[]; blockedCountries: string[]; countryHeader: string | undefined };
+  /** Email verification and reset links: lifetimes in seconds, and mails per address and purpose per hour. */
+  accountEmail: { verifyTtl: number; resetTtl: number; mailsPerHour: number };
+  /** External login: seconds a started login may take, and the timeout of each request to a provider. */
+  oauthFlow: { stateTtl: number; providerTimeout: number };
   redisUrl: string | undefined;
   trustProxy: boolean;
   services: ('api' | 'worker')[];
   limits: {
     bodyBytes: number;
     uploadBytes: number;
+    /** Files per upload request. */
+    uploadFiles: number;
+    /** Attachment URLs fetched server-side (safe-fetch): size and time caps per URL. */
+    attachmentBytes: number;
+    attachmentTimeoutMs: number;
     authPerMinute: number;
     loginFailures: number;
     loginFailureWindowSec: number;
@@ -195,15 +220,22 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       timeoutMs: e.MODEL_TIMEOUT_MS,
       maxRetries: e.MODEL_MAX_RETRIES,
       concurrency: e.MODEL_CONCURRENCY,
+      retryBaseMs: e.MODEL_RETRY_BASE_MS,
     },
+    memory: { chunkSize: e.MEMORY_CHUNK_SIZE, chunkOverlap: e.MEMORY_CHUNK_OVERLAP, embedBatch: e.MEMORY_EMBED_BATCH },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     oauth: { providers, blockedCountries: e.BLOCKED_COUNTRIES, countryHeader: e.COUNTRY_HEADER },
+    accountEmail: { verifyTtl: e.EMAIL_VERIFICATION_TTL, resetTtl: e.PASSWORD_RESET_TTL, mailsPerHour: e.ACCOUNT_MAIL_PER_HOUR },
+    oauthFlow: { stateTtl: e.OAUTH_STATE_TTL, providerTimeout: e.OAUTH_TIMEOUT },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
     services: e.SERVICES,
     limits: {
       bodyBytes: e.BODY_LIMIT,
       uploadBytes: e.UPLOAD_LIMIT,
+      uploadFiles: e.UPLOAD_MAX_FILES,
+      attachmentBytes: e.ATTACHMENT_MAX_BYTES,
+      attachmentTimeoutMs: e.ATTACHMENT_TIMEOUT_MS,
       authPerMinute: e.AUTH_RATE_LIMIT,
       loginFailures: e.LOGIN_FAILURE_LIMIT,
       loginFailureWindowSec: e.LOGIN_FAILURE_WINDOW,

@@ -14,13 +14,39 @@ import { createMetrics, type Metrics } from './platform/http/metrics.js';
 import { JobQueue } from './platform/jobs/queue.js';
 import { AccessTokens } from './platform/security/jwt.js';
 import { AuthService } from './modules/auth/auth.service.js';
+import { AccountEmailService } from './modules/auth/account-email.service.js';
+import { OAuthService } from './modules/auth/oauth.service.js';
+import { createMailer } from './platform/mail/mailer.js';
 import { UsersService } from './modules/users/users.service.js';
+import { personaTypeFromProfiles, ProtocolsService } from './modules/protocols/protocols.service.js';
+import { ChatPlatformService } from './modules/chat-platform/chat-platform.service.js';
+import { FilesService } from './modules/files/files.service.js';
+import { ConversationsService } from './modules/chat/conversations.service.js';
 import { defineMaintenanceJobs } from './modules/admin/maintenance.jobs.js';
 import { HealthMonitor } from './modules/admin/health.service.js';
+import { TimelineService } from './modules/timeline/index.js';
+import { ObserverService } from './modules/observer/index.js';
+import { CharactersService } from './modules/characters/index.js';
+import { InventoryService } from './modules/inventory/index.js';
+import { SyncService } from './modules/sync/index.js';
+import { MemoryService } from './modules/memory/index.js';
+import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
   users: UsersService;
   auth: AuthService;
+  protocols: ProtocolsService;
+  chatPlatform: ChatPlatformService;
+  files: FilesService;
+  conversations: ConversationsService;
+  accountEmail: AccountEmailService;
+  oauth: OAuthService;
+  timeline: TimelineService;
+  observer: ObserverService;
+  characters: CharactersService;
+  inventory: InventoryService;
+  sync: SyncService;
+  memory: MemoryService;
 }
 
 export interface Deps {
@@ -36,6 +62,8 @@ export interface Deps {
   health: HealthMonitor;
   redis: Redis | undefined;
   services: Services;
+  /** The one door to chat, embedding and vision models (timeouts, retries, limits, call records). */
+  models: ModelGateway;
   /** What /api/admin/health reports about the model provider. */
   modelStatus(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
@@ -95,14 +123,75 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       refreshTtlSeconds: config.jwt.refreshTtl,
       loginFailureLimit: config.limits.loginFailures,
       loginFailureWindowSec: config.limits.loginFailureWindowSec,
+      // Registration sends the verification mail; accountEmail is built just below.
+      onRegistered: (user): Promise<void> => accountEmail.sendVerification(user),
     });
-    const services: Services = { users, auth };
+    const mailer = createMailer(config.mail, db, log);
+    cleanup.unshift(() => mailer.close());
+    const accountEmail = new AccountEmailService(db, users, auth, jobs, mailer, counters, log, {
+      appUrl: config.appUrl,
+      verifyTtlSeconds: config.accountEmail.verifyTtl,
+      resetTtlSeconds: config.accountEmail.resetTtl,
+      mailsPerHour: config.accountEmail.mailsPerHour,
+    });
+    const oauth = new OAuthService(db, users, auth, log, {
+      providers: config.oauth.providers,
+      publicUrl: config.publicUrl,
+      appUrl: config.appUrl,
+      blockedCountries: config.oauth.blockedCountries,
+      stateTtlSeconds: config.oauthFlow.stateTtl,
+      loginCodeTtlSeconds: 60, // API-CONTRACT.md: the app trades the code once, within 60 s
+      providerTimeoutSeconds: config.oauthFlow.providerTimeout,
+    });
+    if (config.oauth.blockedCountries.length > 0 && !config.oauth.countryHeader)
+      log.warn('BLOCKED_COUNTRIES has no effect without COUNTRY_HEADER (the header a trusted proxy sets)');
+    const conversations = new ConversationsService(db);
+    const timeline = new TimelineService(db, bus);
+    const observer = new ObserverService(db, timeline);
+    const characters = new CharactersService(db, users);
+    const inventory = new InventoryService(db, timeline);
+    // universal-state reads the player's newest memories through the memory service (built below).
+    const sync = new SyncService(db, timeline, characters, inventory, (userId, limit) => memory.newestForUser(userId, limit));
+    const chatPlatform = new ChatPlatformService(db);
+    // Routing reads the channel's protocol; the persona type is the server's own (the character
+    // profile; persona sessions join when they exist), never a client's claim.
+    const protocols = new ProtocolsService(db, {
+      users,
+      channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
+      personaTypeOf: personaTypeFromProfiles((userId) => characters.getNpc(userId)),
+    });
+    const files = new FilesService(db, { fileBytes: config.limits.uploadBytes, files: config.limits.uploadFiles });
+    const models = new ModelGateway(createModelProvider(config), db, log, {
+      timeoutMs: config.models.timeoutMs,
+      maxRetries: config.models.maxRetries,
+      concurrency: config.models.concurrency,
+      retryBaseMs: config.models.retryBaseMs,
+    });
+    const memory = new MemoryService(db, jobs, models, log, {
+      vector: database.capabilities.vector,
+      maxContentBytes: config.limits.memoryContentBytes,
+      chunkSize: config.memory.chunkSize,
+      chunkOverlap: config.memory.chunkOverlap,
+      embedBatch: config.memory.embedBatch,
+      assistantName: config.assistantName,
+    });
+    // World memories belong to the assistant's own user, which the characters module creates.
+    memory.setAssistantResolver(() => characters.assistantUserId());
+    const services: Services = { users, auth, accountEmail, oauth, conversations, timeline, observer, characters, inventory, sync, protocols, chatPlatform, files, memory };
+
+    // First start: the assistant's own user and the root observer (API-CONTRACT.md). Both steps
+    // are idempotent and safe when several nodes start together.
+    await characters.ensureAssistant(config.assistantName);
+    await timeline.ensureRootObserver();
+    // The builtin protocols (spec "Protocol ids"); inserts only the missing ones.
+    await protocols.seed();
 
     defineMaintenanceJobs(jobs, db, counters);
 
     if (opts.jobs !== false) {
       await jobs.start({ work: config.services.includes('worker') });
       cleanup.unshift(() => jobs.stop());
+      await memory.start();
     }
 
     const health = new HealthMonitor(database);
@@ -122,10 +211,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       health,
       redis,
       services,
-      modelStatus: async () => ({
-        provider: config.models.baseUrl ? 'openai-compatible' : 'offline',
-        chatModel: config.models.baseUrl ? config.models.chatModel : 'offline',
-      }),
+      models,
+      modelStatus: async () => ({ ...(await models.status()), memoryEmbeddings: await memory.embeddingStatus() }),
       async close() {
         for (const fn of cleanup.splice(0)) {
           try {

@@ -5,6 +5,15 @@ import type { Deps } from '../deps.js';
 import { authModule } from './auth/index.js';
 import { usersModule } from './users/index.js';
 import { adminModule } from './admin/index.js';
+import { chatModule } from './chat/index.js';
+import { observerModule } from './observer/index.js';
+import { charactersModule } from './characters/index.js';
+import { inventoryModule } from './inventory/index.js';
+import { syncModule } from './sync/index.js';
+import { protocolsModule } from './protocols/index.js';
+import { chatPlatformModule } from './chat-platform/index.js';
+import { filesModule } from './files/index.js';
+import { memoryModule } from './memory/index.js';
 
 export interface AppModule {
   name: string;
@@ -12,4 +21,4 @@ export interface AppModule {
   sockets?: (io: SocketServer, deps: Deps) => void;
 }
 
-export const modules: AppModule[] = [authModule, usersModule, adminModule];
+export const modules: AppModule[] = [authModule, usersModule, adminModule, chatModule, observerModule, charactersModule, inventoryModule, syncModule, protocolsModule, chatPlatformModule, filesModule, memoryModule];

@@ -16,6 +16,8 @@ export interface AuthServiceOptions {
   refreshTtlSeconds: number;
   loginFailureLimit: number;
   loginFailureWindowSec: number;
+  /** Called once a registration is stored: sends the verification mail (issue 6). */
+  onRegistered?: (user: UserRow) => Promise<void>;
 }
 
 export class AuthService {
@@ -29,6 +31,7 @@ export class AuthService {
 
   async register(input: { email: string; password: string; name?: string | undefined }, clientType: ClientType = 'web_portal') {
     const user = await this.users.create({ email: input.email, password: input.password, name: input.name });
+    await this.opts.onRegistered?.(user);
     return { user, tokens: await this.issue(user, clientType) };
   }
 

@@ -1,7 +1,10 @@
 import type { AppModule } from '../index.js';
 import { apiKeyRoutes } from './api-keys.routes.js';
 import { authRoutes } from './auth.routes.js';
+import { accountEmailRoutes } from './account-email.routes.js';
+import { oauthRoutes } from './oauth.routes.js';
 import './auth.tables.js';
+import './oauth.tables.js';
 
 export { AuthService } from './auth.service.js';
 export const authModule: AppModule = {
@@ -9,5 +12,7 @@ export const authModule: AppModule = {
   routes: (app, deps) => {
     authRoutes(app, deps);
     apiKeyRoutes(app, deps);
+    accountEmailRoutes(app, deps);
+    oauthRoutes(app, deps);
   },
 };

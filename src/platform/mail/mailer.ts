@@ -33,7 +33,13 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(m: MailMessage): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text, ...(m.html ? { html: m.html } : {}) });
+    await this.transport.sendMail({
+      from: this.from,
+      to: m.to,
+      subject: m.subject,
+      text: m.text,
+      ...(m.html ? { html: m.html } : {}),
+    });
   }
 
   async close(): Promise<void> {
@@ -54,12 +60,19 @@ export class OutboxMailer implements Mailer {
       .insertInto('mail_outbox')
       .values({ recipient: m.to, subject: m.subject, text_body: m.text, html_body: m.html ?? null })
       .execute();
-    this.log.info({ to: m.to, subject: m.subject, text: m.text }, 'mail written to the outbox (no SMTP_URL configured)');
+    this.log.info(
+      { to: m.to, subject: m.subject, text: m.text },
+      'mail written to the outbox (no SMTP_URL configured)',
+    );
   }
 
   async close(): Promise<void> {}
 }
 
-export function createMailer(config: { smtpUrl: string | undefined; from: string }, db: Db, log: Logger): Mailer {
+export function createMailer(
+  config: { smtpUrl: string | undefined; from: string },
+  db: Db,
+  log: Logger,
+): Mailer {
   return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.from) : new OutboxMailer(db, log);
 }

@@ -19,7 +19,7 @@ create table relationships (
   user_id bigint not null references users (id) on delete cascade,
   npc_user_id bigint not null references users (id) on delete cascade,
   flags jsonb not null default '{}',
-  affinity real not null default 0,
+  affinity double precision not null default 0,
   updated_at timestamptz not null default now(),
   primary key (user_id, npc_user_id),
   constraint relationships_affinity check (affinity >= -1 and affinity <= 1)
@@ -39,7 +39,7 @@ create table player_quests (
   quest_id bigint not null references quests (id) on delete cascade,
   user_id bigint not null references users (id) on delete cascade,
   status text not null default 'active',
-  progress real not null default 0,
+  progress double precision not null default 0,
   updated_at timestamptz not null default now(),
   primary key (user_id, quest_id),
   constraint player_quests_status check (status in ('active', 'completed', 'failed')),

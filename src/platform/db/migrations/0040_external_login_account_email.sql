@@ -2,7 +2,8 @@
 -- Every secret here (OAuth state, one-time login codes, email tokens) is stored as a SHA-256
 -- hash, single-use and with an expiry; nodes keep none of it in memory (several nodes).
 
--- One row per started external login: the state (hashed) finds it again at the callback.
+-- One row per started external login: the state (hashed) finds it again at the callback, and
+-- the browser that started it must bring back the cookie whose hash is `browser_hash`.
 -- The PKCE verifier and nonce must be sent or compared in clear, so they are kept as given;
 -- the row lives minutes and is deleted when the callback consumes it.
 create table oauth_flows (
@@ -11,9 +12,13 @@ create table oauth_flows (
   provider text not null,
   code_verifier text not null,
   nonce text,
+  browser_hash text not null,
   client_type text not null,
   expires_at timestamptz not null,
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  constraint oauth_flows_client_type check (
+    client_type in ('web_portal', 'chat_platform', 'api', 'game_client', 'mobile', 'vr', 'ar')
+  )
 );
 create index oauth_flows_expires on oauth_flows (expires_at);
 
@@ -25,7 +30,10 @@ create table oauth_login_codes (
   client_type text not null,
   expires_at timestamptz not null,
   used_at timestamptz,
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  constraint oauth_login_codes_client_type check (
+    client_type in ('web_portal', 'chat_platform', 'api', 'game_client', 'mobile', 'vr', 'ar')
+  )
 );
 create index oauth_login_codes_expires on oauth_login_codes (expires_at);
 

@@ -1,0 +1,134 @@
+// Real-time delivery (issue 4): 1,000 /observer subscribers across 10 observers (in a worker
+// thread), events ingested through POST /api/sync/ingest-event with an API key at a steady
+// (open-loop) rate, latency from the moment the HTTP request is sent to the socket event, and
+// deliveries per second. Target: p99 < 100 ms at 2,000 deliveries/s on the embedded database.
+// Run: npx tsx bench/realtime.ts [--rates 2000,5000,10000] [--seconds 10]   (DATABASE_URL → Postgres)
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createDeps } from '../src/deps.js';
+
+const { values } = parseArgs({ options: { rates: { type: 'string', default: '2000,5000,10000' }, seconds: { type: 'string', default: '10' } } });
+const rates = values.rates.split(',').map(Number);
+const seconds = Number(values.seconds);
+const OBSERVERS = 10;
+const PER_OBSERVER = 100;
+const now = () => performance.timeOrigin + performance.now();
+
+const pgUrl = process.env.DATABASE_URL;
+const schema = pgUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
+const config = loadConfig({
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'silent',
+  JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+  DATABASE_URL: pgUrl ?? 'memory://',
+  DB_SCHEMA: schema,
+  SERVICES: 'api',
+});
+const deps = await createDeps(config);
+const { app } = await buildApp(deps);
+await app.listen({ port: 0, host: '127.0.0.1' });
+const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+const cso = await deps.services.users.create({ email: `bench-${randomBytes(4).toString('hex')}@example.test`, password: null, role: 'cso', accountType: 'public' });
+const { accessToken } = await deps.services.auth.issue(cso, 'api');
+const { key } = await deps.services.auth.createApiKey('bench', ['sync:write'], null);
+const player = await deps.services.users.create({ email: null, password: null, name: 'player' });
+const observerIds: number[] = [];
+for (let i = 0; i < OBSERVERS; i++) observerIds.push((await deps.services.observer.create({ name: `bench-${i}`, level: 8, source: 'portal' }, cso.id)).id);
+
+const worker = new Worker(new URL('./realtime-subscribers.mjs', import.meta.url), { workerData: { url, token: accessToken, observerIds, perObserver: PER_OBSERVER } });
+const fromWorker = (type: string) =>
+  new Promise<Record<string, unknown>>((resolve, reject) => {
+    const on = (msg: Record<string, unknown>) => {
+      if (msg.type === type) {
+        worker.off('message', on);
+        resolve(msg);
+      } else if (msg.type === 'error') reject(new Error(String(msg.message)));
+    };
+    worker.on('message', on);
+  });
+const ready = await fromWorker('ready');
+console.error(`${String(ready.count)} subscribers connected on ${deps.database.kind}`);
+
+function pct(sorted: number[], p: number) {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+}
+
+const results = [];
+// A short unrecorded warm-up (JIT, connection and statement caches) at the first rate.
+const phases = [{ rate: rates[0]!, secs: 3, record: false }, ...rates.map((rate) => ({ rate, secs: seconds, record: true }))];
+for (const { rate, secs, record } of phases) {
+  const seconds = secs;
+  const eventsPerSec = rate / PER_OBSERVER;
+  const total = Math.round(eventsPerSec * seconds);
+  const interval = 1000 / eventsPerSec;
+  let httpErrors = 0;
+  const httpLatency: number[] = [];
+  const inflight: Promise<void>[] = [];
+  const start = now();
+  for (let i = 0; i < total; i++) {
+    const due = start + i * interval;
+    const wait = due - now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const sentAt = now();
+    inflight.push(
+      fetch(`${url}/api/sync/ingest-event`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ userId: player.id, eventType: 'bench', metadata: { instanceId: observerIds[i % OBSERVERS], sentAt } }),
+      }).then(
+        async (res) => {
+          await res.arrayBuffer();
+          if (res.status !== 201) httpErrors++;
+          httpLatency.push(now() - sentAt);
+        },
+        () => {
+          httpErrors++;
+        },
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  const sendDuration = (now() - start) / 1000;
+  await new Promise((r) => setTimeout(r, 1000)); // let the last deliveries land
+  worker.postMessage('collect');
+  const { latencies, foreign } = (await fromWorker('latencies')) as unknown as { latencies: number[]; foreign: number };
+  if (!record) continue;
+  latencies.sort((a, b) => a - b);
+  httpLatency.sort((a, b) => a - b);
+  results.push({
+    db: deps.database.kind,
+    targetDeliveriesPerSec: rate,
+    eventsPerSec: Math.round((total / sendDuration) * 10) / 10,
+    delivered: latencies.length,
+    expected: total * PER_OBSERVER,
+    deliveriesPerSec: Math.round(latencies.length / sendDuration),
+    p50ms: +pct(latencies, 50).toFixed(1),
+    p99ms: +pct(latencies, 99).toFixed(1),
+    maxMs: +pct(latencies, 100).toFixed(1),
+    httpP50ms: +pct(httpLatency, 50).toFixed(1),
+    httpP99ms: +pct(httpLatency, 99).toFixed(1),
+    httpErrors,
+    foreignDeliveries: foreign,
+  });
+  console.error(JSON.stringify(results.at(-1)));
+}
+console.table(results);
+
+worker.postMessage('close');
+await fromWorker('closed');
+await worker.terminate();
+await app.close();
+await deps.close();
+if (pgUrl && schema) {
+  const c = new pg.Client({ connectionString: pgUrl });
+  await c.connect();
+  await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+  await c.end();
+}
+process.exit(0);

@@ -1,0 +1,86 @@
+// Email verification and password reset (spec "Authentication endpoints"; API-CONTRACT.md
+// "Identity and tokens").
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import { emailSchema, passwordSchema } from './auth.schemas.js';
+
+const tokenField = z.string().min(1).max(200);
+
+export function accountEmailRoutes(app: App, deps: Deps) {
+  const { accountEmail } = deps.services;
+  // spec limits: all /api/auth/* together, per IP: the same key as auth.routes.ts, so these
+  // routes share its window (API-CONTRACT.md "Limits").
+  const rateLimit = {
+    max: deps.config.limits.authPerMinute,
+    timeWindow: 60_000,
+    keyGenerator: (req: { ip: string }) => `auth:${req.ip}`,
+  };
+  const config = { auth: 'public' as const, rateLimit };
+  const tags = ['auth'];
+  const accepted = z.object({ accepted: z.literal(true) });
+
+  app.post(
+    '/api/auth/verify-email',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Verify an email address with the token from the verification mail (single use)',
+        body: z.object({ token: tokenField }),
+        response: { 200: z.object({ verified: z.literal(true) }), ...problems(400, 429) },
+      },
+    },
+    async (req) => accountEmail.verifyEmail(req.body.token),
+  );
+
+  app.post(
+    '/api/auth/request-password-reset',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Ask for a password reset mail; 202 whether or not the account exists',
+        body: z.object({ email: emailSchema }),
+        response: { 202: accepted, ...problems(400, 429) },
+      },
+    },
+    async (req, reply) => {
+      await accountEmail.requestPasswordReset(req.body.email);
+      return reply.status(202).send({ accepted: true });
+    },
+  );
+
+  app.post(
+    '/api/auth/reset-password',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Set a new password with the token from the reset mail; signs out every session',
+        body: z.object({ token: tokenField, password: passwordSchema }),
+        response: { 200: z.object({ reset: z.literal(true) }), ...problems(400, 429) },
+      },
+    },
+    async (req) => accountEmail.resetPassword(req.body.token, req.body.password),
+  );
+
+  // Beyond the spec: a verification link expires, so there must be a way to get a new one.
+  app.post(
+    '/api/auth/resend-verification',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Ask for a new verification mail; 202 whether or not the account exists',
+        body: z.object({ email: emailSchema }),
+        response: { 202: accepted, ...problems(400, 429) },
+      },
+    },
+    async (req, reply) => {
+      await accountEmail.requestVerification(req.body.email);
+      return reply.status(202).send({ accepted: true });
+    },
+  );
+}

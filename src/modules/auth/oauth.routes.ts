@@ -1,0 +1,112 @@
+// External login (API-CONTRACT.md "Identity and tokens"): GET /api/auth/<idp> → the provider,
+// GET /api/auth/<idp>/callback → the app with a one-time code, POST /api/auth/exchange → tokens.
+import { z } from 'zod';
+import type { Deps } from '../../deps.js';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import { clientTypeSchema, tokenResponse } from './auth.schemas.js';
+import type { OAuthRedirect } from './oauth.service.js';
+
+const idpParams = z.object({ idp: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, 'not a provider name') });
+const redirect = z.null().describe('302: Location carries the next step');
+
+function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of header?.split(';') ?? []) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+export function oauthRoutes(app: App, deps: Deps) {
+  const { oauth } = deps.services;
+  // spec limits: all /api/auth/* together, per IP: the same key as auth.routes.ts, so these
+  // routes share its window (API-CONTRACT.md "Limits").
+  const rateLimit = {
+    max: deps.config.limits.authPerMinute,
+    timeWindow: 60_000,
+    keyGenerator: (req: { ip: string }) => `auth:${req.ip}`,
+  };
+  const config = { auth: 'public' as const, rateLimit };
+  const tags = ['auth'];
+  const countryHeader = deps.config.oauth.countryHeader?.toLowerCase();
+  const country = (headers: Record<string, string | string[] | undefined>) => {
+    const v = countryHeader ? headers[countryHeader] : undefined;
+    return Array.isArray(v) ? v[0] : v;
+  };
+  // The browser-binding cookie: sent back only to this provider's callback, never readable by
+  // scripts, and (SameSite=Lax) still sent on the provider's top-level redirect back to us.
+  const secure = deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  const setCookie = (idp: string, r: OAuthRedirect): string | undefined => {
+    const attrs = `Path=/api/auth/${idp}/callback; HttpOnly; SameSite=Lax${secure}`;
+    if (r.setCookie)
+      return `${r.setCookie.name}=${r.setCookie.value}; Max-Age=${r.setCookie.maxAgeSeconds}; ${attrs}`;
+    if (r.clearCookie) return `${r.clearCookie}=; Max-Age=0; ${attrs}`;
+    return undefined;
+  };
+
+  app.post(
+    '/api/auth/exchange',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Trade the one-time code of an external login for tokens (once, within 60 s)',
+        body: z.object({ code: z.string().min(1).max(200) }),
+        response: { 200: tokenResponse, ...problems(400, 401, 429) },
+      },
+    },
+    async (req) => oauth.exchange(req.body.code),
+  );
+
+  app.get(
+    '/api/auth/:idp',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Start an external login (302 to the provider, with state, nonce and PKCE S256)',
+        params: idpParams,
+        querystring: z.object({ clientType: clientTypeSchema.default('web_portal') }),
+        response: { 302: redirect, ...problems(400, 404, 429) },
+      },
+    },
+    async (req, reply) => {
+      const r = await oauth.start(req.params.idp, req.query.clientType, country(req.headers));
+      const cookie = setCookie(req.params.idp, r);
+      if (cookie) void reply.header('set-cookie', cookie);
+      return reply.header('cache-control', 'no-store').redirect(r.location, 302);
+    },
+  );
+
+  app.get(
+    '/api/auth/:idp/callback',
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "The provider's redirect: 302 to APP_URL/auth/callback#code=<one-time code> or #error=<code>",
+        params: idpParams,
+        response: { 302: redirect, ...problems(404, 429) },
+      },
+    },
+    async (req, reply) => {
+      // The raw query goes to openid-client as the provider sent it (code, state, iss, error…).
+      const query = new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '');
+      const r = await oauth.callback(
+        req.params.idp,
+        query,
+        country(req.headers),
+        parseCookies(req.headers.cookie),
+      );
+      const cookie = setCookie(req.params.idp, r);
+      if (cookie) void reply.header('set-cookie', cookie);
+      return reply
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        .redirect(r.location, 302);
+    },
+  );
+}

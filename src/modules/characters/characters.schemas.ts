@@ -1,0 +1,103 @@
+import { z } from 'zod';
+
+const jsonObject = z.record(z.string(), z.unknown());
+export const idParam = z.object({ id: z.coerce.number().int().positive() });
+export const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const npcBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  description: z.string().max(10_000).default(''),
+  personaType: z.string().trim().min(1).max(50).optional(),
+  metadata: jsonObject.optional(),
+});
+export type NpcInput = z.infer<typeof npcBody>;
+
+export const npcSchema = z
+  .object({
+    id: z.number().int().describe("the character's user id (the spec's assistant_user_id)"),
+    name: z.string(),
+    description: z.string(),
+    personaType: z.string().nullable(),
+    metadata: jsonObject,
+    isAssistant: z.boolean(),
+  })
+  .meta({ id: 'Npc' });
+export type Npc = z.infer<typeof npcSchema>;
+export const npcListResponse = z.object({ npcs: z.array(npcSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+
+export const emotionsSchema = z.record(z.string().min(1).max(50), z.number().min(0).max(1));
+export const characterStateSchema = z
+  .object({
+    persona: z.object({ name: z.string(), description: z.string(), personaType: z.string().nullable() }),
+    emotions: emotionsSchema,
+    config: jsonObject,
+  })
+  .meta({ id: 'CharacterState' });
+export type CharacterState = z.infer<typeof characterStateSchema>;
+
+export const putStateBody = z
+  .object({
+    persona: z
+      .object({
+        name: z.string().trim().min(1).max(100).optional(),
+        description: z.string().max(10_000).optional(),
+        personaType: z.string().trim().min(1).max(50).nullable().optional(),
+      })
+      .strict()
+      .optional(),
+    emotions: emotionsSchema.optional(),
+    config: jsonObject.optional(),
+  })
+  .strict();
+export type PutStateInput = z.infer<typeof putStateBody>;
+
+export const relationshipBody = z.object({
+  userId: z.number().int().positive(),
+  npcUserId: z.number().int().positive(),
+  flags: z.record(z.string().min(1).max(50), z.boolean()).optional(),
+  affinity: z.number().min(-1).max(1).optional(),
+});
+export type RelationshipInput = z.infer<typeof relationshipBody>;
+
+export const relationshipSchema = z
+  .object({
+    userId: z.number().int(),
+    npcUserId: z.number().int(),
+    npcName: z.string(),
+    flags: z.record(z.string(), z.boolean()),
+    affinity: z.number(),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'Relationship' });
+export type Relationship = z.infer<typeof relationshipSchema>;
+
+export const questBody = z.object({
+  title: z.string().trim().min(1).max(200),
+  description: z.string().max(10_000).default(''),
+  metadata: jsonObject.optional(),
+});
+export type QuestInput = z.infer<typeof questBody>;
+export const questSchema = z
+  .object({ id: z.number().int(), title: z.string(), description: z.string(), metadata: jsonObject, createdAt: z.iso.datetime() })
+  .meta({ id: 'Quest' });
+export type Quest = z.infer<typeof questSchema>;
+export const questListResponse = z.object({ quests: z.array(questSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+
+export const QUEST_STATUSES = ['active', 'completed', 'failed'] as const;
+export const playerQuestSchema = z
+  .object({
+    questId: z.number().int(),
+    title: z.string(),
+    status: z.enum(QUEST_STATUSES),
+    progress: z.number().min(0).max(1),
+    updatedAt: z.iso.datetime(),
+  })
+  .meta({ id: 'PlayerQuest' });
+export type PlayerQuest = z.infer<typeof playerQuestSchema>;
+export const playerQuestBody = z
+  .object({ status: z.enum(QUEST_STATUSES).optional(), progress: z.number().min(0).max(1).optional() })
+  .strict();
+export const playerQuestParams = z.object({ id: z.coerce.number().int().positive(), userId: z.coerce.number().int().positive() });

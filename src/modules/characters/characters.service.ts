@@ -1,0 +1,187 @@
+// Characters and their state (API-CONTRACT.md "Characters and their state"): the assistant's own
+// user, NPC users with profiles, character state (persona, emotions, config), relationships per
+// player and character, and quests with each player's status and progress.
+import { type Db, type Executor, transaction } from '../../platform/db/database.js';
+import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import type { UsersService } from '../users/users.service.js';
+import * as repo from './characters.repository.js';
+import type { CharacterState, Npc, NpcInput, PlayerQuest, PutStateInput, Quest, QuestInput, Relationship, RelationshipInput } from './characters.schemas.js';
+import type { QuestStatus } from './characters.tables.js';
+
+export function toNpc(r: repo.CharacterRow): Npc {
+  return { id: r.id, name: r.name, description: r.description, personaType: r.persona_type, metadata: r.metadata, isAssistant: r.is_assistant };
+}
+
+export function toState(r: repo.CharacterRow): CharacterState {
+  return { persona: { name: r.name, description: r.description, personaType: r.persona_type }, emotions: r.emotions, config: r.config };
+}
+
+function toQuest(r: repo.QuestRow): Quest {
+  return { id: r.id, title: r.title, description: r.description, metadata: r.metadata, createdAt: r.created_at.toISOString() };
+}
+
+export class CharactersService {
+  private assistantId: number | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly users: UsersService,
+  ) {}
+
+  /** Creates the assistant's own user (silicon + npc) unless it exists. Idempotent; an advisory
+   * lock makes two nodes starting together create exactly one. */
+  async ensureAssistant(name: string): Promise<number> {
+    const id = await transaction(this.db, async (trx) => {
+      await repo.lockSeeding(trx);
+      const existing = await repo.findAssistant(trx);
+      if (existing) return existing.id;
+      const user = await this.users.create({ email: null, password: null, name, role: 'silicon', accountType: 'npc' }, trx);
+      await repo.insertProfile(trx, { userId: user.id, description: '', personaType: 'assistant', metadata: {}, isAssistant: true });
+      return user.id;
+    });
+    this.assistantId = id;
+    return id;
+  }
+
+  /** The assistant's user id (API-CONTRACT.md: created at first start). */
+  async assistantUserId(executor: Executor = this.db): Promise<number> {
+    if (this.assistantId !== undefined) return this.assistantId;
+    const a = await repo.findAssistant(executor);
+    if (!a) throw new AppError('internal', 'The assistant has not been created yet');
+    return (this.assistantId = a.id);
+  }
+
+  private async character(id: number, executor: Executor = this.db): Promise<repo.CharacterRow> {
+    const row = await repo.findCharacter(executor, id);
+    if (!row) throw notFound('character');
+    return row;
+  }
+
+  async createNpc(input: NpcInput): Promise<Npc> {
+    return transaction(this.db, async (trx) => {
+      const user = await this.users.create({ email: null, password: null, name: input.name, role: 'silicon', accountType: 'npc' }, trx);
+      await repo.insertProfile(trx, { userId: user.id, description: input.description, personaType: input.personaType ?? null, metadata: input.metadata ?? {}, isAssistant: false });
+      return toNpc((await repo.findCharacter(trx, user.id))!);
+    });
+  }
+
+  async getNpc(id: number, executor: Executor = this.db): Promise<Npc> {
+    return toNpc(await this.character(id, executor));
+  }
+
+  async listNpcs(p: { limit: number; offset: number }) {
+    const { rows, total } = await repo.listCharacters(this.db, p);
+    return { npcs: rows.map(toNpc), total };
+  }
+
+  /** PUT: replaces name, description, persona type and metadata. */
+  async replaceNpc(id: number, input: NpcInput): Promise<Npc> {
+    return transaction(this.db, async (trx) => {
+      await this.character(id, trx);
+      await repo.renameUser(trx, id, input.name);
+      await repo.updateProfile(trx, id, { description: input.description, persona_type: input.personaType ?? null, metadata: input.metadata ?? {} });
+      return toNpc((await repo.findCharacter(trx, id))!);
+    });
+  }
+
+  async deleteNpc(id: number): Promise<void> {
+    await transaction(this.db, async (trx) => {
+      const row = await this.character(id, trx);
+      if (row.is_assistant) throw new AppError('conflict', 'The assistant itself cannot be deleted');
+      await repo.deleteUser(trx, id);
+    });
+  }
+
+  async getState(id: number, executor: Executor = this.db): Promise<CharacterState> {
+    return toState(await this.character(id, executor));
+  }
+
+  /** Emotions and config are replaced when given; persona fields are changed one by one. */
+  async putState(id: number, input: PutStateInput): Promise<CharacterState> {
+    return transaction(this.db, async (trx) => {
+      await this.character(id, trx);
+      if (input.persona?.name !== undefined) await repo.renameUser(trx, id, input.persona.name);
+      await repo.updateProfile(trx, id, {
+        ...(input.persona?.description !== undefined ? { description: input.persona.description } : {}),
+        ...(input.persona?.personaType !== undefined ? { persona_type: input.persona.personaType } : {}),
+        ...(input.emotions !== undefined ? { emotions: input.emotions } : {}),
+        ...(input.config !== undefined ? { config: input.config } : {}),
+      });
+      return toState((await repo.findCharacter(trx, id))!);
+    });
+  }
+
+  /** The assistant's state (the spec's assistantState). */
+  async assistantState(executor: Executor = this.db): Promise<CharacterState> {
+    return this.getState(await this.assistantUserId(executor), executor);
+  }
+
+  /** Sets a player's relationship with a character; given fields replace the stored ones. */
+  async putRelationship(input: RelationshipInput): Promise<Relationship> {
+    return transaction(this.db, async (trx) => {
+      if (!(await repo.userExists(trx, input.userId))) throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
+      if (!(await repo.findCharacter(trx, input.npcUserId))) throw validationFailed([{ path: 'npcUserId', message: `no character ${input.npcUserId}` }]);
+      await repo.upsertRelationship(trx, input);
+      const [row] = await this.relationships(input.userId, input.npcUserId, trx);
+      return row!;
+    });
+  }
+
+  async relationships(userId: number, npcUserId?: number, executor: Executor = this.db): Promise<Relationship[]> {
+    return (await repo.listRelationships(executor, { userId, npcUserId })).map((r) => ({
+      userId: r.user_id,
+      npcUserId: r.npc_user_id,
+      npcName: r.npc_name,
+      flags: r.flags,
+      affinity: r.affinity,
+      updatedAt: r.updated_at.toISOString(),
+    }));
+  }
+
+  async createQuest(input: QuestInput): Promise<Quest> {
+    return toQuest(await repo.insertQuest(this.db, { title: input.title, description: input.description, metadata: input.metadata ?? {} }));
+  }
+
+  async getQuest(id: number): Promise<Quest> {
+    const q = await repo.findQuest(this.db, id);
+    if (!q) throw notFound('quest');
+    return toQuest(q);
+  }
+
+  async listQuests(p: { limit: number; offset: number }) {
+    const { rows, total } = await repo.listQuests(this.db, p);
+    return { quests: rows.map(toQuest), total };
+  }
+
+  async replaceQuest(id: number, input: QuestInput): Promise<Quest> {
+    const q = await repo.updateQuest(this.db, id, { title: input.title, description: input.description, metadata: input.metadata ?? {} });
+    if (!q) throw notFound('quest');
+    return toQuest(q);
+  }
+
+  async deleteQuest(id: number): Promise<void> {
+    const r = await repo.deleteQuest(this.db, id);
+    if (Number(r.numDeletedRows) === 0) throw notFound('quest');
+  }
+
+  /** A player's status and progress on a quest (created on first use). */
+  async setPlayerQuest(questId: number, userId: number, change: { status?: QuestStatus | undefined; progress?: number | undefined }): Promise<PlayerQuest> {
+    return transaction(this.db, async (trx) => {
+      if (!(await repo.findQuest(trx, questId))) throw notFound('quest');
+      if (!(await repo.userExists(trx, userId))) throw notFound('user');
+      await repo.upsertPlayerQuest(trx, { questId, userId, ...change });
+      const [row] = await this.playerQuests(userId, questId, trx);
+      return row!;
+    });
+  }
+
+  async playerQuests(userId: number, questId?: number, executor: Executor = this.db): Promise<PlayerQuest[]> {
+    return (await repo.listPlayerQuests(executor, userId, questId)).map((r) => ({
+      questId: r.quest_id,
+      title: r.title,
+      status: r.status,
+      progress: r.progress,
+      updatedAt: r.updated_at.toISOString(),
+    }));
+  }
+}

@@ -1,0 +1,49 @@
+import type { CreatedAt, Generated, Json, UpdatedAt } from '../../platform/db/schema.js';
+
+export interface CharacterProfilesTable {
+  user_id: number;
+  description: string;
+  persona_type: string | null;
+  metadata: Json;
+  emotions: Json<Record<string, number>>;
+  config: Json;
+  is_assistant: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface RelationshipsTable {
+  user_id: number;
+  npc_user_id: number;
+  flags: Json<Record<string, boolean>>;
+  affinity: number;
+  updated_at: UpdatedAt;
+}
+
+export interface QuestsTable {
+  id: Generated<number>;
+  title: string;
+  description: string;
+  metadata: Json;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type QuestStatus = 'active' | 'completed' | 'failed';
+
+export interface PlayerQuestsTable {
+  quest_id: number;
+  user_id: number;
+  status: QuestStatus;
+  progress: number;
+  updated_at: UpdatedAt;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Database {
+    character_profiles: CharacterProfilesTable;
+    relationships: RelationshipsTable;
+    quests: QuestsTable;
+    player_quests: PlayerQuestsTable;
+  }
+}

@@ -1,0 +1,72 @@
+import multipart from '@fastify/multipart';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { currentUser } from '../../platform/http/auth.js';
+import { AppError } from '../../platform/http/problem.js';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import type { Deps } from '../../deps.js';
+import type { IncomingFile } from './files.service.js';
+import { uploadResponse } from './files.schemas.js';
+
+/** @fastify/multipart's limit errors → the contract's problems. */
+function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
+  const code = (err as { code?: string }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE')
+    return new AppError('payload_too_large', `Each file may be at most ${limits.fileBytes} bytes`, { limit: limits.fileBytes });
+  if (code === 'FST_FILES_LIMIT') return new AppError('payload_too_large', `At most ${limits.files} files per upload`, { maxFiles: limits.files });
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return new AppError('payload_too_large', 'Too many form fields');
+  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new AppError('unsupported_media_type', 'Send the files as multipart/form-data');
+  return err;
+}
+
+export function filesRoutes(app: App, deps: Deps) {
+  const { files } = deps.services;
+  const limits = { fileBytes: deps.config.limits.uploadBytes, files: deps.config.limits.uploadFiles };
+  const tags = ['files'];
+
+  // Multipart parsing is registered in this scope only: no other route accepts multipart bodies.
+  void app.register(async (parent) => {
+    const scope = parent.withTypeProvider<ZodTypeProvider>();
+    await scope.register(multipart, {
+      limits: { fileSize: limits.fileBytes, files: limits.files, fields: 20, fieldSize: 64 * 1024, parts: limits.files + 20, headerPairs: 100 },
+      throwFileSizeLimit: true,
+    });
+
+    scope.post(
+      '/api/files/upload',
+      {
+        schema: {
+          tags,
+          summary: 'Upload one or more files (multipart/form-data); the upload context id attaches them to a chat message',
+          description:
+            'multipart/form-data with one or more file parts (any field name; other fields are ignored). Each file may be at most ' +
+            'UPLOAD_LIMIT bytes (413), UPLOAD_MAX_FILES files per request; the type is sniffed from the bytes: PNG, JPEG, GIF, WebP, PDF, DOCX and UTF-8 text are accepted (415 otherwise).',
+          consumes: ['multipart/form-data'],
+          response: { 201: uploadResponse, ...problems(400, 401, 413, 415) },
+        },
+      },
+      async (req, reply) => {
+        const user = currentUser(req);
+        const received: IncomingFile[] = [];
+        try {
+          for await (const part of req.parts()) {
+            if (part.type !== 'file') continue;
+            received.push({ name: part.filename, data: await part.toBuffer() });
+          }
+        } catch (err) {
+          throw uploadError(err, limits);
+        }
+        return reply.status(201).send(await files.upload(user.id, received));
+      },
+    );
+
+    // The spec lists GET for this path; uploading needs POST (API-CONTRACT.md: GET answers 405).
+    scope.get(
+      '/api/files/upload',
+      { schema: { tags, summary: 'Not allowed: upload with POST', response: problems(401, 405) } },
+      async () => {
+        throw new AppError('method_not_allowed', 'Upload files with POST (multipart/form-data)', {}, { allow: 'POST' });
+      },
+    );
+  });
+}

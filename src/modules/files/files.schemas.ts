@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+export const uploadedFileSchema = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  mimeType: z.string(),
+  size: z.number().int(),
+});
+
+export const uploadResponse = z
+  .object({
+    uploadContextId: z.uuid(),
+    files: z.array(uploadedFileSchema),
+  })
+  .meta({ id: 'Upload' });
+export type UploadResult = z.infer<typeof uploadResponse>;

@@ -1,0 +1,207 @@
+// Uploads over real multipart HTTP, on the real app and database; type sniffing and limits.
+import { crc32 } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import { AppError } from '../../platform/http/problem.js';
+import { acceptedType, looksLikeText, safeFileName } from './files.rules.js';
+
+/** A stored (uncompressed) zip archive: enough for a DOCX the sniffer recognises. */
+function zip(entries: [string, string][]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const [name, text] of entries) {
+    const data = Buffer.from(text);
+    const nameBuf = Buffer.from(name);
+    const crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBuf.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(nameBuf.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, nameBuf, data);
+    centrals.push(central, nameBuf);
+    offset += 30 + nameBuf.length + data.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n');
+const DOCX = zip([
+  [
+    '[Content_Types].xml',
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+  ],
+  ['word/document.xml', '<w:document/>'],
+]);
+const TEXT = Buffer.from('Notes: grüße, 日本語 ✓\n\tindented\r\n');
+const ELF = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0x3e, 0]);
+const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+const LIMIT = 64 * 1024;
+let t: TestApp;
+let alice: TestUser;
+let bob: TestUser;
+
+beforeAll(async () => {
+  t = await createTestApp({ UPLOAD_LIMIT: String(LIMIT), UPLOAD_MAX_FILES: '4' });
+  [alice, bob] = await Promise.all([createUser(t, 'public'), createUser(t, 'public')]);
+});
+afterAll(() => t.close());
+
+type Part = [name: string, data: Buffer, declaredType?: string];
+async function upload(parts: Part[], token?: string, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  for (const [name, data, type] of parts) form.append('file', new Blob([new Uint8Array(data)], { type: type ?? 'application/octet-stream' }), name);
+  const res = await fetch(`${t.url}/api/files/upload`, { method: 'POST', body: form, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+const contextsOf = async (userId: number) =>
+  (await t.deps.db.selectFrom('upload_contexts').select('id').where('user_id', '=', userId).execute()).length;
+
+describe('POST /api/files/upload', () => {
+  it('needs a token', async () => {
+    const res = await upload([['a.png', PNG]]);
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('unauthenticated');
+  });
+
+  it('stores several files with types sniffed from their bytes', async () => {
+    const res = await upload(
+      [
+        ['pixel.png', PNG, 'text/plain'],
+        ['doc.pdf', PDF],
+        ['letter.docx', DOCX],
+        ['../../etc/notes.txt', TEXT, 'image/png'],
+      ],
+      alice.accessToken,
+      { purpose: 'ignored field' },
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.uploadContextId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.body.files.map((f: { name: string; mimeType: string; size: number }) => [f.name, f.mimeType, f.size])).toEqual([
+      ['pixel.png', 'image/png', PNG.length],
+      ['doc.pdf', 'application/pdf', PDF.length],
+      ['letter.docx', DOCX_TYPE, DOCX.length],
+      ['notes.txt', 'text/plain', TEXT.length],
+    ]);
+
+    // The chat turn reads them back, for their owner only.
+    const files = await t.deps.services.files.readContext(alice.id, res.body.uploadContextId);
+    expect(files.map((f) => f.name)).toEqual(['pixel.png', 'doc.pdf', 'letter.docx', 'notes.txt']);
+    expect(Buffer.compare(files[0]!.data, PNG)).toBe(0);
+    expect(files[3]!.data.toString()).toBe(TEXT.toString());
+    await expect(t.deps.services.files.readContext(bob.id, res.body.uploadContextId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.deps.services.files.readContext(alice.id, 'not-a-uuid')).rejects.toBeInstanceOf(AppError);
+    await expect(t.deps.services.files.readContext(alice.id, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('refuses a type it does not accept with 415, storing nothing', async () => {
+    const before = await contextsOf(bob.id);
+    for (const [name, data] of [
+      ['prog', ELF],
+      ['archive.zip', zip([['a.txt', 'hi']])],
+      ['fake.png', Buffer.from([0x00, 0x01, 0x02, 0x03, 0xff, 0xfe])],
+    ] as const) {
+      const res = await upload([['ok.png', PNG], [name, data, 'image/png']], bob.accessToken);
+      expect(res.status, name).toBe(415);
+      expect(res.body.code).toBe('unsupported_media_type');
+    }
+    expect(await contextsOf(bob.id)).toBe(before);
+  });
+
+  it('refuses a file over the limit, and too many files, with 413', async () => {
+    const big = await upload([['big.txt', Buffer.alloc(LIMIT + 1, 'a')]], bob.accessToken);
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({ code: 'payload_too_large', limit: LIMIT });
+    const exact = await upload([['exact.txt', Buffer.alloc(LIMIT, 'a')]], bob.accessToken);
+    expect(exact.status).toBe(201);
+    const many = await upload(Array.from({ length: 5 }, (_, i): Part => [`f${i}.png`, PNG]), bob.accessToken);
+    expect(many.status).toBe(413);
+    expect(many.body.code).toBe('payload_too_large');
+  });
+
+  it('answers 400 without files or with an empty file', async () => {
+    const none = await upload([], bob.accessToken, { note: 'no file here' });
+    expect(none.status).toBe(400);
+    expect(none.body.code).toBe('validation_failed');
+    const empty = await upload([['empty.txt', Buffer.alloc(0)]], bob.accessToken);
+    expect(empty.status).toBe(400);
+  });
+
+  it('answers 415 for a body that is not multipart', async () => {
+    const json = await t.api('POST', '/api/files/upload', { token: bob.accessToken, body: { file: 'x' } });
+    expect(json.status).toBe(415);
+    expect(json.body.code).toBe('unsupported_media_type');
+  });
+});
+
+describe('GET /api/files/upload', () => {
+  it('answers 405 with Allow: POST', async () => {
+    const res = await t.api('GET', '/api/files/upload', { token: alice.accessToken });
+    expect(res.status).toBe(405);
+    expect(res.body.code).toBe('method_not_allowed');
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  });
+
+  it('needs a token', async () => {
+    expect((await t.api('GET', '/api/files/upload')).status).toBe(401);
+  });
+});
+
+describe('upload rules', () => {
+  it.each([
+    ['image/png', PNG, 'image/png'],
+    ['application/pdf', PDF, 'application/pdf'],
+    [DOCX_TYPE, DOCX, DOCX_TYPE],
+    ['application/zip', Buffer.from('PK'), null],
+    ['image/svg+xml', Buffer.from('<svg/>'), null],
+    ['image/tiff', Buffer.from('II*'), null],
+    [undefined, TEXT, 'text/plain'],
+    [undefined, Buffer.from([0x61, 0x00, 0x62]), null],
+    [undefined, Buffer.from([0xc3, 0x28]), null],
+    [undefined, Buffer.from('bell \u0007'), null],
+  ] as const)('sniffed %s', (sniffed, data, expected) => {
+    expect(acceptedType(sniffed, data)).toBe(expected);
+  });
+
+  it('recognises text', () => {
+    expect(looksLikeText(Buffer.alloc(0))).toBe(false);
+    expect(looksLikeText(Buffer.from('\ufeffBOM text\f'))).toBe(true);
+  });
+
+  it.each([
+    ['report.pdf', 'report.pdf'],
+    ['../../etc/passwd', 'passwd'],
+    ['C:\\Users\\me\\photo.png', 'photo.png'],
+    ['a\u0000b\nc.txt', 'abc.txt'],
+    ['..', 'file'],
+    ['', 'file'],
+    [undefined, 'file'],
+    ['x'.repeat(300), 'x'.repeat(255)],
+  ])('names %j as %j', (name, expected) => {
+    expect(safeFileName(name)).toBe(expected);
+  });
+});

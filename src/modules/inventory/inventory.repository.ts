@@ -1,0 +1,136 @@
+// SQL only: items, user inventory, balances and the ledger.
+import { sql } from 'kysely';
+import type { Executor } from '../../platform/db/database.js';
+import type { LedgerKind } from './inventory.tables.js';
+
+const now = () => sql<Date>`now()` as unknown as Date;
+const itemColumns = ['id', 'name', 'description', 'type', 'metadata'] as const;
+
+export function insertItem(db: Executor, v: { name: string; description: string; type: string; metadata: Record<string, unknown> }) {
+  return db.insertInto('items').values(v).returning(itemColumns).executeTakeFirstOrThrow();
+}
+export function findItem(db: Executor, id: number) {
+  return db.selectFrom('items').select(itemColumns).where('id', '=', id).executeTakeFirst();
+}
+export type ItemRow = NonNullable<Awaited<ReturnType<typeof findItem>>>;
+export function updateItem(db: Executor, id: number, v: { name: string; description: string; type: string; metadata: Record<string, unknown> }) {
+  return db.updateTable('items').set({ ...v, updated_at: now() }).where('id', '=', id).returning(itemColumns).executeTakeFirst();
+}
+export function deleteItem(db: Executor, id: number) {
+  return db.deleteFrom('items').where('id', '=', id).executeTakeFirst();
+}
+export async function listItems(db: Executor, p: { limit: number; offset: number; type?: string | undefined }) {
+  let q = db.selectFrom('items');
+  if (p.type !== undefined) q = q.where('type', '=', p.type);
+  const [rows, total] = await Promise.all([
+    q.select(itemColumns).orderBy('id').limit(p.limit).offset(p.offset).execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}
+
+export function userInventory(db: Executor, userId: number) {
+  return db
+    .selectFrom('user_inventory')
+    .innerJoin('items', 'items.id', 'user_inventory.item_id')
+    .select(['items.id as item_id', 'items.name', 'items.description', 'items.type', 'items.metadata', 'user_inventory.quantity'])
+    .where('user_inventory.user_id', '=', userId)
+    .orderBy('items.id')
+    .execute();
+}
+
+export function balance(db: Executor, userId: number) {
+  return db.selectFrom('users').select('energy_coins').where('id', '=', userId).executeTakeFirst();
+}
+
+export function balanceForUpdate(db: Executor, userId: number) {
+  return db.selectFrom('users').select('energy_coins').where('id', '=', userId).forUpdate().executeTakeFirst();
+}
+
+/** spec: inventory rule 2. One statement: the UPDATE takes the row lock, and the condition (with
+ * the CHECK constraint behind it) keeps the balance at 0 or above. No row: refused or no user. */
+export function addToBalance(db: Executor, userId: number, amount: number) {
+  return db
+    .updateTable('users')
+    .set({ energy_coins: sql<number>`energy_coins + ${amount}` })
+    .where('id', '=', userId)
+    .where(sql<boolean>`energy_coins + ${amount} >= 0`)
+    .returning('energy_coins')
+    .executeTakeFirst();
+}
+
+export function heldForUpdate(db: Executor, userId: number, itemId: number) {
+  return db
+    .selectFrom('user_inventory')
+    .select('quantity')
+    .where('user_id', '=', userId)
+    .where('item_id', '=', itemId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Adds to a record, creating it when missing (one atomic statement). */
+export function addHeld(db: Executor, userId: number, itemId: number, quantity: number) {
+  return db
+    .insertInto('user_inventory')
+    .values({ user_id: userId, item_id: itemId, quantity })
+    .onConflict((oc) =>
+      oc.columns(['user_id', 'item_id']).doUpdateSet({ quantity: sql<number>`user_inventory.quantity + excluded.quantity`, updated_at: now() }),
+    )
+    .returning('quantity')
+    .executeTakeFirstOrThrow();
+}
+
+export function setHeld(db: Executor, userId: number, itemId: number, quantity: number) {
+  return db.updateTable('user_inventory').set({ quantity, updated_at: now() }).where('user_id', '=', userId).where('item_id', '=', itemId).execute();
+}
+
+export function deleteHeld(db: Executor, userId: number, itemId: number) {
+  return db.deleteFrom('user_inventory').where('user_id', '=', userId).where('item_id', '=', itemId).execute();
+}
+
+export function userExists(db: Executor, id: number) {
+  return db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
+}
+
+export function appendLedger(
+  db: Executor,
+  v: {
+    userId: number;
+    kind: LedgerKind;
+    itemId: number | null;
+    delta: number;
+    before: number;
+    after: number;
+    actorUserId: number | null;
+    actorKind: string;
+    reason: string;
+    idempotencyKey: string | null;
+    timelineEventId: number | null;
+  },
+) {
+  return db
+    .insertInto('economy_ledger')
+    .values({
+      user_id: v.userId,
+      kind: v.kind,
+      item_id: v.itemId,
+      delta: v.delta,
+      balance_before: v.before,
+      balance_after: v.after,
+      actor_user_id: v.actorUserId,
+      actor_kind: v.actorKind,
+      reason: v.reason,
+      idempotency_key: v.idempotencyKey,
+      timeline_event_id: v.timelineEventId,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
+export function ledger(db: Executor, userId: number, f: { kind?: LedgerKind; itemId?: number } = {}) {
+  let q = db.selectFrom('economy_ledger').selectAll().where('user_id', '=', userId);
+  if (f.kind !== undefined) q = q.where('kind', '=', f.kind);
+  if (f.itemId !== undefined) q = q.where('item_id', '=', f.itemId);
+  return q.orderBy('id').execute();
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+const jsonObject = z.record(z.string(), z.unknown());
+// Bounded so a sum can never leave JavaScript's exact integer range.
+const MAX_CHANGE = 1_000_000_000_000;
+const nonZeroInt = z
+  .number()
+  .int()
+  .min(-MAX_CHANGE)
+  .max(MAX_CHANGE)
+  .refine((n) => n !== 0, { message: 'must not be 0' });
+
+export const idParam = z.object({ id: z.coerce.number().int().positive() });
+
+export const itemSchema = z
+  .object({ id: z.number().int(), name: z.string(), description: z.string(), type: z.string(), metadata: jsonObject })
+  .meta({ id: 'Item' });
+export type Item = z.infer<typeof itemSchema>;
+
+export const itemBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(10_000).default(''),
+  type: z.string().trim().min(1).max(50).describe('for example weapon, consumable, key'),
+  metadata: jsonObject.optional(),
+});
+export type ItemInput = z.infer<typeof itemBody>;
+
+export const itemsQuery = z.object({
+  type: z.string().max(50).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+export const itemListResponse = z.object({ items: z.array(itemSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+
+export const inventoryEntrySchema = z.object({
+  item_id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  type: z.string(),
+  metadata: jsonObject,
+  quantity: z.number().int(),
+});
+export const inventorySchema = z
+  .object({ items: z.array(inventoryEntrySchema), energy_coins: z.number().int() })
+  .meta({ id: 'Inventory' });
+export type InventoryView = z.infer<typeof inventorySchema>;
+
+export const itemChangeBody = z.object({ userId: z.number().int().positive(), itemId: z.number().int().positive(), quantity: nonZeroInt }).strict();
+export const currencyChangeBody = z.object({ userId: z.number().int().positive(), amount: nonZeroInt }).strict();
+export const modifyBody = z.union([itemChangeBody, currencyChangeBody]).describe('{ userId, itemId, quantity } changes an item; { userId, amount } changes energy coins');
+export type ModifyInput = z.infer<typeof modifyBody>;
+
+/** The director's tool arguments (spec: inventory rule 3), for the chat module's model tools. */
+export const directorModifyInventoryArgs = z.object({ itemId: z.number().int().positive(), quantity: nonZeroInt });
+export const directorModifyCurrencyArgs = z.object({ amount: nonZeroInt });

@@ -1,0 +1,271 @@
+// Inventory and currency (spec: "Inventory endpoints" rules 1-4): the rules as tables, every
+// route, concurrency against one balance and one item, idempotent replays, the ledger.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
+
+describe('inventory rules', () => {
+  it.each([
+    // held, quantity → outcome (spec: inventory rule 1)
+    [null, 3, { kind: 'insert', after: 3 }],
+    [2, 3, { kind: 'update', after: 5 }],
+    [5, -2, { kind: 'update', after: 3 }],
+    [5, -5, { kind: 'delete', after: 0 }],
+    [5, -6, { kind: 'insufficient', held: 5 }],
+    [null, -1, { kind: 'insufficient', held: 0 }],
+  ] as const)('itemChange(%s, %s)', (held, quantity, outcome) => {
+    expect(itemChange(held, quantity)).toEqual(outcome);
+  });
+
+  it.each([
+    [10, -10, true],
+    [10, -11, false],
+    [0, 5, true],
+    [0, -1, false],
+  ])('currencyAllowed(%s, %s) = %s', (balance, amount, ok) => {
+    expect(currencyAllowed(balance, amount)).toBe(ok);
+  });
+
+  it('summarises items with quantities and the coin balance (rule 4)', () => {
+    expect(inventorySummary([{ name: 'Sword', quantity: 1 }, { name: 'Potion', quantity: 3 }], 42)).toBe('Sword x 1\nPotion x 3\nEnergy coins: 42');
+    expect(inventorySummary([], 0)).toBe('(no items)\nEnergy coins: 0');
+  });
+});
+
+let t: TestApp;
+let admin: TestUser;
+let player: TestUser;
+let other: TestUser;
+let sword: number;
+let potion: number;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  admin = await createUser(t, 'cso');
+  player = await createUser(t, 'public');
+  other = await createUser(t, 'public');
+  sword = (await t.deps.services.inventory.createItem({ name: 'Sword', description: 'sharp', type: 'weapon' })).id;
+  potion = (await t.deps.services.inventory.createItem({ name: 'Potion', description: 'heals', type: 'consumable', metadata: { hp: 10 } })).id;
+});
+afterAll(() => t.close());
+
+describe('items', () => {
+  it('lists items and shows one; unknown → 404; needs a token', async () => {
+    const list = await t.api('GET', '/api/items', { token: player.accessToken });
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((i: { name: string }) => i.name)).toEqual(expect.arrayContaining(['Sword', 'Potion']));
+    const one = await t.api('GET', `/api/items/${potion}`, { token: player.accessToken });
+    expect(one.body).toEqual({ id: potion, name: 'Potion', description: 'heals', type: 'consumable', metadata: { hp: 10 } });
+    expect((await t.api('GET', '/api/items/999999', { token: player.accessToken })).status).toBe(404);
+    expect((await t.api('GET', '/api/items/abc', { token: player.accessToken })).status).toBe(400);
+    expect((await t.api('GET', '/api/items')).status).toBe(401);
+  });
+
+  it('admin CRUD: create, replace, delete; bad input 400; non-admin 403', async () => {
+    const created = await t.api('POST', '/api/admin/data/items', { token: admin.accessToken, body: { name: 'Key', description: 'opens', type: 'key' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'Key', type: 'key', metadata: {} });
+    const id = created.body.id;
+    const put = await t.api('PUT', `/api/admin/data/items/${id}`, { token: admin.accessToken, body: { name: 'Gold key', description: 'opens more', type: 'key', metadata: { door: 1 } } });
+    expect(put.body).toEqual({ id, name: 'Gold key', description: 'opens more', type: 'key', metadata: { door: 1 } });
+    expect((await t.api('POST', '/api/admin/data/items', { token: admin.accessToken, body: { name: '', type: 'key' } })).status).toBe(400);
+    expect((await t.api('POST', '/api/admin/data/items', { token: player.accessToken, body: { name: 'X', type: 'key' } })).status).toBe(403);
+    expect((await t.api('PUT', `/api/admin/data/items/${id}`, { token: player.accessToken, body: { name: 'X', type: 'key' } })).status).toBe(403);
+    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: player.accessToken })).status).toBe(403);
+    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: admin.accessToken })).status).toBe(204);
+    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: admin.accessToken })).status).toBe(404);
+    expect((await t.api('PUT', `/api/admin/data/items/${id}`, { token: admin.accessToken, body: { name: 'X', type: 'key' } })).status).toBe(404);
+  });
+});
+
+describe('GET /api/inventory and POST /api/inventory/modify', () => {
+  it('gives, takes and reports the inventory with the balance', async () => {
+    const u = await createUser(t, 'public');
+    const give = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: sword, quantity: 2 } });
+    expect(give.status).toBe(200);
+    expect(give.body).toEqual({ items: [{ item_id: sword, name: 'Sword', description: 'sharp', type: 'weapon', metadata: {}, quantity: 2 }], energy_coins: 0 });
+    const coins = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 50 } });
+    expect(coins.body.energy_coins).toBe(50);
+    // Reaching 0 removes the record (rule 1).
+    const take = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: sword, quantity: -2 } });
+    expect(take.body).toEqual({ items: [], energy_coins: 50 });
+    const rows = await t.deps.db.selectFrom('user_inventory').selectAll().where('user_id', '=', u.id).execute();
+    expect(rows).toEqual([]);
+    const mine = await t.api('GET', '/api/inventory', { token: u.accessToken });
+    expect(mine.body).toEqual({ items: [], energy_coins: 50 });
+    expect(await t.deps.services.inventory.promptSummary(u.id)).toBe('(no items)\nEnergy coins: 50');
+  });
+
+  it('refuses overdrafts with the contract codes and extensions', async () => {
+    const u = await createUser(t, 'public');
+    await t.deps.services.inventory.modifyCurrency(u.id, 5);
+    const broke = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: -6 } });
+    expect(broke.status).toBe(409);
+    expect(broke.body).toMatchObject({ code: 'insufficient_funds', balance: 5 });
+    expect(broke.headers.get('content-type')).toContain('application/problem+json');
+    await t.deps.services.inventory.modifyInventory(u.id, potion, 1);
+    const few = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: potion, quantity: -2 } });
+    expect(few.status).toBe(409);
+    expect(few.body).toMatchObject({ code: 'insufficient_quantity', quantity: 1 });
+    const none = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: sword, quantity: -1 } });
+    expect(none.body).toMatchObject({ code: 'insufficient_quantity', quantity: 0 });
+    expect((await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: 999999, quantity: 1 } })).status).toBe(404);
+    expect((await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: 999999, amount: 1 } })).status).toBe(404);
+    expect((await t.api('GET', '/api/inventory', { token: u.accessToken })).body).toMatchObject({ energy_coins: 5 });
+  });
+
+  it('validates the body', async () => {
+    for (const body of [{ userId: player.id, amount: 0 }, { userId: player.id, itemId: sword, quantity: 0 }, { userId: player.id }, { amount: 5 }, { userId: player.id, amount: 1.5 }, { userId: player.id, amount: 5, extra: 1 }]) {
+      const r = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    const badKey = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: player.id, amount: 1 }, headers: { 'idempotency-key': 'x'.repeat(201) } });
+    expect(badKey.status).toBe(400);
+  });
+
+  it('is admin-only; a player sees only their own inventory', async () => {
+    expect((await t.api('POST', '/api/inventory/modify', { body: { userId: player.id, amount: 5 } })).status).toBe(401);
+    expect((await t.api('POST', '/api/inventory/modify', { token: player.accessToken, body: { userId: player.id, amount: 5 } })).status).toBe(403);
+    expect((await t.api('GET', '/api/inventory')).status).toBe(401);
+    expect((await t.api('GET', `/api/inventory?userId=${other.id}`, { token: player.accessToken })).status).toBe(403);
+    await t.deps.services.inventory.modifyCurrency(other.id, 7);
+    const seen = await t.api('GET', `/api/inventory?userId=${other.id}`, { token: admin.accessToken });
+    expect(seen.body.energy_coins).toBe(7);
+    expect((await t.api('GET', '/api/inventory', { token: player.accessToken })).body.energy_coins).toBe(0);
+  });
+
+  it('replays the first answer for a repeated Idempotency-Key and changes nothing', async () => {
+    const u = await createUser(t, 'public');
+    const headers = { 'idempotency-key': 'award-1' };
+    const first = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 30 }, headers });
+    expect(first.body.energy_coins).toBe(30);
+    // Change the state in between: the replay still answers what the first request answered.
+    await t.deps.services.inventory.modifyCurrency(u.id, 1);
+    const again = await Promise.all([1, 2, 3].map(() => t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 30 }, headers })));
+    for (const r of again) {
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual(first.body);
+      expect(r.headers.get('idempotent-replayed')).toBe('true');
+    }
+    const ledger = await t.deps.services.inventory.ledger(u.id, { kind: 'currency' });
+    expect(ledger.map((l) => l.delta)).toEqual([30, 1]);
+    expect(ledger[0]!.idempotency_key).toBe('award-1');
+    // The same key with another body is a conflict; another caller's key is their own.
+    const clash = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 31 }, headers });
+    expect(clash.status).toBe(409);
+    expect(clash.body.code).toBe('conflict');
+    const admin2 = await createUser(t, 'developer');
+    const theirs = await t.api('POST', '/api/inventory/modify', { token: admin2.accessToken, body: { userId: u.id, amount: 30 }, headers });
+    expect(theirs.body.energy_coins).toBe(61);
+    // A refused request leaves no key behind: the retry runs again.
+    const k = { 'idempotency-key': 'spend-too-much' };
+    expect((await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: -100 }, headers: k })).status).toBe(409);
+    await t.deps.services.inventory.modifyCurrency(u.id, 100);
+    const retried = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: -100 }, headers: k });
+    expect(retried.status).toBe(200);
+    expect(retried.body.energy_coins).toBe(61);
+  });
+});
+
+describe('concurrency (rules 1-2 under row locks)', () => {
+  it('100 concurrent spends and awards against one balance: never below 0, ledger = balance, only affordable spends succeed', async () => {
+    const u = await createUser(t, 'public');
+    const inv = t.deps.services.inventory;
+    await inv.modifyCurrency(u.id, 200, { reason: 'seed' });
+    // 80 spends of 10 and 20 awards of 10, interleaved: 400 coins in total can pay 40 spends.
+    const ops = Array.from({ length: 100 }, (_, i) => (i % 5 === 4 ? 10 : -10));
+    const results = await Promise.allSettled(ops.map((amount) => inv.modifyCurrency(u.id, amount, { reason: 'race' })));
+    const spendsOk = results.filter((r, i) => ops[i]! < 0 && r.status === 'fulfilled').length;
+    const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    for (const f of failures) {
+      // Each refused spend was refused because the balance at that moment could not pay it.
+      expect(f.reason).toMatchObject({ code: 'insufficient_funds' });
+      expect((f.reason as { extensions: { balance: number } }).extensions.balance).toBeLessThan(10);
+    }
+    expect(results.filter((r, i) => ops[i]! > 0 && r.status === 'rejected')).toEqual([]);
+    const { energy_coins } = await inv.inventory(u.id);
+    expect(energy_coins).toBe(200 + 20 * 10 - spendsOk * 10);
+    expect(energy_coins).toBeGreaterThanOrEqual(0);
+    // The ledger reconstructs the balance, and replayed in order it never went below 0.
+    const ledger = await inv.ledger(u.id, { kind: 'currency' });
+    expect(ledger).toHaveLength(1 + 20 + spendsOk);
+    let running = 0;
+    for (const l of ledger) {
+      expect(l.balance_before).toBe(running);
+      running += l.delta;
+      expect(l.balance_after).toBe(running);
+      expect(running).toBeGreaterThanOrEqual(0);
+    }
+    expect(running).toBe(energy_coins);
+
+    // Spends alone: exactly the affordable ones succeed.
+    const v = await createUser(t, 'public');
+    await inv.modifyCurrency(v.id, 500);
+    const spends = await Promise.allSettled(Array.from({ length: 100 }, () => inv.modifyCurrency(v.id, -10)));
+    expect(spends.filter((r) => r.status === 'fulfilled')).toHaveLength(50);
+    expect((await inv.inventory(v.id)).energy_coins).toBe(0);
+  });
+
+  it('100 concurrent takes and gives of one item: never below 0, ledger = quantity, only available takes succeed', async () => {
+    const u = await createUser(t, 'public');
+    const inv = t.deps.services.inventory;
+    await inv.modifyInventory(u.id, potion, 20);
+    const ops = Array.from({ length: 100 }, (_, i) => (i % 5 === 4 ? 1 : -1));
+    const results = await Promise.allSettled(ops.map((q) => inv.modifyInventory(u.id, potion, q)));
+    const takesOk = results.filter((r, i) => ops[i]! < 0 && r.status === 'fulfilled').length;
+    for (const f of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
+      expect(f.reason).toMatchObject({ code: 'insufficient_quantity' });
+      expect((f.reason as { extensions: { quantity: number } }).extensions.quantity).toBe(0);
+    }
+    expect(results.filter((r, i) => ops[i]! > 0 && r.status === 'rejected')).toEqual([]);
+    const held = (await inv.inventory(u.id)).items.find((i) => i.item_id === potion)?.quantity ?? 0;
+    expect(held).toBe(20 + 20 - takesOk);
+    const ledger = await inv.ledger(u.id, { kind: 'item', itemId: potion });
+    let running = 0;
+    for (const l of ledger) {
+      expect(l.balance_before).toBe(running);
+      running += l.delta;
+      expect(l.balance_after).toBe(running);
+      expect(running).toBeGreaterThanOrEqual(0);
+    }
+    expect(running).toBe(held);
+
+    const v = await createUser(t, 'public');
+    await inv.modifyInventory(v.id, sword, 30);
+    const takes = await Promise.allSettled(Array.from({ length: 100 }, () => inv.modifyInventory(v.id, sword, -1)));
+    expect(takes.filter((r) => r.status === 'fulfilled')).toHaveLength(30);
+    expect((await inv.inventory(v.id)).items).toEqual([]);
+  });
+
+  it('keeps the ledger append-only', async () => {
+    const u = await createUser(t, 'public');
+    await t.deps.services.inventory.modifyCurrency(u.id, 1);
+    await expect(sql`update economy_ledger set delta = 2 where user_id = ${u.id}`.execute(t.deps.db)).rejects.toThrow(/append-only/);
+    await expect(sql`delete from economy_ledger where user_id = ${u.id}`.execute(t.deps.db)).rejects.toThrow(/append-only/);
+  });
+});
+
+describe('director tool commands (rule 3)', () => {
+  it('changes coins and items and writes a timeline event for each', async () => {
+    const u = await createUser(t, 'public');
+    const assistant = await t.deps.services.characters.assistantUserId();
+    const inv = t.deps.services.inventory;
+    const coins = await inv.directorModifyCurrency({ userId: u.id, amount: 25, actorUserId: assistant, reason: 'quest reward' });
+    expect(coins.change).toMatchObject({ before: 0, after: 25 });
+    expect(coins.event).toMatchObject({ eventType: 'currency_changed', userId: u.id, source: 'director', metadata: { amount: 25, before: 0, after: 25 } });
+    const item = await inv.directorModifyInventory({ userId: u.id, itemId: sword, quantity: 1, actorUserId: assistant });
+    expect(item.event).toMatchObject({ eventType: 'inventory_changed', metadata: { itemName: 'Sword', quantity: 1, after: 1 } });
+    await expect(inv.directorModifyCurrency({ userId: u.id, amount: -26, actorUserId: assistant })).rejects.toMatchObject({ code: 'insufficient_funds' });
+    const ledger = await inv.ledger(u.id);
+    expect(ledger.map((l) => [l.actor_kind, l.timeline_event_id])).toEqual([
+      ['director', coins.event.id],
+      ['director', item.event.id],
+    ]);
+    expect(await inv.promptSummary(u.id)).toBe('Sword x 1\nEnergy coins: 25');
+    // The refused change left no event behind.
+    const events = await t.deps.services.timeline.list({ userId: u.id, limit: 10 });
+    expect(events.map((e) => e.eventType)).toEqual(['inventory_changed', 'currency_changed']);
+  });
+});

@@ -1,0 +1,502 @@
+// Memory: the three tiers (spec "Memory"; API-CONTRACT.md "Memory"), chunked hybrid retrieval and
+// context gathering (spec "Conversation context"). A memory and its chunks are written in one
+// transaction together with the embedding job; the job embeds outside any transaction and may
+// fail and retry without losing anything: retrieval falls back to full text meanwhile.
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
+import { AppError, forbidden, notFound, validationFailed } from '../../platform/http/problem.js';
+import type { JobQueue } from '../../platform/jobs/queue.js';
+import type { ModelGateway } from '../../platform/models/gateway.js';
+import * as repo from './memory.repository.js';
+import {
+  chunkText,
+  contentProblem,
+  decideOwner,
+  fuseHits,
+  tierOf,
+  type ChunkHit,
+  type MemorySource,
+  type MemoryTier,
+} from './memory.rules.js';
+import type { MemoryDto } from './memory.schemas.js';
+
+export const EMBED_JOB = 'memory.embed';
+/** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
+const ROUNDS_PER_RUN = 50;
+
+export interface MemoryServiceOptions {
+  /** pgvector present (`vector` columns) or the exact scan over `real[]`. */
+  vector: boolean;
+  maxContentBytes: number;
+  chunkSize: number;
+  chunkOverlap: number;
+  embedBatch: number;
+  assistantName: string;
+}
+
+export interface Caller {
+  id: number;
+  admin: boolean;
+}
+
+export interface AddMemoryInput {
+  userId: number;
+  content: string;
+  source: MemorySource;
+  metadata?: Record<string, unknown> | undefined;
+  /** spec: addMemory conversationId; defaults to metadata.conversationId. */
+  conversationId?: number | undefined;
+  createdBy?: number | undefined;
+}
+
+export interface RetrievedMemory {
+  id: number;
+  userId: number;
+  content: string;
+  source: MemorySource;
+  tier: MemoryTier;
+  conversationId: number | null;
+  similarity: number | null;
+  createdAt: Date;
+}
+
+// spec: "Conversation context (internal shape returned by context gathering)".
+export interface NpcInfo {
+  name: string;
+  description: string;
+  assistant_user_id: number;
+}
+export interface ConversationContext {
+  playerState: unknown;
+  playerQuests: unknown;
+  playerInventory: unknown;
+  npcInfo: NpcInfo;
+  memoryContext: { worldContext: string; assistantContext: string; personalContext: string };
+  systemWideKnowledge?: unknown;
+  /** Beyond the spec: the retrieved memories behind memoryContext (prompt grounding, offline chat). */
+  memories: RetrievedMemory[];
+}
+
+/** What a slot provider is given. */
+export interface ContextRequest {
+  playerUserId: number;
+  npcUserId: number;
+  input: string;
+  protocolContext?: Record<string, unknown> | undefined;
+  conversationId?: number | undefined;
+}
+export type ContextSlot = 'playerState' | 'playerQuests' | 'playerInventory' | 'npcInfo' | 'systemWideKnowledge';
+export type SlotProvider<K extends ContextSlot> = (req: ContextRequest) => Promise<ConversationContext[K] | undefined>;
+
+export interface GatherOptions {
+  /** A query embedding the caller already made (with the gateway's current embedding model). */
+  queryEmbedding?: number[] | undefined;
+  /** Memories per tier in the context strings. */
+  perTier?: { world?: number; assistant?: number; personal?: number };
+}
+
+export function toDto(m: repo.MemoryRow): MemoryDto {
+  return {
+    id: m.id,
+    userId: m.user_id,
+    content: m.content,
+    source: m.source,
+    tier: m.tier,
+    metadata: m.metadata,
+    conversationId: m.conversation_id,
+    createdAt: m.created_at.toISOString(),
+    updatedAt: m.updated_at.toISOString(),
+  };
+}
+
+export function toSearchResult(m: RetrievedMemory) {
+  return { id: m.id, userId: m.userId, content: m.content, source: m.source, similarity: m.similarity, createdAt: m.createdAt.toISOString() };
+}
+
+function retrieved(m: repo.MemoryRow, similarity: number | null): RetrievedMemory {
+  return {
+    id: m.id,
+    userId: m.user_id,
+    content: m.content,
+    source: m.source,
+    tier: m.tier,
+    conversationId: m.conversation_id,
+    similarity,
+    createdAt: m.created_at,
+  };
+}
+
+export class MemoryService {
+  private readonly slots = new Map<ContextSlot, SlotProvider<ContextSlot>>();
+  private assistantResolver: (() => Promise<number>) | undefined;
+  private assistantId: number | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly jobs: JobQueue,
+    private readonly models: ModelGateway,
+    private readonly log: Logger,
+    private readonly opts: MemoryServiceOptions,
+  ) {
+    jobs.define({
+      name: EMBED_JOB,
+      schema: z.object({ memoryIds: z.array(z.number().int().positive()).max(10_000), reembed: z.boolean().optional() }).strict(),
+      retryLimit: 10,
+      retryDelay: 1,
+      handler: async (data) => {
+        await this.embedPending(data.memoryIds, data.reembed ?? false);
+      },
+    });
+  }
+
+  /** After the job queue started: re-embed in the background when the embedding model or size
+   * changed since the stored embeddings were made (API-CONTRACT.md "Memory"). */
+  async start(): Promise<void> {
+    const stale = await repo.hasStaleEmbeddings(this.db, { model: this.models.embeddingModel, dims: this.models.embeddingDimensions });
+    if (stale) {
+      this.log.info({ model: this.models.embeddingModel }, 'embedding model or size changed: re-embedding memories');
+      await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [], reembed: true }, { singletonKey: 'memory.reembed' });
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The assistant's own user
+
+  /** Lets the characters module say who the assistant is (it creates it at first start). */
+  setAssistantResolver(resolve: () => Promise<number>): void {
+    this.assistantResolver = resolve;
+    this.assistantId = undefined;
+  }
+
+  /** The owner of `world` memories. Until a resolver is set: the first silicon NPC account
+   * named ASSISTANT_NAME. */
+  async assistantUserId(executor: Executor = this.db): Promise<number> {
+    if (this.assistantResolver) return this.assistantResolver();
+    if (this.assistantId !== undefined) return this.assistantId;
+    const row = await repo.findAssistantUser(executor, this.opts.assistantName);
+    if (!row) throw new AppError('conflict', "The assistant's own user does not exist yet");
+    return (this.assistantId = row.id);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Writing
+
+  private checkContent(content: string, path = 'body.content'): void {
+    const problem = contentProblem(content, this.opts.maxContentBytes);
+    if (problem) throw validationFailed([{ path, message: problem }]);
+  }
+
+  /** The spec's addMemory, for callers that already decided the owner (training, reflections,
+   * chat). Runs in the given transaction (the job then exists exactly when the memory does), or
+   * in its own. */
+  async addMemory(input: AddMemoryInput, trx?: Trx): Promise<MemoryDto> {
+    const [m] = await this.addMemories([input], trx);
+    return m!;
+  }
+
+  /** Several memories in one transaction and one embedding job (ingestion, benchmarks). */
+  async addMemories(inputs: AddMemoryInput[], trx?: Trx): Promise<MemoryDto[]> {
+    inputs.forEach((i, n) => this.checkContent(i.content, inputs.length > 1 ? `memories.${n}.content` : 'body.content'));
+    const run = async (t: Trx) => {
+      const rows = await repo.insertMemories(
+        t,
+        inputs.map((input) => {
+          const metadata = input.metadata ?? {};
+          return {
+            userId: input.userId,
+            content: input.content,
+            source: input.source,
+            tier: tierOf(input.source),
+            metadata,
+            conversationId: input.conversationId ?? (typeof metadata.conversationId === 'number' ? metadata.conversationId : null),
+            createdBy: input.createdBy ?? null,
+          };
+        }),
+      );
+      await repo.insertChunkRows(
+        t,
+        rows.flatMap((m) => chunkText(m.content, this.opts.chunkSize, this.opts.chunkOverlap).map((content, index) => ({ memory: m, index, content }))),
+      );
+      // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
+      await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: rows.map((r) => r.id) });
+      return rows.map(toDto);
+    };
+    return trx ? run(trx) : transaction(this.db, run);
+  }
+
+  /** POST /api/assistant/memory: authorise by the ownership rules, then addMemory. */
+  async create(
+    caller: Caller,
+    body: { content: string; source: MemorySource; metadata?: Record<string, unknown> | undefined; userId?: number | undefined },
+  ): Promise<MemoryDto> {
+    this.checkContent(body.content);
+    const tier = tierOf(body.source);
+    const decision = decideOwner({
+      source: body.source,
+      requestedUserId: body.userId,
+      caller,
+      assistantUserId: caller.admin && (tier === 'world' || (tier === 'assistant_core' && body.userId === undefined)) ? await this.assistantUserId() : 0,
+    });
+    if (!decision.ok) throw forbidden(decision.detail);
+    const owner = await repo.findUserIdentity(this.db, decision.ownerId);
+    if (!owner) throw validationFailed([{ path: 'body.userId', message: 'no such user' }]);
+    if (decision.mustBeCharacter && owner.role !== 'silicon')
+      throw validationFailed([{ path: 'body.userId', message: `core-tier memories (${body.source}) belong to a character (a silicon account)` }]);
+    return this.addMemory({ userId: decision.ownerId, content: body.content, source: body.source, metadata: body.metadata, createdBy: caller.id });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Own memories (GET/PATCH/DELETE /api/memories/<id>): another user's memory answers 404.
+
+  private async own(callerId: number, id: number, executor: Executor = this.db): Promise<repo.MemoryRow> {
+    const m = await repo.findById(executor, id);
+    if (!m || m.user_id !== callerId) throw notFound('memory');
+    return m;
+  }
+
+  async getOwn(callerId: number, id: number): Promise<MemoryDto> {
+    return toDto(await this.own(callerId, id));
+  }
+
+  async listOwn(callerId: number, q: { source?: MemorySource | undefined; limit: number; offset: number }) {
+    const { rows, total } = await repo.list(this.db, { ...q, userId: callerId });
+    return { memories: rows.map(toDto), total, limit: q.limit, offset: q.offset };
+  }
+
+  async adminList(q: { userId?: number | undefined; source?: MemorySource | undefined; limit: number; offset: number }) {
+    const { rows, total } = await repo.list(this.db, q);
+    return { memories: rows.map(toDto), total, limit: q.limit, offset: q.offset };
+  }
+
+  /** Edits content and/or metadata; new content is re-chunked and re-embedded in the background. */
+  async patchOwn(callerId: number, id: number, changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined }): Promise<MemoryDto> {
+    if (changes.content !== undefined) this.checkContent(changes.content);
+    return transaction(this.db, async (trx) => {
+      const m = await this.own(callerId, id, trx);
+      const metadata = changes.metadata ?? m.metadata;
+      const conversationId = typeof metadata.conversationId === 'number' ? metadata.conversationId : null;
+      const updated = (await repo.updateMemory(trx, id, {
+        ...(changes.content !== undefined ? { content: changes.content } : {}),
+        ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata), conversation_id: conversationId } : {}),
+      }))!;
+      if (changes.content !== undefined || conversationId !== m.conversation_id) {
+        // Fresh chunks have no embedding; a job embedding the old ones writes to rows that are gone.
+        await repo.deleteChunks(trx, id);
+        await repo.insertChunks(trx, updated, chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap));
+        await this.jobs.enqueue(trx, EMBED_JOB, { memoryIds: [id] });
+      }
+      return toDto(updated);
+    });
+  }
+
+  async deleteOwn(callerId: number, id: number): Promise<void> {
+    if (!(await repo.deleteMemory(this.db, id, callerId))) throw notFound('memory');
+  }
+
+  /** Every memory the caller owns, oldest first, one JSON object per line. */
+  async *exportOwn(callerId: number): AsyncGenerator<string> {
+    let after = 0;
+    for (;;) {
+      const rows = await repo.pageByOwner(this.db, callerId, after, 500);
+      for (const r of rows) yield JSON.stringify(toDto(r)) + '\n';
+      if (rows.length < 500) return;
+      after = rows.at(-1)!.id;
+    }
+  }
+
+  /** Newest memories of a user (the sync module's universal-state reader). */
+  async newestForUser(userId: number, limit: number) {
+    const { rows } = await repo.list(this.db, { userId, limit, offset: 0 });
+    return rows.map((m) => ({ id: m.id, userId: m.user_id, content: m.content, source: m.source, createdAt: m.created_at.toISOString() }));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Embedding
+
+  /** The job: embeds chunks lacking an embedding of the current model and size, those of the
+   * given memories first, in batches of one request each. Idempotent (it only fills what is
+   * missing); a failure is recorded on the chunks and the job retries with backoff. */
+  async embedPending(memoryIds: number[], reembed = false): Promise<number> {
+    const model = this.models.embeddingModel;
+    const dims = this.models.embeddingDimensions;
+    const batch = this.opts.embedBatch;
+    let done = 0;
+    for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+      const rows = reembed ? await repo.staleChunks(this.db, { model, dims, limit: batch }) : await repo.pendingChunks(this.db, { limit: batch, memoryIds });
+      if (rows.length === 0) return done;
+      let result;
+      try {
+        result = await this.models.embed(
+          rows.map((r) => r.content),
+          'memory.embed',
+        );
+      } catch (err) {
+        await repo.recordEmbedFailure(
+          this.db,
+          rows.map((r) => r.id),
+          err instanceof Error ? err.message : String(err),
+        );
+        throw err;
+      }
+      await repo.writeEmbeddings(
+        this.db,
+        this.opts.vector,
+        result.model,
+        rows.map((r, i) => ({ id: r.id, embedding: result.embeddings[i]! })),
+      );
+      done += rows.length;
+    }
+    // More is waiting: a fresh job continues, so one run never holds the worker for long.
+    await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [], ...(reembed ? { reembed } : {}) });
+    return done;
+  }
+
+  /** Embeds a query, in the same request as chunks still waiting for their embedding (spec: at
+   * most one embedding request per chat turn). Undefined when the provider fails: callers then
+   * retrieve by full text alone. */
+  async embedQuery(text: string, opts: { includePending?: boolean } = {}): Promise<number[] | undefined> {
+    const pending = opts.includePending
+      ? await repo.pendingChunks(this.db, { limit: Math.max(0, this.opts.embedBatch - 1) })
+      : [];
+    try {
+      const result = await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query');
+      await repo.writeEmbeddings(
+        this.db,
+        this.opts.vector,
+        result.model,
+        pending.map((p, i) => ({ id: p.id, embedding: result.embeddings[i + 1]! })),
+      );
+      return result.embeddings[0];
+    } catch (err) {
+      this.log.warn({ err: err instanceof Error ? err.message : err }, 'query embedding failed; retrieving by full text only');
+      return undefined;
+    }
+  }
+
+  async embeddingStatus() {
+    return repo.embeddingStats(this.db, { model: this.models.embeddingModel, dims: this.models.embeddingDimensions });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Retrieval
+
+  /** Chunked hybrid retrieval (spec: Memory rule 1, "Conversation context"): exact vector scan and
+   * full text over the scope, fused by RRF into a similarity in [0, 1], one result per memory,
+   * most relevant first. With no usable embedding it runs on full text alone. */
+  async retrieve(
+    scope: repo.Scope,
+    text: string,
+    limit: number,
+    opts: { conversationId?: number | undefined; queryEmbedding?: number[] | undefined; embed?: boolean } = {},
+  ): Promise<RetrievedMemory[]> {
+    const embedding = opts.queryEmbedding ?? (opts.embed === false ? undefined : await this.embedQuery(text));
+    const rows = await repo.searchChunks(this.db, this.opts.vector, {
+      ...scope,
+      text,
+      candidates: Math.max(50, limit * 5),
+      embedding: embedding ? { values: embedding, model: this.models.embeddingModel } : undefined,
+    });
+    const vectorRanks = new Map(
+      rows
+        .filter((r) => r.distance !== null)
+        .sort((a, b) => a.distance! - b.distance! || a.id - b.id)
+        .map((r, i) => [r.id, i + 1]),
+    );
+    const textRanks = new Map(
+      rows
+        .filter((r) => r.rank !== null)
+        .sort((a, b) => b.rank! - a.rank! || a.id - b.id)
+        .map((r, i) => [r.id, i + 1]),
+    );
+    const hits: ChunkHit[] = rows.map((r) => ({
+      chunkId: r.id,
+      memoryId: r.memory_id,
+      chunkIndex: r.chunk_index,
+      conversationId: r.conversation_id,
+      vectorRank: vectorRanks.get(r.id),
+      textRank: textRanks.get(r.id),
+    }));
+    const fused = fuseHits(hits, { sides: embedding ? 2 : 1, conversationId: opts.conversationId }).slice(0, limit);
+    const memories = new Map((await repo.findByIds(this.db, fused.map((f) => f.memoryId))).map((m) => [m.id, m]));
+    return fused.flatMap((f) => {
+      const m = memories.get(f.memoryId);
+      return m ? [retrieved(m, f.similarity)] : [];
+    });
+  }
+
+  /** GET /api/assistant/memory. A non-admin may only search as themselves. */
+  async search(
+    caller: Caller,
+    q: { query?: string | undefined; userId?: number | undefined; npcUserId?: number | undefined; source?: MemorySource | undefined; limit: number; conversationId?: number | undefined },
+  ): Promise<RetrievedMemory[]> {
+    const userId = q.userId ?? caller.id;
+    if (userId !== caller.id && !caller.admin) throw forbidden("You may not read another user's memories");
+    const scope = { userId, npcUserId: q.npcUserId, source: q.source };
+    if (!q.query?.trim()) return (await repo.newestInScope(this.db, scope, q.limit)).map((m) => retrieved(m, null));
+    return this.retrieve(scope, q.query, q.limit, { conversationId: q.conversationId });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Context gathering
+
+  /** Other modules fill the context's slots (inventory, quests, character state, NPC info). A
+   * provider that fails leaves its slot at the default; the chat turn goes on. */
+  registerContextSlot<K extends ContextSlot>(slot: K, provider: SlotProvider<K>): void {
+    if (this.slots.has(slot)) throw new Error(`context slot ${slot} already has a provider`);
+    this.slots.set(slot, provider as unknown as SlotProvider<ContextSlot>);
+  }
+
+  private async slot<K extends ContextSlot>(slot: K, req: ContextRequest): Promise<ConversationContext[K] | undefined> {
+    const provider = this.slots.get(slot);
+    if (!provider) return undefined;
+    try {
+      return (await provider(req)) as ConversationContext[K] | undefined;
+    } catch (err) {
+      this.log.warn({ err, slot }, 'context slot provider failed');
+      return undefined;
+    }
+  }
+
+  /** spec: "Conversation context". Retrieval covers the three tiers (the player's memories, the
+   * world, the NPC's core) in one hybrid search; the conversation id boosts continuity. */
+  async gatherContext(
+    playerUserId: number,
+    npcUserId: number,
+    input: string,
+    protocolContext?: Record<string, unknown>,
+    conversationId?: number,
+    options: GatherOptions = {},
+  ): Promise<ConversationContext> {
+    const req: ContextRequest = { playerUserId, npcUserId, input, protocolContext, conversationId };
+    const per = { world: 4, assistant: 4, personal: 6, ...options.perTier };
+    const queryEmbedding = options.queryEmbedding ?? (await this.embedQuery(input, { includePending: true }));
+    const [memories, playerState, playerQuests, playerInventory, npcInfo, systemWideKnowledge] = await Promise.all([
+      this.retrieve({ userId: playerUserId, npcUserId }, input, per.world + per.assistant + per.personal + 10, { conversationId, queryEmbedding, embed: false }),
+      this.slot('playerState', req),
+      this.slot('playerQuests', req),
+      this.slot('playerInventory', req),
+      this.slot('npcInfo', req),
+      this.slot('systemWideKnowledge', req),
+    ]);
+    const world = memories.filter((m) => m.tier === 'world').slice(0, per.world);
+    const assistant = memories.filter((m) => m.userId === npcUserId && m.tier === 'assistant_core').slice(0, per.assistant);
+    const personal = memories.filter((m) => m.userId === playerUserId && m.tier !== 'world').slice(0, per.personal);
+    const lines = (ms: RetrievedMemory[]) => ms.map((m) => `- ${m.content}`).join('\n');
+    let npc = npcInfo;
+    if (!npc) {
+      const u = await repo.findUserIdentity(this.db, npcUserId);
+      npc = { name: u?.name ?? '', description: '', assistant_user_id: npcUserId };
+    }
+    const used = new Set([...world, ...assistant, ...personal].map((m) => m.id));
+    return {
+      playerState: playerState ?? {},
+      playerQuests: playerQuests ?? {},
+      playerInventory: playerInventory ?? {},
+      npcInfo: npc,
+      memoryContext: { worldContext: lines(world), assistantContext: lines(assistant), personalContext: lines(personal) },
+      ...(systemWideKnowledge !== undefined ? { systemWideKnowledge } : {}),
+      memories: memories.filter((m) => used.has(m.id)),
+    };
+  }
+}

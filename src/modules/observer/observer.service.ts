@@ -1,0 +1,107 @@
+// The instance registry (spec: "Instance registry"; API-CONTRACT.md "Instances, timeline and
+// sync") and who may watch an observer's real-time channel.
+import { type Db, transaction } from '../../platform/db/database.js';
+import type { UserPrincipal } from '../../platform/http/auth.js';
+import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import { instancesRepository as repo, toInstance, type Instance, type TimelineService } from '../timeline/index.js';
+import type { CreateInstanceInput, PatchInstanceInput } from './observer.schemas.js';
+
+function isForeignKeyViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23503';
+}
+
+export class ObserverService {
+  constructor(
+    private readonly db: Db,
+    private readonly timeline: TimelineService,
+  ) {}
+
+  /** Registers an instance; creating it is a timeline event (spec: "Operations that create
+   * timeline events: instance creation"). */
+  async create(input: CreateInstanceInput, actorId: number): Promise<Instance> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      if (input.parentInstanceId !== undefined) {
+        const parent = await repo.findInstance(trx, input.parentInstanceId);
+        if (!parent) throw validationFailed([{ path: 'parentInstanceId', message: `no instance ${input.parentInstanceId}` }]);
+        // A Level-5 instance's observer is its Level-8 parent; observers nest under observers.
+        if (Number(parent.level) !== 8)
+          throw validationFailed([{ path: 'parentInstanceId', message: 'the parent must be a Level-8 observer' }]);
+      }
+      let row: repo.InstanceRow;
+      try {
+        row = await repo.insertInstance(trx, {
+          name: input.name,
+          level: input.level,
+          source: input.source,
+          personaId: input.personaId ?? null,
+          parentInstanceId: input.parentInstanceId ?? null,
+          stateMachineInstanceId: input.stateMachineInstanceId ?? null,
+          channelId: input.channelId ?? null,
+          userId: input.userId ?? null,
+          metadata: input.metadata ?? {},
+        });
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
+        throw err;
+      }
+      await this.timeline.record(
+        trx,
+        {
+          eventType: 'instance_created',
+          eventText: `Instance "${row.name}" (Level ${row.level}, ${row.source}) registered`,
+          userId: input.userId ?? actorId,
+          instanceId: row.id,
+          metadata: { createdByUserId: actorId },
+        },
+        afterCommit,
+      );
+      return toInstance((await repo.findInstance(trx, row.id))!);
+    });
+  }
+
+  list(f: Parameters<typeof repo.listInstances>[1]) {
+    return repo.listInstances(this.db, f).then(({ rows, total }) => ({ instances: rows.map(toInstance), total }));
+  }
+
+  async get(id: number): Promise<Instance> {
+    const row = await repo.findInstance(this.db, id);
+    if (!row) throw notFound('instance');
+    return toInstance(row);
+  }
+
+  async patch(id: number, changes: PatchInstanceInput): Promise<Instance> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      const before = await repo.findInstance(trx, id);
+      if (!before) throw notFound('instance');
+      let row: repo.InstanceRow | undefined;
+      try {
+        row = await repo.updateInstance(trx, id, {
+          ...(changes.name !== undefined ? { name: changes.name } : {}),
+          ...(changes.isActive !== undefined ? { is_active: changes.isActive } : {}),
+          ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+          ...(changes.personaId !== undefined ? { persona_id: changes.personaId } : {}),
+          ...(changes.stateMachineInstanceId !== undefined ? { state_machine_instance_id: changes.stateMachineInstanceId } : {}),
+          ...(changes.channelId !== undefined ? { channel_id: changes.channelId } : {}),
+          ...(changes.userId !== undefined ? { user_id: changes.userId } : {}),
+        });
+      } catch (err) {
+        if (isForeignKeyViolation(err)) throw validationFailed([{ path: 'userId', message: `no user ${changes.userId}` }]);
+        throw err;
+      }
+      const instance = toInstance(row!);
+      if (changes.isActive !== undefined && changes.isActive !== before.is_active)
+        this.timeline.announceActivity(instance, await this.timeline.observerIdOf(instance, trx), afterCommit);
+      return instance;
+    });
+  }
+
+  /** `/observer` admission: only a CSO, an admin, or the observer's owner (API-CONTRACT.md "Real
+   * time"). An observer the caller may not see is `forbidden`, never "not found" (no oracle). */
+  async authorizeWatcher(user: UserPrincipal, observerId: number): Promise<Instance> {
+    const row = await repo.findInstance(this.db, observerId);
+    const allowed = user.role === 'cso' || user.admin || (row !== undefined && row.user_id === user.id);
+    if (!allowed) throw new AppError('forbidden', 'Only a CSO, an administrator or the observer\u2019s owner may watch this observer');
+    if (!row || Number(row.level) !== 8) throw new AppError('not_found', `No observer ${observerId}`);
+    return toInstance(row);
+  }
+}

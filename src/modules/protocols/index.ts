@@ -1,0 +1,18 @@
+import type { AppModule } from '../index.js';
+import { protocolsRoutes } from './protocols.routes.js';
+import './protocols.tables.js';
+
+export { ProtocolsService, personaTypeFromProfiles } from './protocols.service.js';
+export type { ChannelProtocolLookup, PersonaTypeResolver, RoutingOutcome, RouteOptions, RoutingSubject } from './protocols.service.js';
+export {
+  allowedTools,
+  composeSystemPrompt,
+  mergeProtocols,
+  routeProtocol,
+  type ComposeInput,
+  type ComposedPrompt,
+  type PlaceholderValues,
+  type ResolvedProtocol,
+  type ToolDefinition,
+} from './protocols.rules.js';
+export const protocolsModule: AppModule = { name: 'protocols', routes: protocolsRoutes };

@@ -1,0 +1,98 @@
+// SQL only: protocol records.
+import { sql } from 'kysely';
+import type { Executor } from '../../platform/db/database.js';
+import type { ProtocolDefinition } from './protocols.schemas.js';
+
+const columns = ['id', 'family', 'version', 'name', 'definition', 'builtin', 'created_at', 'updated_at'] as const;
+
+export function findById(db: Executor, id: string) {
+  return db.selectFrom('protocols').select(columns).where('id', '=', id).executeTakeFirst();
+}
+
+export function findMany(db: Executor, ids: readonly string[]) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('protocols').select(columns).where('id', 'in', ids).execute();
+}
+
+export function list(db: Executor) {
+  return db.selectFrom('protocols').select(columns).orderBy('family').orderBy('version').execute();
+}
+
+/** The newest version of a family. */
+export function latestOfFamily(db: Executor, family: string) {
+  return db.selectFrom('protocols').select(columns).where('family', '=', family).orderBy('version', 'desc').limit(1).executeTakeFirst();
+}
+
+/** Ids of the protocols whose definition names `id` as their base. */
+export async function usedAsBaseBy(db: Executor, id: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('protocols')
+    .select('id')
+    .where(sql<string>`definition->>'base'`, '=', id)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export interface ProtocolValues {
+  id: string;
+  family: string;
+  version: number;
+  definition: ProtocolDefinition;
+  builtin: boolean;
+  userId: number | null;
+}
+
+export function insert(db: Executor, v: ProtocolValues) {
+  return db
+    .insertInto('protocols')
+    .values({
+      id: v.id,
+      family: v.family,
+      version: v.version,
+      name: v.definition.name,
+      definition: JSON.stringify(v.definition),
+      builtin: v.builtin,
+      created_by_user_id: v.userId,
+      updated_by_user_id: v.userId,
+    })
+    .returning(columns)
+    .executeTakeFirstOrThrow();
+}
+
+/** Seeding: inserts unless the id exists (several nodes may start at once). True when inserted. */
+export async function insertIfAbsent(db: Executor, v: ProtocolValues): Promise<boolean> {
+  const row = await db
+    .insertInto('protocols')
+    .values({
+      id: v.id,
+      family: v.family,
+      version: v.version,
+      name: v.definition.name,
+      definition: JSON.stringify(v.definition),
+      builtin: v.builtin,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export function update(db: Executor, id: string, definition: ProtocolDefinition, userId: number) {
+  return db
+    .updateTable('protocols')
+    .set({ name: definition.name, definition: JSON.stringify(definition), updated_by_user_id: userId, updated_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', id)
+    .returning(columns)
+    .executeTakeFirst();
+}
+
+/** Row lock for read-check-write of one record. */
+export function lock(db: Executor, id: string) {
+  return db.selectFrom('protocols').select('id').where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Shared row lock: the base a new protocol references cannot change kind under it. */
+export function lockShared(db: Executor, id: string) {
+  return db.selectFrom('protocols').select(columns).where('id', '=', id).forShare().executeTakeFirst();
+}

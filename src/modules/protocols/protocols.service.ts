@@ -1,0 +1,213 @@
+// Protocols: the records (seeded, listed, created and updated by admins, validated), and routing
+// (spec "Protocols and routing"): which protocol a user gets, and the resolved protocol the chat
+// turn composes its system prompt from.
+import { transaction, type Db, type Executor } from '../../platform/db/database.js';
+import { AppError, notFound } from '../../platform/http/problem.js';
+import type { AccountType, Role } from '../../platform/security/identity.rules.js';
+import type { UsersService } from '../users/users.service.js';
+import * as repo from './protocols.repository.js';
+import {
+  categoryOf,
+  definitionProblems,
+  parseProtocolId,
+  resolveProtocol,
+  routeProtocol,
+  ROUTING_FAMILIES,
+  type ResolvedProtocol,
+  type RoutingDecision,
+  type StoredProtocol,
+} from './protocols.rules.js';
+import type { ProtocolCategory, ProtocolDefinition, ProtocolView } from './protocols.schemas.js';
+import { SEED_PROTOCOLS } from './protocols.seeds.js';
+
+type Row = NonNullable<Awaited<ReturnType<typeof repo.findById>>>;
+
+function toView(row: Row): ProtocolView {
+  const d = row.definition;
+  return {
+    id: row.id,
+    category: categoryOf(row.id),
+    version: row.version,
+    builtin: row.builtin,
+    kind: d.kind,
+    name: d.name,
+    description: d.description,
+    template: d.kind === 'string' ? d.template : null,
+    base: d.kind === 'reference' ? d.base : null,
+    tone: d.tone,
+    rules: d.rules,
+    tools: d.tools,
+    overrides: d.overrides,
+    capabilities: d.capabilities,
+    workflow: d.workflow ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const stored = (row: Row): StoredProtocol => ({ id: row.id, definition: row.definition });
+
+function invalid(problems: { path: string; message: string }[]): AppError {
+  return new AppError('invalid_definition', 'The protocol definition does not validate', { errors: problems });
+}
+
+/** The persona type of a user as the server knows it (persona session or character profile). */
+export type PersonaTypeResolver = (userId: number) => Promise<string | null>;
+/** A resolver reading the persona type of a character profile (the assistant and NPCs are users
+ * with profiles); a user without a profile has none. */
+export function personaTypeFromProfiles(profile: (userId: number) => Promise<{ personaType: string | null }>): PersonaTypeResolver {
+  return async (userId) => {
+    try {
+      return (await profile(userId)).personaType;
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found') return null;
+      throw err;
+    }
+  };
+}
+
+/** The protocol id a chat-platform channel carries, or null. */
+export type ChannelProtocolLookup = (channelId: string) => Promise<string | null>;
+
+export interface RoutingSubject {
+  id: number;
+  role: Role;
+  accountType: AccountType;
+}
+
+export interface RouteOptions {
+  channelId?: string | null | undefined;
+  /** Server-known persona type; undefined asks the resolver. Never pass a client's claim. */
+  personaType?: string | null | undefined;
+}
+
+export interface RoutingOutcome {
+  protocolId: string;
+  protocol: ProtocolCategory;
+  enforced: boolean;
+  reason: string;
+  decision: RoutingDecision;
+  personaType: string | null;
+  /** The chosen protocol, base template loaded: what composeSystemPrompt takes. */
+  resolved: ResolvedProtocol;
+}
+
+export interface ProtocolsServiceOptions {
+  users: UsersService;
+  channelProtocol: ChannelProtocolLookup;
+  personaTypeOf?: PersonaTypeResolver | undefined;
+}
+
+export class ProtocolsService {
+  private readonly personaTypeOf: PersonaTypeResolver;
+
+  constructor(
+    private readonly db: Db,
+    private readonly opts: ProtocolsServiceOptions,
+  ) {
+    this.personaTypeOf = opts.personaTypeOf ?? (async () => null);
+  }
+
+  /** First start: creates the builtin protocols that do not exist yet; never overwrites. */
+  async seed(): Promise<{ inserted: string[] }> {
+    const inserted: string[] = [];
+    // The base first: the routing protocols reference it.
+    for (const { id, ...definition } of SEED_PROTOCOLS) {
+      const parsed = parseProtocolId(id)!;
+      if (await repo.insertIfAbsent(this.db, { id, ...parsed, definition, builtin: true, userId: null })) inserted.push(id);
+    }
+    return { inserted };
+  }
+
+  async list(): Promise<ProtocolView[]> {
+    return (await repo.list(this.db)).map(toView);
+  }
+
+  async get(id: string): Promise<ProtocolView> {
+    const row = await repo.findById(this.db, id);
+    if (!row) throw notFound('protocol');
+    return toView(row);
+  }
+
+  async exists(id: string, executor: Executor = this.db): Promise<boolean> {
+    return (await repo.findById(executor, id)) !== undefined;
+  }
+
+  async create(input: ProtocolDefinition & { id: string }, userId: number): Promise<ProtocolView> {
+    const { id, ...definition } = input;
+    const parsed = parseProtocolId(id);
+    if (!parsed) throw invalid([{ path: 'id', message: 'not a versioned protocol id' }]);
+    return transaction(this.db, async (trx) => {
+      if (await repo.findById(trx, id)) throw new AppError('conflict', `Protocol ${id} already exists; publish a new version (_v${parsed.version + 1}) or update it`);
+      const base = definition.kind === 'reference' ? await repo.lockShared(trx, definition.base) : undefined;
+      const problems = definitionProblems(id, definition, { base: base ? stored(base) : null });
+      if (problems.length > 0) throw invalid(problems);
+      try {
+        return toView(await repo.insert(trx, { id, ...parsed, definition, builtin: false, userId }));
+      } catch (err) {
+        // Two creations of one id at once: the loser sees the primary key.
+        if ((err as { code?: string }).code === '23505') throw new AppError('conflict', `Protocol ${id} already exists`);
+        throw err;
+      }
+    });
+  }
+
+  async update(id: string, input: ProtocolDefinition & { id?: string | undefined }, userId: number): Promise<ProtocolView> {
+    const { id: bodyId, ...definition } = input;
+    if (bodyId !== undefined && bodyId !== id)
+      throw invalid([{ path: 'id', message: 'the id cannot change; publish a new version with POST instead' }]);
+    return transaction(this.db, async (trx) => {
+      if (!(await repo.lock(trx, id))) throw notFound('protocol');
+      const base = definition.kind === 'reference' ? await repo.lockShared(trx, definition.base) : undefined;
+      const usedAsBaseBy = await repo.usedAsBaseBy(trx, id);
+      const problems = definitionProblems(id, definition, { base: base ? stored(base) : null, usedAsBaseBy });
+      if (problems.length > 0) throw invalid(problems);
+      return toView((await repo.update(trx, id, definition, userId))!);
+    });
+  }
+
+  /** A protocol by id with its base template loaded, ready for composeSystemPrompt (and for
+   * mergeProtocols, when it is a workflow protocol). */
+  async resolve(id: string, executor: Executor = this.db): Promise<ResolvedProtocol> {
+    const row = await repo.findById(executor, id);
+    if (!row) throw notFound('protocol');
+    return this.resolveRow(row, executor);
+  }
+
+  private async resolveRow(row: Row, executor: Executor): Promise<ResolvedProtocol> {
+    const def = row.definition;
+    if (def.kind === 'string') return resolveProtocol(stored(row));
+    const base = await repo.findById(executor, def.base);
+    if (!base) throw new Error(`protocol ${row.id} references the missing base ${def.base}`);
+    return resolveProtocol(stored(row), stored(base));
+  }
+
+  /** Routing for a user id (loads the user's role and account type from the database). */
+  async routeUser(userId: number, opts: RouteOptions = {}): Promise<RoutingOutcome> {
+    const user = await this.opts.users.get(userId);
+    return this.route({ id: user.id, role: user.role, accountType: user.account_type }, opts);
+  }
+
+  /** spec "Routing decision order": the protocol for this subject, and why. */
+  async route(subject: RoutingSubject, opts: RouteOptions = {}): Promise<RoutingOutcome> {
+    const personaType = opts.personaType !== undefined ? opts.personaType : await this.personaTypeOf(subject.id);
+    const channelProtocolId = opts.channelId ? await this.opts.channelProtocol(opts.channelId) : null;
+    const decision = routeProtocol({ role: subject.role, accountType: subject.accountType, personaType, channelProtocolId });
+    const row =
+      decision.source === 'channel'
+        ? await repo.findById(this.db, decision.protocolId)
+        : await repo.latestOfFamily(this.db, ROUTING_FAMILIES[decision.category]);
+    // Seeding creates every routing family and nothing deletes protocols; channel protocols are
+    // foreign keys. A miss here is a broken installation, not a client error.
+    if (!row) throw new Error(`no protocol record for routing decision ${JSON.stringify(decision)}`);
+    return {
+      protocolId: row.id,
+      protocol: categoryOf(row.id),
+      enforced: decision.enforced,
+      reason: `rule ${decision.step}: ${decision.reason}`,
+      decision,
+      personaType,
+      resolved: await this.resolveRow(row, this.db),
+    };
+  }
+}

@@ -1,0 +1,55 @@
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import type { Deps } from '../../deps.js';
+import { idempotencyClaim, idempotencyHeaders } from '../inventory/index.js';
+import { timelineEventSchema } from '../timeline/index.js';
+import { ingestBody, universalStateQuery, universalStateSchema } from './sync.schemas.js';
+
+/** Idempotency keys are scoped per caller: an admin's token or an API key. */
+function caller(req: FastifyRequest): string {
+  const p = req.principal!;
+  return `${p.kind}:${p.id}`;
+}
+
+export function syncRoutes(app: App, deps: Deps) {
+  const { sync } = deps.services;
+  const tags = ['sync'];
+  const security: Record<string, string[]>[] = [{ bearer: [] }, { apiKey: [] }];
+
+  app.get(
+    '/api/sync/universal-state',
+    {
+      config: { auth: { hybrid: 'sync:read' } },
+      schema: {
+        tags,
+        security,
+        summary: "The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships",
+        querystring: universalStateQuery,
+        response: { 200: universalStateSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
+    async (req) => sync.universalState(req.query.userId, req.query.limit),
+  );
+
+  app.post(
+    '/api/sync/ingest-event',
+    {
+      config: { auth: { hybrid: 'sync:write' } },
+      schema: {
+        tags,
+        security,
+        summary: 'Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer',
+        headers: idempotencyHeaders,
+        body: ingestBody,
+        response: { 201: timelineEventSchema, ...problems(400, 401, 403, 409) },
+      },
+    },
+    async (req, reply) => {
+      const claim = idempotencyClaim(caller(req), 'POST /api/sync/ingest-event', req.headers['idempotency-key'], req.body);
+      const { value, replayed } = await sync.ingest(req.body, claim);
+      if (replayed) void reply.header('idempotent-replayed', 'true');
+      return reply.status(201).send(value);
+    },
+  );
+}

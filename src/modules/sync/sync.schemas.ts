@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { characterStateSchema, emotionsSchema, playerQuestSchema, relationshipSchema } from '../characters/index.js';
+import { inventorySchema } from '../inventory/index.js';
+import { timelineEventSchema } from '../timeline/index.js';
+
+export const ingestBody = z.object({
+  userId: z.number().int().positive(),
+  eventType: z.string().trim().min(1).max(100),
+  eventText: z.string().max(10_000).default(''),
+  metadata: z
+    .object({
+      instanceId: z.number().int().positive().optional().describe('the registry instance the event concerns; it decides the observer'),
+      personaId: z.number().int().positive().optional(),
+    })
+    .catchall(z.unknown())
+    .default({}),
+});
+export type IngestInput = z.infer<typeof ingestBody>;
+
+export const universalStateQuery = z.object({
+  userId: z.coerce.number().int().positive().optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+export const syncMemorySchema = z.object({
+  id: z.number().int(),
+  userId: z.number().int(),
+  content: z.string(),
+  source: z.string(),
+  createdAt: z.iso.datetime(),
+});
+
+export const universalStateSchema = z
+  .object({
+    assistantState: characterStateSchema,
+    emotions: emotionsSchema,
+    memories: z.array(syncMemorySchema),
+    timeline: z.array(timelineEventSchema),
+    inventory: inventorySchema,
+    quests: z.array(playerQuestSchema),
+    relationships: z.array(relationshipSchema),
+  })
+  .meta({ id: 'UniversalState' });
+export type UniversalState = z.infer<typeof universalStateSchema>;

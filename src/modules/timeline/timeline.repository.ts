@@ -1,0 +1,169 @@
+// SQL only: the instance registry and timeline events.
+import { sql } from 'kysely';
+import type { Executor } from '../../platform/db/database.js';
+import type { InstanceSource, InstancesTable } from './timeline.tables.js';
+import type { Updateable } from 'kysely';
+
+export const instanceColumns = [
+  'id',
+  'name',
+  'level',
+  'persona_id',
+  'source',
+  'parent_instance_id',
+  'state_machine_instance_id',
+  'channel_id',
+  'user_id',
+  'is_active',
+  'last_seen_at',
+  'metadata',
+  'is_root',
+  'created_at',
+] as const;
+
+export function findInstance(db: Executor, id: number) {
+  return db.selectFrom('instances').select(instanceColumns).where('id', '=', id).executeTakeFirst();
+}
+export type InstanceRow = NonNullable<Awaited<ReturnType<typeof findInstance>>>;
+
+export function findRoot(db: Executor) {
+  return db.selectFrom('instances').select(instanceColumns).where('is_root', '=', true).executeTakeFirst();
+}
+
+/** Creates the root observer unless one exists (the unique partial index decides a race). */
+export async function insertRootIfMissing(db: Executor, name: string) {
+  await db
+    .insertInto('instances')
+    .values({ name, level: 8, source: 'portal', is_root: true, metadata: { root: true }, user_id: null, persona_id: null, parent_instance_id: null, state_machine_instance_id: null, channel_id: null, last_seen_at: null })
+    .onConflict((oc) => oc.column('is_root').where('is_root', '=', true).doNothing())
+    .execute();
+}
+
+/** The root observer is owned by the first CSO; until one exists it has no owner. */
+export function adoptRootOwner(db: Executor) {
+  return db
+    .updateTable('instances')
+    .set({ user_id: sql<number>`(select min(id) from users where role = 'cso')` })
+    .where('is_root', '=', true)
+    .where('user_id', 'is', null)
+    .execute();
+}
+
+export function insertInstance(
+  db: Executor,
+  v: {
+    name: string;
+    level: 5 | 8;
+    source: InstanceSource;
+    personaId: number | null;
+    parentInstanceId: number | null;
+    stateMachineInstanceId: string | null;
+    channelId: string | null;
+    userId: number | null;
+    metadata: Record<string, unknown>;
+  },
+) {
+  return db
+    .insertInto('instances')
+    .values({
+      name: v.name,
+      level: v.level,
+      source: v.source,
+      persona_id: v.personaId,
+      parent_instance_id: v.parentInstanceId,
+      state_machine_instance_id: v.stateMachineInstanceId,
+      channel_id: v.channelId,
+      user_id: v.userId,
+      metadata: v.metadata,
+      last_seen_at: null,
+    })
+    .returning(instanceColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export function updateInstance(db: Executor, id: number, changes: Updateable<InstancesTable>) {
+  return db
+    .updateTable('instances')
+    .set({ ...changes, updated_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', id)
+    .returning(instanceColumns)
+    .executeTakeFirst();
+}
+
+export function touchInstance(db: Executor, id: number, at: Date) {
+  return db.updateTable('instances').set({ last_seen_at: at }).where('id', '=', id).execute();
+}
+
+export async function listInstances(
+  db: Executor,
+  f: { level?: 5 | 8 | undefined; source?: InstanceSource | undefined; active?: boolean | undefined; parentInstanceId?: number | undefined; limit: number; offset: number },
+) {
+  let q = db.selectFrom('instances');
+  if (f.level !== undefined) q = q.where('level', '=', f.level);
+  if (f.source !== undefined) q = q.where('source', '=', f.source);
+  if (f.active !== undefined) q = q.where('is_active', '=', f.active);
+  if (f.parentInstanceId !== undefined) q = q.where('parent_instance_id', '=', f.parentInstanceId);
+  const [rows, total] = await Promise.all([
+    q.select(instanceColumns).orderBy('id').limit(f.limit).offset(f.offset).execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}
+
+export const eventColumns = [
+  'id',
+  'user_id',
+  'event_type',
+  'event_text',
+  'source',
+  'instance_id',
+  'observer_id',
+  'persona_id',
+  'metadata',
+  'occurred_at',
+  'timeline_at',
+] as const;
+
+export function insertEvent(
+  db: Executor,
+  v: {
+    userId: number | null;
+    eventType: string;
+    eventText: string;
+    source: string;
+    instanceId: number | null;
+    observerId: number;
+    personaId: number | null;
+    metadata: Record<string, unknown>;
+    occurredAt: Date | null;
+  },
+) {
+  return db
+    .insertInto('timeline_events')
+    .values({
+      user_id: v.userId,
+      event_type: v.eventType,
+      event_text: v.eventText,
+      source: v.source,
+      instance_id: v.instanceId,
+      observer_id: v.observerId,
+      persona_id: v.personaId,
+      metadata: v.metadata,
+      occurred_at: v.occurredAt ?? sql<Date>`clock_timestamp()`,
+    })
+    .returning(eventColumns)
+    .executeTakeFirstOrThrow();
+}
+export type EventRow = Awaited<ReturnType<typeof insertEvent>>;
+
+/** Newest first. */
+export function listEvents(
+  db: Executor,
+  f: { userId?: number | undefined; observerId?: number | undefined; eventType?: string | undefined; limit: number },
+) {
+  let q = db.selectFrom('timeline_events').select(eventColumns);
+  if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
+  if (f.observerId !== undefined) q = q.where('observer_id', '=', f.observerId);
+  if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
+  return q.orderBy('timeline_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
+}

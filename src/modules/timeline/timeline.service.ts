@@ -1,0 +1,169 @@
+// The one timeline every module writes to (spec: "Events": every timeline event is enriched with
+// instance metadata, given a timeline time, linked to the observer and broadcast).
+//
+// Callers write the event in the transaction of the change that causes it and pass that
+// transaction's afterCommit: the event is published on the bus only once the change committed,
+// and the realtime layer (observer module) broadcasts it to the observer's room.
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { EventBus } from '../../platform/events/bus.js';
+import { validationFailed } from '../../platform/http/problem.js';
+import * as repo from './timeline.repository.js';
+import { activityUpdate, observerOf } from './timeline.rules.js';
+import type { Instance, InstanceActivity, TimelineEvent } from './timeline.schemas.js';
+
+declare module '../../platform/events/bus.js' {
+  interface AppEvents {
+    /** A committed timeline event; broadcast as `timeline_update` to its observer's room. */
+    'timeline.recorded': TimelineEvent;
+    /** An instance's activity changed; broadcast as `instance_activity` to its observer's room. */
+    'instance.activity': { observerId: number; activity: InstanceActivity };
+  }
+}
+
+export type AfterCommit = (cb: () => void) => void;
+
+export interface RecordInput {
+  eventType: string;
+  eventText?: string | undefined;
+  /** The player (or character) the event is about. */
+  userId?: number | null | undefined;
+  /** The registry instance the event concerns; unknown → 400 validation_failed. Absent: the
+   * event belongs to the root observer. */
+  instanceId?: number | null | undefined;
+  /** Defaults to the instance's persona. */
+  personaId?: number | null | undefined;
+  /** Defaults to the instance's source, else "system". */
+  source?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  /** When it happened, if not now. */
+  occurredAt?: Date | undefined;
+}
+
+export function toEvent(r: repo.EventRow): TimelineEvent {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    eventType: r.event_type,
+    eventText: r.event_text,
+    source: r.source,
+    instanceId: r.instance_id,
+    observerId: r.observer_id,
+    personaId: r.persona_id === null ? null : Number(r.persona_id),
+    metadata: r.metadata,
+    occurredAt: new Date(r.occurred_at).toISOString(),
+    timelineAt: r.timeline_at.toISOString(),
+  };
+}
+
+export function toInstance(r: repo.InstanceRow): Instance {
+  return {
+    id: r.id,
+    name: r.name,
+    level: Number(r.level) as 5 | 8,
+    personaId: r.persona_id,
+    source: r.source,
+    parentInstanceId: r.parent_instance_id,
+    stateMachineInstanceId: r.state_machine_instance_id,
+    channelId: r.channel_id,
+    userId: r.user_id,
+    isActive: r.is_active,
+    lastSeenAt: r.last_seen_at?.toISOString() ?? null,
+    metadata: r.metadata,
+    isRoot: r.is_root,
+    createdAt: r.created_at.toISOString(),
+  };
+}
+
+export class TimelineService {
+  private rootId: number | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly bus: EventBus,
+  ) {}
+
+  /** Creates the root observer unless it exists, and gives it an owner (the first CSO) when it has
+   * none. Idempotent; safe when several nodes start together. */
+  async ensureRootObserver(executor: Executor = this.db): Promise<number> {
+    await repo.insertRootIfMissing(executor, 'Observer');
+    await repo.adoptRootOwner(executor);
+    const root = await repo.findRoot(executor);
+    this.rootId = root!.id;
+    return root!.id;
+  }
+
+  /** The root observer's id (created on first use if a test or CLI skipped the startup step). */
+  async rootObserverId(executor: Executor = this.db): Promise<number> {
+    if (this.rootId !== undefined) return this.rootId;
+    const root = await repo.findRoot(executor);
+    if (root) return (this.rootId = root.id);
+    return this.ensureRootObserver(executor);
+  }
+
+  /**
+   * Writes one timeline event in the caller's transaction and broadcasts it after commit.
+   * Enrichment: the instance's level, source, name and persona go into `metadata.instance`;
+   * `observerId` is the instance's observer (Level-8 parent) or the root observer;
+   * `timelineAt` is the server's clock at recording. Touches the instance's `lastSeenAt`.
+   */
+  async record(trx: Executor, input: RecordInput, afterCommit: AfterCommit): Promise<TimelineEvent> {
+    const instanceId = input.instanceId ?? null;
+    const instance = instanceId === null ? null : await repo.findInstance(trx, instanceId);
+    if (instanceId !== null && !instance) {
+      const path = input.metadata?.instanceId === instanceId ? 'metadata.instanceId' : 'instanceId';
+      throw validationFailed([{ path, message: `no instance ${instanceId}` }]);
+    }
+    const rootId = await this.rootObserverId(trx);
+    const observerId = observerOf(instance ? { id: instance.id, level: Number(instance.level) as 5 | 8, parent_instance_id: instance.parent_instance_id } : null, rootId);
+    const metadata: Record<string, unknown> = { ...input.metadata };
+    if (instance) {
+      // spec: "Every timeline event is enriched with instance metadata".
+      metadata.instance = { id: instance.id, name: instance.name, level: Number(instance.level), source: instance.source, personaId: instance.persona_id };
+    }
+    const row = await repo.insertEvent(trx, {
+      userId: input.userId ?? null,
+      eventType: input.eventType,
+      eventText: input.eventText ?? '',
+      source: input.source ?? instance?.source ?? 'system',
+      instanceId,
+      observerId,
+      personaId: input.personaId ?? instance?.persona_id ?? null,
+      metadata,
+      occurredAt: input.occurredAt ?? null,
+    });
+    const event = toEvent(row);
+
+    if (instance) {
+      const now = row.timeline_at;
+      const { touch, announce } = activityUpdate(instance.last_seen_at, now);
+      if (touch) await repo.touchInstance(trx, instance.id, now);
+      if (announce) {
+        const activity = { instanceId: instance.id, isActive: instance.is_active, lastSeenAt: now.toISOString() };
+        afterCommit(() => this.bus.publish('instance.activity', { observerId, activity }));
+      }
+    }
+    afterCommit(() => this.bus.publish('timeline.recorded', event));
+    return event;
+  }
+
+  /** Announces an instance's changed activity (e.g. an admin switched it on or off). */
+  announceActivity(instance: Instance, observerId: number, afterCommit: AfterCommit) {
+    const activity = { instanceId: instance.id, isActive: instance.isActive, lastSeenAt: instance.lastSeenAt };
+    afterCommit(() => this.bus.publish('instance.activity', { observerId, activity }));
+  }
+
+  /** Newest events first: of one player, of one observer, or of one type. */
+  async list(f: { userId?: number; observerId?: number; eventType?: string; limit: number }, executor: Executor = this.db): Promise<TimelineEvent[]> {
+    return (await repo.listEvents(executor, f)).map(toEvent);
+  }
+
+  async getInstance(id: number, executor: Executor = this.db): Promise<Instance | undefined> {
+    const r = await repo.findInstance(executor, id);
+    return r ? toInstance(r) : undefined;
+  }
+
+  /** The observer an instance reports to (itself for a Level-8 instance). */
+  async observerIdOf(instance: Instance, executor: Executor = this.db): Promise<number> {
+    return observerOf({ id: instance.id, level: instance.level, parent_instance_id: instance.parentInstanceId }, await this.rootObserverId(executor));
+  }
+}

@@ -1,0 +1,239 @@
+// The remote provider: any OpenAI-compatible server (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
+// server) through the Vercel AI SDK, chosen by MODEL_BASE_URL, with separate chat, embedding and
+// vision model names. One attempt per call: the SDK's own retries are off (maxRetries: 0) because
+// the gateway retries, so every attempt is counted and recorded in one place.
+import { createOpenAICompatible, type OpenAICompatibleProvider } from '@ai-sdk/openai-compatible';
+import { APICallError, embedMany, generateText, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import {
+  ModelCallError,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResult,
+  type EmbedResult,
+  type ModelProvider,
+  type ToolCall,
+  type ToolSpec,
+  type VisionRequest,
+  type VisionResult,
+} from './provider.js';
+
+export interface OpenAICompatibleOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  chatModel: string;
+  embeddingModel: string;
+  visionModel: string | undefined;
+  embeddingDimensions: number | undefined;
+}
+
+function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
+  return messages.map((m): ModelMessage => {
+    switch (m.role) {
+      case 'system':
+        return { role: 'system', content: m.content };
+      case 'user':
+        if (!m.images?.length) return { role: 'user', content: m.content };
+        return {
+          role: 'user',
+          content: [{ type: 'text', text: m.content }, ...m.images.map((img) => ({ type: 'file' as const, data: img.data, mediaType: img.mediaType }))],
+        };
+      case 'assistant':
+        if (!m.toolCalls?.length) return { role: 'assistant', content: m.content };
+        return {
+          role: 'assistant',
+          content: [
+            ...(m.content ? [{ type: 'text' as const, text: m.content }] : []),
+            ...m.toolCalls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.id, toolName: c.name, input: c.input })),
+          ],
+        };
+      case 'tool':
+        return {
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: m.toolCallId, toolName: m.toolName, output: { type: 'json', value: (m.result ?? null) as never } }],
+        };
+    }
+  });
+}
+
+// Tools without `execute`: the SDK returns the model's tool calls and stops, and the caller
+// (the chat turn) decides what to run, keeping to the spec's "at most two chat calls".
+function toToolSet(tools: ToolSpec[] | undefined): ToolSet | undefined {
+  if (!tools?.length) return undefined;
+  return Object.fromEntries(tools.map((t) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.parameters as never) })]));
+}
+
+/** SDK errors → the gateway's retry vocabulary: 429, 408 and 5xx (and network failures) retry. */
+export function classifyError(err: unknown): ModelCallError {
+  if (err instanceof ModelCallError) return err;
+  if (APICallError.isInstance(err)) {
+    const status = err.statusCode;
+    const retryAfter = Number(err.responseHeaders?.['retry-after']);
+    const retryable = status === undefined || status === 408 || status === 429 || status >= 500;
+    return new ModelCallError(
+      `model server answered ${status ?? 'nothing'}: ${err.message}`,
+      status,
+      retryable,
+      Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined,
+      { cause: err },
+    );
+  }
+  if (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError'))
+    return new ModelCallError('model call timed out', undefined, true, undefined, { cause: err });
+  // Network failures (connection refused, reset) surface as TypeError from fetch: retry them.
+  const retryable = err instanceof TypeError || (err instanceof Error && /fetch failed|ECONN|socket/i.test(err.message));
+  return new ModelCallError(err instanceof Error ? err.message : String(err), undefined, retryable, undefined, { cause: err });
+}
+
+export class OpenAICompatibleModels implements ModelProvider {
+  readonly name = 'openai-compatible';
+  readonly offline = false;
+  readonly chatModel: string;
+  readonly embeddingModel: string;
+  readonly visionModel: string;
+  readonly embeddingDimensions: number | undefined;
+  private readonly provider: OpenAICompatibleProvider;
+
+  constructor(opts: OpenAICompatibleOptions) {
+    this.chatModel = opts.chatModel;
+    this.embeddingModel = opts.embeddingModel;
+    this.visionModel = opts.visionModel ?? opts.chatModel;
+    this.embeddingDimensions = opts.embeddingDimensions;
+    this.provider = createOpenAICompatible({
+      name: 'models',
+      baseURL: opts.baseUrl.replace(/\/$/, ''),
+      ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+      includeUsage: true,
+    });
+  }
+
+  private base(req: ChatRequest, signal: AbortSignal, model: string) {
+    const tools = toToolSet(req.tools);
+    return {
+      model: this.provider.chatModel(model),
+      ...(req.system ? { system: req.system } : {}),
+      messages: toModelMessages(req.messages),
+      ...(tools ? { tools, toolChoice: req.toolChoice ?? 'auto' } : {}),
+      ...(req.maxOutputTokens ? { maxOutputTokens: req.maxOutputTokens } : {}),
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+      maxRetries: 0,
+      abortSignal: signal,
+    };
+  }
+
+  async chat(req: ChatRequest, signal: AbortSignal): Promise<ChatResult> {
+    try {
+      const r = await generateText(this.base(req, signal, this.chatModel));
+      return {
+        text: r.text,
+        toolCalls: r.toolCalls.map((c): ToolCall => ({ id: c.toolCallId, name: c.toolName, input: c.input })),
+        finishReason: r.finishReason,
+        usage: { inputTokens: r.usage.inputTokens ?? 0, outputTokens: r.usage.outputTokens ?? 0 },
+        provider: this.name,
+        model: this.chatModel,
+        offline: false,
+      };
+    } catch (err) {
+      throw classifyError(err);
+    }
+  }
+
+  async streamChat(req: ChatRequest, signal: AbortSignal, onDelta: (delta: string) => void): Promise<ChatResult> {
+    let failure: unknown;
+    const r = streamText({
+      ...this.base(req, signal, this.chatModel),
+      onError: ({ error }) => {
+        failure = error;
+      },
+    });
+    let text = '';
+    const toolCalls: ToolCall[] = [];
+    let finishReason = 'unknown';
+    let usage = { inputTokens: 0, outputTokens: 0 };
+    try {
+      for await (const part of r.fullStream) {
+        switch (part.type) {
+          case 'text-delta':
+            text += part.text;
+            onDelta(part.text);
+            break;
+          case 'tool-call':
+            toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+            break;
+          case 'finish':
+            finishReason = part.finishReason;
+            usage = { inputTokens: part.totalUsage.inputTokens ?? 0, outputTokens: part.totalUsage.outputTokens ?? 0 };
+            break;
+          case 'error':
+            failure = part.error;
+            break;
+          default:
+            break;
+        }
+      }
+    } catch (err) {
+      failure ??= err;
+    }
+    if (failure !== undefined) {
+      const e = classifyError(failure);
+      // Text already streamed to the client cannot be taken back: such a failure is final.
+      throw text ? new ModelCallError(e.message, e.status, false, undefined, { cause: failure }) : e;
+    }
+    return { text, toolCalls, finishReason, usage, provider: this.name, model: this.chatModel, offline: false };
+  }
+
+  async embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {
+    try {
+      const r = await embedMany({
+        model: this.provider.embeddingModel(this.embeddingModel),
+        values: texts,
+        ...(this.embeddingDimensions ? { dimensions: this.embeddingDimensions } : {}),
+        maxRetries: 0,
+        abortSignal: signal,
+      });
+      const dimensions = r.embeddings[0]?.length ?? this.embeddingDimensions ?? 0;
+      if (this.embeddingDimensions && dimensions !== this.embeddingDimensions)
+        throw new ModelCallError(
+          `the embedding model returned ${dimensions} dimensions, EMBEDDING_DIMENSIONS says ${this.embeddingDimensions}`,
+          undefined,
+          false,
+          undefined,
+        );
+      return {
+        embeddings: r.embeddings,
+        provider: this.name,
+        model: this.embeddingModel,
+        dimensions,
+        usage: { inputTokens: r.usage.tokens ?? 0, outputTokens: 0 },
+        offline: false,
+      };
+    } catch (err) {
+      throw classifyError(err);
+    }
+  }
+
+  async describeImage(req: VisionRequest, signal: AbortSignal): Promise<VisionResult> {
+    try {
+      const r = await generateText({
+        model: this.provider.chatModel(this.visionModel),
+        messages: toModelMessages([
+          {
+            role: 'user',
+            content: req.prompt ?? 'Describe this image in detail: what it shows, any text in it, and anything notable.',
+            images: [req.image],
+          },
+        ]),
+        maxRetries: 0,
+        abortSignal: signal,
+      });
+      return {
+        text: r.text,
+        usage: { inputTokens: r.usage.inputTokens ?? 0, outputTokens: r.usage.outputTokens ?? 0 },
+        provider: this.name,
+        model: this.visionModel,
+        offline: false,
+      };
+    } catch (err) {
+      throw classifyError(err);
+    }
+  }
+}
