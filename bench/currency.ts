@@ -11,7 +11,13 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '32' }, users: { type: 'string', default: '1000' } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '32' },
+    users: { type: 'string', default: '1000' },
+  },
+});
 const seconds = Number(values.seconds);
 const concurrency = Number(values.concurrency);
 const userCount = Number(values.users);
@@ -29,7 +35,9 @@ interface Row {
 }
 
 function pct(sorted: number[], p: number) {
-  return sorted.length ? +sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!.toFixed(2) : NaN;
+  return sorted.length
+    ? +sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!.toFixed(2)
+    : NaN;
 }
 
 /** Runs `op` from `concurrency` loops for `seconds`; returns ops/s and latency percentiles. */
@@ -57,7 +65,13 @@ async function drive(op: (i: number) => Promise<unknown>) {
   );
   const elapsed = (performance.now() - start) / 1000;
   lat.sort((a, b) => a - b);
-  return { changesPerSec: Math.round(lat.length / elapsed), p50ms: pct(lat, 50), p99ms: pct(lat, 99), refused, errors };
+  return {
+    changesPerSec: Math.round(lat.length / elapsed),
+    p50ms: pct(lat, 50),
+    p99ms: pct(lat, 99),
+    refused,
+    errors,
+  };
 }
 
 async function ledgerMatches(deps: Deps, userIds: number[]) {
@@ -72,7 +86,14 @@ async function ledgerMatches(deps: Deps, userIds: number[]) {
 async function run(url: string): Promise<Row[]> {
   const schema = url.startsWith('postgres') ? `bench_${randomBytes(4).toString('hex')}` : undefined;
   const deps = await createDeps(
-    loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123', DATABASE_URL: url, DB_SCHEMA: schema, SERVICES: 'api' }),
+    loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+      DATABASE_URL: url,
+      DB_SCHEMA: schema,
+      SERVICES: 'api',
+    }),
   );
   const { app } = await buildApp(deps);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -84,32 +105,65 @@ async function run(url: string): Promise<Row[]> {
     await inv.modifyCurrency(hot.id, 1000);
     // Alternate spends and awards so the balance hovers and both paths run.
     const hotRun = await drive((i) => inv.modifyCurrency(hot.id, i % 2 ? 7 : -7, { reason: 'bench' }));
-    rows.push({ db: deps.database.kind, scenario: 'service, one hot user', concurrency, ...hotRun, ledgerMatches: await ledgerMatches(deps, [hot.id]) });
+    rows.push({
+      db: deps.database.kind,
+      scenario: 'service, one hot user',
+      concurrency,
+      ...hotRun,
+      ledgerMatches: await ledgerMatches(deps, [hot.id]),
+    });
 
     const many: number[] = [];
-    for (let i = 0; i < userCount; i++) many.push((await deps.services.users.create({ email: null, password: null, name: `u${i}` })).id);
-    const manyRun = await drive((i) => inv.modifyCurrency(many[(i * 7919) % many.length]!, i % 3 ? 5 : -5, { reason: 'bench' }));
-    rows.push({ db: deps.database.kind, scenario: `service, ${userCount} users`, concurrency, ...manyRun, ledgerMatches: await ledgerMatches(deps, many.slice(0, 50)) });
+    for (let i = 0; i < userCount; i++)
+      many.push((await deps.services.users.create({ email: null, password: null, name: `u${i}` })).id);
+    const manyRun = await drive((i) =>
+      inv.modifyCurrency(many[(i * 7919) % many.length]!, i % 3 ? 5 : -5, { reason: 'bench' }),
+    );
+    rows.push({
+      db: deps.database.kind,
+      scenario: `service, ${userCount} users`,
+      concurrency,
+      ...manyRun,
+      ledgerMatches: await ledgerMatches(deps, many.slice(0, 50)),
+    });
 
-    const admin = await deps.services.users.create({ email: null, password: null, name: 'admin', role: 'cso', accountType: 'public' });
+    const admin = await deps.services.users.create({
+      email: null,
+      password: null,
+      name: 'admin',
+      role: 'cso',
+      accountType: 'public',
+    });
     const { accessToken } = await deps.services.auth.issue(admin, 'api');
     const httpRun = await drive(async (i) => {
       const res = await fetch(`${base}/api/inventory/modify`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}`, 'idempotency-key': `k${i}` },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${accessToken}`,
+          'idempotency-key': `k${i}`,
+        },
         body: JSON.stringify({ userId: hot.id, amount: i % 2 ? 3 : -3 }),
       });
       const body = (await res.json()) as { code?: string };
       if (res.status !== 200) throw Object.assign(new Error(String(res.status)), { code: body.code });
     });
-    rows.push({ db: deps.database.kind, scenario: 'HTTP + Idempotency-Key, hot user', concurrency, ...httpRun, ledgerMatches: await ledgerMatches(deps, [hot.id]) });
+    rows.push({
+      db: deps.database.kind,
+      scenario: 'HTTP + Idempotency-Key, hot user',
+      concurrency,
+      ...httpRun,
+      ledgerMatches: await ledgerMatches(deps, [hot.id]),
+    });
   } finally {
     await app.close();
     await deps.close();
     if (schema) {
       const c = new pg.Client({ connectionString: url });
       await c.connect();
-      await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+      await c.query(
+        `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
+      );
       await c.end();
     }
   }

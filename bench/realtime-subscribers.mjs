@@ -12,14 +12,18 @@ const sockets = [];
 
 async function connectAll() {
   const all = [];
-  for (const observerId of observerIds)
-    for (let i = 0; i < perObserver; i++) all.push(observerId);
+  for (const observerId of observerIds) for (let i = 0; i < perObserver; i++) all.push(observerId);
   for (let i = 0; i < all.length; i += 50) {
     await Promise.all(
       all.slice(i, i + 50).map(
         (observerId) =>
           new Promise((resolve, reject) => {
-            const s = io(`${url}/observer`, { auth: { token, observerId }, transports: ['websocket'], forceNew: true, reconnection: false });
+            const s = io(`${url}/observer`, {
+              auth: { token, observerId },
+              transports: ['websocket'],
+              forceNew: true,
+              reconnection: false,
+            });
             s.on('timeline_update', (e) => {
               if (e.observerId !== observerId) foreign++;
               latencies.push(now() - e.metadata.sentAt);

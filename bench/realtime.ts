@@ -12,7 +12,12 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 
-const { values } = parseArgs({ options: { rates: { type: 'string', default: '2000,5000,10000' }, seconds: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    rates: { type: 'string', default: '2000,5000,10000' },
+    seconds: { type: 'string', default: '10' },
+  },
+});
 const rates = values.rates.split(',').map(Number);
 const seconds = Number(values.seconds);
 const OBSERVERS = 10;
@@ -34,14 +39,24 @@ const { app } = await buildApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
-const cso = await deps.services.users.create({ email: `bench-${randomBytes(4).toString('hex')}@example.test`, password: null, role: 'cso', accountType: 'public' });
+const cso = await deps.services.users.create({
+  email: `bench-${randomBytes(4).toString('hex')}@example.test`,
+  password: null,
+  role: 'cso',
+  accountType: 'public',
+});
 const { accessToken } = await deps.services.auth.issue(cso, 'api');
 const { key } = await deps.services.auth.createApiKey('bench', ['sync:write'], null);
 const player = await deps.services.users.create({ email: null, password: null, name: 'player' });
 const observerIds: number[] = [];
-for (let i = 0; i < OBSERVERS; i++) observerIds.push((await deps.services.observer.create({ name: `bench-${i}`, level: 8, source: 'portal' }, cso.id)).id);
+for (let i = 0; i < OBSERVERS; i++)
+  observerIds.push(
+    (await deps.services.observer.create({ name: `bench-${i}`, level: 8, source: 'portal' }, cso.id)).id,
+  );
 
-const worker = new Worker(new URL('./realtime-subscribers.mjs', import.meta.url), { workerData: { url, token: accessToken, observerIds, perObserver: PER_OBSERVER } });
+const worker = new Worker(new URL('./realtime-subscribers.mjs', import.meta.url), {
+  workerData: { url, token: accessToken, observerIds, perObserver: PER_OBSERVER },
+});
 const fromWorker = (type: string) =>
   new Promise<Record<string, unknown>>((resolve, reject) => {
     const on = (msg: Record<string, unknown>) => {
@@ -61,7 +76,10 @@ function pct(sorted: number[], p: number) {
 
 const results = [];
 // A short unrecorded warm-up (JIT, connection and statement caches) at the first rate.
-const phases = [{ rate: rates[0]!, secs: 3, record: false }, ...rates.map((rate) => ({ rate, secs: seconds, record: true }))];
+const phases = [
+  { rate: rates[0]!, secs: 3, record: false },
+  ...rates.map((rate) => ({ rate, secs: seconds, record: true })),
+];
 for (const { rate, secs, record } of phases) {
   const seconds = secs;
   const eventsPerSec = rate / PER_OBSERVER;
@@ -80,7 +98,11 @@ for (const { rate, secs, record } of phases) {
       fetch(`${url}/api/sync/ingest-event`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': key },
-        body: JSON.stringify({ userId: player.id, eventType: 'bench', metadata: { instanceId: observerIds[i % OBSERVERS], sentAt } }),
+        body: JSON.stringify({
+          userId: player.id,
+          eventType: 'bench',
+          metadata: { instanceId: observerIds[i % OBSERVERS], sentAt },
+        }),
       }).then(
         async (res) => {
           await res.arrayBuffer();
@@ -97,7 +119,10 @@ for (const { rate, secs, record } of phases) {
   const sendDuration = (now() - start) / 1000;
   await new Promise((r) => setTimeout(r, 1000)); // let the last deliveries land
   worker.postMessage('collect');
-  const { latencies, foreign } = (await fromWorker('latencies')) as unknown as { latencies: number[]; foreign: number };
+  const { latencies, foreign } = (await fromWorker('latencies')) as unknown as {
+    latencies: number[];
+    foreign: number;
+  };
   if (!record) continue;
   latencies.sort((a, b) => a - b);
   httpLatency.sort((a, b) => a - b);

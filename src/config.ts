@@ -89,6 +89,8 @@ const envSchema = z.object({
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
   LOGIN_FAILURE_WINDOW: seconds.default(15 * 60),
   CHAT_RATE_LIMIT: z.coerce.number().int().positive().default(30),
+  CHAT_TOOL_CALLS_PER_TURN: z.coerce.number().int().min(0).max(20).default(3),
+  CHAT_HISTORY_MESSAGES: z.coerce.number().int().min(0).max(200).default(12),
   MEMORY_MAX_CONTENT: z.coerce.number().int().positive().default(32 * 1024),
 });
 
@@ -144,6 +146,8 @@ export interface Config {
     loginFailures: number;
     loginFailureWindowSec: number;
     chatPerMinute: number;
+    chatToolCallsPerTurn: number;
+    chatHistoryMessages: number;
     memoryContentBytes: number;
   };
 }
@@ -240,6 +244,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       loginFailures: e.LOGIN_FAILURE_LIMIT,
       loginFailureWindowSec: e.LOGIN_FAILURE_WINDOW,
       chatPerMinute: e.CHAT_RATE_LIMIT,
+      chatToolCallsPerTurn: e.CHAT_TOOL_CALLS_PER_TURN,
+      chatHistoryMessages: e.CHAT_HISTORY_MESSAGES,
       memoryContentBytes: e.MEMORY_MAX_CONTENT,
     },
   };

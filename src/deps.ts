@@ -30,6 +30,7 @@ import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
+import { ChatService, defineChatJobs } from './modules/chat/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
@@ -47,6 +48,7 @@ export interface Services {
   inventory: InventoryService;
   sync: SyncService;
   memory: MemoryService;
+  chat: ChatService;
 }
 
 export interface Deps {
@@ -177,7 +179,17 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     });
     // World memories belong to the assistant's own user, which the characters module creates.
     memory.setAssistantResolver(() => characters.assistantUserId());
-    const services: Services = { users, auth, accountEmail, oauth, conversations, timeline, observer, characters, inventory, sync, protocols, chatPlatform, files, memory };
+    const chat = new ChatService(
+      { db, log, counters, jobs, models, memory, inventory, protocols, characters, conversations, files, assistantName: config.assistantName },
+      {
+        messagesPerMinute: config.limits.chatPerMinute,
+        toolCallsPerTurn: config.limits.chatToolCallsPerTurn,
+        historyMessages: config.limits.chatHistoryMessages,
+        attachmentTimeoutMs: config.limits.attachmentTimeoutMs,
+      },
+    );
+    defineChatJobs(jobs, { models, memory, files, log, attachmentBytes: config.limits.attachmentBytes, attachmentTimeoutMs: config.limits.attachmentTimeoutMs });
+    const services: Services = { users, auth, accountEmail, oauth, conversations, timeline, observer, characters, inventory, sync, protocols, chatPlatform, files, memory, chat };
 
     // First start: the assistant's own user and the root observer (API-CONTRACT.md). Both steps
     // are idempotent and safe when several nodes start together.

@@ -53,7 +53,6 @@ export interface RecordedRequest {
   route: FakeRoute;
   path: string;
   headers: Record<string, string | string[] | undefined>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   at: number;
 }
@@ -94,7 +93,6 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function lastUserText(messages: any[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
@@ -134,7 +132,6 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
     res.end(JSON.stringify(body));
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   async function chat(body: any, res: ServerResponse) {
     const reply: FakeChatReply = chatQueue.shift() ?? { text: `fake reply to: ${lastUserText(body.messages ?? [])}` };
     if (reply.delayMs) await sleep(reply.delayMs);
@@ -190,7 +187,6 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
     res.end();
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   function embeddings(body: any, res: ServerResponse) {
     const inputs: string[] = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? '')];
     const dims = typeof body.dimensions === 'number' ? body.dimensions : state.embeddingDimensions;

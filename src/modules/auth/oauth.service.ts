@@ -213,8 +213,9 @@ export class OAuthService {
     };
   }
 
-  /** GET /api/auth/<idp>/callback: checks state, nonce and PKCE, reads the user, and answers
-   * where to send the browser (the app, with a one-time code or an error). */
+  /** GET /api/auth/<idp>/callback: checks state (and that this browser started the login), nonce
+   * and PKCE, reads the user, and answers where to send the browser (the app, with a one-time
+   * code or an error). The binding cookie is cleared whatever the outcome. */
   async callback(
     name: string,
     query: URLSearchParams,

@@ -28,27 +28,72 @@ export function charactersRoutes(app: App, deps: Deps) {
 
   app.post(
     '/api/admin/data/npcs',
-    { config: admin, schema: { tags, summary: 'Create an NPC (a silicon + npc user with a profile)', body: npcBody, response: { 201: npcSchema, ...problems(400, 401, 403) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create an NPC (a silicon + npc user with a profile)',
+        body: npcBody,
+        response: { 201: npcSchema, ...problems(400, 401, 403) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await characters.createNpc(req.body)),
   );
   app.get(
     '/api/admin/data/npcs',
-    { config: admin, schema: { tags, summary: 'List characters (the assistant and NPCs)', querystring: pageQuery, response: { 200: npcListResponse, ...problems(400, 401, 403) } } },
-    async (req) => ({ ...(await characters.listNpcs(req.query)), limit: req.query.limit, offset: req.query.offset }),
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'List characters (the assistant and NPCs)',
+        querystring: pageQuery,
+        response: { 200: npcListResponse, ...problems(400, 401, 403) },
+      },
+    },
+    async (req) => ({
+      ...(await characters.listNpcs(req.query)),
+      limit: req.query.limit,
+      offset: req.query.offset,
+    }),
   );
   app.get(
     '/api/admin/data/npcs/:id',
-    { config: admin, schema: { tags, summary: 'One character', params: idParam, response: { 200: npcSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'One character',
+        params: idParam,
+        response: { 200: npcSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => characters.getNpc(req.params.id),
   );
   app.put(
     '/api/admin/data/npcs/:id',
-    { config: admin, schema: { tags, summary: "Replace a character's name, description, persona type and metadata", params: idParam, body: npcBody, response: { 200: npcSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Replace a character's name, description, persona type and metadata",
+        params: idParam,
+        body: npcBody,
+        response: { 200: npcSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => characters.replaceNpc(req.params.id, req.body),
   );
   app.delete(
     '/api/admin/data/npcs/:id',
-    { config: admin, schema: { tags, summary: 'Delete an NPC (the assistant itself cannot be deleted)', params: idParam, response: { 204: noContent, ...problems(400, 401, 403, 404, 409) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Delete an NPC (the assistant itself cannot be deleted)',
+        params: idParam,
+        response: { 204: noContent, ...problems(400, 401, 403, 404, 409) },
+      },
+    },
     async (req, reply) => {
       await characters.deleteNpc(req.params.id);
       return reply.status(204).send(null);
@@ -56,44 +101,114 @@ export function charactersRoutes(app: App, deps: Deps) {
   );
   app.get(
     '/api/admin/data/npcs/:id/state',
-    { config: admin, schema: { tags, summary: "A character's state (persona, emotions, config)", params: idParam, response: { 200: characterStateSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "A character's state (persona, emotions, config)",
+        params: idParam,
+        response: { 200: characterStateSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => characters.getState(req.params.id),
   );
   app.put(
     '/api/admin/data/npcs/:id/state',
-    { config: admin, schema: { tags, summary: "Change a character's state", params: idParam, body: putStateBody, response: { 200: characterStateSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Change a character's state",
+        params: idParam,
+        body: putStateBody,
+        response: { 200: characterStateSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => characters.putState(req.params.id, req.body),
   );
 
   app.put(
     '/api/admin/data/relationships',
-    { config: admin, schema: { tags, summary: "Set a player's relationship flags and affinity with a character", body: relationshipBody, response: { 200: relationshipSchema, ...problems(400, 401, 403) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Set a player's relationship flags and affinity with a character",
+        body: relationshipBody,
+        response: { 200: relationshipSchema, ...problems(400, 401, 403) },
+      },
+    },
     async (req) => characters.putRelationship(req.body),
   );
 
   app.post(
     '/api/admin/data/quests',
-    { config: admin, schema: { tags, summary: 'Create a quest', body: questBody, response: { 201: questSchema, ...problems(400, 401, 403) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create a quest',
+        body: questBody,
+        response: { 201: questSchema, ...problems(400, 401, 403) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await characters.createQuest(req.body)),
   );
   app.get(
     '/api/admin/data/quests',
-    { config: admin, schema: { tags, summary: 'List quests', querystring: pageQuery, response: { 200: questListResponse, ...problems(400, 401, 403) } } },
-    async (req) => ({ ...(await characters.listQuests(req.query)), limit: req.query.limit, offset: req.query.offset }),
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'List quests',
+        querystring: pageQuery,
+        response: { 200: questListResponse, ...problems(400, 401, 403) },
+      },
+    },
+    async (req) => ({
+      ...(await characters.listQuests(req.query)),
+      limit: req.query.limit,
+      offset: req.query.offset,
+    }),
   );
   app.get(
     '/api/admin/data/quests/:id',
-    { config: admin, schema: { tags, summary: 'One quest', params: idParam, response: { 200: questSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'One quest',
+        params: idParam,
+        response: { 200: questSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => characters.getQuest(req.params.id),
   );
   app.put(
     '/api/admin/data/quests/:id',
-    { config: admin, schema: { tags, summary: 'Replace a quest', params: idParam, body: questBody, response: { 200: questSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Replace a quest',
+        params: idParam,
+        body: questBody,
+        response: { 200: questSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => characters.replaceQuest(req.params.id, req.body),
   );
   app.delete(
     '/api/admin/data/quests/:id',
-    { config: admin, schema: { tags, summary: 'Delete a quest', params: idParam, response: { 204: noContent, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Delete a quest',
+        params: idParam,
+        response: { 204: noContent, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req, reply) => {
       await characters.deleteQuest(req.params.id);
       return reply.status(204).send(null);
@@ -101,13 +216,28 @@ export function charactersRoutes(app: App, deps: Deps) {
   );
   app.put(
     '/api/admin/data/quests/:id/players/:userId',
-    { config: admin, schema: { tags, summary: "Set a player's status and progress on a quest", params: playerQuestParams, body: playerQuestBody, response: { 200: playerQuestSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "Set a player's status and progress on a quest",
+        params: playerQuestParams,
+        body: playerQuestBody,
+        response: { 200: playerQuestSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => characters.setPlayerQuest(req.params.id, req.params.userId, req.body),
   );
 
   app.get(
     '/api/quests',
-    { schema: { tags: ['quests'], summary: "The caller's quests", response: { 200: z.object({ quests: z.array(playerQuestSchema) }), ...problems(401) } } },
+    {
+      schema: {
+        tags: ['quests'],
+        summary: "The caller's quests",
+        response: { 200: z.object({ quests: z.array(playerQuestSchema) }), ...problems(401) },
+      },
+    },
     async (req) => ({ quests: await characters.playerQuests(currentUser(req).id) }),
   );
 }

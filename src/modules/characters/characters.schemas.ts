@@ -26,7 +26,12 @@ export const npcSchema = z
   })
   .meta({ id: 'Npc' });
 export type Npc = z.infer<typeof npcSchema>;
-export const npcListResponse = z.object({ npcs: z.array(npcSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const npcListResponse = z.object({
+  npcs: z.array(npcSchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
 
 export const emotionsSchema = z.record(z.string().min(1).max(50), z.number().min(0).max(1));
 export const characterStateSchema = z
@@ -81,10 +86,21 @@ export const questBody = z.object({
 });
 export type QuestInput = z.infer<typeof questBody>;
 export const questSchema = z
-  .object({ id: z.number().int(), title: z.string(), description: z.string(), metadata: jsonObject, createdAt: z.iso.datetime() })
+  .object({
+    id: z.number().int(),
+    title: z.string(),
+    description: z.string(),
+    metadata: jsonObject,
+    createdAt: z.iso.datetime(),
+  })
   .meta({ id: 'Quest' });
 export type Quest = z.infer<typeof questSchema>;
-export const questListResponse = z.object({ quests: z.array(questSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const questListResponse = z.object({
+  quests: z.array(questSchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
 
 export const QUEST_STATUSES = ['active', 'completed', 'failed'] as const;
 export const playerQuestSchema = z
@@ -100,4 +116,7 @@ export type PlayerQuest = z.infer<typeof playerQuestSchema>;
 export const playerQuestBody = z
   .object({ status: z.enum(QUEST_STATUSES).optional(), progress: z.number().min(0).max(1).optional() })
   .strict();
-export const playerQuestParams = z.object({ id: z.coerce.number().int().positive(), userId: z.coerce.number().int().positive() });
+export const playerQuestParams = z.object({
+  id: z.coerce.number().int().positive(),
+  userId: z.coerce.number().int().positive(),
+});

@@ -5,19 +5,46 @@ import { type Db, type Executor, transaction } from '../../platform/db/database.
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { UsersService } from '../users/users.service.js';
 import * as repo from './characters.repository.js';
-import type { CharacterState, Npc, NpcInput, PlayerQuest, PutStateInput, Quest, QuestInput, Relationship, RelationshipInput } from './characters.schemas.js';
+import type {
+  CharacterState,
+  Npc,
+  NpcInput,
+  PlayerQuest,
+  PutStateInput,
+  Quest,
+  QuestInput,
+  Relationship,
+  RelationshipInput,
+} from './characters.schemas.js';
 import type { QuestStatus } from './characters.tables.js';
 
 export function toNpc(r: repo.CharacterRow): Npc {
-  return { id: r.id, name: r.name, description: r.description, personaType: r.persona_type, metadata: r.metadata, isAssistant: r.is_assistant };
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    personaType: r.persona_type,
+    metadata: r.metadata,
+    isAssistant: r.is_assistant,
+  };
 }
 
 export function toState(r: repo.CharacterRow): CharacterState {
-  return { persona: { name: r.name, description: r.description, personaType: r.persona_type }, emotions: r.emotions, config: r.config };
+  return {
+    persona: { name: r.name, description: r.description, personaType: r.persona_type },
+    emotions: r.emotions,
+    config: r.config,
+  };
 }
 
 function toQuest(r: repo.QuestRow): Quest {
-  return { id: r.id, title: r.title, description: r.description, metadata: r.metadata, createdAt: r.created_at.toISOString() };
+  return {
+    id: r.id,
+    title: r.title,
+    description: r.description,
+    metadata: r.metadata,
+    createdAt: r.created_at.toISOString(),
+  };
 }
 
 export class CharactersService {
@@ -35,8 +62,17 @@ export class CharactersService {
       await repo.lockSeeding(trx);
       const existing = await repo.findAssistant(trx);
       if (existing) return existing.id;
-      const user = await this.users.create({ email: null, password: null, name, role: 'silicon', accountType: 'npc' }, trx);
-      await repo.insertProfile(trx, { userId: user.id, description: '', personaType: 'assistant', metadata: {}, isAssistant: true });
+      const user = await this.users.create(
+        { email: null, password: null, name, role: 'silicon', accountType: 'npc' },
+        trx,
+      );
+      await repo.insertProfile(trx, {
+        userId: user.id,
+        description: '',
+        personaType: 'assistant',
+        metadata: {},
+        isAssistant: true,
+      });
       return user.id;
     });
     this.assistantId = id;
@@ -59,8 +95,17 @@ export class CharactersService {
 
   async createNpc(input: NpcInput): Promise<Npc> {
     return transaction(this.db, async (trx) => {
-      const user = await this.users.create({ email: null, password: null, name: input.name, role: 'silicon', accountType: 'npc' }, trx);
-      await repo.insertProfile(trx, { userId: user.id, description: input.description, personaType: input.personaType ?? null, metadata: input.metadata ?? {}, isAssistant: false });
+      const user = await this.users.create(
+        { email: null, password: null, name: input.name, role: 'silicon', accountType: 'npc' },
+        trx,
+      );
+      await repo.insertProfile(trx, {
+        userId: user.id,
+        description: input.description,
+        personaType: input.personaType ?? null,
+        metadata: input.metadata ?? {},
+        isAssistant: false,
+      });
       return toNpc((await repo.findCharacter(trx, user.id))!);
     });
   }
@@ -79,7 +124,11 @@ export class CharactersService {
     return transaction(this.db, async (trx) => {
       await this.character(id, trx);
       await repo.renameUser(trx, id, input.name);
-      await repo.updateProfile(trx, id, { description: input.description, persona_type: input.personaType ?? null, metadata: input.metadata ?? {} });
+      await repo.updateProfile(trx, id, {
+        description: input.description,
+        persona_type: input.personaType ?? null,
+        metadata: input.metadata ?? {},
+      });
       return toNpc((await repo.findCharacter(trx, id))!);
     });
   }
@@ -119,15 +168,21 @@ export class CharactersService {
   /** Sets a player's relationship with a character; given fields replace the stored ones. */
   async putRelationship(input: RelationshipInput): Promise<Relationship> {
     return transaction(this.db, async (trx) => {
-      if (!(await repo.userExists(trx, input.userId))) throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
-      if (!(await repo.findCharacter(trx, input.npcUserId))) throw validationFailed([{ path: 'npcUserId', message: `no character ${input.npcUserId}` }]);
+      if (!(await repo.userExists(trx, input.userId)))
+        throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
+      if (!(await repo.findCharacter(trx, input.npcUserId)))
+        throw validationFailed([{ path: 'npcUserId', message: `no character ${input.npcUserId}` }]);
       await repo.upsertRelationship(trx, input);
       const [row] = await this.relationships(input.userId, input.npcUserId, trx);
       return row!;
     });
   }
 
-  async relationships(userId: number, npcUserId?: number, executor: Executor = this.db): Promise<Relationship[]> {
+  async relationships(
+    userId: number,
+    npcUserId?: number,
+    executor: Executor = this.db,
+  ): Promise<Relationship[]> {
     return (await repo.listRelationships(executor, { userId, npcUserId })).map((r) => ({
       userId: r.user_id,
       npcUserId: r.npc_user_id,
@@ -139,7 +194,13 @@ export class CharactersService {
   }
 
   async createQuest(input: QuestInput): Promise<Quest> {
-    return toQuest(await repo.insertQuest(this.db, { title: input.title, description: input.description, metadata: input.metadata ?? {} }));
+    return toQuest(
+      await repo.insertQuest(this.db, {
+        title: input.title,
+        description: input.description,
+        metadata: input.metadata ?? {},
+      }),
+    );
   }
 
   async getQuest(id: number): Promise<Quest> {
@@ -154,7 +215,11 @@ export class CharactersService {
   }
 
   async replaceQuest(id: number, input: QuestInput): Promise<Quest> {
-    const q = await repo.updateQuest(this.db, id, { title: input.title, description: input.description, metadata: input.metadata ?? {} });
+    const q = await repo.updateQuest(this.db, id, {
+      title: input.title,
+      description: input.description,
+      metadata: input.metadata ?? {},
+    });
     if (!q) throw notFound('quest');
     return toQuest(q);
   }
@@ -165,7 +230,11 @@ export class CharactersService {
   }
 
   /** A player's status and progress on a quest (created on first use). */
-  async setPlayerQuest(questId: number, userId: number, change: { status?: QuestStatus | undefined; progress?: number | undefined }): Promise<PlayerQuest> {
+  async setPlayerQuest(
+    questId: number,
+    userId: number,
+    change: { status?: QuestStatus | undefined; progress?: number | undefined },
+  ): Promise<PlayerQuest> {
     return transaction(this.db, async (trx) => {
       if (!(await repo.findQuest(trx, questId))) throw notFound('quest');
       if (!(await repo.userExists(trx, userId))) throw notFound('user');

@@ -19,51 +19,116 @@ afterAll(() => t.close());
 describe('the assistant', () => {
   it('exists once, as a silicon + npc user, however often seeding runs', async () => {
     const chars = t.deps.services.characters;
-    const ids = await Promise.all([chars.ensureAssistant('Aria'), chars.ensureAssistant('Aria'), chars.ensureAssistant('Aria')]);
+    const ids = await Promise.all([
+      chars.ensureAssistant('Aria'),
+      chars.ensureAssistant('Aria'),
+      chars.ensureAssistant('Aria'),
+    ]);
     expect(new Set(ids).size).toBe(1);
     const user = await t.deps.services.users.get(ids[0]);
     expect(user).toMatchObject({ role: 'silicon', account_type: 'npc', email: null });
-    const profiles = await t.deps.db.selectFrom('character_profiles').select('user_id').where('is_assistant', '=', true).execute();
+    const profiles = await t.deps.db
+      .selectFrom('character_profiles')
+      .select('user_id')
+      .where('is_assistant', '=', true)
+      .execute();
     expect(profiles).toHaveLength(1);
     const npc = await t.api('GET', `/api/admin/data/npcs/${ids[0]}`, { token: admin.accessToken });
     expect(npc.body).toMatchObject({ isAssistant: true, personaType: 'assistant' });
-    expect((await t.api('DELETE', `/api/admin/data/npcs/${ids[0]}`, { token: admin.accessToken })).status).toBe(409);
+    expect(
+      (await t.api('DELETE', `/api/admin/data/npcs/${ids[0]}`, { token: admin.accessToken })).status,
+    ).toBe(409);
   });
 });
 
 describe('NPC admin CRUD and state', () => {
   it('creates, lists, replaces, reads state, changes state and deletes', async () => {
-    const created = await t.api('POST', '/api/admin/data/npcs', { token: admin.accessToken, body: { name: 'Smith', description: 'forges', personaType: 'merchant', metadata: { town: 'A' } } });
+    const created = await t.api('POST', '/api/admin/data/npcs', {
+      token: admin.accessToken,
+      body: { name: 'Smith', description: 'forges', personaType: 'merchant', metadata: { town: 'A' } },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'Smith', description: 'forges', personaType: 'merchant', metadata: { town: 'A' }, isAssistant: false });
+    expect(created.body).toMatchObject({
+      name: 'Smith',
+      description: 'forges',
+      personaType: 'merchant',
+      metadata: { town: 'A' },
+      isAssistant: false,
+    });
     const id = created.body.id;
     expect(await t.deps.services.users.get(id)).toMatchObject({ role: 'silicon', account_type: 'npc' });
 
     const list = await t.api('GET', '/api/admin/data/npcs?limit=200', { token: admin.accessToken });
     expect(list.body.npcs.map((n: { id: number }) => n.id)).toContain(id);
 
-    const put = await t.api('PUT', `/api/admin/data/npcs/${id}`, { token: admin.accessToken, body: { name: 'Old Smith', description: 'retired' } });
-    expect(put.body).toMatchObject({ id, name: 'Old Smith', description: 'retired', personaType: null, metadata: {} });
+    const put = await t.api('PUT', `/api/admin/data/npcs/${id}`, {
+      token: admin.accessToken,
+      body: { name: 'Old Smith', description: 'retired' },
+    });
+    expect(put.body).toMatchObject({
+      id,
+      name: 'Old Smith',
+      description: 'retired',
+      personaType: null,
+      metadata: {},
+    });
 
     const state = await t.api('GET', `/api/admin/data/npcs/${id}/state`, { token: admin.accessToken });
-    expect(state.body).toEqual({ persona: { name: 'Old Smith', description: 'retired', personaType: null }, emotions: {}, config: {} });
-    const changed = await t.api('PUT', `/api/admin/data/npcs/${id}/state`, { token: admin.accessToken, body: { persona: { personaType: 'npc' }, emotions: { anger: 0.1, joy: 1 }, config: { verbose: true } } });
-    expect(changed.body).toEqual({ persona: { name: 'Old Smith', description: 'retired', personaType: 'npc' }, emotions: { anger: 0.1, joy: 1 }, config: { verbose: true } });
+    expect(state.body).toEqual({
+      persona: { name: 'Old Smith', description: 'retired', personaType: null },
+      emotions: {},
+      config: {},
+    });
+    const changed = await t.api('PUT', `/api/admin/data/npcs/${id}/state`, {
+      token: admin.accessToken,
+      body: { persona: { personaType: 'npc' }, emotions: { anger: 0.1, joy: 1 }, config: { verbose: true } },
+    });
+    expect(changed.body).toEqual({
+      persona: { name: 'Old Smith', description: 'retired', personaType: 'npc' },
+      emotions: { anger: 0.1, joy: 1 },
+      config: { verbose: true },
+    });
 
-    expect((await t.api('DELETE', `/api/admin/data/npcs/${id}`, { token: admin.accessToken })).status).toBe(204);
+    expect((await t.api('DELETE', `/api/admin/data/npcs/${id}`, { token: admin.accessToken })).status).toBe(
+      204,
+    );
     expect((await t.api('GET', `/api/admin/data/npcs/${id}`, { token: admin.accessToken })).status).toBe(404);
   });
 
   it('rejects bad input, non-characters, non-admins and the unauthenticated', async () => {
-    expect((await t.api('POST', '/api/admin/data/npcs', { token: admin.accessToken, body: { description: 'no name' } })).status).toBe(400);
+    expect(
+      (
+        await t.api('POST', '/api/admin/data/npcs', {
+          token: admin.accessToken,
+          body: { description: 'no name' },
+        })
+      ).status,
+    ).toBe(400);
     const npc = await t.deps.services.characters.createNpc({ name: 'Guard', description: '' });
-    expect((await t.api('PUT', `/api/admin/data/npcs/${npc.id}/state`, { token: admin.accessToken, body: { emotions: { joy: 2 } } })).status).toBe(400);
+    expect(
+      (
+        await t.api('PUT', `/api/admin/data/npcs/${npc.id}/state`, {
+          token: admin.accessToken,
+          body: { emotions: { joy: 2 } },
+        })
+      ).status,
+    ).toBe(400);
     // A player is a user but not a character.
-    expect((await t.api('GET', `/api/admin/data/npcs/${player.id}`, { token: admin.accessToken })).status).toBe(404);
-    expect((await t.api('GET', `/api/admin/data/npcs/${player.id}/state`, { token: admin.accessToken })).status).toBe(404);
+    expect(
+      (await t.api('GET', `/api/admin/data/npcs/${player.id}`, { token: admin.accessToken })).status,
+    ).toBe(404);
+    expect(
+      (await t.api('GET', `/api/admin/data/npcs/${player.id}/state`, { token: admin.accessToken })).status,
+    ).toBe(404);
     expect((await t.api('GET', '/api/admin/data/npcs', { token: player.accessToken })).status).toBe(403);
-    expect((await t.api('POST', '/api/admin/data/npcs', { token: player.accessToken, body: { name: 'X' } })).status).toBe(403);
-    expect((await t.api('PUT', `/api/admin/data/npcs/${npc.id}/state`, { token: player.accessToken, body: {} })).status).toBe(403);
+    expect(
+      (await t.api('POST', '/api/admin/data/npcs', { token: player.accessToken, body: { name: 'X' } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await t.api('PUT', `/api/admin/data/npcs/${npc.id}/state`, { token: player.accessToken, body: {} }))
+        .status,
+    ).toBe(403);
     expect((await t.api('GET', '/api/admin/data/npcs')).status).toBe(401);
   });
 });
@@ -71,44 +136,117 @@ describe('NPC admin CRUD and state', () => {
 describe('relationships', () => {
   it('sets flags and affinity per player and character', async () => {
     const npc = await t.deps.services.characters.createNpc({ name: 'Bard', description: '' });
-    const first = await t.api('PUT', '/api/admin/data/relationships', { token: admin.accessToken, body: { userId: player.id, npcUserId: npc.id, flags: { met: true } } });
-    expect(first.body).toMatchObject({ userId: player.id, npcUserId: npc.id, npcName: 'Bard', flags: { met: true }, affinity: 0 });
-    const second = await t.api('PUT', '/api/admin/data/relationships', { token: admin.accessToken, body: { userId: player.id, npcUserId: npc.id, affinity: -0.5 } });
+    const first = await t.api('PUT', '/api/admin/data/relationships', {
+      token: admin.accessToken,
+      body: { userId: player.id, npcUserId: npc.id, flags: { met: true } },
+    });
+    expect(first.body).toMatchObject({
+      userId: player.id,
+      npcUserId: npc.id,
+      npcName: 'Bard',
+      flags: { met: true },
+      affinity: 0,
+    });
+    const second = await t.api('PUT', '/api/admin/data/relationships', {
+      token: admin.accessToken,
+      body: { userId: player.id, npcUserId: npc.id, affinity: -0.5 },
+    });
     expect(second.body).toMatchObject({ flags: { met: true }, affinity: -0.5 });
     expect(await t.deps.services.characters.relationships(other.id)).toEqual([]);
-    expect((await t.api('PUT', '/api/admin/data/relationships', { token: admin.accessToken, body: { userId: player.id, npcUserId: npc.id, affinity: 2 } })).status).toBe(400);
-    const notNpc = await t.api('PUT', '/api/admin/data/relationships', { token: admin.accessToken, body: { userId: player.id, npcUserId: other.id } });
+    expect(
+      (
+        await t.api('PUT', '/api/admin/data/relationships', {
+          token: admin.accessToken,
+          body: { userId: player.id, npcUserId: npc.id, affinity: 2 },
+        })
+      ).status,
+    ).toBe(400);
+    const notNpc = await t.api('PUT', '/api/admin/data/relationships', {
+      token: admin.accessToken,
+      body: { userId: player.id, npcUserId: other.id },
+    });
     expect(notNpc.body).toMatchObject({ status: 400, errors: [{ path: 'npcUserId' }] });
-    expect((await t.api('PUT', '/api/admin/data/relationships', { token: player.accessToken, body: { userId: player.id, npcUserId: npc.id } })).status).toBe(403);
+    expect(
+      (
+        await t.api('PUT', '/api/admin/data/relationships', {
+          token: player.accessToken,
+          body: { userId: player.id, npcUserId: npc.id },
+        })
+      ).status,
+    ).toBe(403);
   });
 });
 
 describe('quests', () => {
   it('admin CRUD, player progress, and GET /api/quests shows only the caller\u2019s', async () => {
-    const q = await t.api('POST', '/api/admin/data/quests', { token: admin.accessToken, body: { title: 'Slay', description: 'the dragon', metadata: { xp: 10 } } });
+    const q = await t.api('POST', '/api/admin/data/quests', {
+      token: admin.accessToken,
+      body: { title: 'Slay', description: 'the dragon', metadata: { xp: 10 } },
+    });
     expect(q.status).toBe(201);
     expect(q.body).toMatchObject({ title: 'Slay', description: 'the dragon', metadata: { xp: 10 } });
     const id = q.body.id;
-    expect((await t.api('GET', `/api/admin/data/quests/${id}`, { token: admin.accessToken })).body.title).toBe('Slay');
-    expect((await t.api('GET', '/api/admin/data/quests', { token: admin.accessToken })).body.total).toBeGreaterThanOrEqual(1);
-    expect((await t.api('PUT', `/api/admin/data/quests/${id}`, { token: admin.accessToken, body: { title: 'Slay!', description: '' } })).body.title).toBe('Slay!');
+    expect(
+      (await t.api('GET', `/api/admin/data/quests/${id}`, { token: admin.accessToken })).body.title,
+    ).toBe('Slay');
+    expect(
+      (await t.api('GET', '/api/admin/data/quests', { token: admin.accessToken })).body.total,
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      (
+        await t.api('PUT', `/api/admin/data/quests/${id}`, {
+          token: admin.accessToken,
+          body: { title: 'Slay!', description: '' },
+        })
+      ).body.title,
+    ).toBe('Slay!');
 
-    const progress = await t.api('PUT', `/api/admin/data/quests/${id}/players/${player.id}`, { token: admin.accessToken, body: { progress: 0.4 } });
+    const progress = await t.api('PUT', `/api/admin/data/quests/${id}/players/${player.id}`, {
+      token: admin.accessToken,
+      body: { progress: 0.4 },
+    });
     expect(progress.body).toMatchObject({ questId: id, title: 'Slay!', status: 'active', progress: 0.4 });
-    const done = await t.api('PUT', `/api/admin/data/quests/${id}/players/${player.id}`, { token: admin.accessToken, body: { status: 'completed', progress: 1 } });
+    const done = await t.api('PUT', `/api/admin/data/quests/${id}/players/${player.id}`, {
+      token: admin.accessToken,
+      body: { status: 'completed', progress: 1 },
+    });
     expect(done.body).toMatchObject({ status: 'completed', progress: 1 });
-    expect((await t.api('PUT', `/api/admin/data/quests/${id}/players/${player.id}`, { token: admin.accessToken, body: { status: 'lost' } })).status).toBe(400);
-    expect((await t.api('PUT', `/api/admin/data/quests/999999/players/${player.id}`, { token: admin.accessToken, body: {} })).status).toBe(404);
+    expect(
+      (
+        await t.api('PUT', `/api/admin/data/quests/${id}/players/${player.id}`, {
+          token: admin.accessToken,
+          body: { status: 'lost' },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await t.api('PUT', `/api/admin/data/quests/999999/players/${player.id}`, {
+          token: admin.accessToken,
+          body: {},
+        })
+      ).status,
+    ).toBe(404);
 
     const mine = await t.api('GET', '/api/quests', { token: player.accessToken });
     expect(mine.body.quests).toMatchObject([{ questId: id, status: 'completed', progress: 1 }]);
     expect((await t.api('GET', '/api/quests', { token: other.accessToken })).body).toEqual({ quests: [] });
     expect((await t.api('GET', '/api/quests')).status).toBe(401);
-    expect((await t.api('POST', '/api/admin/data/quests', { token: player.accessToken, body: { title: 'x' } })).status).toBe(403);
-    expect((await t.api('POST', '/api/admin/data/quests', { token: admin.accessToken, body: { title: '' } })).status).toBe(400);
+    expect(
+      (await t.api('POST', '/api/admin/data/quests', { token: player.accessToken, body: { title: 'x' } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await t.api('POST', '/api/admin/data/quests', { token: admin.accessToken, body: { title: '' } }))
+        .status,
+    ).toBe(400);
 
-    expect((await t.api('DELETE', `/api/admin/data/quests/${id}`, { token: admin.accessToken })).status).toBe(204);
-    expect((await t.api('DELETE', `/api/admin/data/quests/${id}`, { token: admin.accessToken })).status).toBe(404);
+    expect((await t.api('DELETE', `/api/admin/data/quests/${id}`, { token: admin.accessToken })).status).toBe(
+      204,
+    );
+    expect((await t.api('DELETE', `/api/admin/data/quests/${id}`, { token: admin.accessToken })).status).toBe(
+      404,
+    );
     expect((await t.api('GET', '/api/quests', { token: player.accessToken })).body).toEqual({ quests: [] });
   });
 });

@@ -47,6 +47,8 @@ export function touchConversation(db: Executor, id: number) {
 export function insertMessage(
   db: Executor,
   v: {
+    /** An id reserved with reserveMessageId (streamed replies). */
+    id?: number;
     conversationId: number;
     userId: number;
     role: MessageRole;
@@ -61,6 +63,7 @@ export function insertMessage(
   return db
     .insertInto('chat_messages')
     .values({
+      ...(v.id !== undefined ? { id: v.id } : {}),
       conversation_id: v.conversationId,
       user_id: v.userId,
       role: v.role,
@@ -73,6 +76,12 @@ export function insertMessage(
     })
     .returning(messageColumns)
     .executeTakeFirstOrThrow();
+}
+
+/** Takes the next message id from the table's sequence without storing a row. */
+export async function reserveMessageId(db: Executor): Promise<number> {
+  const r = await sql<{ id: number }>`select nextval(pg_get_serial_sequence('chat_messages', 'id')) as id`.execute(db);
+  return Number(r.rows[0]!.id);
 }
 
 export function findByClientMessageId(db: Executor, userId: number, clientMessageId: string) {

@@ -5,6 +5,7 @@
 // concurrent duplicate on Postgres waits on the unique index until the first commits, then
 // replays its answer; on the embedded database transactions are serialised anyway.
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Executor } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
@@ -26,18 +27,35 @@ export const idempotencyHeaders = z.object({
 
 /** Builds the claim of a request: who calls (`user:7`, `apiKey:3`), which route, the key, and a
  * fingerprint of the body (a key reused with another body is a conflict). */
-export function idempotencyClaim(caller: string, route: string, key: string | undefined, body: unknown): IdempotencyClaim | undefined {
+export function idempotencyClaim(
+  caller: string,
+  route: string,
+  key: string | undefined,
+  body: unknown,
+): IdempotencyClaim | undefined {
   if (key === undefined) return undefined;
-  const fingerprint = createHash('sha256').update(JSON.stringify(body ?? null)).digest('base64url');
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify(body ?? null))
+    .digest('base64url');
   return { scope: `${caller} ${route}`, key, fingerprint };
 }
 
 /** Runs `run` once per claim. Returns the stored first answer on a replay. */
-export async function once<T>(trx: Executor, claim: IdempotencyClaim | undefined, run: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+export async function once<T>(
+  trx: Executor,
+  claim: IdempotencyClaim | undefined,
+  run: () => Promise<T>,
+): Promise<{ value: T; replayed: boolean }> {
   if (!claim) return { value: await run(), replayed: false };
   const claimed = await trx
     .insertInto('idempotency_keys')
-    .values({ scope: claim.scope, key: claim.key, fingerprint: claim.fingerprint, status_code: null, response: null })
+    .values({
+      scope: claim.scope,
+      key: claim.key,
+      fingerprint: claim.fingerprint,
+      status_code: null,
+      response: null,
+    })
     .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
     .returning('key')
     .executeTakeFirst();
@@ -60,4 +78,12 @@ export async function once<T>(trx: Executor, claim: IdempotencyClaim | undefined
     .where('key', '=', claim.key)
     .execute();
   return { value, replayed: false };
+}
+
+/** Forgets keys older than `hours` (a retry window, not an archive); for the maintenance sweep. */
+export function deleteExpiredIdempotencyKeys(db: Executor, hours = 24) {
+  return db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', sql<Date>`now() - make_interval(hours => ${hours})`)
+    .executeTakeFirst();
 }

@@ -6,20 +6,35 @@ import type { LedgerKind } from './inventory.tables.js';
 const now = () => sql<Date>`now()` as unknown as Date;
 const itemColumns = ['id', 'name', 'description', 'type', 'metadata'] as const;
 
-export function insertItem(db: Executor, v: { name: string; description: string; type: string; metadata: Record<string, unknown> }) {
+export function insertItem(
+  db: Executor,
+  v: { name: string; description: string; type: string; metadata: Record<string, unknown> },
+) {
   return db.insertInto('items').values(v).returning(itemColumns).executeTakeFirstOrThrow();
 }
 export function findItem(db: Executor, id: number) {
   return db.selectFrom('items').select(itemColumns).where('id', '=', id).executeTakeFirst();
 }
 export type ItemRow = NonNullable<Awaited<ReturnType<typeof findItem>>>;
-export function updateItem(db: Executor, id: number, v: { name: string; description: string; type: string; metadata: Record<string, unknown> }) {
-  return db.updateTable('items').set({ ...v, updated_at: now() }).where('id', '=', id).returning(itemColumns).executeTakeFirst();
+export function updateItem(
+  db: Executor,
+  id: number,
+  v: { name: string; description: string; type: string; metadata: Record<string, unknown> },
+) {
+  return db
+    .updateTable('items')
+    .set({ ...v, updated_at: now() })
+    .where('id', '=', id)
+    .returning(itemColumns)
+    .executeTakeFirst();
 }
 export function deleteItem(db: Executor, id: number) {
   return db.deleteFrom('items').where('id', '=', id).executeTakeFirst();
 }
-export async function listItems(db: Executor, p: { limit: number; offset: number; type?: string | undefined }) {
+export async function listItems(
+  db: Executor,
+  p: { limit: number; offset: number; type?: string | undefined },
+) {
   let q = db.selectFrom('items');
   if (p.type !== undefined) q = q.where('type', '=', p.type);
   const [rows, total] = await Promise.all([
@@ -33,7 +48,14 @@ export function userInventory(db: Executor, userId: number) {
   return db
     .selectFrom('user_inventory')
     .innerJoin('items', 'items.id', 'user_inventory.item_id')
-    .select(['items.id as item_id', 'items.name', 'items.description', 'items.type', 'items.metadata', 'user_inventory.quantity'])
+    .select([
+      'items.id as item_id',
+      'items.name',
+      'items.description',
+      'items.type',
+      'items.metadata',
+      'user_inventory.quantity',
+    ])
     .where('user_inventory.user_id', '=', userId)
     .orderBy('items.id')
     .execute();
@@ -44,7 +66,12 @@ export function balance(db: Executor, userId: number) {
 }
 
 export function balanceForUpdate(db: Executor, userId: number) {
-  return db.selectFrom('users').select('energy_coins').where('id', '=', userId).forUpdate().executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .select('energy_coins')
+    .where('id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** spec: inventory rule 2. One statement: the UPDATE takes the row lock, and the condition (with
@@ -75,18 +102,30 @@ export function addHeld(db: Executor, userId: number, itemId: number, quantity: 
     .insertInto('user_inventory')
     .values({ user_id: userId, item_id: itemId, quantity })
     .onConflict((oc) =>
-      oc.columns(['user_id', 'item_id']).doUpdateSet({ quantity: sql<number>`user_inventory.quantity + excluded.quantity`, updated_at: now() }),
+      oc.columns(['user_id', 'item_id']).doUpdateSet({
+        quantity: sql<number>`user_inventory.quantity + excluded.quantity`,
+        updated_at: now(),
+      }),
     )
     .returning('quantity')
     .executeTakeFirstOrThrow();
 }
 
 export function setHeld(db: Executor, userId: number, itemId: number, quantity: number) {
-  return db.updateTable('user_inventory').set({ quantity, updated_at: now() }).where('user_id', '=', userId).where('item_id', '=', itemId).execute();
+  return db
+    .updateTable('user_inventory')
+    .set({ quantity, updated_at: now() })
+    .where('user_id', '=', userId)
+    .where('item_id', '=', itemId)
+    .execute();
 }
 
 export function deleteHeld(db: Executor, userId: number, itemId: number) {
-  return db.deleteFrom('user_inventory').where('user_id', '=', userId).where('item_id', '=', itemId).execute();
+  return db
+    .deleteFrom('user_inventory')
+    .where('user_id', '=', userId)
+    .where('item_id', '=', itemId)
+    .execute();
 }
 
 export function userExists(db: Executor, id: number) {

@@ -4,7 +4,15 @@ import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
 import { idempotencyClaim, idempotencyHeaders } from './idempotency.js';
-import { idParam, inventorySchema, itemBody, itemListResponse, itemSchema, itemsQuery, modifyBody } from './inventory.schemas.js';
+import {
+  idParam,
+  inventorySchema,
+  itemBody,
+  itemListResponse,
+  itemSchema,
+  itemsQuery,
+  modifyBody,
+} from './inventory.schemas.js';
 
 export function inventoryRoutes(app: App, deps: Deps) {
   const { inventory } = deps.services;
@@ -30,7 +38,8 @@ export function inventoryRoutes(app: App, deps: Deps) {
       config: admin,
       schema: {
         tags,
-        summary: "Change a user's item quantity or energy coins (rules 1-2); Idempotency-Key replays the first answer",
+        summary:
+          "Change a user's item quantity or energy coins (rules 1-2); Idempotency-Key replays the first answer",
         headers: idempotencyHeaders,
         body: modifyBody,
         response: { 200: inventorySchema, ...problems(400, 401, 403, 404, 409) },
@@ -38,7 +47,12 @@ export function inventoryRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       const user = currentUser(req);
-      const claim = idempotencyClaim(`user:${user.id}`, 'POST /api/inventory/modify', req.headers['idempotency-key'], req.body);
+      const claim = idempotencyClaim(
+        `user:${user.id}`,
+        'POST /api/inventory/modify',
+        req.headers['idempotency-key'],
+        req.body,
+      );
       const { value, replayed } = await inventory.adminModify(req.body, user.id, claim);
       if (replayed) void reply.header('idempotent-replayed', 'true');
       return value;
@@ -47,31 +61,74 @@ export function inventoryRoutes(app: App, deps: Deps) {
 
   app.get(
     '/api/items',
-    { schema: { tags, summary: 'List items', querystring: itemsQuery, response: { 200: itemListResponse, ...problems(400, 401) } } },
-    async (req) => ({ ...(await inventory.listItems(req.query)), limit: req.query.limit, offset: req.query.offset }),
+    {
+      schema: {
+        tags,
+        summary: 'List items',
+        querystring: itemsQuery,
+        response: { 200: itemListResponse, ...problems(400, 401) },
+      },
+    },
+    async (req) => ({
+      ...(await inventory.listItems(req.query)),
+      limit: req.query.limit,
+      offset: req.query.offset,
+    }),
   );
 
   app.get(
     '/api/items/:id',
-    { schema: { tags, summary: 'One item', params: idParam, response: { 200: itemSchema, ...problems(400, 401, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'One item',
+        params: idParam,
+        response: { 200: itemSchema, ...problems(400, 401, 404) },
+      },
+    },
     async (req) => inventory.getItem(req.params.id),
   );
 
   app.post(
     '/api/admin/data/items',
-    { config: admin, schema: { tags, summary: 'Create an item', body: itemBody, response: { 201: itemSchema, ...problems(400, 401, 403) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Create an item',
+        body: itemBody,
+        response: { 201: itemSchema, ...problems(400, 401, 403) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await inventory.createItem(req.body)),
   );
 
   app.put(
     '/api/admin/data/items/:id',
-    { config: admin, schema: { tags, summary: 'Replace an item', params: idParam, body: itemBody, response: { 200: itemSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Replace an item',
+        params: idParam,
+        body: itemBody,
+        response: { 200: itemSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => inventory.replaceItem(req.params.id, req.body),
   );
 
   app.delete(
     '/api/admin/data/items/:id',
-    { config: admin, schema: { tags, summary: 'Delete an item (removed from every inventory; the ledger keeps its history)', params: idParam, response: { 204: noContent, ...problems(400, 401, 403, 404) } } },
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: 'Delete an item (removed from every inventory; the ledger keeps its history)',
+        params: idParam,
+        response: { 204: noContent, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req, reply) => {
       await inventory.deleteItem(req.params.id);
       return reply.status(204).send(null);

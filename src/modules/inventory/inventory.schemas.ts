@@ -13,7 +13,13 @@ const nonZeroInt = z
 export const idParam = z.object({ id: z.coerce.number().int().positive() });
 
 export const itemSchema = z
-  .object({ id: z.number().int(), name: z.string(), description: z.string(), type: z.string(), metadata: jsonObject })
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    description: z.string(),
+    type: z.string(),
+    metadata: jsonObject,
+  })
   .meta({ id: 'Item' });
 export type Item = z.infer<typeof itemSchema>;
 
@@ -30,7 +36,12 @@ export const itemsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).default(0),
 });
-export const itemListResponse = z.object({ items: z.array(itemSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+export const itemListResponse = z.object({
+  items: z.array(itemSchema),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
 
 export const inventoryEntrySchema = z.object({
   item_id: z.number().int(),
@@ -45,11 +56,20 @@ export const inventorySchema = z
   .meta({ id: 'Inventory' });
 export type InventoryView = z.infer<typeof inventorySchema>;
 
-export const itemChangeBody = z.object({ userId: z.number().int().positive(), itemId: z.number().int().positive(), quantity: nonZeroInt }).strict();
-export const currencyChangeBody = z.object({ userId: z.number().int().positive(), amount: nonZeroInt }).strict();
-export const modifyBody = z.union([itemChangeBody, currencyChangeBody]).describe('{ userId, itemId, quantity } changes an item; { userId, amount } changes energy coins');
+export const itemChangeBody = z
+  .object({ userId: z.number().int().positive(), itemId: z.number().int().positive(), quantity: nonZeroInt })
+  .strict();
+export const currencyChangeBody = z
+  .object({ userId: z.number().int().positive(), amount: nonZeroInt })
+  .strict();
+export const modifyBody = z
+  .union([itemChangeBody, currencyChangeBody])
+  .describe('{ userId, itemId, quantity } changes an item; { userId, amount } changes energy coins');
 export type ModifyInput = z.infer<typeof modifyBody>;
 
 /** The director's tool arguments (spec: inventory rule 3), for the chat module's model tools. */
-export const directorModifyInventoryArgs = z.object({ itemId: z.number().int().positive(), quantity: nonZeroInt });
+export const directorModifyInventoryArgs = z.object({
+  itemId: z.number().int().positive(),
+  quantity: nonZeroInt,
+});
 export const directorModifyCurrencyArgs = z.object({ amount: nonZeroInt });

@@ -52,7 +52,8 @@ function toItem(r: repo.ItemRow): Item {
 }
 
 function checkChange(n: number, path: string) {
-  if (!Number.isSafeInteger(n) || n === 0) throw validationFailed([{ path, message: 'must be a non-zero integer' }]);
+  if (!Number.isSafeInteger(n) || n === 0)
+    throw validationFailed([{ path, message: 'must be a non-zero integer' }]);
 }
 
 export class InventoryService {
@@ -63,7 +64,11 @@ export class InventoryService {
 
   // ---- rule 2: currency -------------------------------------------------------------------
 
-  private async applyCurrency(trx: Executor, userId: number, amount: number): Promise<{ before: number; after: number }> {
+  private async applyCurrency(
+    trx: Executor,
+    userId: number,
+    amount: number,
+  ): Promise<{ before: number; after: number }> {
     checkChange(amount, 'amount');
     const row = await repo.addToBalance(trx, userId, amount);
     if (row) return { before: Number(row.energy_coins) - amount, after: Number(row.energy_coins) };
@@ -73,18 +78,37 @@ export class InventoryService {
     if (!current) throw notFound('user');
     const balance = Number(current.energy_coins);
     if (!currencyAllowed(balance, amount))
-      throw new AppError('insufficient_funds', `The balance is ${balance}; a change of ${amount} would take it below 0`, { balance });
+      throw new AppError(
+        'insufficient_funds',
+        `The balance is ${balance}; a change of ${amount} would take it below 0`,
+        { balance },
+      );
     const retried = await repo.addToBalance(trx, userId, amount);
     return { before: Number(retried!.energy_coins) - amount, after: Number(retried!.energy_coins) };
   }
 
   /** spec: inventory rule 2, in the caller's transaction (row lock; never below 0, else 409
    * insufficient_funds with the current `balance`). Appends to the ledger. */
-  async modifyCurrencyIn(trx: Executor, userId: number, amount: number, ctx: ChangeContext = {}, timelineEventId: number | null = null): Promise<CurrencyChange> {
+  async modifyCurrencyIn(
+    trx: Executor,
+    userId: number,
+    amount: number,
+    ctx: ChangeContext = {},
+    timelineEventId: number | null = null,
+  ): Promise<CurrencyChange> {
     const { before, after } = await this.applyCurrency(trx, userId, amount);
     const { id } = await repo.appendLedger(trx, {
-      userId, kind: 'currency', itemId: null, delta: amount, before, after,
-      actorUserId: ctx.actorUserId ?? null, actorKind: ctx.actorKind ?? 'system', reason: ctx.reason ?? '', idempotencyKey: ctx.idempotencyKey ?? null, timelineEventId,
+      userId,
+      kind: 'currency',
+      itemId: null,
+      delta: amount,
+      before,
+      after,
+      actorUserId: ctx.actorUserId ?? null,
+      actorKind: ctx.actorKind ?? 'system',
+      reason: ctx.reason ?? '',
+      idempotencyKey: ctx.idempotencyKey ?? null,
+      timelineEventId,
     });
     return { userId, amount, before, after, ledgerId: id };
   }
@@ -96,7 +120,12 @@ export class InventoryService {
 
   // ---- rule 1: items ----------------------------------------------------------------------
 
-  private async applyItem(trx: Executor, userId: number, itemId: number, quantity: number): Promise<{ before: number; after: number }> {
+  private async applyItem(
+    trx: Executor,
+    userId: number,
+    itemId: number,
+    quantity: number,
+  ): Promise<{ before: number; after: number }> {
     checkChange(quantity, 'quantity');
     if (!(await repo.findItem(trx, itemId))) throw notFound('item');
     if (!(await repo.userExists(trx, userId))) throw notFound('user');
@@ -109,7 +138,11 @@ export class InventoryService {
     const outcome = itemChange(held ? Number(held.quantity) : null, quantity);
     switch (outcome.kind) {
       case 'insufficient':
-        throw new AppError('insufficient_quantity', `The user holds ${outcome.held}; cannot remove ${-quantity}`, { quantity: outcome.held });
+        throw new AppError(
+          'insufficient_quantity',
+          `The user holds ${outcome.held}; cannot remove ${-quantity}`,
+          { quantity: outcome.held },
+        );
       case 'delete':
         await repo.deleteHeld(trx, userId, itemId);
         return { before: -quantity, after: 0 };
@@ -123,17 +156,38 @@ export class InventoryService {
   /** spec: inventory rule 1, in the caller's transaction: positive adds, negative removes; a
    * missing record is created; reaching 0 removes the record; removing more than held is 409
    * insufficient_quantity with the held `quantity`. Appends to the ledger. */
-  async modifyInventoryIn(trx: Executor, userId: number, itemId: number, quantity: number, ctx: ChangeContext = {}, timelineEventId: number | null = null): Promise<ItemChange> {
+  async modifyInventoryIn(
+    trx: Executor,
+    userId: number,
+    itemId: number,
+    quantity: number,
+    ctx: ChangeContext = {},
+    timelineEventId: number | null = null,
+  ): Promise<ItemChange> {
     const { before, after } = await this.applyItem(trx, userId, itemId, quantity);
     const { id } = await repo.appendLedger(trx, {
-      userId, kind: 'item', itemId, delta: quantity, before, after,
-      actorUserId: ctx.actorUserId ?? null, actorKind: ctx.actorKind ?? 'system', reason: ctx.reason ?? '', idempotencyKey: ctx.idempotencyKey ?? null, timelineEventId,
+      userId,
+      kind: 'item',
+      itemId,
+      delta: quantity,
+      before,
+      after,
+      actorUserId: ctx.actorUserId ?? null,
+      actorKind: ctx.actorKind ?? 'system',
+      reason: ctx.reason ?? '',
+      idempotencyKey: ctx.idempotencyKey ?? null,
+      timelineEventId,
     });
     return { userId, itemId, quantity, before, after, ledgerId: id };
   }
 
   /** spec: inventory rule 1 in a transaction of its own. */
-  modifyInventory(userId: number, itemId: number, quantity: number, ctx: ChangeContext = {}): Promise<ItemChange> {
+  modifyInventory(
+    userId: number,
+    itemId: number,
+    quantity: number,
+    ctx: ChangeContext = {},
+  ): Promise<ItemChange> {
     return transaction(this.db, (trx) => this.modifyInventoryIn(trx, userId, itemId, quantity, ctx));
   }
 
@@ -141,15 +195,31 @@ export class InventoryService {
 
   /** The director's `modifyCurrency(amount)` tool: the change, a timeline event
    * (`currency_changed`, broadcast after commit) and the ledger entry, in one transaction. */
-  async directorModifyCurrency(input: DirectorChange & { amount: number }): Promise<{ change: CurrencyChange; event: TimelineEvent }> {
+  async directorModifyCurrency(
+    input: DirectorChange & { amount: number },
+  ): Promise<{ change: CurrencyChange; event: TimelineEvent }> {
     return transaction(this.db, async (trx, afterCommit) => {
       const { before, after } = await this.applyCurrency(trx, input.userId, input.amount);
-      const event = await this.directorEvent(trx, afterCommit, input, 'currency_changed',
+      const event = await this.directorEvent(
+        trx,
+        afterCommit,
+        input,
+        'currency_changed',
         `${input.amount > 0 ? 'Awarded' : 'Spent'} ${Math.abs(input.amount)} energy coins (balance ${after})`,
-        { tool: 'modifyCurrency', amount: input.amount, before, after });
+        { tool: 'modifyCurrency', amount: input.amount, before, after },
+      );
       const { id } = await repo.appendLedger(trx, {
-        userId: input.userId, kind: 'currency', itemId: null, delta: input.amount, before, after,
-        actorUserId: input.actorUserId, actorKind: 'director', reason: input.reason ?? 'director tool modifyCurrency', idempotencyKey: null, timelineEventId: event.id,
+        userId: input.userId,
+        kind: 'currency',
+        itemId: null,
+        delta: input.amount,
+        before,
+        after,
+        actorUserId: input.actorUserId,
+        actorKind: 'director',
+        reason: input.reason ?? 'director tool modifyCurrency',
+        idempotencyKey: null,
+        timelineEventId: event.id,
       });
       return { change: { userId: input.userId, amount: input.amount, before, after, ledgerId: id }, event };
     });
@@ -157,22 +227,62 @@ export class InventoryService {
 
   /** The director's `modifyInventory(itemId, quantity)` tool: the change, a timeline event
    * (`inventory_changed`) and the ledger entry, in one transaction. */
-  async directorModifyInventory(input: DirectorChange & { itemId: number; quantity: number }): Promise<{ change: ItemChange; event: TimelineEvent }> {
+  async directorModifyInventory(
+    input: DirectorChange & { itemId: number; quantity: number },
+  ): Promise<{ change: ItemChange; event: TimelineEvent }> {
     return transaction(this.db, async (trx, afterCommit) => {
       const { before, after } = await this.applyItem(trx, input.userId, input.itemId, input.quantity);
       const item = (await repo.findItem(trx, input.itemId))!;
-      const event = await this.directorEvent(trx, afterCommit, input, 'inventory_changed',
+      const event = await this.directorEvent(
+        trx,
+        afterCommit,
+        input,
+        'inventory_changed',
         `${input.quantity > 0 ? 'Gave' : 'Took'} ${Math.abs(input.quantity)} x ${item.name} (now ${after})`,
-        { tool: 'modifyInventory', itemId: input.itemId, itemName: item.name, quantity: input.quantity, before, after });
+        {
+          tool: 'modifyInventory',
+          itemId: input.itemId,
+          itemName: item.name,
+          quantity: input.quantity,
+          before,
+          after,
+        },
+      );
       const { id } = await repo.appendLedger(trx, {
-        userId: input.userId, kind: 'item', itemId: input.itemId, delta: input.quantity, before, after,
-        actorUserId: input.actorUserId, actorKind: 'director', reason: input.reason ?? 'director tool modifyInventory', idempotencyKey: null, timelineEventId: event.id,
+        userId: input.userId,
+        kind: 'item',
+        itemId: input.itemId,
+        delta: input.quantity,
+        before,
+        after,
+        actorUserId: input.actorUserId,
+        actorKind: 'director',
+        reason: input.reason ?? 'director tool modifyInventory',
+        idempotencyKey: null,
+        timelineEventId: event.id,
       });
-      return { change: { userId: input.userId, itemId: input.itemId, quantity: input.quantity, before, after, ledgerId: id }, event };
+      return {
+        change: {
+          userId: input.userId,
+          itemId: input.itemId,
+          quantity: input.quantity,
+          before,
+          after,
+          ledgerId: id,
+        },
+        event,
+      };
     });
   }
 
-  private directorEvent(trx: Executor, afterCommit: AfterCommit, input: DirectorChange, eventType: string, eventText: string, details: Record<string, unknown>) {
+  private directorEvent(
+    trx: Executor,
+    afterCommit: AfterCommit,
+    input: DirectorChange,
+    eventType: string,
+    eventText: string,
+    details: Record<string, unknown>,
+  ) {
     // spec: "Operations that create timeline events: … inventory and currency changes by the director".
     return this.timeline.record(
       trx,
@@ -183,7 +293,12 @@ export class InventoryService {
         instanceId: input.instanceId ?? null,
         personaId: input.actorUserId,
         source: 'director',
-        metadata: { ...input.metadata, ...details, actorUserId: input.actorUserId, ...(input.reason ? { reason: input.reason } : {}) },
+        metadata: {
+          ...input.metadata,
+          ...details,
+          actorUserId: input.actorUserId,
+          ...(input.reason ? { reason: input.reason } : {}),
+        },
       },
       afterCommit,
     );
@@ -193,11 +308,21 @@ export class InventoryService {
 
   /** `POST /api/inventory/modify`: one change, then the user's inventory; with an idempotency
    * claim, a repeated request replays the first answer and changes nothing. */
-  adminModify(input: ModifyInput, actorUserId: number, claim: IdempotencyClaim | undefined): Promise<{ value: InventoryView; replayed: boolean }> {
+  adminModify(
+    input: ModifyInput,
+    actorUserId: number,
+    claim: IdempotencyClaim | undefined,
+  ): Promise<{ value: InventoryView; replayed: boolean }> {
     return transaction(this.db, (trx) =>
       once(trx, claim, async () => {
-        const ctx: ChangeContext = { actorUserId, actorKind: 'admin', reason: 'admin modify', idempotencyKey: claim?.key ?? null };
-        if ('itemId' in input) await this.modifyInventoryIn(trx, input.userId, input.itemId, input.quantity, ctx);
+        const ctx: ChangeContext = {
+          actorUserId,
+          actorKind: 'admin',
+          reason: 'admin modify',
+          idempotencyKey: claim?.key ?? null,
+        };
+        if ('itemId' in input)
+          await this.modifyInventoryIn(trx, input.userId, input.itemId, input.quantity, ctx);
         else await this.modifyCurrencyIn(trx, input.userId, input.amount, ctx);
         return this.inventory(input.userId, trx);
       }),
@@ -211,7 +336,14 @@ export class InventoryService {
     const [items, bal] = [await repo.userInventory(executor, userId), await repo.balance(executor, userId)];
     if (!bal) throw notFound('user');
     return {
-      items: items.map((i) => ({ item_id: i.item_id, name: i.name, description: i.description, type: i.type, metadata: i.metadata, quantity: Number(i.quantity) })),
+      items: items.map((i) => ({
+        item_id: i.item_id,
+        name: i.name,
+        description: i.description,
+        type: i.type,
+        metadata: i.metadata,
+        quantity: Number(i.quantity),
+      })),
       energy_coins: Number(bal.energy_coins),
     };
   }
@@ -223,14 +355,25 @@ export class InventoryService {
   }
 
   /** The ledger of one user, oldest first (audits and tests). */
-  ledger(userId: number, f: { kind?: 'currency' | 'item'; itemId?: number } = {}, executor: Executor = this.db) {
+  ledger(
+    userId: number,
+    f: { kind?: 'currency' | 'item'; itemId?: number } = {},
+    executor: Executor = this.db,
+  ) {
     return repo.ledger(executor, userId, f);
   }
 
   // ---- items -------------------------------------------------------------------------------
 
   async createItem(input: ItemInput): Promise<Item> {
-    return toItem(await repo.insertItem(this.db, { name: input.name, description: input.description, type: input.type, metadata: input.metadata ?? {} }));
+    return toItem(
+      await repo.insertItem(this.db, {
+        name: input.name,
+        description: input.description,
+        type: input.type,
+        metadata: input.metadata ?? {},
+      }),
+    );
   }
 
   async getItem(id: number): Promise<Item> {
@@ -245,7 +388,12 @@ export class InventoryService {
   }
 
   async replaceItem(id: number, input: ItemInput): Promise<Item> {
-    const r = await repo.updateItem(this.db, id, { name: input.name, description: input.description, type: input.type, metadata: input.metadata ?? {} });
+    const r = await repo.updateItem(this.db, id, {
+      name: input.name,
+      description: input.description,
+      type: input.type,
+      metadata: input.metadata ?? {},
+    });
     if (!r) throw notFound('item');
     return toItem(r);
   }

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import { deleteExpiredIdempotencyKeys } from './idempotency.js';
 import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
 
 describe('inventory rules', () => {
@@ -28,7 +29,15 @@ describe('inventory rules', () => {
   });
 
   it('summarises items with quantities and the coin balance (rule 4)', () => {
-    expect(inventorySummary([{ name: 'Sword', quantity: 1 }, { name: 'Potion', quantity: 3 }], 42)).toBe('Sword x 1\nPotion x 3\nEnergy coins: 42');
+    expect(
+      inventorySummary(
+        [
+          { name: 'Sword', quantity: 1 },
+          { name: 'Potion', quantity: 3 },
+        ],
+        42,
+      ),
+    ).toBe('Sword x 1\nPotion x 3\nEnergy coins: 42');
     expect(inventorySummary([], 0)).toBe('(no items)\nEnergy coins: 0');
   });
 });
@@ -45,8 +54,17 @@ beforeAll(async () => {
   admin = await createUser(t, 'cso');
   player = await createUser(t, 'public');
   other = await createUser(t, 'public');
-  sword = (await t.deps.services.inventory.createItem({ name: 'Sword', description: 'sharp', type: 'weapon' })).id;
-  potion = (await t.deps.services.inventory.createItem({ name: 'Potion', description: 'heals', type: 'consumable', metadata: { hp: 10 } })).id;
+  sword = (
+    await t.deps.services.inventory.createItem({ name: 'Sword', description: 'sharp', type: 'weapon' })
+  ).id;
+  potion = (
+    await t.deps.services.inventory.createItem({
+      name: 'Potion',
+      description: 'heals',
+      type: 'consumable',
+      metadata: { hp: 10 },
+    })
+  ).id;
 });
 afterAll(() => t.close());
 
@@ -54,43 +72,115 @@ describe('items', () => {
   it('lists items and shows one; unknown → 404; needs a token', async () => {
     const list = await t.api('GET', '/api/items', { token: player.accessToken });
     expect(list.status).toBe(200);
-    expect(list.body.items.map((i: { name: string }) => i.name)).toEqual(expect.arrayContaining(['Sword', 'Potion']));
+    expect(list.body.items.map((i: { name: string }) => i.name)).toEqual(
+      expect.arrayContaining(['Sword', 'Potion']),
+    );
     const one = await t.api('GET', `/api/items/${potion}`, { token: player.accessToken });
-    expect(one.body).toEqual({ id: potion, name: 'Potion', description: 'heals', type: 'consumable', metadata: { hp: 10 } });
+    expect(one.body).toEqual({
+      id: potion,
+      name: 'Potion',
+      description: 'heals',
+      type: 'consumable',
+      metadata: { hp: 10 },
+    });
     expect((await t.api('GET', '/api/items/999999', { token: player.accessToken })).status).toBe(404);
     expect((await t.api('GET', '/api/items/abc', { token: player.accessToken })).status).toBe(400);
     expect((await t.api('GET', '/api/items')).status).toBe(401);
   });
 
   it('admin CRUD: create, replace, delete; bad input 400; non-admin 403', async () => {
-    const created = await t.api('POST', '/api/admin/data/items', { token: admin.accessToken, body: { name: 'Key', description: 'opens', type: 'key' } });
+    const created = await t.api('POST', '/api/admin/data/items', {
+      token: admin.accessToken,
+      body: { name: 'Key', description: 'opens', type: 'key' },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'Key', type: 'key', metadata: {} });
     const id = created.body.id;
-    const put = await t.api('PUT', `/api/admin/data/items/${id}`, { token: admin.accessToken, body: { name: 'Gold key', description: 'opens more', type: 'key', metadata: { door: 1 } } });
-    expect(put.body).toEqual({ id, name: 'Gold key', description: 'opens more', type: 'key', metadata: { door: 1 } });
-    expect((await t.api('POST', '/api/admin/data/items', { token: admin.accessToken, body: { name: '', type: 'key' } })).status).toBe(400);
-    expect((await t.api('POST', '/api/admin/data/items', { token: player.accessToken, body: { name: 'X', type: 'key' } })).status).toBe(403);
-    expect((await t.api('PUT', `/api/admin/data/items/${id}`, { token: player.accessToken, body: { name: 'X', type: 'key' } })).status).toBe(403);
-    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: player.accessToken })).status).toBe(403);
-    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: admin.accessToken })).status).toBe(204);
-    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: admin.accessToken })).status).toBe(404);
-    expect((await t.api('PUT', `/api/admin/data/items/${id}`, { token: admin.accessToken, body: { name: 'X', type: 'key' } })).status).toBe(404);
+    const put = await t.api('PUT', `/api/admin/data/items/${id}`, {
+      token: admin.accessToken,
+      body: { name: 'Gold key', description: 'opens more', type: 'key', metadata: { door: 1 } },
+    });
+    expect(put.body).toEqual({
+      id,
+      name: 'Gold key',
+      description: 'opens more',
+      type: 'key',
+      metadata: { door: 1 },
+    });
+    expect(
+      (
+        await t.api('POST', '/api/admin/data/items', {
+          token: admin.accessToken,
+          body: { name: '', type: 'key' },
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await t.api('POST', '/api/admin/data/items', {
+          token: player.accessToken,
+          body: { name: 'X', type: 'key' },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await t.api('PUT', `/api/admin/data/items/${id}`, {
+          token: player.accessToken,
+          body: { name: 'X', type: 'key' },
+        })
+      ).status,
+    ).toBe(403);
+    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: player.accessToken })).status).toBe(
+      403,
+    );
+    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: admin.accessToken })).status).toBe(
+      204,
+    );
+    expect((await t.api('DELETE', `/api/admin/data/items/${id}`, { token: admin.accessToken })).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await t.api('PUT', `/api/admin/data/items/${id}`, {
+          token: admin.accessToken,
+          body: { name: 'X', type: 'key' },
+        })
+      ).status,
+    ).toBe(404);
   });
 });
 
 describe('GET /api/inventory and POST /api/inventory/modify', () => {
   it('gives, takes and reports the inventory with the balance', async () => {
     const u = await createUser(t, 'public');
-    const give = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: sword, quantity: 2 } });
+    const give = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, itemId: sword, quantity: 2 },
+    });
     expect(give.status).toBe(200);
-    expect(give.body).toEqual({ items: [{ item_id: sword, name: 'Sword', description: 'sharp', type: 'weapon', metadata: {}, quantity: 2 }], energy_coins: 0 });
-    const coins = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 50 } });
+    expect(give.body).toEqual({
+      items: [
+        { item_id: sword, name: 'Sword', description: 'sharp', type: 'weapon', metadata: {}, quantity: 2 },
+      ],
+      energy_coins: 0,
+    });
+    const coins = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, amount: 50 },
+    });
     expect(coins.body.energy_coins).toBe(50);
     // Reaching 0 removes the record (rule 1).
-    const take = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: sword, quantity: -2 } });
+    const take = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, itemId: sword, quantity: -2 },
+    });
     expect(take.body).toEqual({ items: [], energy_coins: 50 });
-    const rows = await t.deps.db.selectFrom('user_inventory').selectAll().where('user_id', '=', u.id).execute();
+    const rows = await t.deps.db
+      .selectFrom('user_inventory')
+      .selectAll()
+      .where('user_id', '=', u.id)
+      .execute();
     expect(rows).toEqual([]);
     const mine = await t.api('GET', '/api/inventory', { token: u.accessToken });
     expect(mine.body).toEqual({ items: [], energy_coins: 50 });
@@ -100,36 +190,83 @@ describe('GET /api/inventory and POST /api/inventory/modify', () => {
   it('refuses overdrafts with the contract codes and extensions', async () => {
     const u = await createUser(t, 'public');
     await t.deps.services.inventory.modifyCurrency(u.id, 5);
-    const broke = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: -6 } });
+    const broke = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, amount: -6 },
+    });
     expect(broke.status).toBe(409);
     expect(broke.body).toMatchObject({ code: 'insufficient_funds', balance: 5 });
     expect(broke.headers.get('content-type')).toContain('application/problem+json');
     await t.deps.services.inventory.modifyInventory(u.id, potion, 1);
-    const few = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: potion, quantity: -2 } });
+    const few = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, itemId: potion, quantity: -2 },
+    });
     expect(few.status).toBe(409);
     expect(few.body).toMatchObject({ code: 'insufficient_quantity', quantity: 1 });
-    const none = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: sword, quantity: -1 } });
+    const none = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, itemId: sword, quantity: -1 },
+    });
     expect(none.body).toMatchObject({ code: 'insufficient_quantity', quantity: 0 });
-    expect((await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, itemId: 999999, quantity: 1 } })).status).toBe(404);
-    expect((await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: 999999, amount: 1 } })).status).toBe(404);
-    expect((await t.api('GET', '/api/inventory', { token: u.accessToken })).body).toMatchObject({ energy_coins: 5 });
+    expect(
+      (
+        await t.api('POST', '/api/inventory/modify', {
+          token: admin.accessToken,
+          body: { userId: u.id, itemId: 999999, quantity: 1 },
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await t.api('POST', '/api/inventory/modify', {
+          token: admin.accessToken,
+          body: { userId: 999999, amount: 1 },
+        })
+      ).status,
+    ).toBe(404);
+    expect((await t.api('GET', '/api/inventory', { token: u.accessToken })).body).toMatchObject({
+      energy_coins: 5,
+    });
   });
 
   it('validates the body', async () => {
-    for (const body of [{ userId: player.id, amount: 0 }, { userId: player.id, itemId: sword, quantity: 0 }, { userId: player.id }, { amount: 5 }, { userId: player.id, amount: 1.5 }, { userId: player.id, amount: 5, extra: 1 }]) {
+    for (const body of [
+      { userId: player.id, amount: 0 },
+      { userId: player.id, itemId: sword, quantity: 0 },
+      { userId: player.id },
+      { amount: 5 },
+      { userId: player.id, amount: 1.5 },
+      { userId: player.id, amount: 5, extra: 1 },
+    ]) {
       const r = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body });
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.code).toBe('validation_failed');
     }
-    const badKey = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: player.id, amount: 1 }, headers: { 'idempotency-key': 'x'.repeat(201) } });
+    const badKey = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: player.id, amount: 1 },
+      headers: { 'idempotency-key': 'x'.repeat(201) },
+    });
     expect(badKey.status).toBe(400);
   });
 
   it('is admin-only; a player sees only their own inventory', async () => {
-    expect((await t.api('POST', '/api/inventory/modify', { body: { userId: player.id, amount: 5 } })).status).toBe(401);
-    expect((await t.api('POST', '/api/inventory/modify', { token: player.accessToken, body: { userId: player.id, amount: 5 } })).status).toBe(403);
+    expect(
+      (await t.api('POST', '/api/inventory/modify', { body: { userId: player.id, amount: 5 } })).status,
+    ).toBe(401);
+    expect(
+      (
+        await t.api('POST', '/api/inventory/modify', {
+          token: player.accessToken,
+          body: { userId: player.id, amount: 5 },
+        })
+      ).status,
+    ).toBe(403);
     expect((await t.api('GET', '/api/inventory')).status).toBe(401);
-    expect((await t.api('GET', `/api/inventory?userId=${other.id}`, { token: player.accessToken })).status).toBe(403);
+    expect(
+      (await t.api('GET', `/api/inventory?userId=${other.id}`, { token: player.accessToken })).status,
+    ).toBe(403);
     await t.deps.services.inventory.modifyCurrency(other.id, 7);
     const seen = await t.api('GET', `/api/inventory?userId=${other.id}`, { token: admin.accessToken });
     expect(seen.body.energy_coins).toBe(7);
@@ -139,11 +276,23 @@ describe('GET /api/inventory and POST /api/inventory/modify', () => {
   it('replays the first answer for a repeated Idempotency-Key and changes nothing', async () => {
     const u = await createUser(t, 'public');
     const headers = { 'idempotency-key': 'award-1' };
-    const first = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 30 }, headers });
+    const first = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, amount: 30 },
+      headers,
+    });
     expect(first.body.energy_coins).toBe(30);
     // Change the state in between: the replay still answers what the first request answered.
     await t.deps.services.inventory.modifyCurrency(u.id, 1);
-    const again = await Promise.all([1, 2, 3].map(() => t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 30 }, headers })));
+    const again = await Promise.all(
+      [1, 2, 3].map(() =>
+        t.api('POST', '/api/inventory/modify', {
+          token: admin.accessToken,
+          body: { userId: u.id, amount: 30 },
+          headers,
+        }),
+      ),
+    );
     for (const r of again) {
       expect(r.status).toBe(200);
       expect(r.body).toEqual(first.body);
@@ -153,17 +302,37 @@ describe('GET /api/inventory and POST /api/inventory/modify', () => {
     expect(ledger.map((l) => l.delta)).toEqual([30, 1]);
     expect(ledger[0]!.idempotency_key).toBe('award-1');
     // The same key with another body is a conflict; another caller's key is their own.
-    const clash = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: 31 }, headers });
+    const clash = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, amount: 31 },
+      headers,
+    });
     expect(clash.status).toBe(409);
     expect(clash.body.code).toBe('conflict');
     const admin2 = await createUser(t, 'developer');
-    const theirs = await t.api('POST', '/api/inventory/modify', { token: admin2.accessToken, body: { userId: u.id, amount: 30 }, headers });
+    const theirs = await t.api('POST', '/api/inventory/modify', {
+      token: admin2.accessToken,
+      body: { userId: u.id, amount: 30 },
+      headers,
+    });
     expect(theirs.body.energy_coins).toBe(61);
     // A refused request leaves no key behind: the retry runs again.
     const k = { 'idempotency-key': 'spend-too-much' };
-    expect((await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: -100 }, headers: k })).status).toBe(409);
+    expect(
+      (
+        await t.api('POST', '/api/inventory/modify', {
+          token: admin.accessToken,
+          body: { userId: u.id, amount: -100 },
+          headers: k,
+        })
+      ).status,
+    ).toBe(409);
     await t.deps.services.inventory.modifyCurrency(u.id, 100);
-    const retried = await t.api('POST', '/api/inventory/modify', { token: admin.accessToken, body: { userId: u.id, amount: -100 }, headers: k });
+    const retried = await t.api('POST', '/api/inventory/modify', {
+      token: admin.accessToken,
+      body: { userId: u.id, amount: -100 },
+      headers: k,
+    });
     expect(retried.status).toBe(200);
     expect(retried.body.energy_coins).toBe(61);
   });
@@ -176,7 +345,9 @@ describe('concurrency (rules 1-2 under row locks)', () => {
     await inv.modifyCurrency(u.id, 200, { reason: 'seed' });
     // 80 spends of 10 and 20 awards of 10, interleaved: 400 coins in total can pay 40 spends.
     const ops = Array.from({ length: 100 }, (_, i) => (i % 5 === 4 ? 10 : -10));
-    const results = await Promise.allSettled(ops.map((amount) => inv.modifyCurrency(u.id, amount, { reason: 'race' })));
+    const results = await Promise.allSettled(
+      ops.map((amount) => inv.modifyCurrency(u.id, amount, { reason: 'race' })),
+    );
     const spendsOk = results.filter((r, i) => ops[i]! < 0 && r.status === 'fulfilled').length;
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     for (const f of failures) {
@@ -234,7 +405,9 @@ describe('concurrency (rules 1-2 under row locks)', () => {
 
     const v = await createUser(t, 'public');
     await inv.modifyInventory(v.id, sword, 30);
-    const takes = await Promise.allSettled(Array.from({ length: 100 }, () => inv.modifyInventory(v.id, sword, -1)));
+    const takes = await Promise.allSettled(
+      Array.from({ length: 100 }, () => inv.modifyInventory(v.id, sword, -1)),
+    );
     expect(takes.filter((r) => r.status === 'fulfilled')).toHaveLength(30);
     expect((await inv.inventory(v.id)).items).toEqual([]);
   });
@@ -242,8 +415,12 @@ describe('concurrency (rules 1-2 under row locks)', () => {
   it('keeps the ledger append-only', async () => {
     const u = await createUser(t, 'public');
     await t.deps.services.inventory.modifyCurrency(u.id, 1);
-    await expect(sql`update economy_ledger set delta = 2 where user_id = ${u.id}`.execute(t.deps.db)).rejects.toThrow(/append-only/);
-    await expect(sql`delete from economy_ledger where user_id = ${u.id}`.execute(t.deps.db)).rejects.toThrow(/append-only/);
+    await expect(
+      sql`update economy_ledger set delta = 2 where user_id = ${u.id}`.execute(t.deps.db),
+    ).rejects.toThrow(/append-only/);
+    await expect(sql`delete from economy_ledger where user_id = ${u.id}`.execute(t.deps.db)).rejects.toThrow(
+      /append-only/,
+    );
   });
 });
 
@@ -252,12 +429,32 @@ describe('director tool commands (rule 3)', () => {
     const u = await createUser(t, 'public');
     const assistant = await t.deps.services.characters.assistantUserId();
     const inv = t.deps.services.inventory;
-    const coins = await inv.directorModifyCurrency({ userId: u.id, amount: 25, actorUserId: assistant, reason: 'quest reward' });
+    const coins = await inv.directorModifyCurrency({
+      userId: u.id,
+      amount: 25,
+      actorUserId: assistant,
+      reason: 'quest reward',
+    });
     expect(coins.change).toMatchObject({ before: 0, after: 25 });
-    expect(coins.event).toMatchObject({ eventType: 'currency_changed', userId: u.id, source: 'director', metadata: { amount: 25, before: 0, after: 25 } });
-    const item = await inv.directorModifyInventory({ userId: u.id, itemId: sword, quantity: 1, actorUserId: assistant });
-    expect(item.event).toMatchObject({ eventType: 'inventory_changed', metadata: { itemName: 'Sword', quantity: 1, after: 1 } });
-    await expect(inv.directorModifyCurrency({ userId: u.id, amount: -26, actorUserId: assistant })).rejects.toMatchObject({ code: 'insufficient_funds' });
+    expect(coins.event).toMatchObject({
+      eventType: 'currency_changed',
+      userId: u.id,
+      source: 'director',
+      metadata: { amount: 25, before: 0, after: 25 },
+    });
+    const item = await inv.directorModifyInventory({
+      userId: u.id,
+      itemId: sword,
+      quantity: 1,
+      actorUserId: assistant,
+    });
+    expect(item.event).toMatchObject({
+      eventType: 'inventory_changed',
+      metadata: { itemName: 'Sword', quantity: 1, after: 1 },
+    });
+    await expect(
+      inv.directorModifyCurrency({ userId: u.id, amount: -26, actorUserId: assistant }),
+    ).rejects.toMatchObject({ code: 'insufficient_funds' });
     const ledger = await inv.ledger(u.id);
     expect(ledger.map((l) => [l.actor_kind, l.timeline_event_id])).toEqual([
       ['director', coins.event.id],
@@ -267,5 +464,20 @@ describe('director tool commands (rule 3)', () => {
     // The refused change left no event behind.
     const events = await t.deps.services.timeline.list({ userId: u.id, limit: 10 });
     expect(events.map((e) => e.eventType)).toEqual(['inventory_changed', 'currency_changed']);
+  });
+});
+
+describe('idempotency keys', () => {
+  it('are forgotten after the retry window', async () => {
+    await sql`insert into idempotency_keys (scope, key, fingerprint, created_at) values ('old', 'k', 'f', now() - interval '25 hours'), ('new', 'k', 'f', now())`.execute(
+      t.deps.db,
+    );
+    await deleteExpiredIdempotencyKeys(t.deps.db, 24);
+    const left = await t.deps.db
+      .selectFrom('idempotency_keys')
+      .select('scope')
+      .where('scope', 'in', ['old', 'new'])
+      .execute();
+    expect(left).toEqual([{ scope: 'new' }]);
   });
 });

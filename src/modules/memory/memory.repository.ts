@@ -150,7 +150,8 @@ export function newestInScope(db: Executor, s: Scope, limit: number) {
 
 /** A vector as the literal its column type parses: `[…]` for pgvector, `{…}` for real[]. */
 export function vectorLiteral(v: ArrayLike<number>, vector: boolean): string {
-  const body = Array.from(v, (x) => (Number.isFinite(x) ? Math.fround(x) : 0)).join(',');
+  // Seven significant digits: what a float4 holds, and half the text of a double's digits.
+  const body = Array.from(v, (x) => (Number.isFinite(x) && x !== 0 ? Number(x.toPrecision(7)) : 0)).join(',');
   return vector ? `[${body}]` : `{${body}}`;
 }
 

@@ -24,6 +24,8 @@ import type { MemoryDto } from './memory.schemas.js';
 export const EMBED_JOB = 'memory.embed';
 /** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
 const ROUNDS_PER_RUN = 50;
+/** How long a chat exchange waits for the next turn's query to carry its embedding. */
+const DEFERRED_EMBED_SECONDS = 120;
 
 export interface MemoryServiceOptions {
   /** pgvector present (`vector` columns) or the exact scan over `real[]`. */
@@ -195,8 +197,11 @@ export class MemoryService {
     return m!;
   }
 
-  /** Several memories in one transaction and one embedding job (ingestion, benchmarks). */
-  async addMemories(inputs: AddMemoryInput[], trx?: Trx): Promise<MemoryDto[]> {
+  /** Several memories in one transaction and one embedding job (ingestion, benchmarks).
+   * `deferEmbedding`: the chat turn's exchange. Its chunks are embedded together with the next
+   * turn's query (spec: at most one embedding request per message); a delayed job is the backstop
+   * when no next turn comes, and finds nothing to do when one did. */
+  async addMemories(inputs: AddMemoryInput[], trx?: Trx, opts: { deferEmbedding?: boolean } = {}): Promise<MemoryDto[]> {
     inputs.forEach((i, n) => this.checkContent(i.content, inputs.length > 1 ? `memories.${n}.content` : 'body.content'));
     const run = async (t: Trx) => {
       const rows = await repo.insertMemories(
@@ -219,7 +224,12 @@ export class MemoryService {
         rows.flatMap((m) => chunkText(m.content, this.opts.chunkSize, this.opts.chunkOverlap).map((content, index) => ({ memory: m, index, content }))),
       );
       // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
-      await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: rows.map((r) => r.id) });
+      await this.jobs.enqueue(
+        t,
+        EMBED_JOB,
+        { memoryIds: rows.map((r) => r.id) },
+        opts.deferEmbedding ? { startAfterSeconds: DEFERRED_EMBED_SECONDS } : {},
+      );
       return rows.map(toDto);
     };
     return trx ? run(trx) : transaction(this.db, run);
@@ -444,14 +454,14 @@ export class MemoryService {
    * provider that fails leaves its slot at the default; the chat turn goes on. */
   registerContextSlot<K extends ContextSlot>(slot: K, provider: SlotProvider<K>): void {
     if (this.slots.has(slot)) throw new Error(`context slot ${slot} already has a provider`);
-    this.slots.set(slot, provider as unknown as SlotProvider<ContextSlot>);
+    this.slots.set(slot, provider);
   }
 
   private async slot<K extends ContextSlot>(slot: K, req: ContextRequest): Promise<ConversationContext[K] | undefined> {
-    const provider = this.slots.get(slot);
+    const provider = this.slots.get(slot) as SlotProvider<K> | undefined;
     if (!provider) return undefined;
     try {
-      return (await provider(req)) as ConversationContext[K] | undefined;
+      return await provider(req);
     } catch (err) {
       this.log.warn({ err, slot }, 'context slot provider failed');
       return undefined;

@@ -3,7 +3,13 @@ import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
 import { instanceSchema } from '../timeline/index.js';
-import { createInstanceBody, instanceIdParam, instanceListResponse, listInstancesQuery, patchInstanceBody } from './observer.schemas.js';
+import {
+  createInstanceBody,
+  instanceIdParam,
+  instanceListResponse,
+  listInstancesQuery,
+  patchInstanceBody,
+} from './observer.schemas.js';
 
 export function observerRoutes(app: App, deps: Deps) {
   const { observer } = deps.services;
@@ -12,19 +18,47 @@ export function observerRoutes(app: App, deps: Deps) {
 
   app.post(
     '/api/admin/instances',
-    { config, schema: { tags, summary: 'Register a Level-5 or Level-8 instance (creates a timeline event)', body: createInstanceBody, response: { 201: instanceSchema, ...problems(400, 401, 403) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Register a Level-5 or Level-8 instance (creates a timeline event)',
+        body: createInstanceBody,
+        response: { 201: instanceSchema, ...problems(400, 401, 403) },
+      },
+    },
     async (req, reply) => reply.status(201).send(await observer.create(req.body, currentUser(req).id)),
   );
 
   app.get(
     '/api/admin/instances',
-    { config, schema: { tags, summary: 'List instances', querystring: listInstancesQuery, response: { 200: instanceListResponse, ...problems(400, 401, 403) } } },
-    async (req) => ({ ...(await observer.list(req.query)), limit: req.query.limit, offset: req.query.offset }),
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List instances',
+        querystring: listInstancesQuery,
+        response: { 200: instanceListResponse, ...problems(400, 401, 403) },
+      },
+    },
+    async (req) => ({
+      ...(await observer.list(req.query)),
+      limit: req.query.limit,
+      offset: req.query.offset,
+    }),
   );
 
   app.get(
     '/api/admin/instances/:id',
-    { config, schema: { tags, summary: 'One instance', params: instanceIdParam, response: { 200: instanceSchema, ...problems(400, 401, 403, 404) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'One instance',
+        params: instanceIdParam,
+        response: { 200: instanceSchema, ...problems(400, 401, 403, 404) },
+      },
+    },
     async (req) => observer.get(req.params.id),
   );
 
@@ -32,7 +66,13 @@ export function observerRoutes(app: App, deps: Deps) {
     '/api/admin/instances/:id',
     {
       config,
-      schema: { tags, summary: 'Change an instance (isActive, metadata, …); activity changes are broadcast', params: instanceIdParam, body: patchInstanceBody, response: { 200: instanceSchema, ...problems(400, 401, 403, 404) } },
+      schema: {
+        tags,
+        summary: 'Change an instance (isActive, metadata, …); activity changes are broadcast',
+        params: instanceIdParam,
+        body: patchInstanceBody,
+        response: { 200: instanceSchema, ...problems(400, 401, 403, 404) },
+      },
     },
     async (req) => observer.patch(req.params.id, req.body),
   );

@@ -33,7 +33,10 @@ export type PatchInstanceInput = z.infer<typeof patchInstanceBody>;
 
 const boolString = z.enum(['true', 'false']).transform((v) => v === 'true');
 export const listInstancesQuery = z.object({
-  level: z.enum(['5', '8']).transform((v) => Number(v) as 5 | 8).optional(),
+  level: z
+    .enum(['5', '8'])
+    .transform((v) => Number(v) as 5 | 8)
+    .optional(),
   source: instanceSourceSchema.optional(),
   active: boolString.optional(),
   parentInstanceId: z.coerce.number().int().positive().optional(),

@@ -3,7 +3,12 @@
 import { type Db, transaction } from '../../platform/db/database.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
-import { instancesRepository as repo, toInstance, type Instance, type TimelineService } from '../timeline/index.js';
+import {
+  instancesRepository as repo,
+  toInstance,
+  type Instance,
+  type TimelineService,
+} from '../timeline/index.js';
 import type { CreateInstanceInput, PatchInstanceInput } from './observer.schemas.js';
 
 function isForeignKeyViolation(err: unknown): boolean {
@@ -22,10 +27,15 @@ export class ObserverService {
     return transaction(this.db, async (trx, afterCommit) => {
       if (input.parentInstanceId !== undefined) {
         const parent = await repo.findInstance(trx, input.parentInstanceId);
-        if (!parent) throw validationFailed([{ path: 'parentInstanceId', message: `no instance ${input.parentInstanceId}` }]);
+        if (!parent)
+          throw validationFailed([
+            { path: 'parentInstanceId', message: `no instance ${input.parentInstanceId}` },
+          ]);
         // A Level-5 instance's observer is its Level-8 parent; observers nest under observers.
         if (Number(parent.level) !== 8)
-          throw validationFailed([{ path: 'parentInstanceId', message: 'the parent must be a Level-8 observer' }]);
+          throw validationFailed([
+            { path: 'parentInstanceId', message: 'the parent must be a Level-8 observer' },
+          ]);
       }
       let row: repo.InstanceRow;
       try {
@@ -41,7 +51,8 @@ export class ObserverService {
           metadata: input.metadata ?? {},
         });
       } catch (err) {
-        if (isForeignKeyViolation(err)) throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
+        if (isForeignKeyViolation(err))
+          throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
         throw err;
       }
       await this.timeline.record(
@@ -60,7 +71,9 @@ export class ObserverService {
   }
 
   list(f: Parameters<typeof repo.listInstances>[1]) {
-    return repo.listInstances(this.db, f).then(({ rows, total }) => ({ instances: rows.map(toInstance), total }));
+    return repo
+      .listInstances(this.db, f)
+      .then(({ rows, total }) => ({ instances: rows.map(toInstance), total }));
   }
 
   async get(id: number): Promise<Instance> {
@@ -80,17 +93,24 @@ export class ObserverService {
           ...(changes.isActive !== undefined ? { is_active: changes.isActive } : {}),
           ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
           ...(changes.personaId !== undefined ? { persona_id: changes.personaId } : {}),
-          ...(changes.stateMachineInstanceId !== undefined ? { state_machine_instance_id: changes.stateMachineInstanceId } : {}),
+          ...(changes.stateMachineInstanceId !== undefined
+            ? { state_machine_instance_id: changes.stateMachineInstanceId }
+            : {}),
           ...(changes.channelId !== undefined ? { channel_id: changes.channelId } : {}),
           ...(changes.userId !== undefined ? { user_id: changes.userId } : {}),
         });
       } catch (err) {
-        if (isForeignKeyViolation(err)) throw validationFailed([{ path: 'userId', message: `no user ${changes.userId}` }]);
+        if (isForeignKeyViolation(err))
+          throw validationFailed([{ path: 'userId', message: `no user ${changes.userId}` }]);
         throw err;
       }
       const instance = toInstance(row!);
       if (changes.isActive !== undefined && changes.isActive !== before.is_active)
-        this.timeline.announceActivity(instance, await this.timeline.observerIdOf(instance, trx), afterCommit);
+        this.timeline.announceActivity(
+          instance,
+          await this.timeline.observerIdOf(instance, trx),
+          afterCommit,
+        );
       return instance;
     });
   }
@@ -100,7 +120,11 @@ export class ObserverService {
   async authorizeWatcher(user: UserPrincipal, observerId: number): Promise<Instance> {
     const row = await repo.findInstance(this.db, observerId);
     const allowed = user.role === 'cso' || user.admin || (row !== undefined && row.user_id === user.id);
-    if (!allowed) throw new AppError('forbidden', 'Only a CSO, an administrator or the observer\u2019s owner may watch this observer');
+    if (!allowed)
+      throw new AppError(
+        'forbidden',
+        'Only a CSO, an administrator or the observer\u2019s owner may watch this observer',
+      );
     if (!row || Number(row.level) !== 8) throw new AppError('not_found', `No observer ${observerId}`);
     return toInstance(row);
   }

@@ -15,11 +15,25 @@ export const observerRoom = (observerId: number) => `observer:${observerId}`;
 
 export function observerSockets(io: SocketServer, deps: Deps) {
   const nsp = io.of(OBSERVER_NAMESPACE);
-  authenticateSocket(nsp, { verifyAccessToken: (t) => deps.tokens.verify(t), verifyApiKey: async () => null, adminUserIds: deps.config.adminUserIds }, deps.log);
+  authenticateSocket(
+    nsp,
+    {
+      verifyAccessToken: (t) => deps.tokens.verify(t),
+      verifyApiKey: async () => null,
+      adminUserIds: deps.config.adminUserIds,
+    },
+    deps.log,
+  );
   nsp.use((socket, next) => {
     const parsed = observerHandshake.safeParse(socket.handshake.auth ?? {});
     if (!parsed.success) {
-      next(connectError(makeProblem('validation_failed', 'Connect with auth: { token, observerId }', { errors: zodErrors(parsed.error, 'auth') })));
+      next(
+        connectError(
+          makeProblem('validation_failed', 'Connect with auth: { token, observerId }', {
+            errors: zodErrors(parsed.error, 'auth'),
+          }),
+        ),
+      );
       return;
     }
     const user = (socket.data as SocketData).user;

@@ -25,11 +25,18 @@ afterAll(async () => {
 /** Connects to /observer; resolves with the socket, or rejects with the connect_error data
  * (the problem object). */
 async function watch(auth: Record<string, unknown>): Promise<Socket> {
-  const socket = connect(`${t.url}/observer`, { auth, transports: ['websocket'], forceNew: true, reconnection: false });
+  const socket = connect(`${t.url}/observer`, {
+    auth,
+    transports: ['websocket'],
+    forceNew: true,
+    reconnection: false,
+  });
   sockets.push(socket);
   const outcome = await new Promise<{ ok: true } | { ok: false; problem: unknown }>((resolve) => {
     socket.once('connect', () => resolve({ ok: true }));
-    socket.once('connect_error', (err: Error & { data?: unknown }) => resolve({ ok: false, problem: err.data ?? err }));
+    socket.once('connect_error', (err: Error & { data?: unknown }) =>
+      resolve({ ok: false, problem: err.data ?? err }),
+    );
   });
   if (!outcome.ok) throw outcome.problem;
   return socket;
@@ -50,7 +57,10 @@ async function until(check: () => boolean, ms = 3000) {
 }
 
 async function newObserver(ownerId: number | undefined, name = 'Obs') {
-  const r = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name, level: 8, source: 'portal', ...(ownerId ? { userId: ownerId } : {}) } });
+  const r = await t.api('POST', '/api/admin/instances', {
+    token: cso.accessToken,
+    body: { name, level: 8, source: 'portal', ...(ownerId ? { userId: ownerId } : {}) },
+  });
   expect(r.status).toBe(201);
   return r.body as { id: number };
 }
@@ -70,7 +80,10 @@ describe('timeline rules', () => {
     expect(activityUpdate(null, now)).toEqual({ touch: true, announce: true });
     expect(activityUpdate(new Date(now.getTime() - 10), now)).toEqual({ touch: false, announce: false });
     expect(activityUpdate(new Date(now.getTime() - 2000), now)).toEqual({ touch: true, announce: false });
-    expect(activityUpdate(new Date(now.getTime() - IDLE_AFTER_MS), now)).toEqual({ touch: true, announce: true });
+    expect(activityUpdate(new Date(now.getTime() - IDLE_AFTER_MS), now)).toEqual({
+      touch: true,
+      announce: true,
+    });
   });
 });
 
@@ -80,7 +93,10 @@ describe('instance registry', () => {
     const root = await t.api('GET', `/api/admin/instances/${rootId}`, { token: cso.accessToken });
     expect(root.body).toMatchObject({ name: 'Observer', level: 8, isRoot: true, userId: cso.id });
     // Starting again (another node) creates no second root.
-    await Promise.all([t.deps.services.timeline.ensureRootObserver(), t.deps.services.timeline.ensureRootObserver()]);
+    await Promise.all([
+      t.deps.services.timeline.ensureRootObserver(),
+      t.deps.services.timeline.ensureRootObserver(),
+    ]);
     const roots = await t.deps.db.selectFrom('instances').select('id').where('is_root', '=', true).execute();
     expect(roots).toEqual([{ id: rootId }]);
   });
@@ -89,36 +105,99 @@ describe('instance registry', () => {
     const obs = await newObserver(owner.id, 'Country');
     const l5 = await t.api('POST', '/api/admin/instances', {
       token: cso.accessToken,
-      body: { name: 'Portal fragment', level: 5, source: 'chat_platform', personaId: 3, parentInstanceId: obs.id, channelId: 'c-1', metadata: { a: 1 } },
+      body: {
+        name: 'Portal fragment',
+        level: 5,
+        source: 'chat_platform',
+        personaId: 3,
+        parentInstanceId: obs.id,
+        channelId: 'c-1',
+        metadata: { a: 1 },
+      },
     });
     expect(l5.status).toBe(201);
-    expect(l5.body).toMatchObject({ level: 5, source: 'chat_platform', personaId: 3, parentInstanceId: obs.id, channelId: 'c-1', isActive: true, metadata: { a: 1 }, isRoot: false });
+    expect(l5.body).toMatchObject({
+      level: 5,
+      source: 'chat_platform',
+      personaId: 3,
+      parentInstanceId: obs.id,
+      channelId: 'c-1',
+      isActive: true,
+      metadata: { a: 1 },
+      isRoot: false,
+    });
     expect(l5.body.lastSeenAt).not.toBeNull();
     const events = await t.deps.services.timeline.list({ observerId: obs.id, limit: 10 });
-    expect(events.find((e) => e.instanceId === l5.body.id)).toMatchObject({ eventType: 'instance_created', source: 'chat_platform', personaId: 3, metadata: { instance: { level: 5, name: 'Portal fragment' } } });
+    expect(events.find((e) => e.instanceId === l5.body.id)).toMatchObject({
+      eventType: 'instance_created',
+      source: 'chat_platform',
+      personaId: 3,
+      metadata: { instance: { level: 5, name: 'Portal fragment' } },
+    });
 
-    const list = await t.api('GET', `/api/admin/instances?level=5&source=chat_platform&active=true&parentInstanceId=${obs.id}`, { token: cso.accessToken });
+    const list = await t.api(
+      'GET',
+      `/api/admin/instances?level=5&source=chat_platform&active=true&parentInstanceId=${obs.id}`,
+      { token: cso.accessToken },
+    );
     expect(list.body).toMatchObject({ total: 1, instances: [{ id: l5.body.id }] });
-    const patched = await t.api('PATCH', `/api/admin/instances/${l5.body.id}`, { token: cso.accessToken, body: { isActive: false, metadata: { b: 2 } } });
+    const patched = await t.api('PATCH', `/api/admin/instances/${l5.body.id}`, {
+      token: cso.accessToken,
+      body: { isActive: false, metadata: { b: 2 } },
+    });
     expect(patched.body).toMatchObject({ isActive: false, metadata: { b: 2 } });
-    expect((await t.api('GET', `/api/admin/instances/${l5.body.id}`, { token: cso.accessToken })).body.isActive).toBe(false);
+    expect(
+      (await t.api('GET', `/api/admin/instances/${l5.body.id}`, { token: cso.accessToken })).body.isActive,
+    ).toBe(false);
   });
 
   it('rejects bad input, unknown references, non-admins and the unauthenticated', async () => {
-    const bad = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'x', level: 6, source: 'portal' } });
+    const bad = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'x', level: 6, source: 'portal' },
+    });
     expect(bad.status).toBe(400);
-    const parent = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'x', level: 5, source: 'portal', parentInstanceId: 999999 } });
+    const parent = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'x', level: 5, source: 'portal', parentInstanceId: 999999 },
+    });
     expect(parent.body).toMatchObject({ status: 400, errors: [{ path: 'parentInstanceId' }] });
-    const l5 = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'leaf', level: 5, source: 'portal' } });
-    const underLeaf = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'x', level: 5, source: 'portal', parentInstanceId: l5.body.id } });
+    const l5 = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'leaf', level: 5, source: 'portal' },
+    });
+    const underLeaf = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'x', level: 5, source: 'portal', parentInstanceId: l5.body.id },
+    });
     expect(underLeaf.status).toBe(400);
-    const noUser = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'x', level: 8, source: 'portal', userId: 999999 } });
+    const noUser = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'x', level: 8, source: 'portal', userId: 999999 },
+    });
     expect(noUser.body).toMatchObject({ status: 400, errors: [{ path: 'userId' }] });
-    expect((await t.api('PATCH', `/api/admin/instances/${l5.body.id}`, { token: cso.accessToken, body: {} })).status).toBe(400);
+    expect(
+      (await t.api('PATCH', `/api/admin/instances/${l5.body.id}`, { token: cso.accessToken, body: {} }))
+        .status,
+    ).toBe(400);
     expect((await t.api('GET', '/api/admin/instances/999999', { token: cso.accessToken })).status).toBe(404);
-    expect((await t.api('PATCH', '/api/admin/instances/999999', { token: cso.accessToken, body: { isActive: true } })).status).toBe(404);
+    expect(
+      (
+        await t.api('PATCH', '/api/admin/instances/999999', {
+          token: cso.accessToken,
+          body: { isActive: true },
+        })
+      ).status,
+    ).toBe(404);
     expect((await t.api('GET', '/api/admin/instances', { token: owner.accessToken })).status).toBe(403);
-    expect((await t.api('POST', '/api/admin/instances', { token: owner.accessToken, body: { name: 'x', level: 8, source: 'portal' } })).status).toBe(403);
+    expect(
+      (
+        await t.api('POST', '/api/admin/instances', {
+          token: owner.accessToken,
+          body: { name: 'x', level: 8, source: 'portal' },
+        })
+      ).status,
+    ).toBe(403);
     expect((await t.api('GET', '/api/admin/instances')).status).toBe(401);
   });
 });
@@ -130,27 +209,42 @@ describe('/observer namespace', () => {
     await expect(watch({ token: cso.accessToken, observerId: obs.id })).resolves.toBeDefined();
     await expect(watch({ token: dev.accessToken, observerId: obs.id })).resolves.toBeDefined();
     await expect(watch({ token: owner.accessToken, observerId: obs.id })).resolves.toBeDefined();
-    await expect(watch({ token: stranger.accessToken, observerId: obs.id })).rejects.toMatchObject({ code: 'forbidden', status: 403 });
+    await expect(watch({ token: stranger.accessToken, observerId: obs.id })).rejects.toMatchObject({
+      code: 'forbidden',
+      status: 403,
+    });
     // An observer that does not exist looks the same as one the caller may not watch.
-    await expect(watch({ token: stranger.accessToken, observerId: 999999 })).rejects.toMatchObject({ code: 'forbidden' });
-    await expect(watch({ token: cso.accessToken, observerId: 999999 })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(watch({ token: stranger.accessToken, observerId: 999999 })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    await expect(watch({ token: cso.accessToken, observerId: 999999 })).rejects.toMatchObject({
+      code: 'not_found',
+    });
     await expect(watch({ observerId: obs.id })).rejects.toMatchObject({ code: 'unauthenticated' });
     await expect(watch({ token: 'not-a-jwt', observerId: obs.id })).rejects.toMatchObject({ status: 401 });
     await expect(watch({ token: cso.accessToken })).rejects.toMatchObject({ code: 'validation_failed' });
-    await expect(watch({ token: cso.accessToken, observerId: 'abc' })).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(watch({ token: cso.accessToken, observerId: 'abc' })).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
   });
 
   it("never delivers observer B's events to a subscriber of observer A", async () => {
     const a = await newObserver(owner.id, 'A');
     const b = await newObserver(stranger.id, 'B');
-    const child = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'B child', level: 5, source: 'game_client', parentInstanceId: b.id } });
+    const child = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'B child', level: 5, source: 'game_client', parentInstanceId: b.id },
+    });
     const sa = await watch({ token: owner.accessToken, observerId: a.id });
     const sb = await watch({ token: stranger.accessToken, observerId: b.id });
     const seenA = collect(sa, 'timeline_update');
     const seenB = collect(sb, 'timeline_update');
     const key = await t.deps.services.auth.createApiKey('isolation', ['sync:write'], null);
     for (const instanceId of [b.id, child.body.id, a.id]) {
-      const r = await t.api('POST', '/api/sync/ingest-event', { apiKey: key.key, body: { userId: owner.id, eventType: 'ping', metadata: { instanceId } } });
+      const r = await t.api('POST', '/api/sync/ingest-event', {
+        apiKey: key.key,
+        body: { userId: owner.id, eventType: 'ping', metadata: { instanceId } },
+      });
       expect(r.status).toBe(201);
     }
     await until(() => seenA.length >= 1 && seenB.length >= 2);
@@ -166,16 +260,37 @@ describe('/observer namespace', () => {
     const updates = collect(s, 'timeline_update');
     const player = await createUser(t, 'public');
     const assistant = await t.deps.services.characters.assistantUserId();
-    const { event } = await t.deps.services.inventory.directorModifyCurrency({ userId: player.id, amount: 5, actorUserId: assistant });
+    const { event } = await t.deps.services.inventory.directorModifyCurrency({
+      userId: player.id,
+      amount: 5,
+      actorUserId: assistant,
+    });
     await until(() => updates.some((u) => (u as { id: number }).id === event.id));
-    expect(updates.find((u) => (u as { id: number }).id === event.id)).toMatchObject({ eventType: 'currency_changed', observerId: rootId, userId: player.id });
+    expect(updates.find((u) => (u as { id: number }).id === event.id)).toMatchObject({
+      eventType: 'currency_changed',
+      observerId: rootId,
+      userId: player.id,
+    });
 
-    const activity = collect(s, 'instance_activity') as { instanceId: number; isActive: boolean; lastSeenAt: string | null }[];
-    const leaf = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'leaf', level: 5, source: 'portal' } });
+    const activity = collect(s, 'instance_activity') as {
+      instanceId: number;
+      isActive: boolean;
+      lastSeenAt: string | null;
+    }[];
+    const leaf = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'leaf', level: 5, source: 'portal' },
+    });
     // First activity (its creation event) is announced, then the switch-off.
     await until(() => activity.some((a) => a.instanceId === leaf.body.id && a.isActive));
-    await t.api('PATCH', `/api/admin/instances/${leaf.body.id}`, { token: cso.accessToken, body: { isActive: false } });
+    await t.api('PATCH', `/api/admin/instances/${leaf.body.id}`, {
+      token: cso.accessToken,
+      body: { isActive: false },
+    });
     await until(() => activity.some((a) => a.instanceId === leaf.body.id && !a.isActive));
-    expect(activity.filter((a) => a.instanceId === leaf.body.id).map((a) => a.isActive)).toEqual([true, false]);
+    expect(activity.filter((a) => a.instanceId === leaf.body.id).map((a) => a.isActive)).toEqual([
+      true,
+      false,
+    ]);
   });
 });

@@ -24,7 +24,8 @@ export function syncRoutes(app: App, deps: Deps) {
       schema: {
         tags,
         security,
-        summary: "The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships",
+        summary:
+          "The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships",
         querystring: universalStateQuery,
         response: { 200: universalStateSchema, ...problems(400, 401, 403, 404) },
       },
@@ -39,14 +40,20 @@ export function syncRoutes(app: App, deps: Deps) {
       schema: {
         tags,
         security,
-        summary: 'Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer',
+        summary:
+          'Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer',
         headers: idempotencyHeaders,
         body: ingestBody,
         response: { 201: timelineEventSchema, ...problems(400, 401, 403, 409) },
       },
     },
     async (req, reply) => {
-      const claim = idempotencyClaim(caller(req), 'POST /api/sync/ingest-event', req.headers['idempotency-key'], req.body);
+      const claim = idempotencyClaim(
+        caller(req),
+        'POST /api/sync/ingest-event',
+        req.headers['idempotency-key'],
+        req.body,
+      );
       const { value, replayed } = await sync.ingest(req.body, claim);
       if (replayed) void reply.header('idempotent-replayed', 'true');
       return reply.status(201).send(value);

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { characterStateSchema, emotionsSchema, playerQuestSchema, relationshipSchema } from '../characters/index.js';
+import {
+  characterStateSchema,
+  emotionsSchema,
+  playerQuestSchema,
+  relationshipSchema,
+} from '../characters/index.js';
 import { inventorySchema } from '../inventory/index.js';
 import { timelineEventSchema } from '../timeline/index.js';
 
@@ -9,7 +14,12 @@ export const ingestBody = z.object({
   eventText: z.string().max(10_000).default(''),
   metadata: z
     .object({
-      instanceId: z.number().int().positive().optional().describe('the registry instance the event concerns; it decides the observer'),
+      instanceId: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe('the registry instance the event concerns; it decides the observer'),
       personaId: z.number().int().positive().optional(),
     })
     .catchall(z.unknown())

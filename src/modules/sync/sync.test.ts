@@ -22,7 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const ingest = (opts: { apiKey?: string; token?: string; headers?: Record<string, string> }, body: unknown) => t.api('POST', '/api/sync/ingest-event', { ...opts, body });
+const ingest = (opts: { apiKey?: string; token?: string; headers?: Record<string, string> }, body: unknown) =>
+  t.api('POST', '/api/sync/ingest-event', { ...opts, body });
 
 describe('API key scopes and hybrid authentication', () => {
   it('universal-state needs sync:read (or an admin token)', async () => {
@@ -30,19 +31,26 @@ describe('API key scopes and hybrid authentication', () => {
     expect((await t.api('GET', '/api/sync/universal-state', { apiKey: bothKey })).status).toBe(200);
     const wrong = await t.api('GET', '/api/sync/universal-state', { apiKey: writeKey });
     expect(wrong.body).toMatchObject({ status: 403, code: 'forbidden', requiredScope: 'sync:read' });
-    expect((await t.api('GET', '/api/sync/universal-state', { apiKey: 'apk_nope' })).body.code).toBe('unauthenticated');
+    expect((await t.api('GET', '/api/sync/universal-state', { apiKey: 'apk_nope' })).body.code).toBe(
+      'unauthenticated',
+    );
     expect((await t.api('GET', '/api/sync/universal-state')).status).toBe(401);
     expect((await t.api('GET', '/api/sync/universal-state', { token: cso.accessToken })).status).toBe(200);
     expect((await t.api('GET', '/api/sync/universal-state', { token: player.accessToken })).status).toBe(403);
     // A present but bad token is never rescued by a good key.
-    expect((await t.api('GET', '/api/sync/universal-state', { token: 'bad', apiKey: readKey })).status).toBe(401);
+    expect((await t.api('GET', '/api/sync/universal-state', { token: 'bad', apiKey: readKey })).status).toBe(
+      401,
+    );
   });
 
   it('ingest-event needs sync:write (or an admin token)', async () => {
     const body = { userId: player.id, eventType: 'scope_check' };
     expect((await ingest({ apiKey: writeKey }, body)).status).toBe(201);
     expect((await ingest({ apiKey: bothKey }, body)).status).toBe(201);
-    expect((await ingest({ apiKey: readKey }, body)).body).toMatchObject({ status: 403, requiredScope: 'sync:write' });
+    expect((await ingest({ apiKey: readKey }, body)).body).toMatchObject({
+      status: 403,
+      requiredScope: 'sync:write',
+    });
     expect((await ingest({}, body)).status).toBe(401);
     expect((await ingest({ token: cso.accessToken }, body)).status).toBe(201);
     expect((await ingest({ token: player.accessToken }, body)).status).toBe(403);
@@ -54,8 +62,19 @@ describe('API key scopes and hybrid authentication', () => {
 
 describe('POST /api/sync/ingest-event', () => {
   it('writes an enriched event linked to its observer', async () => {
-    const obs = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'World', level: 8, source: 'game_client', personaId: 4 } });
-    const r = await ingest({ apiKey: writeKey }, { userId: player.id, eventType: 'quest_started', eventText: 'The hunt begins', metadata: { instanceId: obs.body.id, zone: 'north' } });
+    const obs = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'World', level: 8, source: 'game_client', personaId: 4 },
+    });
+    const r = await ingest(
+      { apiKey: writeKey },
+      {
+        userId: player.id,
+        eventType: 'quest_started',
+        eventText: 'The hunt begins',
+        metadata: { instanceId: obs.body.id, zone: 'north' },
+      },
+    );
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({
       userId: player.id,
@@ -65,21 +84,39 @@ describe('POST /api/sync/ingest-event', () => {
       instanceId: obs.body.id,
       observerId: obs.body.id,
       personaId: 4,
-      metadata: { instanceId: obs.body.id, zone: 'north', instance: { id: obs.body.id, level: 8, source: 'game_client' } },
+      metadata: {
+        instanceId: obs.body.id,
+        zone: 'north',
+        instance: { id: obs.body.id, level: 8, source: 'game_client' },
+      },
     });
     expect(Date.parse(r.body.timelineAt)).not.toBeNaN();
     // Without an instance: the root observer, and eventText defaults to "".
     const plain = await ingest({ apiKey: writeKey }, { userId: player.id, eventType: 'login' });
-    expect(plain.body).toMatchObject({ eventText: '', instanceId: null, observerId: await t.deps.services.timeline.rootObserverId(), source: 'system' });
+    expect(plain.body).toMatchObject({
+      eventText: '',
+      instanceId: null,
+      observerId: await t.deps.services.timeline.rootObserverId(),
+      source: 'system',
+    });
   });
 
   it('rejects bad bodies, unknown users and unknown instances with validation_failed', async () => {
-    for (const body of [{}, { userId: player.id }, { userId: 'x', eventType: 'a' }, { userId: player.id, eventType: '' }, { userId: player.id, eventType: 'a', metadata: { instanceId: 'x' } }]) {
+    for (const body of [
+      {},
+      { userId: player.id },
+      { userId: 'x', eventType: 'a' },
+      { userId: player.id, eventType: '' },
+      { userId: player.id, eventType: 'a', metadata: { instanceId: 'x' } },
+    ]) {
       const r = await ingest({ apiKey: writeKey }, body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.code).toBe('validation_failed');
     }
-    const noInstance = await ingest({ apiKey: writeKey }, { userId: player.id, eventType: 'a', metadata: { instanceId: 999999 } });
+    const noInstance = await ingest(
+      { apiKey: writeKey },
+      { userId: player.id, eventType: 'a', metadata: { instanceId: 999999 } },
+    );
     expect(noInstance.body).toMatchObject({ status: 400, errors: [{ path: 'metadata.instanceId' }] });
     const noUser = await ingest({ apiKey: writeKey }, { userId: 999999, eventType: 'a' });
     expect(noUser.body).toMatchObject({ status: 400, errors: [{ path: 'userId' }] });
@@ -89,7 +126,10 @@ describe('POST /api/sync/ingest-event', () => {
     const headers = { 'idempotency-key': 'evt-42' };
     const body = { userId: player.id, eventType: 'idem', eventText: 'once' };
     const first = await ingest({ apiKey: writeKey, headers }, body);
-    const [a, b] = await Promise.all([ingest({ apiKey: writeKey, headers }, body), ingest({ apiKey: writeKey, headers }, body)]);
+    const [a, b] = await Promise.all([
+      ingest({ apiKey: writeKey, headers }, body),
+      ingest({ apiKey: writeKey, headers }, body),
+    ]);
     for (const r of [a, b]) {
       expect(r.status).toBe(201);
       expect(r.body).toEqual(first.body);
@@ -105,27 +145,66 @@ describe('POST /api/sync/ingest-event', () => {
 
   it('delivers timeline_update to the observer room after the ingest commits', async () => {
     const owner = await createUser(t, 'public');
-    const obs = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body: { name: 'Mine', level: 8, source: 'portal', userId: owner.id } });
-    const socket: Socket = connect(`${t.url}/observer`, { auth: { token: owner.accessToken, observerId: obs.body.id }, transports: ['websocket'], forceNew: true, reconnection: false });
+    const obs = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'Mine', level: 8, source: 'portal', userId: owner.id },
+    });
+    const socket: Socket = connect(`${t.url}/observer`, {
+      auth: { token: owner.accessToken, observerId: obs.body.id },
+      transports: ['websocket'],
+      forceNew: true,
+      reconnection: false,
+    });
     await new Promise((resolve, reject) => {
       socket.once('connect', () => resolve(undefined));
       socket.once('connect_error', reject);
     });
-    const received = new Promise<Record<string, unknown>>((resolve) => socket.once('timeline_update', resolve));
-    const r = await ingest({ apiKey: writeKey }, { userId: owner.id, eventType: 'arrived', metadata: { instanceId: obs.body.id } });
+    const received = new Promise<Record<string, unknown>>((resolve) =>
+      socket.once('timeline_update', resolve),
+    );
+    const r = await ingest(
+      { apiKey: writeKey },
+      { userId: owner.id, eventType: 'arrived', metadata: { instanceId: obs.body.id } },
+    );
     const event = await received;
     expect(event).toEqual(r.body);
     socket.disconnect();
   });
 });
 
+describe('OpenAPI', () => {
+  it('documents both sync endpoints with bearer or API key security and the Idempotency-Key header', async () => {
+    const doc = await t.api('GET', '/api/openapi.json');
+    const ingestDoc = doc.body.paths['/api/sync/ingest-event'].post;
+    expect(ingestDoc.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+    expect(ingestDoc.parameters.map((p: { name: string }) => p.name)).toContain('idempotency-key');
+    expect(Object.keys(ingestDoc.responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '409']),
+    );
+    expect(doc.body.paths['/api/sync/universal-state'].get.security).toEqual([
+      { bearer: [] },
+      { apiKey: [] },
+    ]);
+    expect(
+      doc.body.paths['/api/inventory/modify'].post.parameters.map((p: { name: string }) => p.name),
+    ).toContain('idempotency-key');
+  });
+});
+
 describe('GET /api/sync/universal-state', () => {
   it('answers the assistant part without a player, and every part with one', async () => {
     const assistantId = await t.deps.services.characters.assistantUserId();
-    await t.api('PUT', `/api/admin/data/npcs/${assistantId}/state`, { token: cso.accessToken, body: { emotions: { joy: 0.8 }, config: { tone: 'warm' } } });
+    await t.api('PUT', `/api/admin/data/npcs/${assistantId}/state`, {
+      token: cso.accessToken,
+      body: { emotions: { joy: 0.8 }, config: { tone: 'warm' } },
+    });
     const bare = await t.api('GET', '/api/sync/universal-state', { apiKey: readKey });
     expect(bare.body).toEqual({
-      assistantState: { persona: { name: 'Assistant', description: '', personaType: 'assistant' }, emotions: { joy: 0.8 }, config: { tone: 'warm' } },
+      assistantState: {
+        persona: { name: 'Assistant', description: '', personaType: 'assistant' },
+        emotions: { joy: 0.8 },
+        config: { tone: 'warm' },
+      },
       emotions: { joy: 0.8 },
       memories: [],
       timeline: [],
@@ -141,25 +220,47 @@ describe('GET /api/sync/universal-state', () => {
     await inventory.modifyCurrency(p.id, 9);
     const quest = await characters.createQuest({ title: 'Find the lamp', description: '' });
     await characters.setPlayerQuest(quest.id, p.id, { progress: 0.5 });
-    await characters.putRelationship({ userId: p.id, npcUserId: assistantId, flags: { met: true }, affinity: 0.25 });
+    await characters.putRelationship({
+      userId: p.id,
+      npcUserId: assistantId,
+      flags: { met: true },
+      affinity: 0.25,
+    });
     for (let i = 0; i < 3; i++) await ingest({ apiKey: writeKey }, { userId: p.id, eventType: `e${i}` });
     for (const content of ['first memory', 'second memory', 'third memory'])
-      await t.api('POST', '/api/assistant/memory', { token: p.accessToken, body: { content, source: 'shared' } });
+      await t.api('POST', '/api/assistant/memory', {
+        token: p.accessToken,
+        body: { content, source: 'shared' },
+      });
 
     const full = await t.api('GET', `/api/sync/universal-state?userId=${p.id}&limit=2`, { apiKey: readKey });
     expect(full.status).toBe(200);
     expect(full.body.timeline.map((e: { eventType: string }) => e.eventType)).toEqual(['e2', 'e1']);
-    expect(full.body.inventory).toMatchObject({ energy_coins: 9, items: [{ item_id: item.id, name: 'Lamp', quantity: 2 }] });
-    expect(full.body.quests).toMatchObject([{ questId: quest.id, title: 'Find the lamp', status: 'active', progress: 0.5 }]);
-    expect(full.body.relationships).toMatchObject([{ npcUserId: assistantId, npcName: 'Assistant', flags: { met: true }, affinity: 0.25 }]);
+    expect(full.body.inventory).toMatchObject({
+      energy_coins: 9,
+      items: [{ item_id: item.id, name: 'Lamp', quantity: 2 }],
+    });
+    expect(full.body.quests).toMatchObject([
+      { questId: quest.id, title: 'Find the lamp', status: 'active', progress: 0.5 },
+    ]);
+    expect(full.body.relationships).toMatchObject([
+      { npcUserId: assistantId, npcName: 'Assistant', flags: { met: true }, affinity: 0.25 },
+    ]);
     expect(full.body.memories).toHaveLength(2);
-    expect(full.body.memories.map((m: { content: string }) => m.content)).toEqual(['third memory', 'second memory']);
+    expect(full.body.memories.map((m: { content: string }) => m.content)).toEqual([
+      'third memory',
+      'second memory',
+    ]);
     expect(full.body.memories[0]).toMatchObject({ userId: p.id, source: 'shared' });
   });
 
   it('validates the query and answers 404 for an unknown player', async () => {
     expect((await t.api('GET', '/api/sync/universal-state?limit=201', { apiKey: readKey })).status).toBe(400);
-    expect((await t.api('GET', '/api/sync/universal-state?userId=abc', { apiKey: readKey })).status).toBe(400);
-    expect((await t.api('GET', '/api/sync/universal-state?userId=999999', { apiKey: readKey })).status).toBe(404);
+    expect((await t.api('GET', '/api/sync/universal-state?userId=abc', { apiKey: readKey })).status).toBe(
+      400,
+    );
+    expect((await t.api('GET', '/api/sync/universal-state?userId=999999', { apiKey: readKey })).status).toBe(
+      404,
+    );
   });
 });

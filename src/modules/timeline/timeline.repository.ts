@@ -34,7 +34,19 @@ export function findRoot(db: Executor) {
 export async function insertRootIfMissing(db: Executor, name: string) {
   await db
     .insertInto('instances')
-    .values({ name, level: 8, source: 'portal', is_root: true, metadata: { root: true }, user_id: null, persona_id: null, parent_instance_id: null, state_machine_instance_id: null, channel_id: null, last_seen_at: null })
+    .values({
+      name,
+      level: 8,
+      source: 'portal',
+      is_root: true,
+      metadata: { root: true },
+      user_id: null,
+      persona_id: null,
+      parent_instance_id: null,
+      state_machine_instance_id: null,
+      channel_id: null,
+      last_seen_at: null,
+    })
     .onConflict((oc) => oc.column('is_root').where('is_root', '=', true).doNothing())
     .execute();
 }
@@ -96,7 +108,14 @@ export function touchInstance(db: Executor, id: number, at: Date) {
 
 export async function listInstances(
   db: Executor,
-  f: { level?: 5 | 8 | undefined; source?: InstanceSource | undefined; active?: boolean | undefined; parentInstanceId?: number | undefined; limit: number; offset: number },
+  f: {
+    level?: 5 | 8 | undefined;
+    source?: InstanceSource | undefined;
+    active?: boolean | undefined;
+    parentInstanceId?: number | undefined;
+    limit: number;
+    offset: number;
+  },
 ) {
   let q = db.selectFrom('instances');
   if (f.level !== undefined) q = q.where('level', '=', f.level);
@@ -159,7 +178,12 @@ export type EventRow = Awaited<ReturnType<typeof insertEvent>>;
 /** Newest first. */
 export function listEvents(
   db: Executor,
-  f: { userId?: number | undefined; observerId?: number | undefined; eventType?: string | undefined; limit: number },
+  f: {
+    userId?: number | undefined;
+    observerId?: number | undefined;
+    eventType?: string | undefined;
+    limit: number;
+  },
 ) {
   let q = db.selectFrom('timeline_events').select(eventColumns);
   if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);

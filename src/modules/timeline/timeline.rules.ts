@@ -23,10 +23,7 @@ export const LAST_SEEN_RESOLUTION_MS = 1000;
  * it shows activity: its activity changed from idle to active. */
 export const IDLE_AFTER_MS = 5 * 60 * 1000;
 
-export function activityUpdate(
-  lastSeenAt: Date | null,
-  now: Date,
-): { touch: boolean; announce: boolean } {
+export function activityUpdate(lastSeenAt: Date | null, now: Date): { touch: boolean; announce: boolean } {
   if (!lastSeenAt) return { touch: true, announce: true };
   const age = now.getTime() - lastSeenAt.getTime();
   return { touch: age >= LAST_SEEN_RESOLUTION_MS, announce: age >= IDLE_AFTER_MS };

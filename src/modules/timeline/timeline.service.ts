@@ -114,11 +114,26 @@ export class TimelineService {
       throw validationFailed([{ path, message: `no instance ${instanceId}` }]);
     }
     const rootId = await this.rootObserverId(trx);
-    const observerId = observerOf(instance ? { id: instance.id, level: Number(instance.level) as 5 | 8, parent_instance_id: instance.parent_instance_id } : null, rootId);
+    const observerId = observerOf(
+      instance
+        ? {
+            id: instance.id,
+            level: Number(instance.level) as 5 | 8,
+            parent_instance_id: instance.parent_instance_id,
+          }
+        : null,
+      rootId,
+    );
     const metadata: Record<string, unknown> = { ...input.metadata };
     if (instance) {
       // spec: "Every timeline event is enriched with instance metadata".
-      metadata.instance = { id: instance.id, name: instance.name, level: Number(instance.level), source: instance.source, personaId: instance.persona_id };
+      metadata.instance = {
+        id: instance.id,
+        name: instance.name,
+        level: Number(instance.level),
+        source: instance.source,
+        personaId: instance.persona_id,
+      };
     }
     const row = await repo.insertEvent(trx, {
       userId: input.userId ?? null,
@@ -138,7 +153,11 @@ export class TimelineService {
       const { touch, announce } = activityUpdate(instance.last_seen_at, now);
       if (touch) await repo.touchInstance(trx, instance.id, now);
       if (announce) {
-        const activity = { instanceId: instance.id, isActive: instance.is_active, lastSeenAt: now.toISOString() };
+        const activity = {
+          instanceId: instance.id,
+          isActive: instance.is_active,
+          lastSeenAt: now.toISOString(),
+        };
         afterCommit(() => this.bus.publish('instance.activity', { observerId, activity }));
       }
     }
@@ -148,12 +167,19 @@ export class TimelineService {
 
   /** Announces an instance's changed activity (e.g. an admin switched it on or off). */
   announceActivity(instance: Instance, observerId: number, afterCommit: AfterCommit) {
-    const activity = { instanceId: instance.id, isActive: instance.isActive, lastSeenAt: instance.lastSeenAt };
+    const activity = {
+      instanceId: instance.id,
+      isActive: instance.isActive,
+      lastSeenAt: instance.lastSeenAt,
+    };
     afterCommit(() => this.bus.publish('instance.activity', { observerId, activity }));
   }
 
   /** Newest events first: of one player, of one observer, or of one type. */
-  async list(f: { userId?: number; observerId?: number; eventType?: string; limit: number }, executor: Executor = this.db): Promise<TimelineEvent[]> {
+  async list(
+    f: { userId?: number; observerId?: number; eventType?: string; limit: number },
+    executor: Executor = this.db,
+  ): Promise<TimelineEvent[]> {
     return (await repo.listEvents(executor, f)).map(toEvent);
   }
 
@@ -164,6 +190,9 @@ export class TimelineService {
 
   /** The observer an instance reports to (itself for a Level-8 instance). */
   async observerIdOf(instance: Instance, executor: Executor = this.db): Promise<number> {
-    return observerOf({ id: instance.id, level: instance.level, parent_instance_id: instance.parentInstanceId }, await this.rootObserverId(executor));
+    return observerOf(
+      { id: instance.id, level: instance.level, parent_instance_id: instance.parentInstanceId },
+      await this.rootObserverId(executor),
+    );
   }
 }

@@ -230,6 +230,12 @@ async function vet(url: URL, resolve: Resolver, allowLoopback: boolean, signal: 
   return addresses[0]!;
 }
 
+/** The checks of the first hop without fetching: scheme, credentials, and every address the host
+ * resolves to. Lets a caller refuse a bad URL at once and fetch later (redirects are vetted then). */
+export async function vetUrl(rawUrl: string, opts: { timeoutMs: number; resolve?: Resolver }): Promise<void> {
+  await vet(parseTarget(rawUrl), opts.resolve ?? systemResolver, false, AbortSignal.timeout(opts.timeoutMs));
+}
+
 interface Hop {
   status: number;
   location: string | undefined;

@@ -130,12 +130,13 @@ export class JobQueue {
     return { running: true, queues };
   }
 
-  /** Test and CLI helper: waits until every defined queue is empty (queued and active). */
+  /** Test and CLI helper: waits until no job is due or running (jobs scheduled for later are not
+   * waited for). */
   async drain(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const r = await this.handle.db.executeQuery(
-        CompiledQuery.raw(`select count(*)::int as n from "${this.schema}".job where state in ('created','retry','active')`, []),
+        CompiledQuery.raw(`select count(*)::int as n from "${this.schema}".job where state in ('created','retry','active') and start_after <= now()`, []),
       );
       if ((r.rows[0] as { n: number }).n === 0) return;
       if (Date.now() > deadline) throw new Error('jobs did not finish in time');

@@ -151,23 +151,17 @@ export class OpenAICompatibleModels implements ModelProvider {
     let usage = { inputTokens: 0, outputTokens: 0 };
     try {
       for await (const part of r.fullStream) {
-        switch (part.type) {
-          case 'text-delta':
-            text += part.text;
-            onDelta(part.text);
-            break;
-          case 'tool-call':
-            toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
-            break;
-          case 'finish':
-            finishReason = part.finishReason;
-            usage = { inputTokens: part.totalUsage.inputTokens ?? 0, outputTokens: part.totalUsage.outputTokens ?? 0 };
-            break;
-          case 'error':
-            failure = part.error;
-            break;
-          default:
-            break;
+        // Only these parts matter here; the SDK's other parts (steps, reasoning, sources) pass by.
+        if (part.type === 'text-delta') {
+          text += part.text;
+          onDelta(part.text);
+        } else if (part.type === 'tool-call') {
+          toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+        } else if (part.type === 'finish') {
+          finishReason = part.finishReason;
+          usage = { inputTokens: part.totalUsage.inputTokens ?? 0, outputTokens: part.totalUsage.outputTokens ?? 0 };
+        } else if (part.type === 'error') {
+          failure = part.error;
         }
       }
     } catch (err) {

@@ -8,7 +8,10 @@ import type { Server as SocketServer } from 'socket.io';
 import type { Deps } from '../../deps.js';
 
 /** Attaches the adapter that fits the database; returns the function that releases it. */
-export function attachRealtimeAdapter(io: SocketServer, deps: Pick<Deps, 'database' | 'config' | 'log'>): () => Promise<void> {
+export function attachRealtimeAdapter(
+  io: SocketServer,
+  deps: Pick<Deps, 'database' | 'config' | 'log'>,
+): () => Promise<void> {
   const { database, config, log } = deps;
   if (database.kind !== 'postgres' || !config.database.url) return async () => undefined;
   const schema = database.schema;

@@ -1,0 +1,442 @@
+// The real-time chat turn (spec: "What the service does" 2, "Protocols and routing",
+// "Conversation context", "Events", Errors 1, Limits "model calls per message").
+//
+// chatMessage: validate → rate limit → store the user's message (a retried clientMessageId is
+// answered again, never stored twice) → assistantThinking → route and compose the protocol →
+// one embedding request (the query, batched with memories waiting for theirs) → gather context →
+// model call 1 with tools → run the tools as the director over this player only → model call 2
+// (only after a tool request) → store and emit assistantResponse(s) → assistantIdle. Images go to
+// the background: one vision call each, stored as vision_analysis memories of the conversation.
+// A failure becomes chatError; the user's message stays stored (status failed) for a retry.
+import type { Logger } from 'pino';
+import { type Db, transaction } from '../../platform/db/database.js';
+import { AppError, parseOrThrow, toProblem, type Problem } from '../../platform/http/problem.js';
+import type { CounterStore } from '../../platform/http/rate-limit.js';
+import { vetUrl, SafeFetchError } from '../../platform/http/safe-fetch.js';
+import type { UserPrincipal } from '../../platform/http/auth.js';
+import type { JobQueue } from '../../platform/jobs/queue.js';
+import type { ModelGateway } from '../../platform/models/gateway.js';
+import type { ChatMessage as ModelMessage, ChatResult, ProtocolTone } from '../../platform/models/provider.js';
+import type { FilesService } from '../files/files.service.js';
+import type { InventoryService } from '../inventory/inventory.service.js';
+import type { MemoryService } from '../memory/memory.service.js';
+import type { ProtocolsService } from '../protocols/protocols.service.js';
+import { composeSystemPrompt } from '../protocols/protocols.rules.js';
+import type { CharactersService } from '../characters/characters.service.js';
+import {
+  CHOICES_INSTRUCTION,
+  ChoicesFilter,
+  chatMessageSchema,
+  decodeBase64Image,
+  directNpcMessageSchema,
+  directorInstruction,
+  extractChoices,
+  lengthInstruction,
+  MAX_IMAGE_BYTES,
+  maxTokensFor,
+  parseDirectorReply,
+  type ChatMessageInput,
+  type Npc,
+} from './chat.rules.js';
+import type { UserPreferences } from './chat.schemas.js';
+import { chatTools, runToolCalls, toolSpecs, type ChatTool } from './chat.tools.js';
+import { VISION_JOB, type VisionJob } from './chat.jobs.js';
+import * as repo from './conversations.repository.js';
+import { presentMessage, type ConversationsService, type MessageRow } from './conversations.service.js';
+
+/** What a turn sends to the client; the socket layer maps these to events. */
+export interface TurnEmitter {
+  thinking(e: { conversationId: number }): void;
+  delta(e: { conversationId: number; messageId: number; delta: string }): void;
+  response(e: { conversationId: number; messageId: number; npcUserId: number; npcName: string; text: string; createdAt: string }): void;
+  idle(e: { conversationId: number }): void;
+  npcThinking(e: { npcUserId: number }): void;
+  directResponse(e: { npcUserId: number; npcName: string; messageId: number; text: string; createdAt: string }): void;
+}
+
+export interface ChatServiceOptions {
+  messagesPerMinute: number;
+  toolCallsPerTurn: number;
+  historyMessages: number;
+  attachmentTimeoutMs: number;
+}
+
+export interface ChatServiceDeps {
+  db: Db;
+  log: Logger;
+  counters: CounterStore;
+  jobs: JobQueue;
+  models: ModelGateway;
+  memory: MemoryService;
+  inventory: InventoryService;
+  protocols: ProtocolsService;
+  characters: CharactersService;
+  conversations: ConversationsService;
+  files: FilesService;
+  assistantName: string;
+}
+
+/** chatError payload: the problem plus the ids the client needs to match it to its message. */
+export type ChatErrorPayload = Problem & { conversationId: number | null; clientMessageId: string | null };
+
+export class ChatTurnError extends Error {
+  constructor(
+    public readonly problem: ChatErrorPayload,
+    cause: unknown,
+  ) {
+    super(problem.detail, { cause });
+  }
+}
+
+interface Speaker {
+  id: number;
+  name: string;
+  description: string;
+}
+
+interface Attachment {
+  job: VisionJob['image'];
+}
+
+export class ChatService {
+  private readonly tools: ChatTool[];
+
+  constructor(
+    private readonly d: ChatServiceDeps,
+    private readonly opts: ChatServiceOptions,
+  ) {
+    this.tools = chatTools({ inventory: d.inventory, memory: d.memory });
+  }
+
+  /** One chatMessage. Resolves with the ids for the ack; throws ChatTurnError (already a chatError
+   * payload) on any failure. */
+  async handleMessage(user: UserPrincipal, raw: unknown, emit: TurnEmitter): Promise<{ conversationId: number; messageId: number }> {
+    const clientMessageId = typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string' ? (raw as { clientMessageId: string }).clientMessageId : null;
+    let conversationId: number | null = null;
+    let userMessage: MessageRow | undefined;
+    try {
+      const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
+      await this.rateLimit(user.id);
+      const conversation = await this.d.conversations.resolve(user.id, input.conversationId);
+      conversationId = conversation.id;
+
+      // A retry of a message already stored: answer it again, or finish it; never store it twice.
+      if (input.clientMessageId) {
+        const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
+        if (existing) {
+          if (existing.conversation_id !== conversation.id) throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
+          if (existing.status === 'answered') {
+            emit.thinking({ conversationId: conversation.id });
+            for (const reply of await repo.repliesTo(this.d.db, existing.id)) emit.response(await this.present(reply));
+            emit.idle({ conversationId: conversation.id });
+            return { conversationId: conversation.id, messageId: existing.id };
+          }
+          userMessage = existing;
+        }
+      }
+
+      const speakers = await this.speakersFor(conversation.npc_user_ids, input.npcUserId);
+      const attachments = await this.attachments(user.id, input);
+
+      userMessage ??= await transaction(this.d.db, async (trx) => {
+        const m = await repo.insertMessage(trx, {
+          conversationId: conversation.id,
+          userId: user.id,
+          role: 'user',
+          text: input.message,
+          clientMessageId: input.clientMessageId ?? null,
+          status: 'received',
+          ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
+        });
+        await repo.touchConversation(trx, conversation.id);
+        // spec: one vision call per attached image, in the background, linked to the conversation.
+        for (const a of attachments)
+          await this.d.jobs.enqueue(trx, VISION_JOB, { userId: user.id, conversationId: conversation.id, messageId: m.id, image: a.job } satisfies VisionJob);
+        return m;
+      });
+
+      emit.thinking({ conversationId: conversation.id });
+      await this.runTurn(user, conversation.id, userMessage, input.message, input.preferences, speakers, emit);
+      emit.idle({ conversationId: conversation.id });
+      return { conversationId: conversation.id, messageId: userMessage.id };
+    } catch (err) {
+      if (userMessage) await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
+      if (conversationId !== null) emit.idle({ conversationId });
+      throw this.turnError(err, conversationId, clientMessageId);
+    }
+  }
+
+  /** directNpcMessage: the named NPC answers, bypassing the group director. */
+  async handleDirectNpcMessage(user: UserPrincipal, raw: unknown, emit: TurnEmitter) {
+    let conversationId: number | null = null;
+    let userMessage: MessageRow | undefined;
+    try {
+      const input = parseOrThrow(directNpcMessageSchema, raw, 'directNpcMessage');
+      await this.rateLimit(user.id);
+      const [npc] = await this.speakersFor([], input.npcUserId, true);
+      const conversation = await this.d.conversations.resolve(user.id, undefined);
+      conversationId = conversation.id;
+      if (input.clientMessageId) {
+        const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
+        if (existing?.status === 'answered') {
+          const [reply] = await repo.repliesTo(this.d.db, existing.id);
+          if (reply) emit.directResponse({ npcUserId: npc!.id, npcName: npc!.name, messageId: reply.id, text: reply.text, createdAt: reply.created_at.toISOString() });
+          return { conversationId: conversation.id, messageId: existing.id };
+        }
+        userMessage = existing;
+      }
+      userMessage ??= await repo.insertMessage(this.d.db, {
+        conversationId: conversation.id,
+        userId: user.id,
+        role: 'user',
+        text: input.message,
+        npcUserId: npc!.id,
+        clientMessageId: input.clientMessageId ?? null,
+        status: 'received',
+      });
+      emit.npcThinking({ npcUserId: npc!.id });
+      const { replies } = await this.answer(user, conversation.id, userMessage, input.message, input.preferences, [npc!], { stream: false, emit: null });
+      const reply = replies[0]!;
+      emit.directResponse({ npcUserId: npc!.id, npcName: npc!.name, messageId: reply.id, text: reply.text, createdAt: reply.created_at.toISOString() });
+      return { conversationId: conversation.id, messageId: userMessage.id };
+    } catch (err) {
+      if (userMessage) await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
+      throw this.turnError(err, conversationId, typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string' ? (raw as { clientMessageId: string }).clientMessageId : null);
+    }
+  }
+
+  private turnError(err: unknown, conversationId: number | null, clientMessageId: string | null): ChatTurnError {
+    if (err instanceof ChatTurnError) return err;
+    const problem = toProblem(err);
+    if (problem.code === 'internal') this.d.log.error({ err }, 'chat turn failed');
+    return new ChatTurnError({ ...problem, conversationId, clientMessageId }, err);
+  }
+
+  private async rateLimit(userId: number) {
+    const c = await this.d.counters.hit(`chat:${userId}`, 60_000);
+    if (c.count > this.opts.messagesPerMinute) {
+      const retry = Math.max(1, Math.ceil((c.resetAt - Date.now()) / 1000));
+      throw new AppError('rate_limited', `At most ${this.opts.messagesPerMinute} messages a minute; retry in ${retry} s`, { retryAfter: retry });
+    }
+  }
+
+  /** Who may answer: the named NPC (it must be in the conversation, or be the assistant), the
+   * conversation's NPCs (group chat), or the assistant. */
+  private async speakersFor(npcUserIds: number[], requested: number | undefined, direct = false): Promise<Speaker[]> {
+    const assistantId = await this.d.characters.assistantUserId();
+    if (requested !== undefined) {
+      if (!direct && requested !== assistantId && !npcUserIds.includes(requested))
+        throw new AppError('validation_failed', 'That character is not part of this conversation', {
+          errors: [{ path: 'chatMessage.npcUserId', message: 'not a character of this conversation' }],
+        });
+      return [await this.speaker(requested)];
+    }
+    if (npcUserIds.length > 0) return Promise.all(npcUserIds.map((id) => this.speaker(id)));
+    return [await this.speaker(assistantId)];
+  }
+
+  private async speaker(id: number): Promise<Speaker> {
+    try {
+      const npc = await this.d.characters.getNpc(id);
+      return { id, name: npc.name, description: npc.description };
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found')
+        throw new AppError('validation_failed', 'No such character', { errors: [{ path: 'npcUserId', message: `user ${id} is not a character` }] });
+      throw err;
+    }
+  }
+
+  /** Checks every attachment before anything is stored; the fetch and the vision call run later. */
+  private async attachments(userId: number, input: ChatMessageInput): Promise<Attachment[]> {
+    const out: Attachment[] = [];
+    for (const [i, url] of (input.attachmentUrls ?? []).entries()) {
+      try {
+        await vetUrl(url, { timeoutMs: this.opts.attachmentTimeoutMs });
+      } catch (err) {
+        if (err instanceof SafeFetchError)
+          throw new AppError('validation_failed', err.message, { errors: [{ path: `chatMessage.attachmentUrls.${i}`, message: err.message }] });
+        throw err;
+      }
+      out.push({ job: { kind: 'url', url } });
+    }
+    for (const [i, b64] of (input.imageBase64Array ?? []).entries()) {
+      const bytes = decodeBase64Image(b64);
+      const path = `chatMessage.imageBase64Array.${i}`;
+      if (!bytes) throw new AppError('validation_failed', 'Not a base64 image', { errors: [{ path, message: 'not base64' }] });
+      if (bytes.byteLength > MAX_IMAGE_BYTES) throw new AppError('payload_too_large', `An image may be at most ${MAX_IMAGE_BYTES} bytes`);
+      out.push({ job: { kind: 'inline', data: bytes.toString('base64') } });
+    }
+    if (input.uploadContextId) {
+      for (const f of await this.d.files.readContext(userId, input.uploadContextId))
+        if (f.mimeType.startsWith('image/')) out.push({ job: { kind: 'upload', uploadContextId: input.uploadContextId, fileId: f.id } });
+    }
+    return out;
+  }
+
+  private async runTurn(
+    user: UserPrincipal,
+    conversationId: number,
+    userMessage: MessageRow,
+    text: string,
+    prefs: UserPreferences | undefined,
+    speakers: Speaker[],
+    emit: TurnEmitter,
+  ) {
+    const { replies } = await this.answer(user, conversationId, userMessage, text, prefs, speakers, { stream: prefs?.stream !== false, emit });
+    for (const r of replies) emit.response(await this.present(r));
+  }
+
+  /** Builds the prompt, calls the model (at most twice), stores the replies and the exchange as
+   * shared memories. Returns the stored replies. */
+  private async answer(
+    user: UserPrincipal,
+    conversationId: number,
+    userMessage: MessageRow,
+    text: string,
+    prefs: UserPreferences | undefined,
+    speakers: Speaker[],
+    mode: { stream: boolean; emit: TurnEmitter | null },
+  ): Promise<{ replies: MessageRow[] }> {
+    const group = speakers.length > 1;
+    const lead = speakers[0]!;
+    const routing = await this.d.protocols.routeUser(user.id);
+    // spec: at most one embedding request per message: the query, batched with pending memories.
+    const queryEmbedding = await this.d.memory.embedQuery(text, { includePending: true });
+    const [context, inventorySummary, history, player] = await Promise.all([
+      this.d.memory.gatherContext(user.id, lead.id, text, { protocolId: routing.protocolId }, conversationId, { queryEmbedding }),
+      this.d.inventory.promptSummary(user.id),
+      repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
+      this.d.characters.getState(lead.id).catch(() => null),
+    ]);
+    const memoryContext = [
+      context.memoryContext.worldContext && `World:\n${context.memoryContext.worldContext}`,
+      context.memoryContext.assistantContext && `About ${lead.name}:\n${context.memoryContext.assistantContext}`,
+      context.memoryContext.personalContext && `About the player:\n${context.memoryContext.personalContext}`,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+    const composed = composeSystemPrompt(routing.resolved, {
+      tools: group ? [] : toolSpecs(this.tools),
+      values: {
+        assistantName: this.d.assistantName,
+        playerName: user.name,
+        npcName: lead.name,
+        inventorySummary,
+        memoryContext,
+        stateSummary: player ? JSON.stringify({ emotions: player.emotions }) : undefined,
+        language: prefs?.language,
+        responseLength: prefs?.responseLength,
+        date: new Date().toISOString().slice(0, 10),
+      },
+    });
+    const system = [
+      composed.system,
+      group ? directorInstruction(speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description }))) : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
+      lengthInstruction(prefs),
+      prefs?.language ? `Answer in the language ${prefs.language}.` : '',
+      group ? '' : CHOICES_INSTRUCTION,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+    const messages: ModelMessage[] = [
+      ...history.map((m): ModelMessage => (m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text })),
+      { role: 'user', content: text },
+    ];
+    const tone = (['PRIVATE', 'TECH', 'NEUTRAL', 'SYSTEM', 'PUBLIC'].includes(routing.protocol) ? routing.protocol : 'CUSTOM') as ProtocolTone;
+    const grounding = { memories: context.memories.map((m) => m.content), tone, speakerName: lead.name };
+    const offeredTools = group ? [] : this.tools.filter((t) => composed.tools.some((c) => c.name === t.name));
+
+    // The reply's id is reserved first so streamed deltas can name it.
+    const replyId = group ? null : await repo.reserveMessageId(this.d.db);
+    const filter = new ChoicesFilter();
+    const onDelta = (delta: string) => {
+      const visible = filter.push(delta);
+      if (visible && mode.emit && replyId !== null) mode.emit.delta({ conversationId, messageId: replyId, delta: visible });
+    };
+    const call = (extra: ModelMessage[], withTools: boolean): Promise<ChatResult> => {
+      const req = {
+        purpose: group ? 'chat.director' : 'chat.turn',
+        system,
+        messages: [...messages, ...extra],
+        tools: withTools ? toolSpecs(offeredTools) : [],
+        toolChoice: withTools && offeredTools.length > 0 ? ('auto' as const) : ('none' as const),
+        maxOutputTokens: maxTokensFor(prefs) * (group ? speakers.length : 1),
+        grounding,
+      };
+      return mode.stream && !group ? this.d.models.streamChat(req, onDelta) : this.d.models.chat(req);
+    };
+
+    // spec: one or two chat calls per message; the second only after a tool request.
+    let result = await call([], offeredTools.length > 0);
+    const toolsRun: { name: string; result: unknown }[] = [];
+    if (result.toolCalls.length > 0) {
+      const outcomes = await runToolCalls(offeredTools, result.toolCalls, { playerUserId: user.id, actorUserId: lead.id, conversationId }, this.opts.toolCallsPerTurn);
+      toolsRun.push(...outcomes.map((o) => ({ name: o.call.name, result: o.result })));
+      result = await call(
+        [
+          { role: 'assistant', content: result.text, toolCalls: result.toolCalls },
+          ...outcomes.map((o): ModelMessage => ({ role: 'tool', toolCallId: o.call.id, toolName: o.call.name, result: o.result })),
+        ],
+        false,
+      );
+    }
+    const rest = filter.flush();
+    if (rest && mode.emit && replyId !== null) mode.emit.delta({ conversationId, messageId: replyId, delta: rest });
+
+    const meta = { provider: result.provider, model: result.model, offline: result.offline, protocolId: routing.protocolId, ...(toolsRun.length ? { tools: toolsRun } : {}) };
+    const planned = group
+      ? (() => {
+          const d = parseDirectorReply(result.text, speakers.map((s) => ({ id: s.id, name: s.name, description: s.description })));
+          return d.responses.map((r, i) => ({ npcUserId: r.npcUserId, text: r.text, choices: i === d.responses.length - 1 ? d.choices : [] }));
+        })()
+      : (() => {
+          const { text: answer, choices } = extractChoices(result.text);
+          return [{ npcUserId: lead.id, text: answer || '…', choices }];
+        })();
+
+    const replies = await transaction(this.d.db, async (trx) => {
+      const stored: MessageRow[] = [];
+      for (const [i, p] of planned.entries()) {
+        stored.push(
+          await repo.insertMessage(trx, {
+            ...(i === 0 && replyId !== null ? { id: replyId } : {}),
+            conversationId,
+            userId: user.id,
+            role: 'assistant',
+            npcUserId: p.npcUserId,
+            text: p.text,
+            replyToId: userMessage.id,
+            metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
+          }),
+        );
+      }
+      await repo.setMessageStatus(trx, userMessage.id, 'answered');
+      await repo.touchConversation(trx, conversationId);
+      // The exchange becomes shared memory of the player; its embedding rides along with the next
+      // turn's query embedding (or a delayed job), not a request of its own now.
+      const names = new Map(speakers.map((s) => [s.id, s.name]));
+      await this.d.memory.addMemories(
+        [
+          {
+            userId: user.id,
+            source: 'shared',
+            content: `${user.name}: ${text}\n${planned.map((p) => `${names.get(p.npcUserId) ?? 'Assistant'}: ${p.text}`).join('\n')}`.slice(0, 8000),
+            conversationId,
+            metadata: { conversationId, playerName: user.name, npcName: lead.name },
+          },
+        ],
+        trx,
+        { deferEmbedding: true },
+      );
+      return stored;
+    });
+    return { replies };
+  }
+
+  private async present(m: MessageRow) {
+    const p = presentMessage(m);
+    const npcUserId = m.npc_user_id ?? (await this.d.characters.assistantUserId());
+    const speaker = await this.speaker(npcUserId).catch(() => ({ name: this.d.assistantName }));
+    return { conversationId: p.conversationId, messageId: p.id, npcUserId, npcName: speaker.name, text: p.text, createdAt: p.createdAt };
+  }
+}
