@@ -342,7 +342,7 @@ export class ChatService {
       ...history.map((m): ModelMessage => (m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text })),
       { role: 'user', content: text },
     ];
-    const tone = (['PRIVATE', 'TECH', 'NEUTRAL', 'SYSTEM', 'PUBLIC'].includes(routing.protocol) ? routing.protocol : 'CUSTOM') as ProtocolTone;
+    const tone = (['PRIVATE', 'TECH', 'NEUTRAL', 'SYSTEM', 'PUBLIC'].includes(routing.protocol) ? routing.protocol : 'CUSTOM');
     const grounding = { memories: context.memories.map((m) => m.content), tone, speakerName: lead.name };
     const offeredTools = group ? [] : this.tools.filter((t) => composed.tools.some((c) => c.name === t.name));
 

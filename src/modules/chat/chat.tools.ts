@@ -23,7 +23,7 @@ interface Tool<S extends z.ZodType> {
 }
 
 function tool<S extends z.ZodType>(t: Tool<S>): Tool<z.ZodType> {
-  return t as unknown as Tool<z.ZodType>;
+  return t;
 }
 
 export interface ToolDeps {
@@ -83,7 +83,7 @@ export function chatTools(deps: ToolDeps) {
 export type ChatTool = ReturnType<typeof chatTools>[number];
 
 export function toolSpecs(tools: ChatTool[]): ToolSpec[] {
-  return tools.map((t) => ({ name: t.name, description: t.description, parameters: z.toJSONSchema(t.schema) as Record<string, unknown> }));
+  return tools.map((t) => ({ name: t.name, description: t.description, parameters: z.toJSONSchema(t.schema) }));
 }
 
 /** Runs the model's tool calls, at most `cap` per turn; every call gets a result (an error result
