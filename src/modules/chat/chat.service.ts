@@ -16,7 +16,7 @@ import { vetUrl, SafeFetchError } from '../../platform/http/safe-fetch.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
-import type { ChatMessage as ModelMessage, ChatResult, ProtocolTone } from '../../platform/models/provider.js';
+import type { ChatMessage as ModelMessage, ChatResult } from '../../platform/models/provider.js';
 import type { FilesService } from '../files/files.service.js';
 import type { InventoryService } from '../inventory/inventory.service.js';
 import type { MemoryService } from '../memory/memory.service.js';
@@ -342,8 +342,8 @@ export class ChatService {
       ...history.map((m): ModelMessage => (m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text })),
       { role: 'user', content: text },
     ];
-    const tone = (['PRIVATE', 'TECH', 'NEUTRAL', 'SYSTEM', 'PUBLIC'].includes(routing.protocol) ? routing.protocol : 'CUSTOM');
-    const grounding = { memories: context.memories.map((m) => m.content), tone, speakerName: lead.name };
+    // The offline model speaks in the protocol's tone; the categories are the tones.
+    const grounding = { memories: context.memories.map((m) => m.content), tone: routing.protocol, speakerName: lead.name };
     const offeredTools = group ? [] : this.tools.filter((t) => composed.tools.some((c) => c.name === t.name));
 
     // The reply's id is reserved first so streamed deltas can name it.
