@@ -22,7 +22,7 @@ import { personaTypeFromProfiles, ProtocolsService } from './modules/protocols/p
 import { ChatPlatformService } from './modules/chat-platform/chat-platform.service.js';
 import { FilesService } from './modules/files/files.service.js';
 import { ConversationsService } from './modules/chat/conversations.service.js';
-import { defineMaintenanceJobs } from './modules/admin/maintenance.jobs.js';
+import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/maintenance.jobs.js';
 import { HealthMonitor } from './modules/admin/health.service.js';
 import { TimelineService } from './modules/timeline/index.js';
 import { ObserverService } from './modules/observer/index.js';
@@ -204,6 +204,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       await jobs.start({ work: config.services.includes('worker') });
       cleanup.unshift(() => jobs.stop());
       await memory.start();
+      if (config.services.includes('worker')) await scheduleMaintenance(jobs, db);
     }
 
     const health = new HealthMonitor(database);

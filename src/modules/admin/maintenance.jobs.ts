@@ -1,14 +1,20 @@
-// Housekeeping that every deployment needs: finished rate-limit windows and long-expired
-// refresh tokens are deleted hourly. The job re-enqueues itself; the singleton key keeps one
+// Housekeeping that every deployment needs: finished rate-limit windows, long-expired refresh
+// tokens and idempotency keys older than a day are deleted hourly. The job re-enqueues itself; the singleton key keeps one
 // pending run however many nodes start.
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { deleteExpiredRefreshTokens } from '../auth/auth.repository.js';
+import { deleteExpiredIdempotencyKeys } from '../inventory/idempotency.js';
 
 export const SWEEP_JOB = 'maintenance.sweep';
 const HOUR = 3600;
+
+/** Starts the hourly cycle (once per deployment: the singleton key absorbs repeats). */
+export function scheduleMaintenance(jobs: JobQueue, db: Db) {
+  return jobs.enqueue(db, SWEEP_JOB, {}, { singletonKey: SWEEP_JOB, startAfterSeconds: 60 });
+}
 
 export function defineMaintenanceJobs(jobs: JobQueue, db: Db, counters: CounterStore) {
   jobs.define({
@@ -18,6 +24,7 @@ export function defineMaintenanceJobs(jobs: JobQueue, db: Db, counters: CounterS
     handler: async (_data, { log }) => {
       const counters_ = await counters.sweep();
       await deleteExpiredRefreshTokens(db);
+      await deleteExpiredIdempotencyKeys(db, 24);
       log.debug({ counters: counters_ }, 'maintenance sweep done');
       await jobs.enqueue(db, SWEEP_JOB, {}, { singletonKey: SWEEP_JOB, startAfterSeconds: HOUR });
     },

@@ -9,7 +9,8 @@ import { listMigrations } from './migrate.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ DB_POOL_TIMEOUT_MS: '500' });
+  // Generous: 50 transactions queue for PGlite's one connection, on a machine that may be busy.
+  t = await createTestApp({ DB_POOL_TIMEOUT_MS: '3000' });
   await sql`create table counter_test (id int primary key, value int not null)`.execute(t.deps.db);
   await sql`insert into counter_test values (1, 0)`.execute(t.deps.db);
 });
@@ -57,7 +58,7 @@ describe('database layer', () => {
   it('fails loudly (pool timeout) on a statement issued outside the open transaction', async () => {
     // PGlite always has one connection; on Postgres, open a one-connection pool to the same schema.
     const single = isPostgres()
-      ? await openDatabase({ url: process.env.DATABASE_URL, dataDir: '', poolSize: 1, poolTimeoutMs: 500, schema: t.deps.database.schema })
+      ? await openDatabase({ url: process.env.DATABASE_URL, dataDir: '', poolSize: 1, poolTimeoutMs: 3000, schema: t.deps.database.schema })
       : t.deps.database;
     const db = single.db;
     const started = Date.now();
@@ -70,27 +71,34 @@ describe('database layer', () => {
       );
     });
     expect(outcome).toBeInstanceOf(DatabaseBusyError);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // It waited for the pool timeout, then failed: it did not hang.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
+    expect(Date.now() - started).toBeLessThan(10_000);
     // The database is still usable afterwards.
     await expect(sql`select 3 as n`.execute(db)).resolves.toMatchObject({ rows: [{ n: 3 }] });
     if (single !== t.deps.database) await single.close();
   });
 
   it('keeps the event loop responsive while a 200 ms query runs', async () => {
-    const slow = sql`select pg_sleep(0.2)`.execute(t.deps.db);
-    await new Promise((r) => setTimeout(r, 20));
-    const lag = await new Promise<number>((resolve) => {
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const healthMs = async () => {
       const at = performance.now();
-      setTimeout(() => resolve(performance.now() - at - 10), 10);
-    });
-    const before = performance.now();
-    const res = await t.api('GET', '/api/health');
-    const healthMs = performance.now() - before;
-    const slowDone = await Promise.race([slow.then(() => true), Promise.resolve(false)]);
+      const res = await t.api('GET', '/api/health');
+      expect(res.status).toBe(200);
+      return performance.now() - at;
+    };
+    const baseline: number[] = [];
+    for (let i = 0; i < 5; i++) baseline.push(await healthMs());
+
+    let slowDone = false;
+    const slow = sql`select pg_sleep(0.2)`.execute(t.deps.db).then(() => (slowDone = true));
+    await new Promise((r) => setTimeout(r, 10));
+    const during: number[] = [];
+    for (let i = 0; i < 5; i++) during.push(await healthMs());
+    const ranDuringQuery = !slowDone;
     await slow;
-    expect(res.status).toBe(200);
-    expect(slowDone).toBe(false); // the health check really ran while the query was running
-    expect(lag).toBeLessThan(50);
-    expect(healthMs).toBeLessThan(50);
+    // The checks really ran while the query held the database, and were not held up by it.
+    expect(ranDuringQuery).toBe(true);
+    expect(median(during) - median(baseline)).toBeLessThan(50);
   });
 });
