@@ -68,6 +68,54 @@ const ROWS: { row: string; method: string; path: string; expect: Record<Who, num
     path: '/api/admin/health',
     expect: { public: 403, core_primary: 403, developer: 200, npc: 403, cso: 200, apiKey: 401, none: 401 },
   },
+  ...(
+    [
+      ['/api/assistant/*', '/api/assistant/history'],
+      ['/api/conversations/*', '/api/conversations'],
+      ['/api/quests/*', '/api/quests'],
+      ['/api/memories/*', '/api/memories'],
+      ['/api/items/*', '/api/items'],
+      ['GET /api/inventory', '/api/inventory'],
+      ['/api/protocol/* (read)', '/api/protocol/protocols'],
+    ] as const
+  ).map(([row, path]) => ({
+    row: `access token: ${row}`,
+    method: 'GET',
+    path,
+    expect: { public: 200, core_primary: 200, developer: 200, npc: 200, cso: 200, apiKey: 401, none: 401 } as Record<Who, number>,
+  })),
+  {
+    // Admins get past authorisation to validation (no body): 400, not 403.
+    row: 'admin: POST /api/inventory/modify',
+    method: 'POST',
+    path: '/api/inventory/modify',
+    expect: { public: 403, core_primary: 403, developer: 400, npc: 403, cso: 400, apiKey: 401, none: 401 },
+  },
+  {
+    row: 'admin: protocol writes',
+    method: 'POST',
+    path: '/api/protocol/protocols',
+    expect: { public: 403, core_primary: 403, developer: 422, npc: 403, cso: 422, apiKey: 401, none: 401 },
+  },
+  {
+    row: 'admin: channel-configuration writes',
+    method: 'POST',
+    path: '/api/chat-platform/channel/config',
+    expect: { public: 403, core_primary: 403, developer: 400, npc: 403, cso: 400, apiKey: 401, none: 401 },
+  },
+  {
+    // Hybrid: a present token is judged alone (non-admin → 403); no token → the API key.
+    row: 'hybrid: GET /api/sync/universal-state',
+    method: 'GET',
+    path: '/api/sync/universal-state',
+    expect: { public: 403, core_primary: 403, developer: 200, npc: 403, cso: 200, apiKey: 200, none: 401 },
+  },
+  {
+    row: 'hybrid: POST /api/sync/ingest-event',
+    method: 'POST',
+    path: '/api/sync/ingest-event',
+    expect: { public: 403, core_primary: 403, developer: 400, npc: 403, cso: 400, apiKey: 400, none: 401 },
+  },
 ];
 
 describe('who may call what', () => {
@@ -77,7 +125,8 @@ describe('who may call what', () => {
       expect(res.status).toBe(r.expect[who]);
       if (res.status >= 400) {
         expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        expect(res.body.code).toBe(res.status === 401 ? 'unauthenticated' : 'forbidden');
+        const codes: Record<number, string> = { 400: 'validation_failed', 401: 'unauthenticated', 403: 'forbidden', 422: 'invalid_definition' };
+        expect(res.body.code).toBe(codes[res.status]);
       }
     });
   }

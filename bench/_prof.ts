@@ -1,0 +1,21 @@
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { createDeps } from '../src/deps.js';
+import * as repo from '../src/modules/memory/memory.repository.js';
+const deps = await createDeps(loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', JWT_SECRET: 'x'.repeat(40), DATABASE_URL: process.env.PGURL ?? 'memory://', DB_SCHEMA: process.env.PGURL ? 'prof_x' : undefined, SERVICES: 'api' }));
+const m = deps.services.memory;
+const u = (await sql<{ id: number }>`insert into users (email, name) values ('p@x', 'p') returning id`.execute(deps.db)).rows[0]!.id;
+for (let i = 0; i < 10; i++) await m.addMemories(Array.from({ length: 1000 }, (_, j) => ({ userId: u, source: 'shared' as const, content: `Memory ${i} ${j} about cats and dogs named Pixel in Lisbon on Sunday.` })));
+let t = performance.now();
+const rows = await repo.pendingChunks(deps.db, { limit: 500 });
+console.log('pending', performance.now() - t); t = performance.now();
+const r = await deps.models.embed(rows.map((x) => x.content), 'p');
+console.log('embed', performance.now() - t); t = performance.now();
+const lits = rows.map((x, i) => repo.vectorLiteral(r.embeddings[i]!, deps.database.capabilities.vector));
+console.log('literals', performance.now() - t); t = performance.now();
+await repo.writeEmbeddings(deps.db, deps.database.capabilities.vector, r.model, rows.map((x, i) => ({ id: x.id, embedding: r.embeddings[i]! })));
+console.log('write', performance.now() - t); t = performance.now();
+const ex = await sql<{ 'QUERY PLAN': string }>`explain update memory_chunks c set embedding_model = 'x' from (select unnest(${rows.map((x) => x.id)}::bigint[]) as id) v where c.id = v.id`.execute(deps.db);
+console.log(ex.rows.map((x) => x['QUERY PLAN']).join('\n'));
+await deps.close();
+if (process.env.PGURL) { const pg = (await import('pg')).default; const c = new pg.Client(process.env.PGURL); await c.connect(); await c.query('drop schema prof_x cascade; drop schema if exists prof_x_boss cascade'); await c.end(); }
