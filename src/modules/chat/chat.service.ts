@@ -148,7 +148,6 @@ export class ChatService {
           status: 'received',
           ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
         });
-        await repo.touchConversation(trx, conversation.id);
         // spec: one vision call per attached image, in the background, linked to the conversation.
         for (const a of attachments)
           await this.d.jobs.enqueue(trx, VISION_JOB, { userId: user.id, conversationId: conversation.id, messageId: m.id, image: a.job } satisfies VisionJob);
@@ -283,7 +282,7 @@ export class ChatService {
     emit: TurnEmitter,
   ) {
     const { replies } = await this.answer(user, conversationId, userMessage, text, prefs, speakers, { stream: prefs?.stream !== false, emit });
-    for (const r of replies) emit.response(await this.present(r));
+    for (const r of replies) emit.response(await this.present(r, speakers));
   }
 
   /** Builds the prompt, calls the model (at most twice), stores the replies and the exchange as
@@ -433,10 +432,11 @@ export class ChatService {
     return { replies };
   }
 
-  private async present(m: MessageRow) {
+  /** A stored reply as an assistantResponse; `known` saves looking up the turn's own speakers. */
+  private async present(m: MessageRow, known: Speaker[] = []) {
     const p = presentMessage(m);
     const npcUserId = m.npc_user_id ?? (await this.d.characters.assistantUserId());
-    const speaker = await this.speaker(npcUserId).catch(() => ({ name: this.d.assistantName }));
+    const speaker = known.find((s) => s.id === npcUserId) ?? (await this.speaker(npcUserId).catch(() => ({ name: this.d.assistantName })));
     return { conversationId: p.conversationId, messageId: p.id, npcUserId, npcName: speaker.name, text: p.text, createdAt: p.createdAt };
   }
 }

@@ -1,0 +1,158 @@
+// Chat turn overhead (issue 5): connected Socket.IO clients send chatMessage against a local
+// OpenAI-compatible model server that answers at once, while each user has many memories.
+// Reports the turn time (chatMessage sent → final assistantResponse received), the model calls'
+// own time (the gateway's recorded latency of the chat and embedding calls, loopback HTTP
+// included), the server-side overhead = turn − model time, and turns per second.
+// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--turns 5]
+// Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { io as connect, type Socket } from 'socket.io-client';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createDeps } from '../src/deps.js';
+import { startFakeModelServer } from '../test/fake-model-server.js';
+
+const { values } = parseArgs({
+  options: {
+    clients: { type: 'string', default: '200' },
+    users: { type: 'string', default: '20' },
+    memories: { type: 'string', default: '10000' },
+    turns: { type: 'string', default: '5' },
+  },
+});
+const CLIENTS = Number(values.clients);
+const USERS = Number(values.users);
+const MEMORIES = Number(values.memories);
+const TURNS = Number(values.turns);
+
+const WORDS = 'dragon sword castle river forest potion merchant quest gold silver ember winter harbor lantern map tower bridge wolf raven crown'.split(' ');
+const sentence = (i: number) => Array.from({ length: 12 }, (_, k) => WORDS[(i * 7 + k * 13) % WORDS.length]).join(' ') + ` note ${i}.`;
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+async function run(dbName: string, env: Record<string, string | undefined>) {
+  const fake = await startFakeModelServer();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    CHAT_RATE_LIMIT: '1000000',
+    DB_POOL_SIZE: '20',
+    ...fake.env(),
+    ...env,
+  });
+  const deps = await createDeps(config);
+  const { app } = await buildApp(deps);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  try {
+    // Users and their memories (shared tier), embedded through the model server.
+    const users = [];
+    for (let u = 0; u < USERS; u++) {
+      const row = await deps.services.users.create({ email: `chat-bench-${u}-${randomBytes(3).toString('hex')}@example.test`, password: null, name: `Player ${u}` });
+      users.push({ row, token: (await deps.services.auth.issue(row, 'game_client')).accessToken });
+    }
+    const seedStart = performance.now();
+    for (const { row } of users) {
+      for (let i = 0; i < MEMORIES; i += 1000) {
+        await deps.services.memory.addMemories(
+          Array.from({ length: Math.min(1000, MEMORIES - i) }, (_, k) => ({ userId: row.id, source: 'shared' as const, content: sentence(row.id * MEMORIES + i + k) })),
+        );
+      }
+    }
+    await deps.jobs.drain(30 * 60_000);
+    const seedSec = (performance.now() - seedStart) / 1000;
+    process.stderr.write(`${dbName}: seeded ${USERS * MEMORIES} memories in ${seedSec.toFixed(0)} s\n`);
+
+    // Clients: CLIENTS sockets spread over the users.
+    const sockets: Socket[] = [];
+    for (let c = 0; c < CLIENTS; c++) {
+      const s = connect(url, { auth: { token: users[c % USERS]!.token }, transports: ['websocket'], reconnection: false, forceNew: true });
+      await new Promise<void>((resolve, reject) => {
+        s.on('connect', () => resolve());
+        s.on('connect_error', reject);
+      });
+      sockets.push(s);
+    }
+    await deps.db.deleteFrom('model_calls').execute();
+    const turnMs: number[] = [];
+    const started = performance.now();
+    let failures = 0;
+    await Promise.all(
+      sockets.map(async (s, c) => {
+        for (let i = 0; i < TURNS; i++) {
+          const t0 = performance.now();
+          const done = new Promise<void>((resolve) => {
+            const onResponse = () => {
+              s.off('assistantResponse', onResponse);
+              s.off('chatError', onError);
+              resolve();
+            };
+            const onError = () => {
+              failures++;
+              onResponse();
+            };
+            s.on('assistantResponse', onResponse);
+            s.on('chatError', onError);
+          });
+          s.emit('chatMessage', { message: `${WORDS[(c + i) % WORDS.length]} and the ${WORDS[(c * 3 + i) % WORDS.length]}?`, preferences: { stream: false } });
+          await done;
+          turnMs.push(performance.now() - t0);
+        }
+      }),
+    );
+    const wallSec = (performance.now() - started) / 1000;
+    const calls = await deps.db.selectFrom('model_calls').select(['kind', 'latency_ms']).execute();
+    const turns = turnMs.length;
+    const modelMsPerTurn = calls.reduce((n, c) => n + c.latency_ms, 0) / Math.max(1, turns);
+    const chatCalls = calls.filter((c) => c.kind === 'chat' || c.kind === 'stream').length;
+    const embedCalls = calls.filter((c) => c.kind === 'embed').length;
+    for (const s of sockets) s.close();
+    return {
+      db: dbName,
+      turns,
+      failures,
+      turnsPerSec: turns / wallSec,
+      turnP50: pct(turnMs, 50),
+      turnP99: pct(turnMs, 99),
+      modelMsPerTurn,
+      overheadP50: pct(turnMs, 50) - modelMsPerTurn,
+      overheadP99: pct(turnMs, 99) - modelMsPerTurn,
+      chatCallsPerTurn: chatCalls / turns,
+      embedCallsPerTurn: embedCalls / turns,
+      seedSec,
+    };
+  } finally {
+    await app.close();
+    await deps.close();
+    await fake.close();
+  }
+}
+
+const results = [];
+results.push(await run('pglite', { DATABASE_URL: 'memory://' }));
+if (process.env.DATABASE_URL) {
+  const schema = `bench_chat_${randomBytes(4).toString('hex')}`;
+  try {
+    results.push(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
+  } finally {
+    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await c.connect();
+    await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+    await c.end();
+  }
+}
+console.log(`\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user, ${TURNS} turns per client, model server answering at once\n`);
+console.log('| db | turns | failed | turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | chat calls/turn | embedding calls/turn |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+for (const r of results)
+  console.log(
+    `| ${r.db} | ${r.turns} | ${r.failures} | ${r.turnsPerSec.toFixed(1)} | ${r.turnP50.toFixed(1)} | ${r.turnP99.toFixed(1)} | ${r.modelMsPerTurn.toFixed(1)} | ${r.overheadP50.toFixed(1)} | ${r.overheadP99.toFixed(1)} | ${r.chatCallsPerTurn.toFixed(2)} | ${r.embedCallsPerTurn.toFixed(2)} |`,
+  );
+process.exit(0);
