@@ -82,7 +82,7 @@ const ROWS: { row: string; method: string; path: string; expect: Record<Who, num
     row: `access token: ${row}`,
     method: 'GET',
     path,
-    expect: { public: 200, core_primary: 200, developer: 200, npc: 200, cso: 200, apiKey: 401, none: 401 } as Record<Who, number>,
+    expect: { public: 200, core_primary: 200, developer: 200, npc: 200, cso: 200, apiKey: 401, none: 401 },
   })),
   {
     // Admins get past authorisation to validation (no body): 400, not 403.
