@@ -40,7 +40,8 @@ describe('memory with a failing model provider', () => {
     expect(found.body.memories[0]).toMatchObject({ id, content: 'The spare key hides under the blue flowerpot.' });
     expect(found.body.memories[0].similarity).toBe(1);
 
-    // pg-boss retries the job; the provider is back and the chunk gets its embedding.
+    // pg-boss retries the job (after its backoff); the provider is back and the chunk gets its embedding.
+    for (let i = 0; i < 400 && (await chunkState(id)).embedding_model === null; i++) await new Promise((res) => setTimeout(res, 50));
     await t.deps.jobs.drain(20_000);
     expect(await chunkState(id)).toMatchObject({ embedding_model: 'fake-embed', embedding_dim: 64, embed_error: null });
     const calls = await t.deps.db.selectFrom('model_calls').select(['purpose', 'outcome']).where('kind', '=', 'embed').orderBy('id').execute();

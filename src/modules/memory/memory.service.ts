@@ -146,6 +146,9 @@ export class MemoryService {
       schema: z.object({ memoryIds: z.array(z.number().int().positive()).max(10_000), reembed: z.boolean().optional() }).strict(),
       retryLimit: 10,
       retryDelay: 1,
+      // Every addMemory enqueues a job, but one run embeds everything pending: fetch many per poll
+      // so the ones left with nothing to do finish at once instead of one per polling interval.
+      batchSize: 50,
       handler: async (data) => {
         await this.embedPending(data.memoryIds, data.reembed ?? false);
       },

@@ -90,6 +90,10 @@ export class JobQueue {
     this.boss = boss;
     for (const def of this.defs.values()) {
       await boss.createQueue(def.name);
+      // Warm pg-boss's queue cache now, outside any transaction: on a cold cache `send` looks the
+      // queue up on a connection of its own, which on PGlite's single connection would wait
+      // forever behind the caller's open transaction.
+      await boss.touch(def.name, '00000000-0000-0000-0000-000000000000');
       if (!work) continue;
       await boss.work(
         def.name,
@@ -130,13 +134,13 @@ export class JobQueue {
     return { running: true, queues };
   }
 
-  /** Test and CLI helper: waits until no job is due or running (jobs scheduled for later are not
-   * waited for). */
+  /** Test and CLI helper: waits until no job is due, running or waiting to retry (jobs first
+   * scheduled for later are not waited for). */
   async drain(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const r = await this.handle.db.executeQuery(
-        CompiledQuery.raw(`select count(*)::int as n from "${this.schema}".job where state in ('created','retry','active') and start_after <= now()`, []),
+        CompiledQuery.raw(`select count(*)::int as n from "${this.schema}".job where state in ('retry','active') or (state = 'created' and start_after <= now())`, []),
       );
       if ((r.rows[0] as { n: number }).n === 0) return;
       if (Date.now() > deadline) throw new Error('jobs did not finish in time');
