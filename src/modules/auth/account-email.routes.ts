@@ -5,19 +5,13 @@ import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import { emailSchema, passwordSchema } from './auth.schemas.js';
+import { publicAuthRoute } from './auth.config.js';
 
 const tokenField = z.string().min(1).max(200);
 
 export function accountEmailRoutes(app: App, deps: Deps) {
   const { accountEmail } = deps.services;
-  // spec limits: all /api/auth/* together, per IP: the same key as auth.routes.ts, so these
-  // routes share its window (API-CONTRACT.md "Limits").
-  const rateLimit = {
-    max: deps.config.limits.authPerMinute,
-    timeWindow: 60_000,
-    keyGenerator: (req: { ip: string }) => `auth:${req.ip}`,
-  };
-  const config = { auth: 'public' as const, rateLimit };
+  const config = publicAuthRoute(deps.config);
   const tags = ['auth'];
   const accepted = z.object({ accepted: z.literal(true) });
 

@@ -2,16 +2,11 @@ import type { App } from '../../platform/http/types.js';
 import { problems, noContent } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
 import { loginBody, refreshBody, registerBody, tokenBody, tokenResponse } from './auth.schemas.js';
+import { publicAuthRoute } from './auth.config.js';
 
 export function authRoutes(app: App, deps: Deps) {
   const { auth } = deps.services;
-  // spec limits: all /api/auth/* together, per IP (API-CONTRACT.md "Limits").
-  const rateLimit = {
-    max: deps.config.limits.authPerMinute,
-    timeWindow: 60_000,
-    keyGenerator: (req: { ip: string }) => `auth:${req.ip}`,
-  };
-  const config = { auth: 'public' as const, rateLimit };
+  const config = publicAuthRoute(deps.config);
   const tags = ['auth'];
 
   app.post(

@@ -6,6 +6,7 @@ import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import { clientTypeSchema, tokenResponse } from './auth.schemas.js';
 import type { OAuthRedirect } from './oauth.service.js';
+import { publicAuthRoute } from './auth.config.js';
 
 const idpParams = z.object({ idp: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, 'not a provider name') });
 const redirect = z.null().describe('302: Location carries the next step');
@@ -21,14 +22,7 @@ function parseCookies(header: string | undefined): Record<string, string> {
 
 export function oauthRoutes(app: App, deps: Deps) {
   const { oauth } = deps.services;
-  // spec limits: all /api/auth/* together, per IP: the same key as auth.routes.ts, so these
-  // routes share its window (API-CONTRACT.md "Limits").
-  const rateLimit = {
-    max: deps.config.limits.authPerMinute,
-    timeWindow: 60_000,
-    keyGenerator: (req: { ip: string }) => `auth:${req.ip}`,
-  };
-  const config = { auth: 'public' as const, rateLimit };
+  const config = publicAuthRoute(deps.config);
   const tags = ['auth'];
   const countryHeader = deps.config.oauth.countryHeader?.toLowerCase();
   const country = (headers: Record<string, string | string[] | undefined>) => {
