@@ -48,7 +48,11 @@ async function run(dbName: string, env: Record<string, string | undefined>): Pro
   const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123', AUTH_RATE_LIMIT: '100000000', ...env });
   const deps = await createDeps(config);
   const { app } = await buildApp(deps, {
-    extraRoutes: (a) => a.get('/bench/hello', { config: { auth: 'public' } }, async () => ({ hello: 'world' })),
+    extraRoutes: (a) => {
+      a.get('/bench/hello', { config: { auth: 'public' } }, async () => ({ hello: 'world' }));
+      // The same with the access-token check: separates the JWT's cost from the database's.
+      a.get('/bench/hello-auth', async () => ({ hello: 'world' }));
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -59,6 +63,7 @@ async function run(dbName: string, env: Record<string, string | undefined>): Pro
     for (const [route, path, headers] of [
       ['hello-world', '/bench/hello', {}],
       ['GET /api/health', '/api/health', {}],
+      ['hello-world with JWT check', '/bench/hello-auth', { authorization: `Bearer ${accessToken}` }],
       ['GET /api/user/profile', '/api/user/profile', { authorization: `Bearer ${accessToken}` }],
     ] as const) {
       out.push({ db: dbName, route, ...(await measure(url, path, headers)) });

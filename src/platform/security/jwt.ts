@@ -1,6 +1,6 @@
 // Access tokens: HS256 JWTs (algorithm pinned) carrying the spec's payload (id, role, name,
 // accountType) plus sub, iat, exp, iss, aud and jti.
-import { randomUUID } from 'node:crypto';
+import { randomUUID, webcrypto } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import { AppError } from '../http/problem.js';
 import { ACCOUNT_TYPES, ROLES, type AccountType, type Role } from './identity.rules.js';
@@ -22,9 +22,14 @@ export interface JwtOptions {
 }
 
 export class AccessTokens {
-  private readonly key: Uint8Array;
+  // Imported once: given raw bytes, jose imports the key again on every sign and verify, which
+  // shows up on every authenticated request.
+  private readonly key: Promise<webcrypto.CryptoKey>;
   constructor(private readonly opts: JwtOptions) {
-    this.key = new TextEncoder().encode(opts.secret);
+    this.key = webcrypto.subtle.importKey('raw', new TextEncoder().encode(opts.secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+      'verify',
+    ]);
   }
 
   get ttlSeconds() {
@@ -41,13 +46,13 @@ export class AccessTokens {
       .setIssuer(this.opts.issuer)
       .setAudience(this.opts.audience)
       .setJti(randomUUID())
-      .sign(this.key);
+      .sign(await this.key);
   }
 
   /** Verifies signature, algorithm, issuer, audience and expiry; throws the contract's 401s. */
   async verify(token: string): Promise<AccessClaims> {
     try {
-      const { payload } = await jwtVerify(token, this.key, {
+      const { payload } = await jwtVerify(token, await this.key, {
         algorithms: ['HS256'],
         issuer: this.opts.issuer,
         audience: this.opts.audience,
