@@ -337,7 +337,19 @@ export class OAuthService {
   /** The provider's subject finds a linked account; otherwise an account with the same email is
    * linked, but only when the provider says it verified that address (else anyone could claim
    * a stranger's account by typing their email at some provider); otherwise a new account. */
-  private linkOrCreate(provider: string, id: ExternalIdentity): Promise<UserRow> {
+  private async linkOrCreate(provider: string, id: ExternalIdentity): Promise<UserRow> {
+    try {
+      return await this.linkOrCreateOnce(provider, id);
+    } catch (err) {
+      // Two first logins of one provider account at once: the loser hit the unique identity (or
+      // email) the winner just stored; a second pass finds it and links to it.
+      const unique = (err as { code?: string }).code === '23505' || (err instanceof AppError && err.code === 'conflict');
+      if (!unique) throw err;
+      return this.linkOrCreateOnce(provider, id);
+    }
+  }
+
+  private linkOrCreateOnce(provider: string, id: ExternalIdentity): Promise<UserRow> {
     return transaction(this.db, async (trx) => {
       const linked = await repo.findIdentity(trx, provider, id.subject);
       if (linked) {

@@ -173,6 +173,18 @@ describe('external login: OIDC discovery issuer', () => {
     expect(b.body.user.id).toBe(a.body.user.id);
   });
 
+  it('two first logins of one provider account at once end in one account', async () => {
+    const who = uniqueUser();
+    const a = await interceptCallback('oidc', who);
+    const b = await interceptCallback('oidc', who);
+    const [la, lb] = await Promise.all([deliver(a.browser, a.callback), deliver(b.browser, b.callback)]);
+    const codes = [fragment(la).get('code'), fragment(lb).get('code')];
+    expect(codes.every(Boolean)).toBe(true);
+    const users = await Promise.all(codes.map((code) => t.api('POST', '/api/auth/exchange', { body: { code } })));
+    expect(users.map((u) => u.status)).toEqual([200, 200]);
+    expect(users[0]!.body.user.id).toBe(users[1]!.body.user.id);
+  });
+
   it('passes the client type through to the issued session', async () => {
     const { result } = await login('oidc', uniqueUser(), { query: '?clientType=mobile' });
     const ex = await t.api('POST', '/api/auth/exchange', { body: { code: result.get('code') } });
