@@ -77,6 +77,7 @@ const ROWS: { row: string; method: string; path: string; expect: Record<Who, num
       ['/api/items/*', '/api/items'],
       ['GET /api/inventory', '/api/inventory'],
       ['/api/protocol/* (read)', '/api/protocol/protocols'],
+      ['/api/tools/* (read)', '/api/tools'],
     ] as const
   ).map(([row, path]) => ({
     row: `access token: ${row}`,

@@ -108,6 +108,11 @@ export class ChatService {
     this.tools = chatTools({ inventory: d.inventory, memory: d.memory });
   }
 
+  /** The tools the model may be offered in a chat turn (each protocol allows a subset). */
+  toolCatalogue() {
+    return toolSpecs(this.tools);
+  }
+
   /** One chatMessage. Resolves with the ids for the ack; throws ChatTurnError (already a chatError
    * payload) on any failure. */
   async handleMessage(user: UserPrincipal, raw: unknown, emit: TurnEmitter): Promise<{ conversationId: number; messageId: number }> {

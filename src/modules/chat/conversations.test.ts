@@ -90,3 +90,13 @@ describe('/api/assistant/history and /api/assistant/choices', () => {
     expect((await t.api('GET', '/api/assistant/choices', { token: fresh.accessToken })).body).toEqual({ choices: [] });
   });
 });
+
+describe('/api/tools', () => {
+  it('lists the chat tools with their argument schemas, for signed-in callers only', async () => {
+    const res = await t.api('GET', '/api/tools', { token: alice.accessToken });
+    expect(res.status).toBe(200);
+    expect(res.body.tools.map((x: { name: string }) => x.name)).toEqual(['modifyInventory', 'modifyCurrency', 'lookupMemory']);
+    expect(res.body.tools[1].parameters).toMatchObject({ type: 'object', properties: { amount: { type: 'integer' } } });
+    expect((await t.api('GET', '/api/tools')).status).toBe(401);
+  });
+});

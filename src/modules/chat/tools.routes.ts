@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import type { Deps } from '../../deps.js';
+
+const toolSchema = z
+  .object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })
+  .meta({ id: 'Tool' });
+
+export function toolRoutes(app: App, deps: Deps) {
+  app.get(
+    '/api/tools',
+    {
+      schema: {
+        tags: ['assistant'],
+        summary: 'The tools the model can use in a chat turn, with the JSON Schema of their arguments (each protocol allows a subset)',
+        response: { 200: z.object({ tools: z.array(toolSchema) }), ...problems(401) },
+      },
+    },
+    async () => ({ tools: deps.services.chat.toolCatalogue().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }),
+  );
+}
