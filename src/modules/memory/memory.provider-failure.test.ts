@@ -19,7 +19,12 @@ afterAll(async () => {
 });
 
 const chunkState = (memoryId: number) =>
-  t.deps.db.selectFrom('memory_chunks').select(['embedding_model', 'embedding_dim', 'embed_attempts', 'embed_error']).where('memory_id', '=', memoryId).executeTakeFirstOrThrow();
+  t.deps.db
+    .selectFrom('memory_chunks as c')
+    .leftJoin('memory_embeddings as e', 'e.chunk_id', 'c.id')
+    .select(['e.model as embedding_model', 'e.dim as embedding_dim', 'c.embed_attempts', 'c.embed_error'])
+    .where('c.memory_id', '=', memoryId)
+    .executeTakeFirstOrThrow();
 
 describe('memory with a failing model provider', () => {
   it('keeps the memory, retries the embedding and answers by full text meanwhile', async () => {
@@ -58,13 +63,13 @@ describe('memory with a failing model provider', () => {
     await t.deps.jobs.drain(20_000);
     expect((await chunkState(mem.id)).embedding_model).toBe('fake-embed');
     // As if these embeddings had been made by the model configured before a restart.
-    await t.deps.db.updateTable('memory_chunks').set({ embedding_model: 'old-model' }).execute();
+    await t.deps.db.updateTable('memory_embeddings').set({ model: 'old-model' }).execute();
     fake.reset();
     // What createDeps runs at start: it notices and enqueues the re-embedding.
     await m.start();
     await t.deps.jobs.drain(20_000);
     expect((await chunkState(mem.id)).embedding_model).toBe('fake-embed');
-    const stale = await t.deps.db.selectFrom('memory_chunks').select('id').where('embedding_model', '<>', 'fake-embed').execute();
+    const stale = await t.deps.db.selectFrom('memory_embeddings').select('chunk_id').where('model', '<>', 'fake-embed').execute();
     expect(stale).toHaveLength(0);
     // One batched request re-embedded everything.
     expect(fake.embeddingRequests()).toHaveLength(1);

@@ -158,6 +158,9 @@ export class MemoryService {
   /** After the job queue started: re-embed in the background when the embedding model or size
    * changed since the stored embeddings were made (API-CONTRACT.md "Memory"). */
   async start(): Promise<void> {
+    // Chunks still queued (a job lost with a reset queue, or the 0012 migration re-embedding
+    // everything on servers without pgvector): one job embeds them all.
+    if (await repo.hasPending(this.db)) await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [] }, { singletonKey: 'memory.pending' });
     const stale = await repo.hasStaleEmbeddings(this.db, { model: this.models.embeddingModel, dims: this.models.embeddingDimensions });
     if (stale) {
       this.log.info({ model: this.models.embeddingModel }, 'embedding model or size changed: re-embedding memories');

@@ -25,18 +25,33 @@ export interface MemoryChunksTable {
   chunk_index: number;
   content: string;
   tsv: ColumnType<string, never, never>;
-  /** `vector` (pgvector) or `real[]` (exact scan): written through the repository's SQL only. */
-  embedding: ColumnType<unknown, never, never>;
-  embedding_model: string | null;
-  embedding_dim: number | null;
-  embedded_at: Date | null;
   embed_attempts: Generated<number>;
   embed_error: string | null;
+}
+
+/** One chunk's embedding (migration 0012), with the model and dimension that made it. */
+export interface MemoryEmbeddingsTable {
+  chunk_id: number;
+  user_id: number;
+  tier: MemoryTier;
+  source: MemorySource;
+  model: string;
+  dim: number;
+  /** `vector` (pgvector) or float32 `bytea` (exact-scan fallback): written through the repository's SQL only. */
+  embedding: ColumnType<unknown, never, never>;
+  embedded_at: CreatedAt;
+}
+
+/** Chunks waiting for their first embedding. */
+export interface MemoryEmbedQueueTable {
+  chunk_id: number;
 }
 
 declare module '../../platform/db/schema.js' {
   interface Database {
     memories: MemoriesTable;
     memory_chunks: MemoryChunksTable;
+    memory_embeddings: MemoryEmbeddingsTable;
+    memory_embed_queue: MemoryEmbedQueueTable;
   }
 }

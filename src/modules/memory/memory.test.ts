@@ -104,10 +104,11 @@ describe('POST /api/assistant/memory', () => {
     expect(r.status).toBe(201);
     await t.deps.jobs.drain(20_000);
     const chunks = await t.deps.db
-      .selectFrom('memory_chunks')
-      .select(['chunk_index', 'content', 'embedding_model', 'embedding_dim'])
-      .where('memory_id', '=', r.body.id)
-      .orderBy('chunk_index')
+      .selectFrom('memory_chunks as c')
+      .leftJoin('memory_embeddings as e', 'e.chunk_id', 'c.id')
+      .select(['c.chunk_index', 'c.content', 'e.model as embedding_model', 'e.dim as embedding_dim'])
+      .where('c.memory_id', '=', r.body.id)
+      .orderBy('c.chunk_index')
       .execute();
     expect(chunks.length).toBeGreaterThan(3);
     for (const c of chunks) {
@@ -231,10 +232,15 @@ describe('own memories (/api/memories)', () => {
     const edited = await t.api('PATCH', `/api/memories/${id}`, { token: bob.accessToken, body: { content: 'Bob parks his tandem by the windmill.', metadata: { npcName: 'Mira' } } });
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ content: 'Bob parks his tandem by the windmill.', metadata: { npcName: 'Mira' } });
-    const pending = await t.deps.db.selectFrom('memory_chunks').select(['content', 'embedding_model']).where('memory_id', '=', id).execute();
+    const pending = await t.deps.db.selectFrom('memory_chunks').select(['content']).where('memory_id', '=', id).execute();
     expect(pending.map((c) => c.content)).toEqual(['Bob parks his tandem by the windmill.']);
     await t.deps.jobs.drain(20_000);
-    const embedded = await t.deps.db.selectFrom('memory_chunks').select(['embedding_model']).where('memory_id', '=', id).execute();
+    const embedded = await t.deps.db
+      .selectFrom('memory_chunks as c')
+      .leftJoin('memory_embeddings as e', 'e.chunk_id', 'c.id')
+      .select(['e.model as embedding_model'])
+      .where('c.memory_id', '=', id)
+      .execute();
     expect(embedded[0]!.embedding_model).toBe('offline-hash-ngram-v1');
     const found = await t.api('GET', '/api/assistant/memory?query=tandem%20windmill', { token: bob.accessToken });
     expect(found.body.memories[0].id).toBe(id);
