@@ -1,9 +1,14 @@
 // Chat turn overhead (issue 5): connected Socket.IO clients send chatMessage against a local
 // OpenAI-compatible model server that answers at once, while each user has many memories.
-// Reports the turn time (chatMessage sent → final assistantResponse received), the model calls'
-// own time (the gateway's recorded latency of the chat and embedding calls, loopback HTTP
-// included), the server-side overhead = turn − model time, and turns per second.
-// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--turns 5]
+// Two phases per database:
+//  1. latency at a steady rate (--rate turns/s spread over all clients, for --seconds): the turn
+//     time (chatMessage sent → final assistantResponse), the model calls' own time (the gateway's
+//     recorded latency of the chat and embedding calls, loopback HTTP included), and the
+//     server-side overhead = turn − model time;
+//  2. throughput: every client sends --turns messages back to back; turns per second.
+// The load generator, the model server and the service share one process and the machine's
+// cores, so the figures are an upper bound on the service's own cost.
+// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -20,13 +25,17 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '200' },
     users: { type: 'string', default: '20' },
     memories: { type: 'string', default: '10000' },
-    turns: { type: 'string', default: '5' },
+    turns: { type: 'string', default: '3' },
+    rate: { type: 'string', default: '20' },
+    seconds: { type: 'string', default: '10' },
   },
 });
 const CLIENTS = Number(values.clients);
 const USERS = Number(values.users);
 const MEMORIES = Number(values.memories);
 const TURNS = Number(values.turns);
+const RATE = Number(values.rate);
+const SECONDS = Number(values.seconds);
 
 const WORDS = 'dragon sword castle river forest potion merchant quest gold silver ember winter harbor lantern map tower bridge wolf raven crown'.split(' ');
 const sentence = (i: number) => Array.from({ length: 12 }, (_, k) => WORDS[(i * 7 + k * 13) % WORDS.length]).join(' ') + ` note ${i}.`;
@@ -80,50 +89,72 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       });
       sockets.push(s);
     }
+    // One turn on a socket: resolves with its duration once the (last) response arrived.
+    const turn = (s: Socket, n: number) =>
+      new Promise<{ ms: number; ok: boolean }>((resolve) => {
+        const t0 = performance.now();
+        const done = (ok: boolean) => () => {
+          s.off('assistantResponse', onResponse);
+          s.off('chatError', onError);
+          resolve({ ms: performance.now() - t0, ok });
+        };
+        const onResponse = done(true);
+        const onError = done(false);
+        s.on('assistantResponse', onResponse);
+        s.on('chatError', onError);
+        s.emit('chatMessage', { message: `${WORDS[n % WORDS.length]} and the ${WORDS[(n * 3) % WORDS.length]}?`, preferences: { stream: false } });
+      });
+
+    // Phase 1: a steady rate, each turn on the next idle client.
     await deps.db.deleteFrom('model_calls').execute();
-    const turnMs: number[] = [];
-    const started = performance.now();
+    const latency: number[] = [];
     let failures = 0;
-    await Promise.all(
-      sockets.map(async (s, c) => {
-        for (let i = 0; i < TURNS; i++) {
-          const t0 = performance.now();
-          const done = new Promise<void>((resolve) => {
-            const onResponse = () => {
-              s.off('assistantResponse', onResponse);
-              s.off('chatError', onError);
-              resolve();
-            };
-            const onError = () => {
-              failures++;
-              onResponse();
-            };
-            s.on('assistantResponse', onResponse);
-            s.on('chatError', onError);
-          });
-          s.emit('chatMessage', { message: `${WORDS[(c + i) % WORDS.length]} and the ${WORDS[(c * 3 + i) % WORDS.length]}?`, preferences: { stream: false } });
-          await done;
-          turnMs.push(performance.now() - t0);
-        }
-      }),
-    );
-    const wallSec = (performance.now() - started) / 1000;
+    const busy = new Set<number>();
+    const inflight: Promise<void>[] = [];
+    const total = Math.round(RATE * SECONDS);
+    const start = performance.now();
+    for (let n = 0; n < total; n++) {
+      const due = start + (n * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      let c = n % sockets.length;
+      for (let k = 0; k < sockets.length && busy.has(c); k++) c = (c + 1) % sockets.length;
+      busy.add(c);
+      inflight.push(
+        turn(sockets[c]!, n).then((r) => {
+          busy.delete(c);
+          if (r.ok) latency.push(r.ms);
+          else failures++;
+        }),
+      );
+    }
+    await Promise.all(inflight);
     const calls = await deps.db.selectFrom('model_calls').select(['kind', 'latency_ms']).execute();
-    const turns = turnMs.length;
+    const turns = latency.length + failures;
     const modelMsPerTurn = calls.reduce((n, c) => n + c.latency_ms, 0) / Math.max(1, turns);
     const chatCalls = calls.filter((c) => c.kind === 'chat' || c.kind === 'stream').length;
     const embedCalls = calls.filter((c) => c.kind === 'embed').length;
+
+    // Phase 2: throughput, every client back to back.
+    const t2 = performance.now();
+    let done2 = 0;
+    await Promise.all(
+      sockets.map(async (s, c) => {
+        for (let i = 0; i < TURNS; i++) if ((await turn(s, c + i)).ok) done2++;
+      }),
+    );
+    const turnsPerSec = done2 / ((performance.now() - t2) / 1000);
     for (const s of sockets) s.close();
     return {
       db: dbName,
       turns,
       failures,
-      turnsPerSec: turns / wallSec,
-      turnP50: pct(turnMs, 50),
-      turnP99: pct(turnMs, 99),
+      turnsPerSec,
+      turnP50: pct(latency, 50),
+      turnP99: pct(latency, 99),
       modelMsPerTurn,
-      overheadP50: pct(turnMs, 50) - modelMsPerTurn,
-      overheadP99: pct(turnMs, 99) - modelMsPerTurn,
+      overheadP50: pct(latency, 50) - modelMsPerTurn,
+      overheadP99: pct(latency, 99) - modelMsPerTurn,
       chatCallsPerTurn: chatCalls / turns,
       embedCallsPerTurn: embedCalls / turns,
       seedSec,
@@ -148,8 +179,10 @@ if (process.env.DATABASE_URL) {
     await c.end();
   }
 }
-console.log(`\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user, ${TURNS} turns per client, model server answering at once\n`);
-console.log('| db | turns | failed | turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | chat calls/turn | embedding calls/turn |');
+console.log(
+  `\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user; latency at ${RATE} turns/s for ${SECONDS} s; throughput with ${TURNS} back-to-back turns per client; model server answering at once\n`,
+);
+console.log('| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | chat calls/turn | embedding calls/turn |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results)
   console.log(

@@ -303,9 +303,14 @@ export class ChatService {
   ): Promise<{ replies: MessageRow[] }> {
     const group = speakers.length > 1;
     const lead = speakers[0]!;
-    const routing = await this.d.protocols.routeUser(user.id);
+    // Independent steps run together (on PostgreSQL they use separate pool connections).
     // spec: at most one embedding request per message: the query, batched with pending memories.
-    const queryEmbedding = await this.d.memory.embedQuery(text, { includePending: true });
+    // The reply's id is reserved now so streamed deltas can name it.
+    const [routing, queryEmbedding, replyId] = await Promise.all([
+      this.d.protocols.routeUser(user.id),
+      this.d.memory.embedQuery(text, { includePending: true }),
+      group ? Promise.resolve(null) : repo.reserveMessageId(this.d.db),
+    ]);
     const [context, inventorySummary, history, player] = await Promise.all([
       this.d.memory.gatherContext(user.id, lead.id, text, { protocolId: routing.protocolId }, conversationId, { queryEmbedding }),
       this.d.inventory.promptSummary(user.id),
@@ -350,8 +355,6 @@ export class ChatService {
     const grounding = { memories: context.memories.map((m) => m.content), tone: routing.protocol, speakerName: lead.name };
     const offeredTools = group ? [] : this.tools.filter((t) => composed.tools.some((c) => c.name === t.name));
 
-    // The reply's id is reserved first so streamed deltas can name it.
-    const replyId = group ? null : await repo.reserveMessageId(this.d.db);
     const filter = new ChoicesFilter();
     const onDelta = (delta: string) => {
       const visible = filter.push(delta);
