@@ -37,8 +37,12 @@ const TURNS = Number(values.turns);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
 
-const WORDS = 'dragon sword castle river forest potion merchant quest gold silver ember winter harbor lantern map tower bridge wolf raven crown'.split(' ');
-const sentence = (i: number) => Array.from({ length: 12 }, (_, k) => WORDS[(i * 7 + k * 13) % WORDS.length]).join(' ') + ` note ${i}.`;
+const WORDS =
+  'dragon sword castle river forest potion merchant quest gold silver ember winter harbor lantern map tower bridge wolf raven crown'.split(
+    ' ',
+  );
+const sentence = (i: number) =>
+  Array.from({ length: 12 }, (_, k) => WORDS[(i * 7 + k * 13) % WORDS.length]).join(' ') + ` note ${i}.`;
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -64,14 +68,22 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     // Users and their memories (shared tier), embedded through the model server.
     const users = [];
     for (let u = 0; u < USERS; u++) {
-      const row = await deps.services.users.create({ email: `chat-bench-${u}-${randomBytes(3).toString('hex')}@example.test`, password: null, name: `Player ${u}` });
+      const row = await deps.services.users.create({
+        email: `chat-bench-${u}-${randomBytes(3).toString('hex')}@example.test`,
+        password: null,
+        name: `Player ${u}`,
+      });
       users.push({ row, token: (await deps.services.auth.issue(row, 'game_client')).accessToken });
     }
     const seedStart = performance.now();
     for (const { row } of users) {
       for (let i = 0; i < MEMORIES; i += 1000) {
         await deps.services.memory.addMemories(
-          Array.from({ length: Math.min(1000, MEMORIES - i) }, (_, k) => ({ userId: row.id, source: 'shared' as const, content: sentence(row.id * MEMORIES + i + k) })),
+          Array.from({ length: Math.min(1000, MEMORIES - i) }, (_, k) => ({
+            userId: row.id,
+            source: 'shared' as const,
+            content: sentence(row.id * MEMORIES + i + k),
+          })),
         );
       }
     }
@@ -82,7 +94,12 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     // Clients: CLIENTS sockets spread over the users.
     const sockets: Socket[] = [];
     for (let c = 0; c < CLIENTS; c++) {
-      const s = connect(url, { auth: { token: users[c % USERS]!.token }, transports: ['websocket'], reconnection: false, forceNew: true });
+      const s = connect(url, {
+        auth: { token: users[c % USERS]!.token },
+        transports: ['websocket'],
+        reconnection: false,
+        forceNew: true,
+      });
       await new Promise<void>((resolve, reject) => {
         s.on('connect', () => resolve());
         s.on('connect_error', reject);
@@ -102,7 +119,10 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
         const onError = done(false);
         s.on('assistantResponse', onResponse);
         s.on('chatError', onError);
-        s.emit('chatMessage', { message: `${WORDS[n % WORDS.length]} and the ${WORDS[(n * 3) % WORDS.length]}?`, preferences: { stream: false } });
+        s.emit('chatMessage', {
+          message: `${WORDS[n % WORDS.length]} and the ${WORDS[(n * 3) % WORDS.length]}?`,
+          preferences: { stream: false },
+        });
       });
 
     // Phase 1: a steady rate, each turn on the next idle client.
@@ -175,14 +195,18 @@ if (process.env.DATABASE_URL) {
   } finally {
     const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await c.connect();
-    await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+    await c.query(
+      `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
+    );
     await c.end();
   }
 }
 console.log(
   `\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user; latency at ${RATE} turns/s for ${SECONDS} s; throughput with ${TURNS} back-to-back turns per client; model server answering at once\n`,
 );
-console.log('| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | chat calls/turn | embedding calls/turn |');
+console.log(
+  '| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | chat calls/turn | embedding calls/turn |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results)
   console.log(

@@ -13,7 +13,9 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '100' } } });
+const { values } = parseArgs({
+  options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '100' } },
+});
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 
@@ -28,7 +30,12 @@ interface Result {
   loopP99ms: number;
 }
 
-async function measure(url: string, path: string, headers: Record<string, string>, opts: { method?: string; body?: string; conns?: number } = {}) {
+async function measure(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  opts: { method?: string; body?: string; conns?: number } = {},
+) {
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
   const r = await autocannon({
@@ -41,11 +48,24 @@ async function measure(url: string, path: string, headers: Record<string, string
     workers: 1, // the load generator runs in its own thread, not on the server's event loop
   });
   lag.disable();
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, loopP99ms: lag.percentile(99) / 1e6 };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+    loopP99ms: lag.percentile(99) / 1e6,
+  };
 }
 
 async function run(dbName: string, env: Record<string, string | undefined>): Promise<Result[]> {
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123', AUTH_RATE_LIMIT: '100000000', ...env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    AUTH_RATE_LIMIT: '100000000',
+    ...env,
+  });
   const deps = await createDeps(config);
   const { app } = await buildApp(deps, {
     extraRoutes: (a) => {
@@ -56,7 +76,10 @@ async function run(dbName: string, env: Record<string, string | undefined>): Pro
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const user = await deps.services.users.create({ email: `bench-${randomBytes(4).toString('hex')}@example.test`, password: 'bench password 123' });
+  const user = await deps.services.users.create({
+    email: `bench-${randomBytes(4).toString('hex')}@example.test`,
+    password: 'bench password 123',
+  });
   const { accessToken } = await deps.services.auth.issue(user, 'api');
   const out: Result[] = [];
   try {
@@ -72,7 +95,16 @@ async function run(dbName: string, env: Record<string, string | undefined>): Pro
     out.push({
       db: dbName,
       route: 'POST /api/auth/login',
-      ...(await measure(url, '/api/auth/login', { 'content-type': 'application/json' }, { method: 'POST', conns: 8, body: JSON.stringify({ email: user.email, password: 'bench password 123' }) })),
+      ...(await measure(
+        url,
+        '/api/auth/login',
+        { 'content-type': 'application/json' },
+        {
+          method: 'POST',
+          conns: 8,
+          body: JSON.stringify({ email: user.email, password: 'bench password 123' }),
+        },
+      )),
     });
   } finally {
     await app.close();
@@ -86,11 +118,19 @@ results.push(...(await run('pglite', { DATABASE_URL: 'memory://' })));
 if (process.env.DATABASE_URL) {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   try {
-    results.push(...(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema, DB_POOL_SIZE: '20' })));
+    results.push(
+      ...(await run('postgres', {
+        DATABASE_URL: process.env.DATABASE_URL,
+        DB_SCHEMA: schema,
+        DB_POOL_SIZE: '20',
+      })),
+    );
   } finally {
     const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await c.connect();
-    await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+    await c.query(
+      `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
+    );
     await c.end();
   }
 }
@@ -99,7 +139,9 @@ console.log(`\nautocannon ${connections} connections, ${duration} s per route (l
 console.log('| db | route | req/s | p50 ms | p99 ms | errors | non-2xx | event-loop p99 ms |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of results)
-  console.log(`| ${r.db} | ${r.route} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.loopP99ms.toFixed(1)} |`);
+  console.log(
+    `| ${r.db} | ${r.route} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.loopP99ms.toFixed(1)} |`,
+  );
 for (const db of new Set(results.map((r) => r.db))) {
   const hello = results.find((r) => r.db === db && r.route === 'hello-world')!;
   const profile = results.find((r) => r.db === db && r.route === 'GET /api/user/profile')!;

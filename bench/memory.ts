@@ -35,19 +35,94 @@ const Q = Number(values.queries);
 
 // A seeded generator, so both databases get the same data and queries.
 let seed = 42;
-const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 const pick = <T>(a: readonly T[]) => a[Math.floor(rnd() * a.length)]!;
 
-const NAMES = ['Alice', 'Bruno', 'Chiara', 'Dmitri', 'Esme', 'Farid', 'Greta', 'Hugo', 'Ines', 'Jonas', 'Kaito', 'Lena', 'Mateo', 'Nadia', 'Oskar', 'Priya'];
+const NAMES = [
+  'Alice',
+  'Bruno',
+  'Chiara',
+  'Dmitri',
+  'Esme',
+  'Farid',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Kaito',
+  'Lena',
+  'Mateo',
+  'Nadia',
+  'Oskar',
+  'Priya',
+];
 const ANIMALS = ['cat', 'dog', 'parrot', 'tortoise', 'rabbit', 'ferret', 'goldfish', 'hamster'];
-const PETS = ['Pixel', 'Biscuit', 'Nimbus', 'Pepper', 'Waffles', 'Juniper', 'Comet', 'Saffron', 'Tofu', 'Marble'];
+const PETS = [
+  'Pixel',
+  'Biscuit',
+  'Nimbus',
+  'Pepper',
+  'Waffles',
+  'Juniper',
+  'Comet',
+  'Saffron',
+  'Tofu',
+  'Marble',
+];
 const INSTRUMENTS = ['cello', 'violin', 'piano', 'trumpet', 'banjo', 'harp', 'clarinet', 'drums'];
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
-const PLACES = ['Lisbon', 'Kyoto', 'Reykjavik', 'Marrakesh', 'Oslo', 'Valparaiso', 'Tbilisi', 'Hobart', 'Quito', 'Tallinn'];
-const FOODS = ['dumplings', 'paella', 'ramen', 'falafel', 'pierogi', 'tacos', 'risotto', 'curry', 'pancakes', 'goulash'];
-const HOBBIES = ['painting watercolours', 'climbing boulders', 'baking sourdough', 'knitting scarves', 'restoring bicycles', 'growing tomatoes', 'photographing birds', 'writing poems'];
-const PRODUCTS = ['silver lanterns', 'blue glass', 'salted fish', 'woven carpets', 'clockwork toys', 'amber jewellery', 'spiced wine', 'copper kettles'];
-const FILLER = ['It came up in passing.', 'They seemed happy about it.', 'This was a while ago.', 'Worth remembering.', 'They said it twice.', ''];
+const PLACES = [
+  'Lisbon',
+  'Kyoto',
+  'Reykjavik',
+  'Marrakesh',
+  'Oslo',
+  'Valparaiso',
+  'Tbilisi',
+  'Hobart',
+  'Quito',
+  'Tallinn',
+];
+const FOODS = [
+  'dumplings',
+  'paella',
+  'ramen',
+  'falafel',
+  'pierogi',
+  'tacos',
+  'risotto',
+  'curry',
+  'pancakes',
+  'goulash',
+];
+const HOBBIES = [
+  'painting watercolours',
+  'climbing boulders',
+  'baking sourdough',
+  'knitting scarves',
+  'restoring bicycles',
+  'growing tomatoes',
+  'photographing birds',
+  'writing poems',
+];
+const PRODUCTS = [
+  'silver lanterns',
+  'blue glass',
+  'salted fish',
+  'woven carpets',
+  'clockwork toys',
+  'amber jewellery',
+  'spiced wine',
+  'copper kettles',
+];
+const FILLER = [
+  'It came up in passing.',
+  'They seemed happy about it.',
+  'This was a while ago.',
+  'Worth remembering.',
+  'They said it twice.',
+  '',
+];
 
 interface Fact {
   content: string;
@@ -67,26 +142,41 @@ function fact(): Fact {
     case 0: {
       const a = pick(ANIMALS);
       const p = pick(PETS);
-      return { content: `${n} keeps a ${a} named ${p} at home. ${pick(FILLER)}`, query: `what is the name of ${n}'s ${a}s` };
+      return {
+        content: `${n} keeps a ${a} named ${p} at home. ${pick(FILLER)}`,
+        query: `what is the name of ${n}'s ${a}s`,
+      };
     }
     case 1: {
       const i = pick(INSTRUMENTS);
       const d = pick(DAYS);
-      return { content: `${n} practises the ${i} every ${d} evening. ${pick(FILLER)}`, query: `which day does ${n} practice ${typo(i)}` };
+      return {
+        content: `${n} practises the ${i} every ${d} evening. ${pick(FILLER)}`,
+        query: `which day does ${n} practice ${typo(i)}`,
+      };
     }
     case 2: {
       const p = pick(PLACES);
       const f = pick(FOODS);
-      return { content: `On the trip to ${p}, ${n} fell in love with the ${f}. ${pick(FILLER)}`, query: `${n} travelling ${p} favourite food` };
+      return {
+        content: `On the trip to ${p}, ${n} fell in love with the ${f}. ${pick(FILLER)}`,
+        query: `${n} travelling ${p} favourite food`,
+      };
     }
     case 3: {
       const h = pick(HOBBIES);
-      return { content: `These days ${n} spends weekends ${h}. ${pick(FILLER)}`, query: `${n} weekend hobby ${typo(h.split(' ')[1]!)}` };
+      return {
+        content: `These days ${n} spends weekends ${h}. ${pick(FILLER)}`,
+        query: `${n} weekend hobby ${typo(h.split(' ')[1]!)}`,
+      };
     }
     default: {
       const f = pick(FOODS);
       const p = pick(PLACES);
-      return { content: `${n} cannot stand ${f} since a bad night in ${p}. ${pick(FILLER)}`, query: `does ${n} dislike ${f}` };
+      return {
+        content: `${n} cannot stand ${f} since a bad night in ${p}. ${pick(FILLER)}`,
+        query: `does ${n} dislike ${f}`,
+      };
     }
   }
 }
@@ -94,10 +184,14 @@ function fact(): Fact {
 function worldFact(i: number): Fact {
   const p = pick(PLACES);
   const pr = pick(PRODUCTS);
-  return { content: `In the realm, the market town of ${p} ${i} is known for its ${pr}.`, query: `${p} ${i} known for` };
+  return {
+    content: `In the realm, the market town of ${p} ${i} is known for its ${pr}.`,
+    query: `${p} ${i} known for`,
+  };
 }
 
-const pct = (sorted: number[], p: number) => +sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!.toFixed(2);
+const pct = (sorted: number[], p: number) =>
+  +sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!.toFixed(2);
 
 async function postgresUrl(): Promise<string | undefined> {
   const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -135,7 +229,11 @@ async function run(kind: 'pglite' | 'postgres') {
     const db = deps.db;
     const t0 = performance.now();
     const users = (
-      await sql<{ id: number }>`insert into users (email, name) select 'bench' || g || '@example.test', 'U' || g from generate_series(1, ${U}) g returning id`.execute(db)
+      await sql<{
+        id: number;
+      }>`insert into users (email, name) select 'bench' || g || '@example.test', 'U' || g from generate_series(1, ${U}) g returning id`.execute(
+        db,
+      )
     ).rows.map((r) => r.id);
     const assistant = await memory.assistantUserId();
 
@@ -157,7 +255,15 @@ async function run(kind: 'pglite' | 'postgres') {
     for (let i = 0; i < rows.length; i += BATCH) {
       await db
         .insertInto('bench_plain' as 'memories')
-        .values(rows.slice(i, i + BATCH).map((r) => ({ user_id: r.userId, content: r.content, source: r.source, tier: r.source === 'world' ? 'world' : 'shared', metadata: '{}' })))
+        .values(
+          rows.slice(i, i + BATCH).map((r) => ({
+            user_id: r.userId,
+            content: r.content,
+            source: r.source,
+            tier: r.source === 'world' ? 'world' : 'shared',
+            metadata: '{}',
+          })),
+        )
         .execute();
     }
     const plainSec = (performance.now() - p0) / 1000;
@@ -166,7 +272,8 @@ async function run(kind: 'pglite' | 'postgres') {
     // Ours: addMemories (memory rows + chunks with tsvector + the job, one transaction per batch),
     // until the embedding jobs finished.
     const i0 = performance.now();
-    for (let i = 0; i < rows.length; i += BATCH) await memory.addMemories(rows.slice(i, i + BATCH).map(({ fact: _f, ...r }) => r));
+    for (let i = 0; i < rows.length; i += BATCH)
+      await memory.addMemories(rows.slice(i, i + BATCH).map(({ fact: _f, ...r }) => r));
     const insertedSec = (performance.now() - i0) / 1000;
     await deps.jobs.drain(30 * 60_000);
     const ingestSec = (performance.now() - i0) / 1000;
@@ -175,12 +282,18 @@ async function run(kind: 'pglite' | 'postgres') {
     await sql`analyze memory_chunks`.execute(db);
 
     // Queries: paraphrases of a random user's memory (shared) or of a world memory.
-    const idsByRow = (await db.selectFrom('memories').select(['id']).orderBy('id').execute()).map((r) => r.id);
+    const idsByRow = (await db.selectFrom('memories').select(['id']).orderBy('id').execute()).map(
+      (r) => r.id,
+    );
     const queries = Array.from({ length: Q }, () => {
       const world = rnd() < 0.2;
       const idx = world ? N + Math.floor(rnd() * W) : Math.floor(rnd() * N);
       const r = rows[idx]!;
-      return { userId: world ? users[Math.floor(rnd() * U)]! : r.userId, text: r.fact.query, target: idsByRow[idx]! };
+      return {
+        userId: world ? users[Math.floor(rnd() * U)]! : r.userId,
+        text: r.fact.query,
+        target: idsByRow[idx]!,
+      };
     });
 
     // Warm up, then time the hybrid path as the API runs it (query embedding included).
@@ -228,7 +341,11 @@ async function run(kind: 'pglite' | 'postgres') {
         embedding: { values: qv, model: deps.models.embeddingModel },
       });
       const got = new Set(side.filter((r) => r.distance !== null).map((r) => r.id));
-      const scope = await db.selectFrom('memory_chunks').select(['id', 'content']).where((eb) => eb.or([eb('user_id', '=', q.userId), eb('tier', '=', 'world')])).execute();
+      const scope = await db
+        .selectFrom('memory_chunks')
+        .select(['id', 'content'])
+        .where((eb) => eb.or([eb('user_id', '=', q.userId), eb('tier', '=', 'world')]))
+        .execute();
       const exact = scope
         .map((c) => ({ id: c.id, s: cosine(qv, hashEmbedding(c.content)) }))
         .sort((a, b) => b.s - a.s)
@@ -265,7 +382,9 @@ async function run(kind: 'pglite' | 'postgres') {
     if (schema && pgUrl) {
       const c = new pg.Client({ connectionString: pgUrl });
       await c.connect();
-      await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+      await c.query(
+        `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
+      );
       await c.end();
     }
   }

@@ -78,13 +78,20 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/api/openapi.json' } });
-  app.get('/api/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
 
   await app.register(fastifyRateLimit, {
     global: false,
     store: rateLimitStore(deps.counters),
     errorResponseBuilder: (_req, ctx) =>
-      new AppError('rate_limited', `Too many requests; retry in ${Math.ceil(ctx.ttl / 1000)} s`, {}, { 'retry-after': String(Math.ceil(ctx.ttl / 1000)) }),
+      new AppError(
+        'rate_limited',
+        `Too many requests; retry in ${Math.ceil(ctx.ttl / 1000)} s`,
+        {},
+        { 'retry-after': String(Math.ceil(ctx.ttl / 1000)) },
+      ),
   });
 
   registerAuth(app, {
@@ -99,7 +106,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   const io = createSocketServer(
     app.server,
-    { verifyAccessToken: (t) => deps.tokens.verify(t), verifyApiKey: async () => null, adminUserIds: deps.config.adminUserIds },
+    {
+      verifyAccessToken: (t) => deps.tokens.verify(t),
+      verifyApiKey: async () => null,
+      adminUserIds: deps.config.adminUserIds,
+    },
     deps.log,
     deps.config.limits.bodyBytes * 30,
   );

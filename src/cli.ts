@@ -69,13 +69,27 @@ async function run(argv: string[]) {
         accountType: accountTypeSchema.optional(),
         name: z.string().min(1).max(100).optional(),
       })
-      .safeParse({ email: values.email, password: values.password, role: values.role, accountType: values['account-type'], name: values.name });
-    if (!input.success) throw new UsageError(input.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
+      .safeParse({
+        email: values.email,
+        password: values.password,
+        role: values.role,
+        accountType: values['account-type'],
+        name: values.name,
+      });
+    if (!input.success)
+      throw new UsageError(input.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
     const role = input.data.role;
     const accountType = input.data.accountType ?? (role === 'silicon' ? 'developer' : 'public');
     const deps = await createDeps(config, { log, jobs: false });
     try {
-      const u = await deps.services.users.create({ email: input.data.email, password: input.data.password, name: input.data.name, role, accountType, emailVerified: true });
+      const u = await deps.services.users.create({
+        email: input.data.email,
+        password: input.data.password,
+        name: input.data.name,
+        role,
+        accountType,
+        emailVerified: true,
+      });
       out({ id: u.id, email: u.email, role: u.role, accountType: u.account_type });
     } finally {
       await deps.close();
@@ -86,8 +100,15 @@ async function run(argv: string[]) {
   if (group === 'api-keys' && action === 'create') {
     const input = z
       .object({ name: z.string().min(1).max(100), scopes: z.array(scopeSchema).min(1) })
-      .safeParse({ name: values.name, scopes: values.scopes?.split(',').map((s) => s.trim()).filter(Boolean) });
-    if (!input.success) throw new UsageError(input.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
+      .safeParse({
+        name: values.name,
+        scopes: values.scopes
+          ?.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      });
+    if (!input.success)
+      throw new UsageError(input.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
     const deps = await createDeps(config, { log, jobs: false });
     try {
       const k = await deps.services.auth.createApiKey(input.data.name, input.data.scopes, null);
@@ -108,7 +129,8 @@ run(process.argv.slice(2)).then(
     if (err instanceof UsageError) message = `${err.message}\n${USAGE}`;
     else if (err instanceof ConfigError || err instanceof DataDirLockedError) message = err.message;
     else if (err instanceof AppError) message = `${err.code}: ${err.message}`;
-    else if (err instanceof TypeError && /parseArgs|Unknown option/i.test(err.message)) message = `${err.message}\n${USAGE}`;
+    else if (err instanceof TypeError && /parseArgs|Unknown option/i.test(err.message))
+      message = `${err.message}\n${USAGE}`;
     else message = err instanceof Error ? (err.stack ?? err.message) : String(err);
     process.stderr.write(message + '\n');
     out({ error: message.split('\n')[0] });

@@ -5,14 +5,12 @@ import { z } from 'zod';
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const csv = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+const csv = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 const intList = csv.transform((list) => list.map(Number)).pipe(z.array(z.number().int().positive()));
 const seconds = z.coerce.number().int().positive();
 
@@ -80,10 +78,22 @@ const envSchema = z.object({
   REDIS_URL: z.string().optional(),
   TRUST_PROXY: bool.default(false),
   SERVICES: csv.pipe(z.array(z.enum(['api', 'worker'])).min(1)).default(['api', 'worker']),
-  BODY_LIMIT: z.coerce.number().int().positive().default(1024 * 1024),
-  UPLOAD_LIMIT: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
+  UPLOAD_LIMIT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(20 * 1024 * 1024),
   UPLOAD_MAX_FILES: z.coerce.number().int().positive().max(100).default(10),
-  ATTACHMENT_MAX_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),
+  ATTACHMENT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 1024 * 1024),
   ATTACHMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
@@ -91,7 +101,11 @@ const envSchema = z.object({
   CHAT_RATE_LIMIT: z.coerce.number().int().positive().default(30),
   CHAT_TOOL_CALLS_PER_TURN: z.coerce.number().int().min(0).max(20).default(3),
   CHAT_HISTORY_MESSAGES: z.coerce.number().int().min(0).max(200).default(12),
-  MEMORY_MAX_CONTENT: z.coerce.number().int().positive().default(32 * 1024),
+  MEMORY_MAX_CONTENT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -106,7 +120,13 @@ export interface Config {
   dataDir: string;
   /** `postgres://…` for a server, `memory://` or a directory for embedded PGlite. */
   database: { url: string | undefined; poolSize: number; poolTimeoutMs: number; schema: string | undefined };
-  jwt: { secret: string | undefined; issuer: string; audience: string; accessTtl: number; refreshTtl: number };
+  jwt: {
+    secret: string | undefined;
+    issuer: string;
+    audience: string;
+    accessTtl: number;
+    refreshTtl: number;
+  };
   adminUserIds: number[];
   assistantName: string;
   logLevel: Env['LOG_LEVEL'];
@@ -226,10 +246,18 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       concurrency: e.MODEL_CONCURRENCY,
       retryBaseMs: e.MODEL_RETRY_BASE_MS,
     },
-    memory: { chunkSize: e.MEMORY_CHUNK_SIZE, chunkOverlap: e.MEMORY_CHUNK_OVERLAP, embedBatch: e.MEMORY_EMBED_BATCH },
+    memory: {
+      chunkSize: e.MEMORY_CHUNK_SIZE,
+      chunkOverlap: e.MEMORY_CHUNK_OVERLAP,
+      embedBatch: e.MEMORY_EMBED_BATCH,
+    },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     oauth: { providers, blockedCountries: e.BLOCKED_COUNTRIES, countryHeader: e.COUNTRY_HEADER },
-    accountEmail: { verifyTtl: e.EMAIL_VERIFICATION_TTL, resetTtl: e.PASSWORD_RESET_TTL, mailsPerHour: e.ACCOUNT_MAIL_PER_HOUR },
+    accountEmail: {
+      verifyTtl: e.EMAIL_VERIFICATION_TTL,
+      resetTtl: e.PASSWORD_RESET_TTL,
+      mailsPerHour: e.ACCOUNT_MAIL_PER_HOUR,
+    },
     oauthFlow: { stateTtl: e.OAUTH_STATE_TTL, providerTimeout: e.OAUTH_TIMEOUT },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,

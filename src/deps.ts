@@ -108,7 +108,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     if (applied.length) log.info({ applied }, 'migrations applied');
     const db = database.db;
 
-    const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
+    const redis = config.redisUrl
+      ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })
+      : undefined;
     if (redis) cleanup.unshift(() => redis.quit());
     const counters: CounterStore = redis ? new RedisCounterStore(redis) : new DbCounterStore(db);
     const tokens = new AccessTokens({
@@ -153,7 +155,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const characters = new CharactersService(db, users);
     const inventory = new InventoryService(db, timeline);
     // universal-state reads the player's newest memories through the memory service (built below).
-    const sync = new SyncService(db, timeline, characters, inventory, (userId, limit) => memory.newestForUser(userId, limit));
+    const sync = new SyncService(db, timeline, characters, inventory, (userId, limit) =>
+      memory.newestForUser(userId, limit),
+    );
     const chatPlatform = new ChatPlatformService(db);
     // Routing reads the channel's protocol; the persona type is the server's own (the character
     // profile; persona sessions join when they exist), never a client's claim.
@@ -162,7 +166,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
       personaTypeOf: personaTypeFromProfiles((userId) => characters.getNpc(userId)),
     });
-    const files = new FilesService(db, { fileBytes: config.limits.uploadBytes, files: config.limits.uploadFiles });
+    const files = new FilesService(db, {
+      fileBytes: config.limits.uploadBytes,
+      files: config.limits.uploadFiles,
+    });
     const models = new ModelGateway(createModelProvider(config), db, log, {
       timeoutMs: config.models.timeoutMs,
       maxRetries: config.models.maxRetries,
@@ -180,7 +187,20 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // World memories belong to the assistant's own user, which the characters module creates.
     memory.setAssistantResolver(() => characters.assistantUserId());
     const chat = new ChatService(
-      { db, log, counters, jobs, models, memory, inventory, protocols, characters, conversations, files, assistantName: config.assistantName },
+      {
+        db,
+        log,
+        counters,
+        jobs,
+        models,
+        memory,
+        inventory,
+        protocols,
+        characters,
+        conversations,
+        files,
+        assistantName: config.assistantName,
+      },
       {
         messagesPerMinute: config.limits.chatPerMinute,
         toolCallsPerTurn: config.limits.chatToolCallsPerTurn,
@@ -188,8 +208,31 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         attachmentTimeoutMs: config.limits.attachmentTimeoutMs,
       },
     );
-    defineChatJobs(jobs, { models, memory, files, log, attachmentBytes: config.limits.attachmentBytes, attachmentTimeoutMs: config.limits.attachmentTimeoutMs });
-    const services: Services = { users, auth, accountEmail, oauth, conversations, timeline, observer, characters, inventory, sync, protocols, chatPlatform, files, memory, chat };
+    defineChatJobs(jobs, {
+      models,
+      memory,
+      files,
+      log,
+      attachmentBytes: config.limits.attachmentBytes,
+      attachmentTimeoutMs: config.limits.attachmentTimeoutMs,
+    });
+    const services: Services = {
+      users,
+      auth,
+      accountEmail,
+      oauth,
+      conversations,
+      timeline,
+      observer,
+      characters,
+      inventory,
+      sync,
+      protocols,
+      chatPlatform,
+      files,
+      memory,
+      chat,
+    };
 
     // First start: the assistant's own user and the root observer (API-CONTRACT.md). Both steps
     // are idempotent and safe when several nodes start together.
@@ -225,7 +268,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       redis,
       services,
       models,
-      modelStatus: async () => ({ ...(await models.status()), memoryEmbeddings: await memory.embeddingStatus() }),
+      modelStatus: async () => ({
+        ...(await models.status()),
+        memoryEmbeddings: await memory.embeddingStatus(),
+      }),
       async close() {
         for (const fn of cleanup.splice(0)) {
           try {

@@ -49,13 +49,18 @@ async function main() {
 
   if (config.services.includes('api')) {
     await app.listen({ port: config.port, host: config.host });
-    deps.log.info({ url: config.publicUrl, database: deps.database.kind, docs: `${config.publicUrl}/docs` }, 'service ready');
+    deps.log.info(
+      { url: config.publicUrl, database: deps.database.kind, docs: `${config.publicUrl}/docs` },
+      'service ready',
+    );
   } else {
     deps.log.info('worker ready (no HTTP API on this node)');
   }
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

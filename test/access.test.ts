@@ -13,7 +13,8 @@ let apiKey: string;
 
 beforeAll(async () => {
   t = await createTestApp();
-  for (const kind of ['public', 'core_primary', 'developer', 'npc', 'cso'] as IdentityKind[]) users[kind] = await createUser(t, kind);
+  for (const kind of ['public', 'core_primary', 'developer', 'npc', 'cso'] as IdentityKind[])
+    users[kind] = await createUser(t, kind);
   apiKey = (await t.deps.services.auth.createApiKey('all', ['sync:read', 'sync:write'], null)).key;
 });
 afterAll(() => t.close());
@@ -126,7 +127,12 @@ describe('who may call what', () => {
       expect(res.status).toBe(r.expect[who]);
       if (res.status >= 400) {
         expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        const codes: Record<number, string> = { 400: 'validation_failed', 401: 'unauthenticated', 403: 'forbidden', 422: 'invalid_definition' };
+        const codes: Record<number, string> = {
+          400: 'validation_failed',
+          401: 'unauthenticated',
+          403: 'forbidden',
+          422: 'invalid_definition',
+        };
         expect(res.body.code).toBe(codes[res.status]);
       }
     });
@@ -164,7 +170,9 @@ describe('problem+json for framework errors', () => {
   it('exposes an OpenAPI 3.1 document with the auth routes', async () => {
     const res = await t.api('GET', '/api/openapi.json');
     expect(res.body.openapi).toBe('3.1.0');
-    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/api/auth/register', '/api/auth/login', '/api/user/profile']));
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining(['/api/auth/register', '/api/auth/login', '/api/user/profile']),
+    );
   });
 
   it('counts requests in /metrics', async () => {
@@ -182,7 +190,9 @@ describe('auth rate limit', () => {
         // Different auth routes share one budget per IP.
         const res =
           i % 2 === 0
-            ? await limited.api('POST', '/api/auth/login', { body: { email: 'x@example.test', password: 'whatever pw' } })
+            ? await limited.api('POST', '/api/auth/login', {
+                body: { email: 'x@example.test', password: 'whatever pw' },
+              })
             : await limited.api('POST', '/api/auth/refresh', { body: { refreshToken: 'nope' } });
         statuses.push(res.status);
         if (res.status === 429) {

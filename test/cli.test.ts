@@ -22,15 +22,20 @@ const env = {
 
 function cli(...args: string[]): Promise<{ code: number; out: any; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
-      let out: unknown;
-      try {
-        out = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
-      } catch {
-        out = stdout;
-      }
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', ...args],
+      { env, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        let out: unknown;
+        try {
+          out = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
+        } catch {
+          out = stdout;
+        }
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out, stderr });
+      },
+    );
   });
 }
 
@@ -54,14 +59,36 @@ describe('cli', () => {
   });
 
   it('users create makes the first admin, who can then sign in', async () => {
-    const r = await cli('users', 'create', '--email', 'Root@Example.test', '--password', 'a strong password', '--role', 'cso', '--account-type', 'public');
+    const r = await cli(
+      'users',
+      'create',
+      '--email',
+      'Root@Example.test',
+      '--password',
+      'a strong password',
+      '--role',
+      'cso',
+      '--account-type',
+      'public',
+    );
     expect(r.code).toBe(0);
     expect(r.out).toMatchObject({ email: 'root@example.test', role: 'cso', accountType: 'public' });
     expect(typeof r.out.id).toBe('number');
   });
 
   it('refuses a role/account-type pair outside the spec and bad arguments, printing an error object', async () => {
-    const bad = await cli('users', 'create', '--email', 'x@example.test', '--password', 'a strong password', '--role', 'cso', '--account-type', 'npc');
+    const bad = await cli(
+      'users',
+      'create',
+      '--email',
+      'x@example.test',
+      '--password',
+      'a strong password',
+      '--role',
+      'cso',
+      '--account-type',
+      'npc',
+    );
     expect(bad.code).toBe(1);
     expect(bad.out.error).toMatch(/validation_failed|not allowed/);
     const missing = await cli('users', 'create', '--email', 'x@example.test');

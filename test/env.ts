@@ -1,5 +1,7 @@
 /** The environment every test app starts from; tests override single variables. */
-export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+export function testEnv(
+  overrides: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
   return {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -133,7 +133,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
   }
 
   async function chat(body: any, res: ServerResponse) {
-    const reply: FakeChatReply = chatQueue.shift() ?? { text: `fake reply to: ${lastUserText(body.messages ?? [])}` };
+    const reply: FakeChatReply = chatQueue.shift() ?? {
+      text: `fake reply to: ${lastUserText(body.messages ?? [])}`,
+    };
     if (reply.delayMs) await sleep(reply.delayMs);
     const id = `chatcmpl-${++callId}`;
     const model = String(body.model ?? 'fake');
@@ -161,7 +163,11 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: text || null, ...(toolCalls.length ? { tool_calls: toolCalls.map(({ index: _i, ...c }) => c) } : {}) },
+            message: {
+              role: 'assistant',
+              content: text || null,
+              ...(toolCalls.length ? { tool_calls: toolCalls.map(({ index: _i, ...c }) => c) } : {}),
+            },
             finish_reason: finish,
           },
         ],
@@ -170,17 +176,25 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       return;
     }
 
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     const send = (chunk: unknown) => res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     const base = { id, object: 'chat.completion.chunk', created, model };
-    send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+    send({
+      ...base,
+      choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+    });
     // Split the text into a few deltas so streaming consumers see more than one.
     const pieces = text.match(/.{1,8}/gs) ?? [];
     for (const piece of pieces) {
       send({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
       await sleep(1);
     }
-    for (const c of toolCalls) send({ ...base, choices: [{ index: 0, delta: { tool_calls: [c] }, finish_reason: null }] });
+    for (const c of toolCalls)
+      send({ ...base, choices: [{ index: 0, delta: { tool_calls: [c] }, finish_reason: null }] });
     send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
     if (body.stream_options?.include_usage) send({ ...base, choices: [], usage });
     res.write('data: [DONE]\n\n');
@@ -196,13 +210,22 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       embedding: embedOverride ? embedOverride(text) : Array.from(hashEmbedding(text, dims)),
     }));
     const tokens = inputs.reduce((n, s) => n + Math.ceil(s.length / 4), 0);
-    json(res, 200, { object: 'list', data, model: String(body.model ?? 'fake-embed'), usage: { prompt_tokens: tokens, total_tokens: tokens } });
+    json(res, 200, {
+      object: 'list',
+      data,
+      model: String(body.model ?? 'fake-embed'),
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
   }
 
   const server: Server = createServer((req, res) => {
     void (async () => {
       const path = (req.url ?? '').split('?')[0] ?? '';
-      const route: FakeRoute | null = path.endsWith('/chat/completions') ? 'chat' : path.endsWith('/embeddings') ? 'embeddings' : null;
+      const route: FakeRoute | null = path.endsWith('/chat/completions')
+        ? 'chat'
+        : path.endsWith('/embeddings')
+          ? 'embeddings'
+          : null;
       if (req.method !== 'POST' || !route) return json(res, 404, { error: { message: 'not found' } });
       const raw = await readBody(req);
       let body: unknown;
@@ -218,7 +241,13 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
         return json(
           res,
           failure.status,
-          { error: { message: failure.message ?? `fake failure ${failure.status}`, type: 'fake_error', code: String(failure.status) } },
+          {
+            error: {
+              message: failure.message ?? `fake failure ${failure.status}`,
+              type: 'fake_error',
+              code: String(failure.status),
+            },
+          },
           failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {},
         );
       }
@@ -263,7 +292,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
     embeddedInputs: () =>
       state.requests
         .filter((r) => r.route === 'embeddings')
-        .flatMap((r) => (Array.isArray(r.body.input) ? (r.body.input as unknown[]).map(String) : [String(r.body.input)])),
+        .flatMap((r) =>
+          Array.isArray(r.body.input) ? (r.body.input as unknown[]).map(String) : [String(r.body.input)],
+        ),
     reset: () => {
       chatQueue.length = 0;
       pending.chat.failures.length = 0;

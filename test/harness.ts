@@ -82,7 +82,9 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
       if (schema && process.env.DATABASE_URL) {
         const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
         await client.connect();
-        await client.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+        await client.query(
+          `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
+        );
         await client.end();
       }
     },
@@ -109,7 +111,11 @@ export interface TestUser {
 
 let counter = 0;
 /** Creates a user of the given kind and signs them in (tokens issued by the real auth service). */
-export async function createUser(t: TestApp, kind: IdentityKind = 'public', opts: { email?: string; password?: string; name?: string } = {}): Promise<TestUser> {
+export async function createUser(
+  t: TestApp,
+  kind: IdentityKind = 'public',
+  opts: { email?: string; password?: string; name?: string } = {},
+): Promise<TestUser> {
   const email = opts.email ?? `user${++counter}-${randomBytes(3).toString('hex')}@example.test`;
   const password = opts.password ?? 'correct horse battery';
   const row = await t.deps.services.users.create({ email, password, name: opts.name, ...IDENTITIES[kind] });

@@ -21,4 +21,17 @@ export interface AppModule {
   sockets?: (io: SocketServer, deps: Deps) => void;
 }
 
-export const modules: AppModule[] = [authModule, usersModule, adminModule, chatModule, observerModule, charactersModule, inventoryModule, syncModule, protocolsModule, chatPlatformModule, filesModule, memoryModule];
+export const modules: AppModule[] = [
+  authModule,
+  usersModule,
+  adminModule,
+  chatModule,
+  observerModule,
+  charactersModule,
+  inventoryModule,
+  syncModule,
+  protocolsModule,
+  chatPlatformModule,
+  filesModule,
+  memoryModule,
+];

@@ -12,14 +12,26 @@ describe('GET /api/admin/stats', () => {
   it('counts accounts, memories, chat and model calls for admins', async () => {
     const admin = await createUser(t, 'cso');
     const player = await createUser(t);
-    await t.deps.services.memory.addMemory({ userId: player.id, content: 'The player likes ravens.', source: 'shared' });
+    await t.deps.services.memory.addMemory({
+      userId: player.id,
+      content: 'The player likes ravens.',
+      source: 'shared',
+    });
     await t.deps.models.embed(['one text'], 'test.stats');
     const res = await t.api('GET', '/api/admin/stats?hours=1', { token: admin.accessToken });
     expect(res.status).toBe(200);
     expect(res.body.windowHours).toBe(1);
-    expect(res.body.users).toEqual(expect.arrayContaining([{ role: 'cso', accountType: 'public', count: 1 }]));
-    expect(res.body.memories.find((m: { tier: string }) => m.tier === 'shared')?.count).toBeGreaterThanOrEqual(1);
-    expect(res.body.modelCalls.find((m: { kind: string; outcome: string }) => m.kind === 'embed' && m.outcome === 'ok')?.calls).toBeGreaterThanOrEqual(1);
+    expect(res.body.users).toEqual(
+      expect.arrayContaining([{ role: 'cso', accountType: 'public', count: 1 }]),
+    );
+    expect(
+      res.body.memories.find((m: { tier: string }) => m.tier === 'shared')?.count,
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      res.body.modelCalls.find(
+        (m: { kind: string; outcome: string }) => m.kind === 'embed' && m.outcome === 'ok',
+      )?.calls,
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('validates the window and refuses non-admins', async () => {
@@ -36,7 +48,11 @@ describe('GET /api/admin/health', () => {
     const admin = await createUser(t, 'cso');
     const res = await t.api('GET', '/api/admin/health', { token: admin.accessToken });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'ok', database: { ok: true, migrations: { pending: 0 } }, jobs: { running: true } });
+    expect(res.body).toMatchObject({
+      status: 'ok',
+      database: { ok: true, migrations: { pending: 0 } },
+      jobs: { running: true },
+    });
     expect(res.body.vector.mode).toBe(t.deps.database.capabilities.vector ? 'pgvector' : 'exact-scan');
     expect(res.body.models.offline).toBe(true);
   });

@@ -4,7 +4,11 @@ import { problems } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
 import { VERSION } from '../../version.js';
 
-const migrationsSchema = z.object({ applied: z.number().int(), pending: z.number().int(), latest: z.string().nullable() });
+const migrationsSchema = z.object({
+  applied: z.number().int(),
+  pending: z.number().int(),
+  latest: z.string().nullable(),
+});
 const healthSchema = z
   .object({
     status: z.enum(['ok', 'degraded']),
@@ -24,7 +28,9 @@ const adminHealthSchema = healthSchema
     vector: z.object({ supported: z.boolean(), mode: z.enum(['pgvector', 'exact-scan']) }),
     jobs: z.object({
       running: z.boolean(),
-      queues: z.array(z.object({ name: z.string(), queued: z.number(), active: z.number(), failed: z.number() })),
+      queues: z.array(
+        z.object({ name: z.string(), queued: z.number(), active: z.number(), failed: z.number() }),
+      ),
     }),
     models: z.record(z.string(), z.unknown()),
     services: z.array(z.string()),
@@ -46,7 +52,14 @@ export function healthRoutes(app: App, deps: Deps) {
 
   app.get(
     '/api/health',
-    { config: { auth: 'public' }, schema: { tags: ['health'], summary: 'Liveness and readiness', response: { 200: healthSchema, 503: healthSchema } } },
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness and readiness',
+        response: { 200: healthSchema, 503: healthSchema },
+      },
+    },
     async (_req, reply) => {
       const h = basic();
       return reply.status(h.database.ok ? 200 : 503).send(h);
@@ -57,11 +70,18 @@ export function healthRoutes(app: App, deps: Deps) {
     '/api/admin/health',
     {
       config: { auth: 'admin' },
-      schema: { tags: ['admin'], summary: 'Health with vector support, job queue and model provider status', response: { 200: adminHealthSchema, ...problems(401, 403) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'Health with vector support, job queue and model provider status',
+        response: { 200: adminHealthSchema, ...problems(401, 403) },
+      },
     },
     async () => ({
       ...basic(),
-      vector: { supported: deps.database.capabilities.vector, mode: deps.database.capabilities.vector ? ('pgvector' as const) : ('exact-scan' as const) },
+      vector: {
+        supported: deps.database.capabilities.vector,
+        mode: deps.database.capabilities.vector ? ('pgvector' as const) : ('exact-scan' as const),
+      },
       jobs: await deps.jobs.status(),
       models: await deps.modelStatus(),
       services: deps.config.services,

@@ -12,7 +12,11 @@ export interface DatabaseHealth {
 }
 
 export class HealthMonitor {
-  private last: DatabaseHealth = { ok: false, checkedAt: 0, migrations: { applied: 0, pending: 0, latest: null } };
+  private last: DatabaseHealth = {
+    ok: false,
+    checkedAt: 0,
+    migrations: { applied: 0, pending: 0, latest: null },
+  };
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
 

@@ -14,7 +14,15 @@ const statsSchema = z
     messages: z.object({ total: count, recent: count, failed: count }),
     timelineEvents: z.object({ total: count, recent: count }),
     modelCalls: z.array(
-      z.object({ kind: z.string(), outcome: z.string(), calls: count, tokensIn: count, tokensOut: count, avgLatencyMs: z.number(), p95LatencyMs: z.number() }),
+      z.object({
+        kind: z.string(),
+        outcome: z.string(),
+        calls: count,
+        tokensIn: count,
+        tokensOut: count,
+        avgLatencyMs: z.number(),
+        p95LatencyMs: z.number(),
+      }),
     ),
   })
   .meta({ id: 'SystemStats' });
@@ -26,8 +34,16 @@ export function statsRoutes(app: App, deps: Deps) {
       config: { auth: 'admin' },
       schema: {
         tags: ['admin'],
-        summary: 'System statistics: accounts, memories, chat, timeline and model usage (tokens, latency) over a window',
-        querystring: z.object({ hours: z.coerce.number().int().min(1).max(24 * 90).default(24) }),
+        summary:
+          'System statistics: accounts, memories, chat, timeline and model usage (tokens, latency) over a window',
+        querystring: z.object({
+          hours: z.coerce
+            .number()
+            .int()
+            .min(1)
+            .max(24 * 90)
+            .default(24),
+        }),
         response: { 200: statsSchema, ...problems(400, 401, 403) },
       },
     },

@@ -11,9 +11,20 @@ export interface StatsWindow {
 export async function systemStats(db: Db, { hours }: StatsWindow) {
   const since = sql<Date>`now() - make_interval(hours => ${hours})`;
   const [users, memories, conversations, messages, timeline, models] = await Promise.all([
-    db.selectFrom('users').select(['role', 'account_type', (eb) => eb.fn.countAll<number>().as('n')]).groupBy(['role', 'account_type']).execute(),
-    db.selectFrom('memories').select(['tier', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('tier').execute(),
-    db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('users')
+      .select(['role', 'account_type', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy(['role', 'account_type'])
+      .execute(),
+    db
+      .selectFrom('memories')
+      .select(['tier', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('tier')
+      .execute(),
+    db
+      .selectFrom('conversations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
     db
       .selectFrom('chat_messages')
       .select([
@@ -24,7 +35,10 @@ export async function systemStats(db: Db, { hours }: StatsWindow) {
       .executeTakeFirstOrThrow(),
     db
       .selectFrom('timeline_events')
-      .select([(eb) => eb.fn.countAll<number>().as('total'), sql<number>`count(*) filter (where occurred_at > ${since})`.as('recent')])
+      .select([
+        (eb) => eb.fn.countAll<number>().as('total'),
+        sql<number>`count(*) filter (where occurred_at > ${since})`.as('recent'),
+      ])
       .executeTakeFirstOrThrow(),
     db
       .selectFrom('model_calls')

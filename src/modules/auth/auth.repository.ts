@@ -9,17 +9,32 @@ export function insertRefreshToken(
 ) {
   return db
     .insertInto('refresh_tokens')
-    .values({ user_id: v.userId, family_id: v.familyId, token_hash: v.tokenHash, client_type: v.clientType, expires_at: v.expiresAt })
+    .values({
+      user_id: v.userId,
+      family_id: v.familyId,
+      token_hash: v.tokenHash,
+      client_type: v.clientType,
+      expires_at: v.expiresAt,
+    })
     .execute();
 }
 
 /** Locks the row: two concurrent refreshes of one token are decided one after the other. */
 export function findRefreshTokenForUpdate(db: Executor, tokenHash: string) {
-  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).forUpdate().executeTakeFirst();
+  return db
+    .selectFrom('refresh_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 export function markRefreshTokenUsed(db: Executor, id: number) {
-  return db.updateTable('refresh_tokens').set({ used_at: sql<Date>`now()` as unknown as Date }).where('id', '=', id).execute();
+  return db
+    .updateTable('refresh_tokens')
+    .set({ used_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', id)
+    .execute();
 }
 
 export function revokeFamily(db: Executor, familyId: string) {
@@ -42,7 +57,10 @@ export function revokeAllForUser(db: Executor, userId: number) {
 
 /** Drops tokens that can no longer be used by anyone (expired for a day). */
 export function deleteExpiredRefreshTokens(db: Executor) {
-  return db.deleteFrom('refresh_tokens').where('expires_at', '<', sql<Date>`now() - interval '1 day'`).execute();
+  return db
+    .deleteFrom('refresh_tokens')
+    .where('expires_at', '<', sql<Date>`now() - interval '1 day'`)
+    .execute();
 }
 
 export function insertApiKey(
@@ -51,7 +69,13 @@ export function insertApiKey(
 ) {
   return db
     .insertInto('api_keys')
-    .values({ name: v.name, prefix: v.prefix, key_hash: v.keyHash, scopes: v.scopes, created_by_user_id: v.createdBy })
+    .values({
+      name: v.name,
+      prefix: v.prefix,
+      key_hash: v.keyHash,
+      scopes: v.scopes,
+      created_by_user_id: v.createdBy,
+    })
     .returning(['id', 'name', 'prefix', 'scopes', 'created_at', 'last_used_at', 'revoked_at'])
     .executeTakeFirstOrThrow();
 }
@@ -66,7 +90,11 @@ export function findActiveApiKey(db: Executor, keyHash: string) {
 }
 
 export function touchApiKey(db: Executor, id: number) {
-  return db.updateTable('api_keys').set({ last_used_at: sql<Date>`now()` as unknown as Date }).where('id', '=', id).execute();
+  return db
+    .updateTable('api_keys')
+    .set({ last_used_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', id)
+    .execute();
 }
 
 export function listApiKeys(db: Executor) {

@@ -11,7 +11,15 @@ export function authRoutes(app: App, deps: Deps) {
 
   app.post(
     '/api/auth/register',
-    { config, schema: { tags, summary: 'Register with email and password', body: registerBody, response: { 201: tokenResponse, ...problems(400, 409, 429) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Register with email and password',
+        body: registerBody,
+        response: { 201: tokenResponse, ...problems(400, 409, 429) },
+      },
+    },
     async (req, reply) => {
       const { tokens } = await auth.register(req.body);
       return reply.status(201).send(tokens);
@@ -20,7 +28,15 @@ export function authRoutes(app: App, deps: Deps) {
 
   app.post(
     '/api/auth/login',
-    { config, schema: { tags, summary: 'Sign in with email and password', body: loginBody, response: { 200: tokenResponse, ...problems(400, 401, 429) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Sign in with email and password',
+        body: loginBody,
+        response: { 200: tokenResponse, ...problems(400, 401, 429) },
+      },
+    },
     async (req) => auth.login(req.body.email, req.body.password, req.body.clientType, req.ip),
   );
 
@@ -54,7 +70,15 @@ export function authRoutes(app: App, deps: Deps) {
 
   app.post(
     '/api/auth/logout',
-    { config, schema: { tags, summary: 'End the session of a refresh token', body: refreshBody, response: { 204: noContent, ...problems(400, 429) } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'End the session of a refresh token',
+        body: refreshBody,
+        response: { 204: noContent, ...problems(400, 429) },
+      },
+    },
     async (req, reply) => {
       await auth.logout(req.body.refreshToken);
       return reply.status(204).send(null);

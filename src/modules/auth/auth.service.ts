@@ -29,7 +29,10 @@ export class AuthService {
     private readonly opts: AuthServiceOptions,
   ) {}
 
-  async register(input: { email: string; password: string; name?: string | undefined }, clientType: ClientType = 'web_portal') {
+  async register(
+    input: { email: string; password: string; name?: string | undefined },
+    clientType: ClientType = 'web_portal',
+  ) {
     const user = await this.users.create({ email: input.email, password: input.password, name: input.name });
     await this.opts.onRegistered?.(user);
     return { user, tokens: await this.issue(user, clientType) };
@@ -42,10 +45,17 @@ export class AuthService {
     const failures = await this.counters.peek(key);
     if (failures && failures.count >= this.opts.loginFailureLimit) {
       const retry = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
-      throw new AppError('rate_limited', 'Too many failed sign-in attempts; try again later', { retryAfter: retry }, { 'retry-after': String(retry) });
+      throw new AppError(
+        'rate_limited',
+        'Too many failed sign-in attempts; try again later',
+        { retryAfter: retry },
+        { 'retry-after': String(retry) },
+      );
     }
     const user = await this.users.findByEmail(email.trim());
-    const ok = user?.password_hash ? await verifyPassword(user.password_hash, password) : (await burnPasswordCheck(password), false);
+    const ok = user?.password_hash
+      ? await verifyPassword(user.password_hash, password)
+      : (await burnPasswordCheck(password), false);
     if (!user || !ok) {
       await this.counters.hit(key, this.opts.loginFailureWindowSec * 1000);
       throw new AppError('invalid_credentials', 'The email or password is not correct');
@@ -54,7 +64,12 @@ export class AuthService {
   }
 
   /** Starts a new token family (one per sign-in, so several sessions coexist). */
-  async issue(user: UserRow, clientType: ClientType, familyId: string = randomUUID(), executor = this.db): Promise<TokenResponse> {
+  async issue(
+    user: UserRow,
+    clientType: ClientType,
+    familyId: string = randomUUID(),
+    executor = this.db,
+  ): Promise<TokenResponse> {
     const refreshToken = randomToken(32);
     await repo.insertRefreshToken(executor, {
       userId: user.id,
@@ -63,8 +78,19 @@ export class AuthService {
       clientType,
       expiresAt: new Date(Date.now() + this.opts.refreshTtlSeconds * 1000),
     });
-    const accessToken = await this.tokens.sign({ id: user.id, role: user.role, name: user.name, accountType: user.account_type });
-    return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: this.tokens.ttlSeconds, user: toProfile(user) };
+    const accessToken = await this.tokens.sign({
+      id: user.id,
+      role: user.role,
+      name: user.name,
+      accountType: user.account_type,
+    });
+    return {
+      accessToken,
+      refreshToken,
+      tokenType: 'Bearer',
+      expiresIn: this.tokens.ttlSeconds,
+      user: toProfile(user),
+    };
   }
 
   /** Rotation: the presented token is spent and a new one of the same family issued. A spent
@@ -73,12 +99,19 @@ export class AuthService {
     const outcome = await transaction(this.db, async (trx) => {
       const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
       if (!row) return { error: new AppError('unauthenticated', 'The refresh token is not valid') };
-      if (row.revoked_at) return { error: new AppError('unauthenticated', 'The refresh token has been revoked') };
+      if (row.revoked_at)
+        return { error: new AppError('unauthenticated', 'The refresh token has been revoked') };
       if (row.used_at) {
         await repo.revokeFamily(trx, row.family_id);
-        return { error: new AppError('refresh_token_reused', 'This refresh token was already used; every session of its family has been signed out') };
+        return {
+          error: new AppError(
+            'refresh_token_reused',
+            'This refresh token was already used; every session of its family has been signed out',
+          ),
+        };
       }
-      if (row.expires_at.getTime() <= Date.now()) return { error: new AppError('unauthenticated', 'The refresh token has expired') };
+      if (row.expires_at.getTime() <= Date.now())
+        return { error: new AppError('unauthenticated', 'The refresh token has expired') };
       await repo.markRefreshTokenUsed(trx, row.id);
       const user = await this.users.get(row.user_id, trx);
       return { error: undefined, tokens: await this.issue(user, row.client_type, row.family_id, trx) };
@@ -103,7 +136,13 @@ export class AuthService {
   async createApiKey(name: string, scopes: ApiScope[], createdBy: number | null) {
     const prefix = randomToken(6).replace(/[-_]/g, 'x').slice(0, 8);
     const key = `apk_${prefix}_${randomToken(32)}`;
-    const row = await repo.insertApiKey(this.db, { name, prefix, keyHash: sha256(key), scopes: [...new Set(scopes)], createdBy });
+    const row = await repo.insertApiKey(this.db, {
+      name,
+      prefix,
+      keyHash: sha256(key),
+      scopes: [...new Set(scopes)],
+      createdBy,
+    });
     return { ...row, key };
   }
 
@@ -112,7 +151,8 @@ export class AuthService {
     const row = await repo.findActiveApiKey(this.db, sha256(key));
     if (!row) return null;
     // Record use at most once a minute: a busy integration should not write on every call.
-    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000) await repo.touchApiKey(this.db, row.id);
+    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000)
+      await repo.touchApiKey(this.db, row.id);
     return { kind: 'apiKey', id: row.id, name: row.name, scopes: row.scopes };
   }
 
@@ -122,6 +162,7 @@ export class AuthService {
 
   async revokeApiKey(id: number): Promise<void> {
     const r = await repo.revokeApiKey(this.db, id);
-    if (Number(r.numUpdatedRows) === 0 && !(await repo.apiKeyExists(this.db, id))) throw new AppError('not_found', 'No such API key');
+    if (Number(r.numUpdatedRows) === 0 && !(await repo.apiKeyExists(this.db, id)))
+      throw new AppError('not_found', 'No such API key');
   }
 }

@@ -24,10 +24,19 @@ function expectProblem(res: { status: number; headers: Headers; body: any }, sta
 
 describe('POST /api/auth/register', () => {
   it('creates a carbon/public user with 0 coins and answers 201 with the token response', async () => {
-    const res = await t.api('POST', '/api/auth/register', { body: { email: 'New.User@Example.test', password: 'long enough pw', name: 'New' } });
+    const res = await t.api('POST', '/api/auth/register', {
+      body: { email: 'New.User@Example.test', password: 'long enough pw', name: 'New' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ tokenType: 'Bearer', expiresIn: 3600 });
-    expect(res.body.user).toMatchObject({ email: 'new.user@example.test', name: 'New', role: 'carbon', accountType: 'public', energy_coins: 0, emailVerified: false });
+    expect(res.body.user).toMatchObject({
+      email: 'new.user@example.test',
+      name: 'New',
+      role: 'carbon',
+      accountType: 'public',
+      energy_coins: 0,
+      emailVerified: false,
+    });
     expect(typeof res.body.accessToken).toBe('string');
     expect(typeof res.body.refreshToken).toBe('string');
     const profile = await t.api('GET', '/api/user/profile', { token: res.body.accessToken });
@@ -55,21 +64,36 @@ describe('POST /api/auth/register', () => {
   });
 
   it('treats emails case-insensitively: a second registration is 409 conflict and stores nothing', async () => {
-    await t.api('POST', '/api/auth/register', { body: { email: 'dup@example.test', password: 'long enough pw' } });
-    const before = await t.deps.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const res = await t.api('POST', '/api/auth/register', { body: { email: 'DUP@example.TEST', password: 'another password' } });
+    await t.api('POST', '/api/auth/register', {
+      body: { email: 'dup@example.test', password: 'long enough pw' },
+    });
+    const before = await t.deps.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const res = await t.api('POST', '/api/auth/register', {
+      body: { email: 'DUP@example.TEST', password: 'another password' },
+    });
     expectProblem(res, 409, 'conflict');
-    const after = await t.deps.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await t.deps.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
   });
 
   it('rejects a body that is not JSON', async () => {
-    const res = await t.api('POST', '/api/auth/register', { body: '{"email": ', headers: { 'content-type': 'application/json' } });
+    const res = await t.api('POST', '/api/auth/register', {
+      body: '{"email": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expectProblem(res, 400, 'validation_failed');
   });
 
   it('answers 413 for a body over the limit', async () => {
-    const res = await t.api('POST', '/api/auth/register', { body: { email: 'big@example.test', password: 'x'.repeat(2 * 1024 * 1024) } });
+    const res = await t.api('POST', '/api/auth/register', {
+      body: { email: 'big@example.test', password: 'x'.repeat(2 * 1024 * 1024) },
+    });
     expectProblem(res, 413, 'payload_too_large');
   });
 });
@@ -81,40 +105,80 @@ describe('POST /api/auth/login and /api/auth/token', () => {
   });
 
   it('logs in with the right password (web_portal by default) and case-insensitive email', async () => {
-    const res = await t.api('POST', '/api/auth/login', { body: { email: user.email.toUpperCase(), password: 'the right password' } });
+    const res = await t.api('POST', '/api/auth/login', {
+      body: { email: user.email.toUpperCase(), password: 'the right password' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.user.id).toBe(user.id);
-    const row = await t.deps.db.selectFrom('refresh_tokens').select('client_type').where('user_id', '=', user.id).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('refresh_tokens')
+      .select('client_type')
+      .where('user_id', '=', user.id)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(row.client_type).toBe('web_portal');
   });
 
   it('issues native-client tokens at /api/auth/token and records the client type', async () => {
-    const res = await t.api('POST', '/api/auth/token', { body: { email: user.email, password: 'the right password', clientType: 'game_client' } });
+    const res = await t.api('POST', '/api/auth/token', {
+      body: { email: user.email, password: 'the right password', clientType: 'game_client' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.tokenType).toBe('Bearer');
-    const row = await t.deps.db.selectFrom('refresh_tokens').select('client_type').where('user_id', '=', user.id).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const row = await t.deps.db
+      .selectFrom('refresh_tokens')
+      .select('client_type')
+      .where('user_id', '=', user.id)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(row.client_type).toBe('game_client');
   });
 
   it('requires clientType at /api/auth/token and validates it everywhere', async () => {
-    expectProblem(await t.api('POST', '/api/auth/token', { body: { email: user.email, password: 'the right password' } }), 400, 'validation_failed');
-    expectProblem(await t.api('POST', '/api/auth/login', { body: { email: user.email, password: 'the right password', clientType: 'fax' } }), 400, 'validation_failed');
-    expectProblem(await t.api('POST', '/api/auth/login', { body: { email: user.email } }), 400, 'validation_failed');
+    expectProblem(
+      await t.api('POST', '/api/auth/token', { body: { email: user.email, password: 'the right password' } }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await t.api('POST', '/api/auth/login', {
+        body: { email: user.email, password: 'the right password', clientType: 'fax' },
+      }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await t.api('POST', '/api/auth/login', { body: { email: user.email } }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('gives the same 401 for a wrong password and an unknown email', async () => {
-    const wrong = await t.api('POST', '/api/auth/login', { body: { email: user.email, password: 'the wrong password' } });
-    const unknown = await t.api('POST', '/api/auth/login', { body: { email: 'nobody@example.test', password: 'the wrong password' } });
+    const wrong = await t.api('POST', '/api/auth/login', {
+      body: { email: user.email, password: 'the wrong password' },
+    });
+    const unknown = await t.api('POST', '/api/auth/login', {
+      body: { email: 'nobody@example.test', password: 'the wrong password' },
+    });
     expectProblem(wrong, 401, 'invalid_credentials');
     expectProblem(unknown, 401, 'invalid_credentials');
     expect(wrong.body).toEqual(unknown.body);
   });
 
   it('keeps several sessions per user and client type (one family per login)', async () => {
-    const a = await t.api('POST', '/api/auth/login', { body: { email: user.email, password: 'the right password' } });
-    const b = await t.api('POST', '/api/auth/login', { body: { email: user.email, password: 'the right password' } });
-    expect((await t.api('POST', '/api/auth/refresh', { body: { refreshToken: a.body.refreshToken } })).status).toBe(200);
-    expect((await t.api('POST', '/api/auth/refresh', { body: { refreshToken: b.body.refreshToken } })).status).toBe(200);
+    const a = await t.api('POST', '/api/auth/login', {
+      body: { email: user.email, password: 'the right password' },
+    });
+    const b = await t.api('POST', '/api/auth/login', {
+      body: { email: user.email, password: 'the right password' },
+    });
+    expect(
+      (await t.api('POST', '/api/auth/refresh', { body: { refreshToken: a.body.refreshToken } })).status,
+    ).toBe(200);
+    expect(
+      (await t.api('POST', '/api/auth/refresh', { body: { refreshToken: b.body.refreshToken } })).status,
+    ).toBe(200);
   });
 });
 
@@ -122,15 +186,25 @@ describe('failed-login limit', () => {
   it('after 10 failures for an IP and email answers 429 even for the right password', async () => {
     const user = await createUser(t, 'public', { password: 'the right password' });
     for (let i = 0; i < 10; i++) {
-      const r = await t.api('POST', '/api/auth/login', { body: { email: user.email, password: `wrong ${i} password` } });
+      const r = await t.api('POST', '/api/auth/login', {
+        body: { email: user.email, password: `wrong ${i} password` },
+      });
       expect(r.status).toBe(401);
     }
-    const blocked = await t.api('POST', '/api/auth/token', { body: { email: user.email, password: 'the right password', clientType: 'api' } });
+    const blocked = await t.api('POST', '/api/auth/token', {
+      body: { email: user.email, password: 'the right password', clientType: 'api' },
+    });
     expectProblem(blocked, 429, 'rate_limited');
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     // Another account from the same IP is not locked out by this one's failures.
     const other = await createUser(t, 'public', { password: 'the right password' });
-    expect((await t.api('POST', '/api/auth/login', { body: { email: other.email, password: 'the right password' } })).status).toBe(200);
+    expect(
+      (
+        await t.api('POST', '/api/auth/login', {
+          body: { email: other.email, password: 'the right password' },
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -140,7 +214,9 @@ describe('POST /api/auth/refresh and /api/auth/logout', () => {
     const first = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } });
     expect(first.status).toBe(200);
     expect(first.body.refreshToken).not.toBe(user.refreshToken);
-    const second = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: first.body.refreshToken } });
+    const second = await t.api('POST', '/api/auth/refresh', {
+      body: { refreshToken: first.body.refreshToken },
+    });
     expect(second.status).toBe(200);
   });
 
@@ -151,31 +227,53 @@ describe('POST /api/auth/refresh and /api/auth/logout', () => {
     const reuse = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } });
     expectProblem(reuse, 401, 'refresh_token_reused');
     // The legitimate successor is dead too.
-    const successor = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: rotated.body.refreshToken } });
+    const successor = await t.api('POST', '/api/auth/refresh', {
+      body: { refreshToken: rotated.body.refreshToken },
+    });
     expectProblem(successor, 401, 'unauthenticated');
   });
 
   it('lets only one of two concurrent refreshes of one token win', async () => {
     const user = await createUser(t);
-    const results = await Promise.all([1, 2].map(() => t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } })));
+    const results = await Promise.all(
+      [1, 2].map(() => t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 401]);
   });
 
   it('rejects an unknown, malformed or expired refresh token', async () => {
-    expectProblem(await t.api('POST', '/api/auth/refresh', { body: { refreshToken: 'not-a-token' } }), 401, 'unauthenticated');
+    expectProblem(
+      await t.api('POST', '/api/auth/refresh', { body: { refreshToken: 'not-a-token' } }),
+      401,
+      'unauthenticated',
+    );
     expectProblem(await t.api('POST', '/api/auth/refresh', { body: {} }), 400, 'validation_failed');
     const user = await createUser(t);
-    await t.deps.db.updateTable('refresh_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
-    expectProblem(await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } }), 401, 'unauthenticated');
+    await t.deps.db
+      .updateTable('refresh_tokens')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('user_id', '=', user.id)
+      .execute();
+    expectProblem(
+      await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('logout ends the session: 204, then the refresh token no longer works', async () => {
     const user = await createUser(t);
     const out = await t.api('POST', '/api/auth/logout', { body: { refreshToken: user.refreshToken } });
     expect(out.status).toBe(204);
-    expectProblem(await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } }), 401, 'unauthenticated');
+    expectProblem(
+      await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } }),
+      401,
+      'unauthenticated',
+    );
     // Unknown tokens are accepted silently: logout is no oracle.
-    expect((await t.api('POST', '/api/auth/logout', { body: { refreshToken: 'whatever' } })).status).toBe(204);
+    expect((await t.api('POST', '/api/auth/logout', { body: { refreshToken: 'whatever' } })).status).toBe(
+      204,
+    );
     expectProblem(await t.api('POST', '/api/auth/logout', { body: {} }), 400, 'validation_failed');
   });
 });
@@ -186,7 +284,10 @@ describe('access token checks', () => {
     user = await createUser(t);
   });
   const claims = () => ({ id: user.id, role: 'carbon', name: 'x', accountType: 'public' });
-  const sign = (c: Record<string, unknown>, opts: { iss?: string; aud?: string; exp?: number; secret?: Uint8Array } = {}) =>
+  const sign = (
+    c: Record<string, unknown>,
+    opts: { iss?: string; aud?: string; exp?: number; secret?: Uint8Array } = {},
+  ) =>
     new SignJWT(c)
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(String(user.id))
@@ -208,17 +309,39 @@ describe('access token checks', () => {
     payload.role = 'cso';
     const forged = [parts[0], Buffer.from(JSON.stringify(payload)).toString('base64url'), parts[2]].join('.');
     expectProblem(await t.api('GET', '/api/user/profile', { token: forged }), 401, 'unauthenticated');
-    expectProblem(await t.api('GET', '/api/user/profile', { token: await sign(claims(), { secret: new TextEncoder().encode('another-secret-another-secret-another') }) }), 401, 'unauthenticated');
+    expectProblem(
+      await t.api('GET', '/api/user/profile', {
+        token: await sign(claims(), {
+          secret: new TextEncoder().encode('another-secret-another-secret-another'),
+        }),
+      }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('rejects alg: none', async () => {
-    const none = new UnsecuredJWT(claims()).setSubject(String(user.id)).setIssuedAt().setIssuer('assistant-platform').setAudience('assistant-platform').setExpirationTime('10m').encode();
+    const none = new UnsecuredJWT(claims())
+      .setSubject(String(user.id))
+      .setIssuedAt()
+      .setIssuer('assistant-platform')
+      .setAudience('assistant-platform')
+      .setExpirationTime('10m')
+      .encode();
     expectProblem(await t.api('GET', '/api/user/profile', { token: none }), 401, 'unauthenticated');
   });
 
   it('rejects a wrong issuer or audience', async () => {
-    expectProblem(await t.api('GET', '/api/user/profile', { token: await sign(claims(), { iss: 'someone-else' }) }), 401, 'unauthenticated');
-    expectProblem(await t.api('GET', '/api/user/profile', { token: await sign(claims(), { aud: 'someone-else' }) }), 401, 'unauthenticated');
+    expectProblem(
+      await t.api('GET', '/api/user/profile', { token: await sign(claims(), { iss: 'someone-else' }) }),
+      401,
+      'unauthenticated',
+    );
+    expectProblem(
+      await t.api('GET', '/api/user/profile', { token: await sign(claims(), { aud: 'someone-else' }) }),
+      401,
+      'unauthenticated',
+    );
   });
 
   it('answers token_expired for an expired token', async () => {
@@ -227,33 +350,72 @@ describe('access token checks', () => {
   });
 
   it('rejects a refresh token used as an access token, and a malformed header', async () => {
-    expectProblem(await t.api('GET', '/api/user/profile', { token: user.refreshToken }), 401, 'unauthenticated');
-    expectProblem(await t.api('GET', '/api/user/profile', { headers: { authorization: 'Basic abc' } }), 401, 'unauthenticated');
+    expectProblem(
+      await t.api('GET', '/api/user/profile', { token: user.refreshToken }),
+      401,
+      'unauthenticated',
+    );
+    expectProblem(
+      await t.api('GET', '/api/user/profile', { headers: { authorization: 'Basic abc' } }),
+      401,
+      'unauthenticated',
+    );
   });
 });
 
 describe('API keys (admin)', () => {
   it('creates (shown once, stored hashed), lists and revokes', async () => {
     const admin = await createUser(t, 'cso');
-    const created = await t.api('POST', '/api/admin/api-keys', { token: admin.accessToken, body: { name: 'world', scopes: ['sync:read'] } });
+    const created = await t.api('POST', '/api/admin/api-keys', {
+      token: admin.accessToken,
+      body: { name: 'world', scopes: ['sync:read'] },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'world', scopes: ['sync:read'] });
     expect(created.body.key).toMatch(/^apk_/);
-    const stored = await t.deps.db.selectFrom('api_keys').select('key_hash').where('id', '=', created.body.id).executeTakeFirstOrThrow();
+    const stored = await t.deps.db
+      .selectFrom('api_keys')
+      .select('key_hash')
+      .where('id', '=', created.body.id)
+      .executeTakeFirstOrThrow();
     expect(stored.key_hash).not.toContain(created.body.key);
     const list = await t.api('GET', '/api/admin/api-keys', { token: admin.accessToken });
     expect(list.status).toBe(200);
     expect(JSON.stringify(list.body)).not.toContain(created.body.key);
-    expect((await t.api('DELETE', `/api/admin/api-keys/${created.body.id}`, { token: admin.accessToken })).status).toBe(204);
+    expect(
+      (await t.api('DELETE', `/api/admin/api-keys/${created.body.id}`, { token: admin.accessToken })).status,
+    ).toBe(204);
     expect(await t.deps.services.auth.verifyApiKey(created.body.key)).toBeNull();
-    expectProblem(await t.api('DELETE', '/api/admin/api-keys/999999', { token: admin.accessToken }), 404, 'not_found');
+    expectProblem(
+      await t.api('DELETE', '/api/admin/api-keys/999999', { token: admin.accessToken }),
+      404,
+      'not_found',
+    );
   });
 
   it('validates the body', async () => {
     const admin = await createUser(t, 'developer');
-    expectProblem(await t.api('POST', '/api/admin/api-keys', { token: admin.accessToken, body: { name: 'x', scopes: ['root'] } }), 400, 'validation_failed');
-    expectProblem(await t.api('POST', '/api/admin/api-keys', { token: admin.accessToken, body: { name: '', scopes: [] } }), 400, 'validation_failed');
-    expectProblem(await t.api('DELETE', '/api/admin/api-keys/abc', { token: admin.accessToken }), 400, 'validation_failed');
+    expectProblem(
+      await t.api('POST', '/api/admin/api-keys', {
+        token: admin.accessToken,
+        body: { name: 'x', scopes: ['root'] },
+      }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await t.api('POST', '/api/admin/api-keys', {
+        token: admin.accessToken,
+        body: { name: '', scopes: [] },
+      }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await t.api('DELETE', '/api/admin/api-keys/abc', { token: admin.accessToken }),
+      400,
+      'validation_failed',
+    );
   });
 });
 
@@ -265,22 +427,53 @@ describe('admin users', () => {
     expect(list.status).toBe(200);
     expect(list.body.users).toHaveLength(2);
     expect(list.body.total).toBeGreaterThanOrEqual(2);
-    expectProblem(await t.api('GET', '/api/admin/users?limit=500', { token: admin.accessToken }), 400, 'validation_failed');
+    expectProblem(
+      await t.api('GET', '/api/admin/users?limit=500', { token: admin.accessToken }),
+      400,
+      'validation_failed',
+    );
 
-    const ok = await t.api('PATCH', `/api/admin/users/${target.id}`, { token: admin.accessToken, body: { accountType: 'core_primary' } });
+    const ok = await t.api('PATCH', `/api/admin/users/${target.id}`, {
+      token: admin.accessToken,
+      body: { accountType: 'core_primary' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ role: 'carbon', accountType: 'core_primary' });
-    const bad = await t.api('PATCH', `/api/admin/users/${target.id}`, { token: admin.accessToken, body: { role: 'silicon' } });
+    const bad = await t.api('PATCH', `/api/admin/users/${target.id}`, {
+      token: admin.accessToken,
+      body: { role: 'silicon' },
+    });
     expectProblem(bad, 400, 'validation_failed');
     const row = await t.deps.services.users.get(target.id);
     expect(row).toMatchObject({ role: 'carbon', account_type: 'core_primary' });
-    expect((await t.api('PATCH', `/api/admin/users/${target.id}`, { token: admin.accessToken, body: { role: 'silicon', accountType: 'npc' } })).status).toBe(200);
-    expectProblem(await t.api('PATCH', '/api/admin/users/999999', { token: admin.accessToken, body: { name: 'x' } }), 404, 'not_found');
-    expectProblem(await t.api('PATCH', `/api/admin/users/${target.id}`, { token: admin.accessToken, body: {} }), 400, 'validation_failed');
+    expect(
+      (
+        await t.api('PATCH', `/api/admin/users/${target.id}`, {
+          token: admin.accessToken,
+          body: { role: 'silicon', accountType: 'npc' },
+        })
+      ).status,
+    ).toBe(200);
+    expectProblem(
+      await t.api('PATCH', '/api/admin/users/999999', { token: admin.accessToken, body: { name: 'x' } }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await t.api('PATCH', `/api/admin/users/${target.id}`, { token: admin.accessToken, body: {} }),
+      400,
+      'validation_failed',
+    );
   });
 
   it('the database refuses a combination outside the spec table even if code slipped', async () => {
     const u = await createUser(t);
-    await expect(t.deps.db.updateTable('users').set({ role: 'cso', account_type: 'npc' }).where('id', '=', u.id).execute()).rejects.toThrow();
+    await expect(
+      t.deps.db
+        .updateTable('users')
+        .set({ role: 'cso', account_type: 'npc' })
+        .where('id', '=', u.id)
+        .execute(),
+    ).rejects.toThrow();
   });
 });

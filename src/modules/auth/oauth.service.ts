@@ -343,7 +343,8 @@ export class OAuthService {
     } catch (err) {
       // Two first logins of one provider account at once: the loser hit the unique identity (or
       // email) the winner just stored; a second pass finds it and links to it.
-      const unique = (err as { code?: string }).code === '23505' || (err instanceof AppError && err.code === 'conflict');
+      const unique =
+        (err as { code?: string }).code === '23505' || (err instanceof AppError && err.code === 'conflict');
       if (!unique) throw err;
       return this.linkOrCreateOnce(provider, id);
     }

@@ -180,7 +180,9 @@ describe('external login: OIDC discovery issuer', () => {
     const [la, lb] = await Promise.all([deliver(a.browser, a.callback), deliver(b.browser, b.callback)]);
     const codes = [fragment(la).get('code'), fragment(lb).get('code')];
     expect(codes.every(Boolean)).toBe(true);
-    const users = await Promise.all(codes.map((code) => t.api('POST', '/api/auth/exchange', { body: { code } })));
+    const users = await Promise.all(
+      codes.map((code) => t.api('POST', '/api/auth/exchange', { body: { code } })),
+    );
     expect(users.map((u) => u.status)).toEqual([200, 200]);
     expect(users[0]!.body.user.id).toBe(users[1]!.body.user.id);
   });

@@ -31,9 +31,17 @@ export class ChatPlatformService {
     return (await repo.findByChannel(this.db, channelId))?.protocol_id ?? null;
   }
 
-  async setChannelConfig(input: { channelId: string; protocolId: string; guildId?: string | null | undefined }, userId: number): Promise<ChannelConfig> {
+  async setChannelConfig(
+    input: { channelId: string; protocolId: string; guildId?: string | null | undefined },
+    userId: number,
+  ): Promise<ChannelConfig> {
     try {
-      const row = await repo.upsert(this.db, { channelId: input.channelId, guildId: input.guildId ?? null, protocolId: input.protocolId, userId });
+      const row = await repo.upsert(this.db, {
+        channelId: input.channelId,
+        guildId: input.guildId ?? null,
+        protocolId: input.protocolId,
+        userId,
+      });
       return toView(row);
     } catch (err) {
       // The foreign key is the existence check: no window between checking and writing.

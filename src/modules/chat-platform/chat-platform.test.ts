@@ -12,7 +12,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const post = (body: unknown, token?: string) => t.api('POST', '/api/chat-platform/channel/config', { body, ...(token ? { token } : {}) });
+const post = (body: unknown, token?: string) =>
+  t.api('POST', '/api/chat-platform/channel/config', { body, ...(token ? { token } : {}) });
 const get = (channelId: string, token?: string) =>
   t.api('GET', `/api/chat-platform/channel/config/${encodeURIComponent(channelId)}`, token ? { token } : {});
 
@@ -29,23 +30,42 @@ describe('POST /api/chat-platform/channel/config', () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('validation_failed');
     expect((await post({ channelId: 'c1' }, admin.accessToken)).status).toBe(400);
-    expect((await post({ channelId: 'c1', protocolId: 'tech_protocol_v1', color: 'red' }, admin.accessToken)).status).toBe(400);
+    expect(
+      (await post({ channelId: 'c1', protocolId: 'tech_protocol_v1', color: 'red' }, admin.accessToken))
+        .status,
+    ).toBe(400);
   });
 
   it('answers 400 for an unknown protocol id', async () => {
     const res = await post({ channelId: 'c1', protocolId: 'no_such_protocol_v1' }, admin.accessToken);
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ path: 'protocolId', message: 'no protocol no_such_protocol_v1 exists' }]);
+    expect(res.body.errors).toEqual([
+      { path: 'protocolId', message: 'no protocol no_such_protocol_v1 exists' },
+    ]);
     expect((await get('c1', admin.accessToken)).status).toBe(404);
   });
 
   it('sets and replaces the configuration', async () => {
-    const res = await post({ channelId: '1234567890', guildId: '42', protocolId: 'tech_protocol_v1' }, admin.accessToken);
+    const res = await post(
+      { channelId: '1234567890', guildId: '42', protocolId: 'tech_protocol_v1' },
+      admin.accessToken,
+    );
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ channelId: '1234567890', guildId: '42', protocolId: 'tech_protocol_v1' });
-    const again = await post({ channelId: '1234567890', protocolId: 'public_protocol_v1' }, admin.accessToken);
+    expect(res.body).toMatchObject({
+      channelId: '1234567890',
+      guildId: '42',
+      protocolId: 'tech_protocol_v1',
+    });
+    const again = await post(
+      { channelId: '1234567890', protocolId: 'public_protocol_v1' },
+      admin.accessToken,
+    );
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ channelId: '1234567890', guildId: null, protocolId: 'public_protocol_v1' });
+    expect(again.body).toMatchObject({
+      channelId: '1234567890',
+      guildId: null,
+      protocolId: 'public_protocol_v1',
+    });
     expect(again.body.createdAt).toBe(res.body.createdAt);
   });
 });
@@ -65,6 +85,9 @@ describe('GET /api/chat-platform/channel/config/<channelId>', () => {
   });
 
   it('refuses an over-long channel id', async () => {
-    expect((await post({ channelId: 'x'.repeat(101), protocolId: 'public_protocol_v1' }, admin.accessToken)).status).toBe(400);
+    expect(
+      (await post({ channelId: 'x'.repeat(101), protocolId: 'public_protocol_v1' }, admin.accessToken))
+        .status,
+    ).toBe(400);
   });
 });

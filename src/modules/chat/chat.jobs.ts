@@ -18,16 +18,26 @@ export const visionJobSchema = z.object({
   image: z.discriminatedUnion('kind', [
     z.object({ kind: z.literal('url'), url: z.string() }),
     z.object({ kind: z.literal('inline'), data: z.string() }),
-    z.object({ kind: z.literal('upload'), uploadContextId: z.string(), fileId: z.number().int().or(z.string()) }),
+    z.object({
+      kind: z.literal('upload'),
+      uploadContextId: z.string(),
+      fileId: z.number().int().or(z.string()),
+    }),
   ]),
 });
 export type VisionJob = z.infer<typeof visionJobSchema>;
 
 const IMAGE_SIGNATURES: [string, (b: Buffer) => boolean][] = [
-  ['image/png', (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))],
+  [
+    'image/png',
+    (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  ],
   ['image/jpeg', (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
   ['image/gif', (b) => b.subarray(0, 4).toString('latin1') === 'GIF8'],
-  ['image/webp', (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP'],
+  [
+    'image/webp',
+    (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+  ],
 ];
 
 export function sniffImage(b: Buffer): string | null {
@@ -36,7 +46,14 @@ export function sniffImage(b: Buffer): string | null {
 
 export function defineChatJobs(
   jobs: JobQueue,
-  d: { models: ModelGateway; memory: MemoryService; files: FilesService; log: Logger; attachmentBytes: number; attachmentTimeoutMs: number },
+  d: {
+    models: ModelGateway;
+    memory: MemoryService;
+    files: FilesService;
+    log: Logger;
+    attachmentBytes: number;
+    attachmentTimeoutMs: number;
+  },
 ) {
   jobs.define({
     name: VISION_JOB,
@@ -49,7 +66,10 @@ export function defineChatJobs(
       const img = job.image;
       if (img.kind === 'url') {
         try {
-          const fetched = await safeFetch(img.url, { maxBytes: d.attachmentBytes, timeoutMs: d.attachmentTimeoutMs });
+          const fetched = await safeFetch(img.url, {
+            maxBytes: d.attachmentBytes,
+            timeoutMs: d.attachmentTimeoutMs,
+          });
           data = fetched.data;
           mediaType = fetched.mimeType;
         } catch (err) {
@@ -66,7 +86,9 @@ export function defineChatJobs(
         mediaType = sniffImage(data);
         visionContext = 'inline image';
       } else {
-        const file = (await d.files.readContext(job.userId, img.uploadContextId)).find((f) => String(f.id) === String(img.fileId));
+        const file = (await d.files.readContext(job.userId, img.uploadContextId)).find(
+          (f) => String(f.id) === String(img.fileId),
+        );
         if (!file) return;
         data = file.data;
         mediaType = file.mimeType;
@@ -79,7 +101,8 @@ export function defineChatJobs(
       const described = await d.models.describeImage({
         purpose: 'chat.vision',
         image: { data: new Uint8Array(data), mediaType },
-        prompt: 'Describe this image for the conversation it was shared in: what it shows, any text in it, and anything notable.',
+        prompt:
+          'Describe this image for the conversation it was shared in: what it shows, any text in it, and anything notable.',
       });
       await d.memory.addMemory({
         userId: job.userId,

@@ -17,7 +17,10 @@ export const chatMessageSchema = z.object({
   npcUserId: z.number().int().positive().optional(),
   attachmentUrls: z.array(z.string().max(2048)).max(MAX_IMAGES).optional(),
   uploadContextId: z.string().min(1).max(100).optional(),
-  imageBase64Array: z.array(z.string().max(MAX_IMAGE_BASE64, `an image may be at most ${MAX_IMAGE_BYTES} bytes`)).max(MAX_IMAGES).optional(),
+  imageBase64Array: z
+    .array(z.string().max(MAX_IMAGE_BASE64, `an image may be at most ${MAX_IMAGE_BYTES} bytes`))
+    .max(MAX_IMAGES)
+    .optional(),
   preferences: userPreferencesSchema.optional(),
 });
 export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
@@ -123,7 +126,9 @@ export interface DirectorReply {
 }
 
 export function directorInstruction(npcs: Npc[]): string {
-  const cast = npcs.map((n) => `- id ${n.id}: ${n.name}${n.description ? ` (${n.description})` : ''}`).join('\n');
+  const cast = npcs
+    .map((n) => `- id ${n.id}: ${n.name}${n.description ? ` (${n.description})` : ''}`)
+    .join('\n');
   return [
     'You direct a group conversation between the player and these characters:',
     cast,
@@ -148,7 +153,13 @@ export function parseDirectorReply(text: string, npcs: Npc[]): DirectorReply {
       if (parsed.success) {
         const responses = parsed.data.responses.filter((r) => ids.has(r.npcUserId));
         if (responses.length > 0)
-          return { responses, choices: (parsed.data.choices ?? []).map((c) => c.trim()).filter(Boolean).slice(0, 3) };
+          return {
+            responses,
+            choices: (parsed.data.choices ?? [])
+              .map((c) => c.trim())
+              .filter(Boolean)
+              .slice(0, 3),
+          };
       }
     } catch {
       // not JSON after all: fall through

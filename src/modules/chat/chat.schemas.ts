@@ -3,7 +3,12 @@ import { z } from 'zod';
 export const idParam = z.object({ id: z.coerce.number().int().positive() });
 
 export const conversationSchema = z
-  .object({ id: z.number().int(), title: z.string(), npcUserIds: z.array(z.number().int()), createdAt: z.iso.datetime() })
+  .object({
+    id: z.number().int(),
+    title: z.string(),
+    npcUserIds: z.array(z.number().int()),
+    createdAt: z.iso.datetime(),
+  })
   .meta({ id: 'Conversation' });
 
 export const createConversationBody = z.object({

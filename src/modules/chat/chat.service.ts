@@ -48,10 +48,23 @@ import { presentMessage, type ConversationsService, type MessageRow } from './co
 export interface TurnEmitter {
   thinking(e: { conversationId: number }): void;
   delta(e: { conversationId: number; messageId: number; delta: string }): void;
-  response(e: { conversationId: number; messageId: number; npcUserId: number; npcName: string; text: string; createdAt: string }): void;
+  response(e: {
+    conversationId: number;
+    messageId: number;
+    npcUserId: number;
+    npcName: string;
+    text: string;
+    createdAt: string;
+  }): void;
   idle(e: { conversationId: number }): void;
   npcThinking(e: { npcUserId: number }): void;
-  directResponse(e: { npcUserId: number; npcName: string; messageId: number; text: string; createdAt: string }): void;
+  directResponse(e: {
+    npcUserId: number;
+    npcName: string;
+    messageId: number;
+    text: string;
+    createdAt: string;
+  }): void;
 }
 
 export interface ChatServiceOptions {
@@ -115,8 +128,15 @@ export class ChatService {
 
   /** One chatMessage. Resolves with the ids for the ack; throws ChatTurnError (already a chatError
    * payload) on any failure. */
-  async handleMessage(user: UserPrincipal, raw: unknown, emit: TurnEmitter): Promise<{ conversationId: number; messageId: number }> {
-    const clientMessageId = typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string' ? (raw as { clientMessageId: string }).clientMessageId : null;
+  async handleMessage(
+    user: UserPrincipal,
+    raw: unknown,
+    emit: TurnEmitter,
+  ): Promise<{ conversationId: number; messageId: number }> {
+    const clientMessageId =
+      typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string'
+        ? (raw as { clientMessageId: string }).clientMessageId
+        : null;
     let conversationId: number | null = null;
     let userMessage: MessageRow | undefined;
     try {
@@ -129,10 +149,12 @@ export class ChatService {
       if (input.clientMessageId) {
         const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
         if (existing) {
-          if (existing.conversation_id !== conversation.id) throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
+          if (existing.conversation_id !== conversation.id)
+            throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
           if (existing.status === 'answered') {
             emit.thinking({ conversationId: conversation.id });
-            for (const reply of await repo.repliesTo(this.d.db, existing.id)) emit.response(await this.present(reply));
+            for (const reply of await repo.repliesTo(this.d.db, existing.id))
+              emit.response(await this.present(reply));
             emit.idle({ conversationId: conversation.id });
             return { conversationId: conversation.id, messageId: existing.id };
           }
@@ -155,16 +177,30 @@ export class ChatService {
         });
         // spec: one vision call per attached image, in the background, linked to the conversation.
         for (const a of attachments)
-          await this.d.jobs.enqueue(trx, VISION_JOB, { userId: user.id, conversationId: conversation.id, messageId: m.id, image: a.job } satisfies VisionJob);
+          await this.d.jobs.enqueue(trx, VISION_JOB, {
+            userId: user.id,
+            conversationId: conversation.id,
+            messageId: m.id,
+            image: a.job,
+          } satisfies VisionJob);
         return m;
       });
 
       emit.thinking({ conversationId: conversation.id });
-      await this.runTurn(user, conversation.id, userMessage, input.message, input.preferences, speakers, emit);
+      await this.runTurn(
+        user,
+        conversation.id,
+        userMessage,
+        input.message,
+        input.preferences,
+        speakers,
+        emit,
+      );
       emit.idle({ conversationId: conversation.id });
       return { conversationId: conversation.id, messageId: userMessage.id };
     } catch (err) {
-      if (userMessage) await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
+      if (userMessage)
+        await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
       if (conversationId !== null) emit.idle({ conversationId });
       throw this.turnError(err, conversationId, clientMessageId);
     }
@@ -184,7 +220,14 @@ export class ChatService {
         const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
         if (existing?.status === 'answered') {
           const [reply] = await repo.repliesTo(this.d.db, existing.id);
-          if (reply) emit.directResponse({ npcUserId: npc!.id, npcName: npc!.name, messageId: reply.id, text: reply.text, createdAt: reply.created_at.toISOString() });
+          if (reply)
+            emit.directResponse({
+              npcUserId: npc!.id,
+              npcName: npc!.name,
+              messageId: reply.id,
+              text: reply.text,
+              createdAt: reply.created_at.toISOString(),
+            });
           return { conversationId: conversation.id, messageId: existing.id };
         }
         userMessage = existing;
@@ -199,17 +242,42 @@ export class ChatService {
         status: 'received',
       });
       emit.npcThinking({ npcUserId: npc!.id });
-      const { replies } = await this.answer(user, conversation.id, userMessage, input.message, input.preferences, [npc!], { stream: false, emit: null });
+      const { replies } = await this.answer(
+        user,
+        conversation.id,
+        userMessage,
+        input.message,
+        input.preferences,
+        [npc!],
+        { stream: false, emit: null },
+      );
       const reply = replies[0]!;
-      emit.directResponse({ npcUserId: npc!.id, npcName: npc!.name, messageId: reply.id, text: reply.text, createdAt: reply.created_at.toISOString() });
+      emit.directResponse({
+        npcUserId: npc!.id,
+        npcName: npc!.name,
+        messageId: reply.id,
+        text: reply.text,
+        createdAt: reply.created_at.toISOString(),
+      });
       return { conversationId: conversation.id, messageId: userMessage.id };
     } catch (err) {
-      if (userMessage) await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
-      throw this.turnError(err, conversationId, typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string' ? (raw as { clientMessageId: string }).clientMessageId : null);
+      if (userMessage)
+        await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
+      throw this.turnError(
+        err,
+        conversationId,
+        typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string'
+          ? (raw as { clientMessageId: string }).clientMessageId
+          : null,
+      );
     }
   }
 
-  private turnError(err: unknown, conversationId: number | null, clientMessageId: string | null): ChatTurnError {
+  private turnError(
+    err: unknown,
+    conversationId: number | null,
+    clientMessageId: string | null,
+  ): ChatTurnError {
     if (err instanceof ChatTurnError) return err;
     const problem = toProblem(err);
     if (problem.code === 'internal') this.d.log.error({ err }, 'chat turn failed');
@@ -220,13 +288,21 @@ export class ChatService {
     const c = await this.d.counters.hit(`chat:${userId}`, 60_000);
     if (c.count > this.opts.messagesPerMinute) {
       const retry = Math.max(1, Math.ceil((c.resetAt - Date.now()) / 1000));
-      throw new AppError('rate_limited', `At most ${this.opts.messagesPerMinute} messages a minute; retry in ${retry} s`, { retryAfter: retry });
+      throw new AppError(
+        'rate_limited',
+        `At most ${this.opts.messagesPerMinute} messages a minute; retry in ${retry} s`,
+        { retryAfter: retry },
+      );
     }
   }
 
   /** Who may answer: the named NPC (it must be in the conversation, or be the assistant), the
    * conversation's NPCs (group chat), or the assistant. */
-  private async speakersFor(npcUserIds: number[], requested: number | undefined, direct = false): Promise<Speaker[]> {
+  private async speakersFor(
+    npcUserIds: number[],
+    requested: number | undefined,
+    direct = false,
+  ): Promise<Speaker[]> {
     const assistantId = await this.d.characters.assistantUserId();
     if (requested !== undefined) {
       if (!direct && requested !== assistantId && !npcUserIds.includes(requested))
@@ -245,7 +321,9 @@ export class ChatService {
       return { id, name: npc.name, description: npc.description };
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
-        throw new AppError('validation_failed', 'No such character', { errors: [{ path: 'npcUserId', message: `user ${id} is not a character` }] });
+        throw new AppError('validation_failed', 'No such character', {
+          errors: [{ path: 'npcUserId', message: `user ${id} is not a character` }],
+        });
       throw err;
     }
   }
@@ -258,7 +336,9 @@ export class ChatService {
         await vetUrl(url, { timeoutMs: this.opts.attachmentTimeoutMs });
       } catch (err) {
         if (err instanceof SafeFetchError)
-          throw new AppError('validation_failed', err.message, { errors: [{ path: `chatMessage.attachmentUrls.${i}`, message: err.message }] });
+          throw new AppError('validation_failed', err.message, {
+            errors: [{ path: `chatMessage.attachmentUrls.${i}`, message: err.message }],
+          });
         throw err;
       }
       out.push({ job: { kind: 'url', url } });
@@ -266,13 +346,18 @@ export class ChatService {
     for (const [i, b64] of (input.imageBase64Array ?? []).entries()) {
       const bytes = decodeBase64Image(b64);
       const path = `chatMessage.imageBase64Array.${i}`;
-      if (!bytes) throw new AppError('validation_failed', 'Not a base64 image', { errors: [{ path, message: 'not base64' }] });
-      if (bytes.byteLength > MAX_IMAGE_BYTES) throw new AppError('payload_too_large', `An image may be at most ${MAX_IMAGE_BYTES} bytes`);
+      if (!bytes)
+        throw new AppError('validation_failed', 'Not a base64 image', {
+          errors: [{ path, message: 'not base64' }],
+        });
+      if (bytes.byteLength > MAX_IMAGE_BYTES)
+        throw new AppError('payload_too_large', `An image may be at most ${MAX_IMAGE_BYTES} bytes`);
       out.push({ job: { kind: 'inline', data: bytes.toString('base64') } });
     }
     if (input.uploadContextId) {
       for (const f of await this.d.files.readContext(userId, input.uploadContextId))
-        if (f.mimeType.startsWith('image/')) out.push({ job: { kind: 'upload', uploadContextId: input.uploadContextId, fileId: f.id } });
+        if (f.mimeType.startsWith('image/'))
+          out.push({ job: { kind: 'upload', uploadContextId: input.uploadContextId, fileId: f.id } });
     }
     return out;
   }
@@ -286,7 +371,10 @@ export class ChatService {
     speakers: Speaker[],
     emit: TurnEmitter,
   ) {
-    const { replies } = await this.answer(user, conversationId, userMessage, text, prefs, speakers, { stream: prefs?.stream !== false, emit });
+    const { replies } = await this.answer(user, conversationId, userMessage, text, prefs, speakers, {
+      stream: prefs?.stream !== false,
+      emit,
+    });
     for (const r of replies) emit.response(await this.present(r, speakers));
   }
 
@@ -312,14 +400,22 @@ export class ChatService {
       group ? Promise.resolve(null) : repo.reserveMessageId(this.d.db),
     ]);
     const [context, inventorySummary, history, player] = await Promise.all([
-      this.d.memory.gatherContext(user.id, lead.id, text, { protocolId: routing.protocolId }, conversationId, { queryEmbedding }),
+      this.d.memory.gatherContext(
+        user.id,
+        lead.id,
+        text,
+        { protocolId: routing.protocolId },
+        conversationId,
+        { queryEmbedding },
+      ),
       this.d.inventory.promptSummary(user.id),
       repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
       this.d.characters.getState(lead.id).catch(() => null),
     ]);
     const memoryContext = [
       context.memoryContext.worldContext && `World:\n${context.memoryContext.worldContext}`,
-      context.memoryContext.assistantContext && `About ${lead.name}:\n${context.memoryContext.assistantContext}`,
+      context.memoryContext.assistantContext &&
+        `About ${lead.name}:\n${context.memoryContext.assistantContext}`,
       context.memoryContext.personalContext && `About the player:\n${context.memoryContext.personalContext}`,
     ]
       .filter(Boolean)
@@ -340,7 +436,11 @@ export class ChatService {
     });
     const system = [
       composed.system,
-      group ? directorInstruction(speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description }))) : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
+      group
+        ? directorInstruction(
+            speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
+          )
+        : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
       lengthInstruction(prefs),
       prefs?.language ? `Answer in the language ${prefs.language}.` : '',
       group ? '' : CHOICES_INSTRUCTION,
@@ -348,17 +448,24 @@ export class ChatService {
       .filter(Boolean)
       .join('\n\n');
     const messages: ModelMessage[] = [
-      ...history.map((m): ModelMessage => (m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text })),
+      ...history.map((m): ModelMessage =>
+        m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text },
+      ),
       { role: 'user', content: text },
     ];
     // The offline model speaks in the protocol's tone; the categories are the tones.
-    const grounding = { memories: context.memories.map((m) => m.content), tone: routing.protocol, speakerName: lead.name };
+    const grounding = {
+      memories: context.memories.map((m) => m.content),
+      tone: routing.protocol,
+      speakerName: lead.name,
+    };
     const offeredTools = group ? [] : this.tools.filter((t) => composed.tools.some((c) => c.name === t.name));
 
     const filter = new ChoicesFilter();
     const onDelta = (delta: string) => {
       const visible = filter.push(delta);
-      if (visible && mode.emit && replyId !== null) mode.emit.delta({ conversationId, messageId: replyId, delta: visible });
+      if (visible && mode.emit && replyId !== null)
+        mode.emit.delta({ conversationId, messageId: replyId, delta: visible });
     };
     const call = (extra: ModelMessage[], withTools: boolean): Promise<ChatResult> => {
       const req = {
@@ -377,24 +484,48 @@ export class ChatService {
     let result = await call([], offeredTools.length > 0);
     const toolsRun: { name: string; result: unknown }[] = [];
     if (result.toolCalls.length > 0) {
-      const outcomes = await runToolCalls(offeredTools, result.toolCalls, { playerUserId: user.id, actorUserId: lead.id, conversationId }, this.opts.toolCallsPerTurn);
+      const outcomes = await runToolCalls(
+        offeredTools,
+        result.toolCalls,
+        { playerUserId: user.id, actorUserId: lead.id, conversationId },
+        this.opts.toolCallsPerTurn,
+      );
       toolsRun.push(...outcomes.map((o) => ({ name: o.call.name, result: o.result })));
       result = await call(
         [
           { role: 'assistant', content: result.text, toolCalls: result.toolCalls },
-          ...outcomes.map((o): ModelMessage => ({ role: 'tool', toolCallId: o.call.id, toolName: o.call.name, result: o.result })),
+          ...outcomes.map((o): ModelMessage => ({
+            role: 'tool',
+            toolCallId: o.call.id,
+            toolName: o.call.name,
+            result: o.result,
+          })),
         ],
         false,
       );
     }
     const rest = filter.flush();
-    if (rest && mode.emit && replyId !== null) mode.emit.delta({ conversationId, messageId: replyId, delta: rest });
+    if (rest && mode.emit && replyId !== null)
+      mode.emit.delta({ conversationId, messageId: replyId, delta: rest });
 
-    const meta = { provider: result.provider, model: result.model, offline: result.offline, protocolId: routing.protocolId, ...(toolsRun.length ? { tools: toolsRun } : {}) };
+    const meta = {
+      provider: result.provider,
+      model: result.model,
+      offline: result.offline,
+      protocolId: routing.protocolId,
+      ...(toolsRun.length ? { tools: toolsRun } : {}),
+    };
     const planned = group
       ? (() => {
-          const d = parseDirectorReply(result.text, speakers.map((s) => ({ id: s.id, name: s.name, description: s.description })));
-          return d.responses.map((r, i) => ({ npcUserId: r.npcUserId, text: r.text, choices: i === d.responses.length - 1 ? d.choices : [] }));
+          const d = parseDirectorReply(
+            result.text,
+            speakers.map((s) => ({ id: s.id, name: s.name, description: s.description })),
+          );
+          return d.responses.map((r, i) => ({
+            npcUserId: r.npcUserId,
+            text: r.text,
+            choices: i === d.responses.length - 1 ? d.choices : [],
+          }));
         })()
       : (() => {
           const { text: answer, choices } = extractChoices(result.text);
@@ -427,7 +558,11 @@ export class ChatService {
           {
             userId: user.id,
             source: 'shared',
-            content: `${user.name}: ${text}\n${planned.map((p) => `${names.get(p.npcUserId) ?? 'Assistant'}: ${p.text}`).join('\n')}`.slice(0, 8000),
+            content:
+              `${user.name}: ${text}\n${planned.map((p) => `${names.get(p.npcUserId) ?? 'Assistant'}: ${p.text}`).join('\n')}`.slice(
+                0,
+                8000,
+              ),
             conversationId,
             metadata: { conversationId, playerName: user.name, npcName: lead.name },
           },
@@ -444,7 +579,16 @@ export class ChatService {
   private async present(m: MessageRow, known: Speaker[] = []) {
     const p = presentMessage(m);
     const npcUserId = m.npc_user_id ?? (await this.d.characters.assistantUserId());
-    const speaker = known.find((s) => s.id === npcUserId) ?? (await this.speaker(npcUserId).catch(() => ({ name: this.d.assistantName })));
-    return { conversationId: p.conversationId, messageId: p.id, npcUserId, npcName: speaker.name, text: p.text, createdAt: p.createdAt };
+    const speaker =
+      known.find((s) => s.id === npcUserId) ??
+      (await this.speaker(npcUserId).catch(() => ({ name: this.d.assistantName })));
+    return {
+      conversationId: p.conversationId,
+      messageId: p.id,
+      npcUserId,
+      npcName: speaker.name,
+      text: p.text,
+      createdAt: p.createdAt,
+    };
   }
 }

@@ -26,7 +26,10 @@ export function chatSockets(io: Server, deps: Deps) {
     const user = () => (socket.data as SocketData).user;
     const emit = emitterFor(socket);
 
-    const run = (name: string, turn: (payload: unknown) => Promise<{ conversationId: number; messageId: number }>) =>
+    const run = (
+      name: string,
+      turn: (payload: unknown) => Promise<{ conversationId: number; messageId: number }>,
+    ) =>
       socket.on(name, (payload: unknown, ack?: Ack) => {
         turn(payload).then(
           (ids) => {
@@ -36,7 +39,15 @@ export function chatSockets(io: Server, deps: Deps) {
             const problem =
               err instanceof ChatTurnError
                 ? err.problem
-                : { type: '/problems/internal', title: 'Internal server error', status: 500, detail: 'An unexpected error occurred', code: 'internal', conversationId: null, clientMessageId: null };
+                : {
+                    type: '/problems/internal',
+                    title: 'Internal server error',
+                    status: 500,
+                    detail: 'An unexpected error occurred',
+                    code: 'internal',
+                    conversationId: null,
+                    clientMessageId: null,
+                  };
             if (!(err instanceof ChatTurnError)) deps.log.error({ err }, `${name} failed`);
             socket.emit('chatError', problem);
             if (typeof ack === 'function') ack({ ok: false, error: problem });

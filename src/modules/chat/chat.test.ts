@@ -11,7 +11,9 @@ let alice: TestUser;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  t = await createTestApp(fake.env({ MODEL_MAX_RETRIES: '1', MODEL_RETRY_BASE_MS: '10', CHAT_RATE_LIMIT: '1000' }));
+  t = await createTestApp(
+    fake.env({ MODEL_MAX_RETRIES: '1', MODEL_RETRY_BASE_MS: '10', CHAT_RATE_LIMIT: '1000' }),
+  );
   alice = await createUser(t, 'public', { name: 'Alice' });
 });
 afterAll(async () => {
@@ -26,7 +28,12 @@ interface Recorded {
 }
 
 async function client(user: TestUser): Promise<{ socket: Socket; events: Recorded[] }> {
-  const socket = connect(t.url, { auth: { token: user.accessToken }, transports: ['websocket'], reconnection: false, forceNew: true });
+  const socket = connect(t.url, {
+    auth: { token: user.accessToken },
+    transports: ['websocket'],
+    reconnection: false,
+    forceNew: true,
+  });
   const events: Recorded[] = [];
   socket.onAny((name: string, payload: unknown) => events.push({ name, payload }));
   await new Promise<void>((resolve, reject) => {
@@ -37,18 +44,29 @@ async function client(user: TestUser): Promise<{ socket: Socket; events: Recorde
 }
 
 /** Sends an event and waits for its ack and the events that end the turn. */
-async function send(c: { socket: Socket; events: Recorded[] }, event: string, payload: unknown, until: string = 'assistantIdle') {
+async function send(
+  c: { socket: Socket; events: Recorded[] },
+  event: string,
+  payload: unknown,
+  until: string = 'assistantIdle',
+) {
   const from = c.events.length;
   const ack = await c.socket.timeout(20_000).emitWithAck(event, payload);
   const deadline = Date.now() + 5000;
-  while (!c.events.slice(from).some((e) => e.name === until || e.name === 'chatError') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  while (
+    !c.events.slice(from).some((e) => e.name === until || e.name === 'chatError') &&
+    Date.now() < deadline
+  )
+    await new Promise((r) => setTimeout(r, 10));
   return { ack, events: c.events.slice(from) };
 }
 
 describe('chatMessage', () => {
   it('runs a plain turn: thinking, streamed deltas, one response, idle; stores both messages', async () => {
     const c = await client(alice);
-    fake.replyChat({ text: 'Hello Alice, welcome back! <choices>["Tell me a story","What can I do?"]</choices>' });
+    fake.replyChat({
+      text: 'Hello Alice, welcome back! <choices>["Tell me a story","What can I do?"]</choices>',
+    });
     const { ack, events } = await send(c, 'chatMessage', { message: 'Hi there', clientMessageId: 'plain-1' });
     expect(ack).toMatchObject({ ok: true });
     const names = events.map((e) => e.name);
@@ -56,7 +74,10 @@ describe('chatMessage', () => {
     expect(names.at(-1)).toBe('assistantIdle');
     expect(names.filter((n) => n === 'assistantResponse')).toHaveLength(1);
     const response = events.find((e) => e.name === 'assistantResponse')!.payload;
-    expect(response).toMatchObject({ conversationId: ack.conversationId, text: 'Hello Alice, welcome back!' });
+    expect(response).toMatchObject({
+      conversationId: ack.conversationId,
+      text: 'Hello Alice, welcome back!',
+    });
     expect(typeof response.npcName).toBe('string');
     // Deltas carry the reply's id and never the suggested-replies block.
     const deltas = events.filter((e) => e.name === 'assistantResponseDelta').map((e) => e.payload);
@@ -67,12 +88,16 @@ describe('chatMessage', () => {
     expect(fake.chatRequests()).toHaveLength(1);
     expect(fake.embeddingRequests().length).toBeLessThanOrEqual(1);
 
-    const history = await t.api('GET', `/api/assistant/history?conversationId=${ack.conversationId}`, { token: alice.accessToken });
+    const history = await t.api('GET', `/api/assistant/history?conversationId=${ack.conversationId}`, {
+      token: alice.accessToken,
+    });
     expect(history.body.messages.map((m: any) => [m.role, m.text])).toEqual([
       ['user', 'Hi there'],
       ['assistant', 'Hello Alice, welcome back!'],
     ]);
-    const choices = await t.api('GET', `/api/assistant/choices?conversationId=${ack.conversationId}`, { token: alice.accessToken });
+    const choices = await t.api('GET', `/api/assistant/choices?conversationId=${ack.conversationId}`, {
+      token: alice.accessToken,
+    });
     expect(choices.body.choices.map((x: any) => x.text)).toEqual(['Tell me a story', 'What can I do?']);
     c.socket.close();
   });
@@ -85,7 +110,11 @@ describe('chatMessage', () => {
     expect(again.ack).toMatchObject({ ok: true, messageId: first.ack.messageId });
     expect(again.events.find((e) => e.name === 'assistantResponse')!.payload.text).toBe('First answer');
     expect(fake.chatRequests()).toHaveLength(1);
-    const rows = await t.deps.db.selectFrom('chat_messages').select('id').where('client_message_id', '=', 'dup-1').execute();
+    const rows = await t.deps.db
+      .selectFrom('chat_messages')
+      .select('id')
+      .where('client_message_id', '=', 'dup-1')
+      .execute();
     expect(rows).toHaveLength(1);
     c.socket.close();
   });
@@ -115,15 +144,27 @@ describe('chatMessage', () => {
     const c = await client(player);
     fake.replyChat({ toolCalls: [{ name: 'modifyCurrency', arguments: { amount: 25 } }] });
     fake.replyChat({ text: 'I gave you 25 energy coins.' });
-    const { ack, events } = await send(c, 'chatMessage', { message: 'Reward me please', preferences: { stream: false } });
+    const { ack, events } = await send(c, 'chatMessage', {
+      message: 'Reward me please',
+      preferences: { stream: false },
+    });
     expect(ack.ok).toBe(true);
-    expect(events.find((e) => e.name === 'assistantResponse')!.payload.text).toBe('I gave you 25 energy coins.');
+    expect(events.find((e) => e.name === 'assistantResponse')!.payload.text).toBe(
+      'I gave you 25 energy coins.',
+    );
     expect(fake.chatRequests()).toHaveLength(2);
     const second = fake.chatRequests()[1]!.body.messages;
-    expect(second.some((m: any) => m.role === 'tool' && String(m.content).includes('"energy_coins":35'))).toBe(true);
+    expect(
+      second.some((m: any) => m.role === 'tool' && String(m.content).includes('"energy_coins":35')),
+    ).toBe(true);
     const profile = await t.api('GET', '/api/user/profile', { token: player.accessToken });
     expect(profile.body.energy_coins).toBe(35);
-    const event = await t.deps.db.selectFrom('timeline_events').selectAll().where('user_id', '=', player.id).where('event_type', '=', 'currency_changed').executeTakeFirst();
+    const event = await t.deps.db
+      .selectFrom('timeline_events')
+      .selectAll()
+      .where('user_id', '=', player.id)
+      .where('event_type', '=', 'currency_changed')
+      .executeTakeFirst();
     expect(event).toBeDefined();
     c.socket.close();
   });
@@ -137,17 +178,33 @@ describe('chatMessage', () => {
     await send(c, 'chatMessage', { message: 'Buy the sword' });
     const toolMessage = fake.chatRequests()[1]!.body.messages.find((m: any) => m.role === 'tool');
     expect(String(toolMessage.content)).toContain('insufficient_funds');
-    expect((await t.api('GET', '/api/user/profile', { token: player.accessToken })).body.energy_coins).toBe(5);
+    expect((await t.api('GET', '/api/user/profile', { token: player.accessToken })).body.energy_coins).toBe(
+      5,
+    );
     c.socket.close();
   });
 
   it('lets a director choose between two NPCs in one structured call', async () => {
     const mira = await t.deps.services.characters.createNpc({ name: 'Mira', description: 'a blacksmith' });
     const tomas = await t.deps.services.characters.createNpc({ name: 'Tomas', description: 'a bard' });
-    const conv = await t.api('POST', '/api/conversations', { token: alice.accessToken, body: { title: 'tavern', npcUserIds: [mira.id, tomas.id] } });
+    const conv = await t.api('POST', '/api/conversations', {
+      token: alice.accessToken,
+      body: { title: 'tavern', npcUserIds: [mira.id, tomas.id] },
+    });
     const c = await client(alice);
-    fake.replyChat({ text: JSON.stringify({ responses: [{ npcUserId: mira.id, text: 'Need a blade?' }, { npcUserId: tomas.id, text: 'A song for you!' }], choices: ['Yes please'] }) });
-    const { events } = await send(c, 'chatMessage', { message: 'Hello everyone', conversationId: conv.body.id });
+    fake.replyChat({
+      text: JSON.stringify({
+        responses: [
+          { npcUserId: mira.id, text: 'Need a blade?' },
+          { npcUserId: tomas.id, text: 'A song for you!' },
+        ],
+        choices: ['Yes please'],
+      }),
+    });
+    const { events } = await send(c, 'chatMessage', {
+      message: 'Hello everyone',
+      conversationId: conv.body.id,
+    });
     const responses = events.filter((e) => e.name === 'assistantResponse').map((e) => e.payload);
     expect(responses.map((r) => [r.npcName, r.text])).toEqual([
       ['Mira', 'Need a blade?'],
@@ -165,14 +222,22 @@ describe('chatMessage', () => {
     const error = failed.events.find((e) => e.name === 'chatError')!.payload;
     expect(error).toMatchObject({ code: 'model_unavailable', clientMessageId: 'fail-1' });
     expect(typeof error.conversationId).toBe('number');
-    const stored = await t.deps.db.selectFrom('chat_messages').select(['status']).where('client_message_id', '=', 'fail-1').execute();
+    const stored = await t.deps.db
+      .selectFrom('chat_messages')
+      .select(['status'])
+      .where('client_message_id', '=', 'fail-1')
+      .execute();
     expect(stored).toEqual([{ status: 'failed' }]);
 
     fake.reset();
     fake.replyChat({ text: 'Yes, I am here.' });
     const retry = await send(c, 'chatMessage', { message: 'Are you there?', clientMessageId: 'fail-1' });
     expect(retry.ack.ok).toBe(true);
-    const rows = await t.deps.db.selectFrom('chat_messages').select(['status']).where('client_message_id', '=', 'fail-1').execute();
+    const rows = await t.deps.db
+      .selectFrom('chat_messages')
+      .select(['status'])
+      .where('client_message_id', '=', 'fail-1')
+      .execute();
     expect(rows).toEqual([{ status: 'answered' }]);
     c.socket.close();
   });
@@ -180,19 +245,32 @@ describe('chatMessage', () => {
   it('rejects bad payloads with chatError validation_failed and stores nothing', async () => {
     const user = await createUser(t);
     const c = await client(user);
-    for (const payload of [{}, { message: '' }, { message: 'x'.repeat(9000) }, { message: 'hi', conversationId: 'abc' }, { message: 'hi', imageBase64Array: ['a', 'b', 'c', 'd', 'e'] }]) {
+    for (const payload of [
+      {},
+      { message: '' },
+      { message: 'x'.repeat(9000) },
+      { message: 'hi', conversationId: 'abc' },
+      { message: 'hi', imageBase64Array: ['a', 'b', 'c', 'd', 'e'] },
+    ]) {
       const { ack } = await send(c, 'chatMessage', payload);
       expect(ack).toMatchObject({ ok: false, error: { code: 'validation_failed', status: 400 } });
       expect(Array.isArray(ack.error.errors)).toBe(true);
     }
-    const stored = await t.deps.db.selectFrom('chat_messages').select('id').where('user_id', '=', user.id).execute();
+    const stored = await t.deps.db
+      .selectFrom('chat_messages')
+      .select('id')
+      .where('user_id', '=', user.id)
+      .execute();
     expect(stored).toHaveLength(0);
     expect(fake.chatRequests()).toHaveLength(0);
     c.socket.close();
   });
 
   it("answers 404 for another user's conversation", async () => {
-    const conv = await t.api('POST', '/api/conversations', { token: alice.accessToken, body: { title: 'mine' } });
+    const conv = await t.api('POST', '/api/conversations', {
+      token: alice.accessToken,
+      body: { title: 'mine' },
+    });
     const bob = await createUser(t);
     const c = await client(bob);
     const { ack } = await send(c, 'chatMessage', { message: 'sneaky', conversationId: conv.body.id });
@@ -203,12 +281,22 @@ describe('chatMessage', () => {
   it('refuses attachment URLs that point inside (SSRF) before anything is stored', async () => {
     const user = await createUser(t);
     const c = await client(user);
-    for (const url of ['http://127.0.0.1:1/x.png', 'http://169.254.169.254/latest/meta-data', 'http://localhost/a.png', 'http://[::1]/a.png', 'http://10.0.0.5/a.png', 'file:///etc/passwd', 'ftp://example.com/a.png']) {
+    for (const url of [
+      'http://127.0.0.1:1/x.png',
+      'http://169.254.169.254/latest/meta-data',
+      'http://localhost/a.png',
+      'http://[::1]/a.png',
+      'http://10.0.0.5/a.png',
+      'file:///etc/passwd',
+      'ftp://example.com/a.png',
+    ]) {
       const { ack } = await send(c, 'chatMessage', { message: 'look at this', attachmentUrls: [url] });
       expect(ack.ok, url).toBe(false);
       expect(ack.error.code).toBe('validation_failed');
     }
-    expect(await t.deps.db.selectFrom('chat_messages').select('id').where('user_id', '=', user.id).execute()).toHaveLength(0);
+    expect(
+      await t.deps.db.selectFrom('chat_messages').select('id').where('user_id', '=', user.id).execute(),
+    ).toHaveLength(0);
     c.socket.close();
   });
 
@@ -216,13 +304,19 @@ describe('chatMessage', () => {
     const user = await createUser(t);
     const c = await client(user);
     // A 1×1 PNG.
-    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
     fake.replyChat({ text: 'Nice picture.' });
     fake.replyChat({ text: 'A single white pixel.' });
     const { ack } = await send(c, 'chatMessage', { message: 'What is this?', imageBase64Array: [png] });
     expect(ack.ok).toBe(true);
     await t.deps.jobs.drain(15_000);
-    const memory = await t.deps.db.selectFrom('memories').selectAll().where('user_id', '=', user.id).where('source', '=', 'vision_analysis').executeTakeFirst();
+    const memory = await t.deps.db
+      .selectFrom('memories')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('source', '=', 'vision_analysis')
+      .executeTakeFirst();
     expect(memory?.content).toBe('A single white pixel.');
     expect(memory?.conversation_id).toBe(ack.conversationId);
     const visionCall = fake.chatRequests().find((r) => JSON.stringify(r.body).includes('image_url'));
@@ -236,10 +330,19 @@ describe('directNpcMessage', () => {
     const npc = await t.deps.services.characters.createNpc({ name: 'Oren', description: 'a ferryman' });
     const c = await client(alice);
     fake.replyChat({ text: 'The river is calm today.' });
-    const { ack, events } = await send(c, 'directNpcMessage', { npcUserId: npc.id, message: 'How is the river?' }, 'directNpcResponse');
+    const { ack, events } = await send(
+      c,
+      'directNpcMessage',
+      { npcUserId: npc.id, message: 'How is the river?' },
+      'directNpcResponse',
+    );
     expect(ack.ok).toBe(true);
     expect(events.map((e) => e.name)).toEqual(['npcThinking', 'directNpcResponse']);
-    expect(events[1]!.payload).toMatchObject({ npcUserId: npc.id, npcName: 'Oren', text: 'The river is calm today.' });
+    expect(events[1]!.payload).toMatchObject({
+      npcUserId: npc.id,
+      npcName: 'Oren',
+      text: 'The river is calm today.',
+    });
     expect(fake.chatRequests()[0]!.body.messages[0].content).toContain('Oren');
     const bad = await send(c, 'directNpcMessage', { npcUserId: alice.id, message: 'hi' });
     expect(bad.ack).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
@@ -252,10 +355,16 @@ describe('chat rate limit', () => {
     const limited = await createTestApp(fake.env({ CHAT_RATE_LIMIT: '2' }));
     try {
       const user = await createUser(limited);
-      const socket = connect(limited.url, { auth: { token: user.accessToken }, transports: ['websocket'], reconnection: false, forceNew: true });
+      const socket = connect(limited.url, {
+        auth: { token: user.accessToken },
+        transports: ['websocket'],
+        reconnection: false,
+        forceNew: true,
+      });
       await new Promise<void>((r) => socket.on('connect', () => r()));
       const acks = [];
-      for (let i = 0; i < 3; i++) acks.push(await socket.timeout(20_000).emitWithAck('chatMessage', { message: `m${i}` }));
+      for (let i = 0; i < 3; i++)
+        acks.push(await socket.timeout(20_000).emitWithAck('chatMessage', { message: `m${i}` }));
       expect(acks.map((a) => a.ok)).toEqual([true, true, false]);
       expect(acks[2].error).toMatchObject({ code: 'rate_limited', status: 429 });
       socket.close();

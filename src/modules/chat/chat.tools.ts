@@ -35,8 +35,16 @@ export function chatTools(deps: ToolDeps) {
   return [
     tool({
       name: 'modifyInventory',
-      description: "Give the player items (positive quantity) or take items from them (negative quantity).",
-      schema: z.object({ itemId: z.number().int().positive(), quantity: z.number().int().refine((q) => q !== 0, 'must not be 0') }).strict(),
+      description: 'Give the player items (positive quantity) or take items from them (negative quantity).',
+      schema: z
+        .object({
+          itemId: z.number().int().positive(),
+          quantity: z
+            .number()
+            .int()
+            .refine((q) => q !== 0, 'must not be 0'),
+        })
+        .strict(),
       run: async (args: { itemId: number; quantity: number }, ctx) => {
         const { change, event } = await deps.inventory.directorModifyInventory({
           userId: ctx.playerUserId,
@@ -51,8 +59,16 @@ export function chatTools(deps: ToolDeps) {
     }),
     tool({
       name: 'modifyCurrency',
-      description: 'Award the player energy coins (positive amount) or charge them (negative amount). The balance never goes below 0.',
-      schema: z.object({ amount: z.number().int().refine((a) => a !== 0, 'must not be 0') }).strict(),
+      description:
+        'Award the player energy coins (positive amount) or charge them (negative amount). The balance never goes below 0.',
+      schema: z
+        .object({
+          amount: z
+            .number()
+            .int()
+            .refine((a) => a !== 0, 'must not be 0'),
+        })
+        .strict(),
       run: async (args: { amount: number }, ctx) => {
         const { change, event } = await deps.inventory.directorModifyCurrency({
           userId: ctx.playerUserId,
@@ -66,15 +82,29 @@ export function chatTools(deps: ToolDeps) {
     }),
     tool({
       name: 'lookupMemory',
-      description: "Search the player's memories, the world's and the speaking character's for something not already in context.",
-      schema: z.object({ query: z.string().trim().min(1).max(500), limit: z.number().int().min(1).max(10).optional() }).strict(),
+      description:
+        "Search the player's memories, the world's and the speaking character's for something not already in context.",
+      schema: z
+        .object({
+          query: z.string().trim().min(1).max(500),
+          limit: z.number().int().min(1).max(10).optional(),
+        })
+        .strict(),
       run: async (args: { query: string; limit?: number | undefined }, ctx) => {
         // Full text only: the turn's one embedding request is already spent on the query.
-        const found = await deps.memory.retrieve({ userId: ctx.playerUserId, npcUserId: ctx.actorUserId }, args.query, args.limit ?? 5, {
-          conversationId: ctx.conversationId,
-          embed: false,
-        });
-        return { ok: true, memories: found.map((m) => ({ content: m.content, source: m.source, similarity: m.similarity })) };
+        const found = await deps.memory.retrieve(
+          { userId: ctx.playerUserId, npcUserId: ctx.actorUserId },
+          args.query,
+          args.limit ?? 5,
+          {
+            conversationId: ctx.conversationId,
+            embed: false,
+          },
+        );
+        return {
+          ok: true,
+          memories: found.map((m) => ({ content: m.content, source: m.source, similarity: m.similarity })),
+        };
       },
     }),
   ];
@@ -83,7 +113,11 @@ export function chatTools(deps: ToolDeps) {
 export type ChatTool = ReturnType<typeof chatTools>[number];
 
 export function toolSpecs(tools: ChatTool[]): ToolSpec[] {
-  return tools.map((t) => ({ name: t.name, description: t.description, parameters: z.toJSONSchema(t.schema) }));
+  return tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: z.toJSONSchema(t.schema),
+  }));
 }
 
 /** Runs the model's tool calls, at most `cap` per turn; every call gets a result (an error result
@@ -93,11 +127,17 @@ export async function runToolCalls(tools: ChatTool[], calls: ToolCall[], ctx: To
   for (const [i, call] of calls.entries()) {
     const t = tools.find((x) => x.name === call.name);
     let result: unknown;
-    if (i >= cap) result = { ok: false, error: 'tool_limit', detail: `at most ${cap} tool calls per message` };
+    if (i >= cap)
+      result = { ok: false, error: 'tool_limit', detail: `at most ${cap} tool calls per message` };
     else if (!t) result = { ok: false, error: 'unknown_tool', detail: `no tool named ${call.name}` };
     else {
       const args = t.schema.safeParse(call.input);
-      if (!args.success) result = { ok: false, error: 'validation_failed', detail: args.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ') };
+      if (!args.success)
+        result = {
+          ok: false,
+          error: 'validation_failed',
+          detail: args.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; '),
+        };
       else {
         try {
           result = await t.run(args.data, ctx);

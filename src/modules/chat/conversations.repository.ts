@@ -3,13 +3,41 @@ import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import type { MessageRole, MessageStatus } from './chat.tables.js';
 
-const conversationColumns = ['id', 'user_id', 'title', 'npc_user_ids', 'is_default', 'created_at', 'updated_at'] as const;
-const messageColumns = ['id', 'conversation_id', 'user_id', 'role', 'npc_user_id', 'text', 'client_message_id', 'status', 'reply_to_id', 'metadata', 'created_at'] as const;
+const conversationColumns = [
+  'id',
+  'user_id',
+  'title',
+  'npc_user_ids',
+  'is_default',
+  'created_at',
+  'updated_at',
+] as const;
+const messageColumns = [
+  'id',
+  'conversation_id',
+  'user_id',
+  'role',
+  'npc_user_id',
+  'text',
+  'client_message_id',
+  'status',
+  'reply_to_id',
+  'metadata',
+  'created_at',
+] as const;
 
-export function insertConversation(db: Executor, v: { userId: number; title: string; npcUserIds: number[]; isDefault?: boolean }) {
+export function insertConversation(
+  db: Executor,
+  v: { userId: number; title: string; npcUserIds: number[]; isDefault?: boolean },
+) {
   return db
     .insertInto('conversations')
-    .values({ user_id: v.userId, title: v.title, npc_user_ids: v.npcUserIds, is_default: v.isDefault ?? false })
+    .values({
+      user_id: v.userId,
+      title: v.title,
+      npc_user_ids: v.npcUserIds,
+      is_default: v.isDefault ?? false,
+    })
     .returning(conversationColumns)
     .executeTakeFirstOrThrow();
 }
@@ -19,9 +47,19 @@ export async function defaultConversation(db: Executor, userId: number) {
   await db
     .insertInto('conversations')
     .values({ user_id: userId, title: '', npc_user_ids: [], is_default: true })
-    .onConflict((oc) => oc.column('user_id').where(sql<boolean>`is_default`).doNothing())
+    .onConflict((oc) =>
+      oc
+        .column('user_id')
+        .where(sql<boolean>`is_default`)
+        .doNothing(),
+    )
     .execute();
-  return db.selectFrom('conversations').select(conversationColumns).where('user_id', '=', userId).where('is_default', '=', true).executeTakeFirstOrThrow();
+  return db
+    .selectFrom('conversations')
+    .select(conversationColumns)
+    .where('user_id', '=', userId)
+    .where('is_default', '=', true)
+    .executeTakeFirstOrThrow();
 }
 
 export function findConversation(db: Executor, id: number) {
@@ -30,8 +68,20 @@ export function findConversation(db: Executor, id: number) {
 
 export async function listConversations(db: Executor, userId: number, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
-    db.selectFrom('conversations').select(conversationColumns).where('user_id', '=', userId).orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('conversations')
+      .select(conversationColumns)
+      .where('user_id', '=', userId)
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom('conversations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.n) };
 }
@@ -41,7 +91,11 @@ export function deleteConversation(db: Executor, id: number, userId: number) {
 }
 
 export function touchConversation(db: Executor, id: number) {
-  return db.updateTable('conversations').set({ updated_at: sql<Date>`now()` as unknown as Date }).where('id', '=', id).execute();
+  return db
+    .updateTable('conversations')
+    .set({ updated_at: sql<Date>`now()` as unknown as Date })
+    .where('id', '=', id)
+    .execute();
 }
 
 export function insertMessage(
@@ -80,16 +134,28 @@ export function insertMessage(
 
 /** Takes the next message id from the table's sequence without storing a row. */
 export async function reserveMessageId(db: Executor): Promise<number> {
-  const r = await sql<{ id: number }>`select nextval(pg_get_serial_sequence('chat_messages', 'id')) as id`.execute(db);
+  const r = await sql<{
+    id: number;
+  }>`select nextval(pg_get_serial_sequence('chat_messages', 'id')) as id`.execute(db);
   return Number(r.rows[0]!.id);
 }
 
 export function findByClientMessageId(db: Executor, userId: number, clientMessageId: string) {
-  return db.selectFrom('chat_messages').select(messageColumns).where('user_id', '=', userId).where('client_message_id', '=', clientMessageId).executeTakeFirst();
+  return db
+    .selectFrom('chat_messages')
+    .select(messageColumns)
+    .where('user_id', '=', userId)
+    .where('client_message_id', '=', clientMessageId)
+    .executeTakeFirst();
 }
 
 export function repliesTo(db: Executor, messageId: number) {
-  return db.selectFrom('chat_messages').select(messageColumns).where('reply_to_id', '=', messageId).orderBy('id').execute();
+  return db
+    .selectFrom('chat_messages')
+    .select(messageColumns)
+    .where('reply_to_id', '=', messageId)
+    .orderBy('id')
+    .execute();
 }
 
 export function setMessageStatus(db: Executor, id: number, status: MessageStatus) {
@@ -118,5 +184,11 @@ export function lastAssistantMessage(db: Executor, conversationId: number) {
 /** NPC users among the given ids (the assistant and NPCs are silicon + npc users). */
 export function findNpcs(db: Executor, ids: number[]) {
   if (ids.length === 0) return Promise.resolve([]);
-  return db.selectFrom('users').select(['id', 'name']).where('id', 'in', ids).where('role', '=', 'silicon').where('account_type', '=', 'npc').execute();
+  return db
+    .selectFrom('users')
+    .select(['id', 'name'])
+    .where('id', 'in', ids)
+    .where('role', '=', 'silicon')
+    .where('account_type', '=', 'npc')
+    .execute();
 }

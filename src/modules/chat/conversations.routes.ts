@@ -21,8 +21,16 @@ export function conversationRoutes(app: App, deps: Deps) {
 
   app.post(
     '/api/conversations',
-    { schema: { tags, summary: 'Start a conversation (optionally with NPCs)', body: createConversationBody, response: { 201: conversationSchema, ...problems(400, 401) } } },
-    async (req, reply) => reply.status(201).send(presentConversation(await conversations.create(currentUser(req).id, req.body))),
+    {
+      schema: {
+        tags,
+        summary: 'Start a conversation (optionally with NPCs)',
+        body: createConversationBody,
+        response: { 201: conversationSchema, ...problems(400, 401) },
+      },
+    },
+    async (req, reply) =>
+      reply.status(201).send(presentConversation(await conversations.create(currentUser(req).id, req.body))),
   );
 
   app.get(
@@ -32,24 +40,55 @@ export function conversationRoutes(app: App, deps: Deps) {
         tags,
         summary: "The caller's conversations, most recent first",
         querystring: listConversationsQuery,
-        response: { 200: z.object({ conversations: z.array(conversationSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }), ...problems(400, 401) },
+        response: {
+          200: z.object({
+            conversations: z.array(conversationSchema),
+            total: z.number().int(),
+            limit: z.number().int(),
+            offset: z.number().int(),
+          }),
+          ...problems(400, 401),
+        },
       },
     },
     async (req) => {
-      const { rows, total } = await conversations.list(currentUser(req).id, req.query.limit, req.query.offset);
-      return { conversations: rows.map(presentConversation), total, limit: req.query.limit, offset: req.query.offset };
+      const { rows, total } = await conversations.list(
+        currentUser(req).id,
+        req.query.limit,
+        req.query.offset,
+      );
+      return {
+        conversations: rows.map(presentConversation),
+        total,
+        limit: req.query.limit,
+        offset: req.query.offset,
+      };
     },
   );
 
   app.get(
     '/api/conversations/:id',
-    { schema: { tags, summary: 'One of the caller’s conversations', params: idParam, response: { 200: conversationSchema, ...problems(400, 401, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'One of the caller’s conversations',
+        params: idParam,
+        response: { 200: conversationSchema, ...problems(400, 401, 404) },
+      },
+    },
     async (req) => presentConversation(await conversations.resolve(currentUser(req).id, req.params.id)),
   );
 
   app.delete(
     '/api/conversations/:id',
-    { schema: { tags, summary: 'Delete one of the caller’s conversations and its messages', params: idParam, response: { 204: noContent, ...problems(400, 401, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete one of the caller’s conversations and its messages',
+        params: idParam,
+        response: { 204: noContent, ...problems(400, 401, 404) },
+      },
+    },
     async (req, reply) => {
       await conversations.remove(currentUser(req).id, req.params.id);
       return reply.status(204).send(null);
@@ -61,13 +100,21 @@ export function conversationRoutes(app: App, deps: Deps) {
     {
       schema: {
         tags: ['assistant'],
-        summary: 'Messages of a conversation (default: the caller’s conversation with the assistant), oldest first',
+        summary:
+          'Messages of a conversation (default: the caller’s conversation with the assistant), oldest first',
         querystring: historyQuery,
         response: { 200: z.object({ messages: z.array(messageSchema) }), ...problems(400, 401, 404) },
       },
     },
     async (req) => ({
-      messages: (await conversations.history(currentUser(req).id, req.query.conversationId, req.query.limit, req.query.before)).map(presentMessage),
+      messages: (
+        await conversations.history(
+          currentUser(req).id,
+          req.query.conversationId,
+          req.query.limit,
+          req.query.before,
+        )
+      ).map(presentMessage),
     }),
   );
 

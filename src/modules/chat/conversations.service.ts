@@ -11,7 +11,14 @@ export function presentConversation(c: NonNullable<ConversationRow>) {
 }
 
 export function presentMessage(m: MessageRow) {
-  return { id: m.id, conversationId: m.conversation_id, role: m.role, npcUserId: m.npc_user_id, text: m.text, createdAt: m.created_at.toISOString() };
+  return {
+    id: m.id,
+    conversationId: m.conversation_id,
+    role: m.role,
+    npcUserId: m.npc_user_id,
+    text: m.text,
+    createdAt: m.created_at.toISOString(),
+  };
 }
 
 export class ConversationsService {
@@ -22,7 +29,9 @@ export class ConversationsService {
     const found = await repo.findNpcs(this.db, npcUserIds);
     const missing = npcUserIds.filter((id) => !found.some((n) => n.id === id));
     if (missing.length)
-      throw validationFailed(missing.map((id) => ({ path: 'body.npcUserIds', message: `user ${id} is not an NPC` })));
+      throw validationFailed(
+        missing.map((id) => ({ path: 'body.npcUserIds', message: `user ${id} is not an NPC` })),
+      );
     return repo.insertConversation(this.db, { userId, title: input.title ?? '', npcUserIds });
   }
 
@@ -54,7 +63,9 @@ export class ConversationsService {
     const last = await repo.lastAssistantMessage(this.db, c.id);
     const choices = (last?.metadata as { choices?: unknown } | undefined)?.choices;
     if (!Array.isArray(choices)) return [];
-    return choices.filter((x): x is { id: string; text: string } => typeof x?.id === 'string' && typeof x?.text === 'string');
+    return choices.filter(
+      (x): x is { id: string; text: string } => typeof x?.id === 'string' && typeof x?.text === 'string',
+    );
   }
 
   async npcsOf(ids: number[]) {

@@ -17,36 +17,71 @@ afterAll(() => t.close());
 
 describe('/api/conversations', () => {
   it('creates, lists, gets and deletes own conversations', async () => {
-    const created = await t.api('POST', '/api/conversations', { token: alice.accessToken, body: { title: 'Quest talk', npcUserIds: [npc.id] } });
+    const created = await t.api('POST', '/api/conversations', {
+      token: alice.accessToken,
+      body: { title: 'Quest talk', npcUserIds: [npc.id] },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ title: 'Quest talk', npcUserIds: [npc.id] });
     const list = await t.api('GET', '/api/conversations', { token: alice.accessToken });
     expect(list.body.conversations.map((c: { id: number }) => c.id)).toContain(created.body.id);
-    expect((await t.api('GET', `/api/conversations/${created.body.id}`, { token: alice.accessToken })).body.id).toBe(created.body.id);
-    expect((await t.api('DELETE', `/api/conversations/${created.body.id}`, { token: alice.accessToken })).status).toBe(204);
-    expect((await t.api('GET', `/api/conversations/${created.body.id}`, { token: alice.accessToken })).status).toBe(404);
+    expect(
+      (await t.api('GET', `/api/conversations/${created.body.id}`, { token: alice.accessToken })).body.id,
+    ).toBe(created.body.id);
+    expect(
+      (await t.api('DELETE', `/api/conversations/${created.body.id}`, { token: alice.accessToken })).status,
+    ).toBe(204);
+    expect(
+      (await t.api('GET', `/api/conversations/${created.body.id}`, { token: alice.accessToken })).status,
+    ).toBe(404);
   });
 
   it('refuses NPC ids that are not NPCs, and bad input, storing nothing', async () => {
     const before = (await t.api('GET', '/api/conversations', { token: alice.accessToken })).body.total;
-    const notNpc = await t.api('POST', '/api/conversations', { token: alice.accessToken, body: { npcUserIds: [bob.id] } });
+    const notNpc = await t.api('POST', '/api/conversations', {
+      token: alice.accessToken,
+      body: { npcUserIds: [bob.id] },
+    });
     expect(notNpc.status).toBe(400);
     expect(notNpc.body.code).toBe('validation_failed');
-    expect((await t.api('POST', '/api/conversations', { token: alice.accessToken, body: { title: 5 } })).status).toBe(400);
+    expect(
+      (await t.api('POST', '/api/conversations', { token: alice.accessToken, body: { title: 5 } })).status,
+    ).toBe(400);
     expect((await t.api('GET', '/api/conversations/abc', { token: alice.accessToken })).status).toBe(400);
     expect((await t.api('GET', '/api/conversations?limit=0', { token: alice.accessToken })).status).toBe(400);
     expect((await t.api('GET', '/api/conversations', { token: alice.accessToken })).body.total).toBe(before);
   });
 
   it("never shows or deletes another user's conversation", async () => {
-    const mine = await t.api('POST', '/api/conversations', { token: alice.accessToken, body: { title: 'private' } });
-    expect((await t.api('GET', `/api/conversations/${mine.body.id}`, { token: bob.accessToken })).status).toBe(404);
-    expect((await t.api('DELETE', `/api/conversations/${mine.body.id}`, { token: bob.accessToken })).status).toBe(404);
-    expect((await t.api('GET', `/api/assistant/history?conversationId=${mine.body.id}`, { token: bob.accessToken })).status).toBe(404);
-    expect((await t.api('GET', `/api/assistant/choices?conversationId=${mine.body.id}`, { token: bob.accessToken })).status).toBe(404);
+    const mine = await t.api('POST', '/api/conversations', {
+      token: alice.accessToken,
+      body: { title: 'private' },
+    });
+    expect(
+      (await t.api('GET', `/api/conversations/${mine.body.id}`, { token: bob.accessToken })).status,
+    ).toBe(404);
+    expect(
+      (await t.api('DELETE', `/api/conversations/${mine.body.id}`, { token: bob.accessToken })).status,
+    ).toBe(404);
+    expect(
+      (
+        await t.api('GET', `/api/assistant/history?conversationId=${mine.body.id}`, {
+          token: bob.accessToken,
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await t.api('GET', `/api/assistant/choices?conversationId=${mine.body.id}`, {
+          token: bob.accessToken,
+        })
+      ).status,
+    ).toBe(404);
     const bobs = await t.api('GET', '/api/conversations', { token: bob.accessToken });
     expect(bobs.body.conversations.map((c: { id: number }) => c.id)).not.toContain(mine.body.id);
-    expect((await t.api('GET', `/api/conversations/${mine.body.id}`, { token: alice.accessToken })).status).toBe(200);
+    expect(
+      (await t.api('GET', `/api/conversations/${mine.body.id}`, { token: alice.accessToken })).status,
+    ).toBe(200);
   });
 
   it('requires an access token', async () => {
@@ -72,14 +107,28 @@ describe('/api/assistant/history and /api/assistant/choices', () => {
       });
       ids.push(m.id);
     }
-    const last2 = await t.api('GET', `/api/assistant/history?conversationId=${c.id}&limit=2`, { token: alice.accessToken });
+    const last2 = await t.api('GET', `/api/assistant/history?conversationId=${c.id}&limit=2`, {
+      token: alice.accessToken,
+    });
     expect(last2.body.messages.map((m: { text: string }) => m.text)).toEqual(['m3', 'm4']);
-    const older = await t.api('GET', `/api/assistant/history?conversationId=${c.id}&limit=2&before=${ids[3]}`, { token: alice.accessToken });
+    const older = await t.api(
+      'GET',
+      `/api/assistant/history?conversationId=${c.id}&limit=2&before=${ids[3]}`,
+      { token: alice.accessToken },
+    );
     expect(older.body.messages.map((m: { text: string }) => m.text)).toEqual(['m1', 'm2']);
-    expect(older.body.messages[0]).toMatchObject({ conversationId: c.id, role: 'assistant', npcUserId: null });
-    const choices = await t.api('GET', `/api/assistant/choices?conversationId=${c.id}`, { token: alice.accessToken });
+    expect(older.body.messages[0]).toMatchObject({
+      conversationId: c.id,
+      role: 'assistant',
+      npcUserId: null,
+    });
+    const choices = await t.api('GET', `/api/assistant/choices?conversationId=${c.id}`, {
+      token: alice.accessToken,
+    });
     expect(choices.body).toEqual({ choices: [{ id: 'a', text: 'Tell me more' }] });
-    expect((await t.api('GET', `/api/assistant/history?limit=201`, { token: alice.accessToken })).status).toBe(400);
+    expect(
+      (await t.api('GET', `/api/assistant/history?limit=201`, { token: alice.accessToken })).status,
+    ).toBe(400);
   });
 
   it('uses the default conversation when none is named (empty at first)', async () => {
@@ -87,7 +136,9 @@ describe('/api/assistant/history and /api/assistant/choices', () => {
     const h = await t.api('GET', '/api/assistant/history', { token: fresh.accessToken });
     expect(h.status).toBe(200);
     expect(h.body.messages).toEqual([]);
-    expect((await t.api('GET', '/api/assistant/choices', { token: fresh.accessToken })).body).toEqual({ choices: [] });
+    expect((await t.api('GET', '/api/assistant/choices', { token: fresh.accessToken })).body).toEqual({
+      choices: [],
+    });
   });
 });
 
@@ -95,8 +146,15 @@ describe('/api/tools', () => {
   it('lists the chat tools with their argument schemas, for signed-in callers only', async () => {
     const res = await t.api('GET', '/api/tools', { token: alice.accessToken });
     expect(res.status).toBe(200);
-    expect(res.body.tools.map((x: { name: string }) => x.name)).toEqual(['modifyInventory', 'modifyCurrency', 'lookupMemory']);
-    expect(res.body.tools[1].parameters).toMatchObject({ type: 'object', properties: { amount: { type: 'integer' } } });
+    expect(res.body.tools.map((x: { name: string }) => x.name)).toEqual([
+      'modifyInventory',
+      'modifyCurrency',
+      'lookupMemory',
+    ]);
+    expect(res.body.tools[1].parameters).toMatchObject({
+      type: 'object',
+      properties: { amount: { type: 'integer' } },
+    });
     expect((await t.api('GET', '/api/tools')).status).toBe(401);
   });
 });

@@ -13,10 +13,15 @@ export function toolRoutes(app: App, deps: Deps) {
     {
       schema: {
         tags: ['assistant'],
-        summary: 'The tools the model can use in a chat turn, with the JSON Schema of their arguments (each protocol allows a subset)',
+        summary:
+          'The tools the model can use in a chat turn, with the JSON Schema of their arguments (each protocol allows a subset)',
         response: { 200: z.object({ tools: z.array(toolSchema) }), ...problems(401) },
       },
     },
-    async () => ({ tools: deps.services.chat.toolCatalogue().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) }),
+    async () => ({
+      tools: deps.services.chat
+        .toolCatalogue()
+        .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    }),
   );
 }

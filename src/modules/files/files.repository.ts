@@ -5,10 +5,20 @@ export function insertContext(db: Executor, id: string, userId: number) {
   return db.insertInto('upload_contexts').values({ id, user_id: userId }).execute();
 }
 
-export function insertFile(db: Executor, v: { contextId: string; position: number; name: string; mimeType: string; data: Buffer }) {
+export function insertFile(
+  db: Executor,
+  v: { contextId: string; position: number; name: string; mimeType: string; data: Buffer },
+) {
   return db
     .insertInto('uploaded_files')
-    .values({ upload_context_id: v.contextId, position: v.position, name: v.name, mime_type: v.mimeType, size: v.data.length, data: v.data })
+    .values({
+      upload_context_id: v.contextId,
+      position: v.position,
+      name: v.name,
+      mime_type: v.mimeType,
+      size: v.data.length,
+      data: v.data,
+    })
     .returning(['id', 'name', 'mime_type', 'size'])
     .executeTakeFirstOrThrow();
 }

@@ -12,10 +12,17 @@ import { uploadResponse } from './files.schemas.js';
 function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
   const code = (err as { code?: string }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE')
-    return new AppError('payload_too_large', `Each file may be at most ${limits.fileBytes} bytes`, { limit: limits.fileBytes });
-  if (code === 'FST_FILES_LIMIT') return new AppError('payload_too_large', `At most ${limits.files} files per upload`, { maxFiles: limits.files });
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return new AppError('payload_too_large', 'Too many form fields');
-  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new AppError('unsupported_media_type', 'Send the files as multipart/form-data');
+    return new AppError('payload_too_large', `Each file may be at most ${limits.fileBytes} bytes`, {
+      limit: limits.fileBytes,
+    });
+  if (code === 'FST_FILES_LIMIT')
+    return new AppError('payload_too_large', `At most ${limits.files} files per upload`, {
+      maxFiles: limits.files,
+    });
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT')
+    return new AppError('payload_too_large', 'Too many form fields');
+  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE')
+    return new AppError('unsupported_media_type', 'Send the files as multipart/form-data');
   return err;
 }
 
@@ -28,7 +35,14 @@ export function filesRoutes(app: App, deps: Deps) {
   void app.register(async (parent) => {
     const scope = parent.withTypeProvider<ZodTypeProvider>();
     await scope.register(multipart, {
-      limits: { fileSize: limits.fileBytes, files: limits.files, fields: 20, fieldSize: 64 * 1024, parts: limits.files + 20, headerPairs: 100 },
+      limits: {
+        fileSize: limits.fileBytes,
+        files: limits.files,
+        fields: 20,
+        fieldSize: 64 * 1024,
+        parts: limits.files + 20,
+        headerPairs: 100,
+      },
       throwFileSizeLimit: true,
     });
 
@@ -37,7 +51,8 @@ export function filesRoutes(app: App, deps: Deps) {
       {
         schema: {
           tags,
-          summary: 'Upload one or more files (multipart/form-data); the upload context id attaches them to a chat message',
+          summary:
+            'Upload one or more files (multipart/form-data); the upload context id attaches them to a chat message',
           description:
             'multipart/form-data with one or more file parts (any field name; other fields are ignored). Each file may be at most ' +
             'UPLOAD_LIMIT bytes (413), UPLOAD_MAX_FILES files per request; the type is sniffed from the bytes: PNG, JPEG, GIF, WebP, PDF, DOCX and UTF-8 text are accepted (415 otherwise).',
@@ -65,7 +80,12 @@ export function filesRoutes(app: App, deps: Deps) {
       '/api/files/upload',
       { schema: { tags, summary: 'Not allowed: upload with POST', response: problems(401, 405) } },
       async () => {
-        throw new AppError('method_not_allowed', 'Upload files with POST (multipart/form-data)', {}, { allow: 'POST' });
+        throw new AppError(
+          'method_not_allowed',
+          'Upload files with POST (multipart/form-data)',
+          {},
+          { allow: 'POST' },
+        );
       },
     );
   });

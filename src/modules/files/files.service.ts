@@ -34,18 +34,26 @@ export class FilesService {
   async upload(userId: number, files: readonly IncomingFile[]): Promise<UploadResult> {
     if (files.length === 0) throw validationFailed([{ path: 'file', message: 'send at least one file' }]);
     if (files.length > this.limits.files)
-      throw new AppError('payload_too_large', `At most ${this.limits.files} files per upload`, { maxFiles: this.limits.files });
+      throw new AppError('payload_too_large', `At most ${this.limits.files} files per upload`, {
+        maxFiles: this.limits.files,
+      });
     const checked: { name: string; mimeType: string; data: Buffer }[] = [];
     for (const [i, f] of files.entries()) {
       const name = safeFileName(f.name);
       if (f.data.length > this.limits.fileBytes)
-        throw new AppError('payload_too_large', `${name} is larger than ${this.limits.fileBytes} bytes`, { limit: this.limits.fileBytes });
+        throw new AppError('payload_too_large', `${name} is larger than ${this.limits.fileBytes} bytes`, {
+          limit: this.limits.fileBytes,
+        });
       if (f.data.length === 0) throw validationFailed([{ path: `files.${i}`, message: `${name} is empty` }]);
       const mimeType = acceptedType((await fileTypeFromBuffer(f.data))?.mime, f.data);
       if (!mimeType)
-        throw new AppError('unsupported_media_type', `${name}: only images (PNG, JPEG, GIF, WebP), PDF, DOCX and plain text are accepted`, {
-          file: name,
-        });
+        throw new AppError(
+          'unsupported_media_type',
+          `${name}: only images (PNG, JPEG, GIF, WebP), PDF, DOCX and plain text are accepted`,
+          {
+            file: name,
+          },
+        );
       checked.push({ name, mimeType, data: f.data });
     }
     const uploadContextId = randomUUID();

@@ -44,7 +44,10 @@ function zip(entries: [string, string][]): Buffer {
   return Buffer.concat([...locals, cd, end]);
 }
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n');
 const DOCX = zip([
   [
@@ -72,8 +75,13 @@ type Part = [name: string, data: Buffer, declaredType?: string];
 async function upload(parts: Part[], token?: string, fields: Record<string, string> = {}) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  for (const [name, data, type] of parts) form.append('file', new Blob([new Uint8Array(data)], { type: type ?? 'application/octet-stream' }), name);
-  const res = await fetch(`${t.url}/api/files/upload`, { method: 'POST', body: form, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  for (const [name, data, type] of parts)
+    form.append('file', new Blob([new Uint8Array(data)], { type: type ?? 'application/octet-stream' }), name);
+  const res = await fetch(`${t.url}/api/files/upload`, {
+    method: 'POST',
+    body: form,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   return { status: res.status, headers: res.headers, body: (await res.json()) as any };
 }
 
@@ -100,7 +108,13 @@ describe('POST /api/files/upload', () => {
     );
     expect(res.status).toBe(201);
     expect(res.body.uploadContextId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.body.files.map((f: { name: string; mimeType: string; size: number }) => [f.name, f.mimeType, f.size])).toEqual([
+    expect(
+      res.body.files.map((f: { name: string; mimeType: string; size: number }) => [
+        f.name,
+        f.mimeType,
+        f.size,
+      ]),
+    ).toEqual([
       ['pixel.png', 'image/png', PNG.length],
       ['doc.pdf', 'application/pdf', PDF.length],
       ['letter.docx', DOCX_TYPE, DOCX.length],
@@ -112,9 +126,13 @@ describe('POST /api/files/upload', () => {
     expect(files.map((f) => f.name)).toEqual(['pixel.png', 'doc.pdf', 'letter.docx', 'notes.txt']);
     expect(Buffer.compare(files[0]!.data, PNG)).toBe(0);
     expect(files[3]!.data.toString()).toBe(TEXT.toString());
-    await expect(t.deps.services.files.readContext(bob.id, res.body.uploadContextId)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(t.deps.services.files.readContext(bob.id, res.body.uploadContextId)).rejects.toMatchObject({
+      code: 'not_found',
+    });
     await expect(t.deps.services.files.readContext(alice.id, 'not-a-uuid')).rejects.toBeInstanceOf(AppError);
-    await expect(t.deps.services.files.readContext(alice.id, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      t.deps.services.files.readContext(alice.id, '00000000-0000-4000-8000-000000000000'),
+    ).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('refuses a type it does not accept with 415, storing nothing', async () => {
@@ -124,7 +142,13 @@ describe('POST /api/files/upload', () => {
       ['archive.zip', zip([['a.txt', 'hi']])],
       ['fake.png', Buffer.from([0x00, 0x01, 0x02, 0x03, 0xff, 0xfe])],
     ] as const) {
-      const res = await upload([['ok.png', PNG], [name, data, 'image/png']], bob.accessToken);
+      const res = await upload(
+        [
+          ['ok.png', PNG],
+          [name, data, 'image/png'],
+        ],
+        bob.accessToken,
+      );
       expect(res.status, name).toBe(415);
       expect(res.body.code).toBe('unsupported_media_type');
     }
@@ -137,7 +161,10 @@ describe('POST /api/files/upload', () => {
     expect(big.body).toMatchObject({ code: 'payload_too_large', limit: LIMIT });
     const exact = await upload([['exact.txt', Buffer.alloc(LIMIT, 'a')]], bob.accessToken);
     expect(exact.status).toBe(201);
-    const many = await upload(Array.from({ length: 5 }, (_, i): Part => [`f${i}.png`, PNG]), bob.accessToken);
+    const many = await upload(
+      Array.from({ length: 5 }, (_, i): Part => [`f${i}.png`, PNG]),
+      bob.accessToken,
+    );
     expect(many.status).toBe(413);
     expect(many.body.code).toBe('payload_too_large');
   });

@@ -8,7 +8,17 @@ import type { Executor } from '../../platform/db/database.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
 import { cosineDistance, embeddingBytes, sketchLiteral } from './memory.sketch.js';
 
-export const memoryColumns = ['id', 'user_id', 'content', 'source', 'tier', 'metadata', 'conversation_id', 'created_at', 'updated_at'] as const;
+export const memoryColumns = [
+  'id',
+  'user_id',
+  'content',
+  'source',
+  'tier',
+  'metadata',
+  'conversation_id',
+  'created_at',
+  'updated_at',
+] as const;
 
 export type MemoryRow = Awaited<ReturnType<typeof findById>> & {};
 
@@ -53,7 +63,13 @@ export async function insertMemories(db: Executor, list: NewMemory[]) {
 }
 
 export interface NewChunk {
-  memory: { id: number; user_id: number; tier: MemoryTier; source: MemorySource; conversation_id: number | null };
+  memory: {
+    id: number;
+    user_id: number;
+    tier: MemoryTier;
+    source: MemorySource;
+    conversation_id: number | null;
+  };
   index: number;
   content: string;
 }
@@ -66,17 +82,17 @@ export async function insertChunkRows(db: Executor, chunks: NewChunk[]) {
       .with('c', (qb) =>
         qb
           .insertInto('memory_chunks')
-      .values(
-        chunks.slice(i, i + 2000).map((c) => ({
-          memory_id: c.memory.id,
-          user_id: c.memory.user_id,
-          tier: c.memory.tier,
-          source: c.memory.source,
-          conversation_id: c.memory.conversation_id,
-          chunk_index: c.index,
-          content: c.content,
-        })),
-      )
+          .values(
+            chunks.slice(i, i + 2000).map((c) => ({
+              memory_id: c.memory.id,
+              user_id: c.memory.user_id,
+              tier: c.memory.tier,
+              source: c.memory.source,
+              conversation_id: c.memory.conversation_id,
+              chunk_index: c.index,
+              content: c.content,
+            })),
+          )
           .returning('id'),
       )
       .insertInto('memory_embed_queue')
@@ -91,14 +107,21 @@ export function insertChunks(
   m: { id: number; user_id: number; tier: MemoryTier; source: MemorySource; conversation_id: number | null },
   chunks: string[],
 ) {
-  return insertChunkRows(db, chunks.map((content, index) => ({ memory: m, index, content })));
+  return insertChunkRows(
+    db,
+    chunks.map((content, index) => ({ memory: m, index, content })),
+  );
 }
 
 export function deleteChunks(db: Executor, memoryId: number) {
   return db.deleteFrom('memory_chunks').where('memory_id', '=', memoryId).execute();
 }
 
-export function updateMemory(db: Executor, id: number, v: { content?: string; metadata?: string; conversation_id?: number | null }) {
+export function updateMemory(
+  db: Executor,
+  id: number,
+  v: { content?: string; metadata?: string; conversation_id?: number | null },
+) {
   return db
     .updateTable('memories')
     .set({ ...v, updated_at: sql<Date>`now()` as unknown as Date })
@@ -108,16 +131,29 @@ export function updateMemory(db: Executor, id: number, v: { content?: string; me
 }
 
 export async function deleteMemory(db: Executor, id: number, userId: number): Promise<boolean> {
-  const r = await db.deleteFrom('memories').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  const r = await db
+    .deleteFrom('memories')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return Number(r.numDeletedRows) > 0;
 }
 
-export async function list(db: Executor, opts: { userId?: number | undefined; source?: MemorySource | undefined; limit: number; offset: number }) {
+export async function list(
+  db: Executor,
+  opts: { userId?: number | undefined; source?: MemorySource | undefined; limit: number; offset: number },
+) {
   let q = db.selectFrom('memories');
   if (opts.userId !== undefined) q = q.where('user_id', '=', opts.userId);
   if (opts.source) q = q.where('source', '=', opts.source);
   const [rows, total] = await Promise.all([
-    q.select(memoryColumns).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(opts.limit).offset(opts.offset).execute(),
+    q
+      .select(memoryColumns)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(opts.limit)
+      .offset(opts.offset)
+      .execute(),
     q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.n) };
@@ -125,7 +161,14 @@ export async function list(db: Executor, opts: { userId?: number | undefined; so
 
 /** Pages through one owner's memories by id (export). */
 export function pageByOwner(db: Executor, userId: number, afterId: number, limit: number) {
-  return db.selectFrom('memories').select(memoryColumns).where('user_id', '=', userId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+  return db
+    .selectFrom('memories')
+    .select(memoryColumns)
+    .where('user_id', '=', userId)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }
 
 export interface Scope {
@@ -138,7 +181,10 @@ export interface Scope {
 // whole world tier, and the named NPC's core tier.
 function scopeFilter(alias: string, s: Scope): RawBuilder<unknown> {
   const a = sql.ref(alias);
-  const npc = s.npcUserId !== undefined ? sql` or (${a}.user_id = ${s.npcUserId} and ${a}.tier = 'assistant_core')` : sql``;
+  const npc =
+    s.npcUserId !== undefined
+      ? sql` or (${a}.user_id = ${s.npcUserId} and ${a}.tier = 'assistant_core')`
+      : sql``;
   const source = s.source ? sql` and ${a}.source = ${s.source}` : sql``;
   return sql`(${a}.user_id = ${s.userId} or ${a}.tier = 'world'${npc})${source}`;
 }
@@ -224,7 +270,10 @@ export async function searchChunks(db: Executor, vector: boolean, p: SearchParam
   if (vector || !p.embedding) return r.rows.map(({ embedding: _e, ...row }) => row);
   // The exact cosine of the prefiltered candidates; those beyond `candidates` leave the vector side.
   const q = p.embedding.values;
-  const scored = r.rows.map(({ embedding, ...row }) => ({ ...row, distance: embedding ? cosineDistance(q, embedding) : null }));
+  const scored = r.rows.map(({ embedding, ...row }) => ({
+    ...row,
+    distance: embedding ? cosineDistance(q, embedding) : null,
+  }));
   const kept = new Set(
     scored
       .filter((row) => row.distance !== null)
@@ -267,7 +316,13 @@ export async function pendingChunks(db: Executor, p: { limit: number; memoryIds?
     .selectFrom('memory_embed_queue as q')
     .innerJoin('memory_chunks as c', 'c.id', 'q.chunk_id')
     .select(['c.id', 'c.memory_id', 'c.content'])
-    .$if(first.length > 0, (qb) => qb.where('q.chunk_id', 'not in', first.map((r) => r.id)))
+    .$if(first.length > 0, (qb) =>
+      qb.where(
+        'q.chunk_id',
+        'not in',
+        first.map((r) => r.id),
+      ),
+    )
     .orderBy('q.chunk_id')
     .limit(p.limit - first.length)
     .execute();
@@ -281,7 +336,10 @@ export async function hasPending(db: Executor): Promise<boolean> {
 
 /** Chunks embedded by another model or size than the current one (re-embedding after a change;
  * a background sweep, so a scan is acceptable). */
-export async function staleChunks(db: Executor, p: { model: string; dims: number | undefined; limit: number }) {
+export async function staleChunks(
+  db: Executor,
+  p: { model: string; dims: number | undefined; limit: number },
+) {
   const dims = p.dims !== undefined ? sql` or e.dim <> ${p.dims}` : sql``;
   const r = await sql<{ id: number; memory_id: number; content: string }>`
     select c.id, c.memory_id, c.content from memory_embeddings e join memory_chunks c on c.id = e.chunk_id
@@ -293,7 +351,12 @@ export async function staleChunks(db: Executor, p: { model: string; dims: number
 /** Stores embeddings (one multi-row INSERT, replacing an older model's), takes the chunks off the
  * queue and clears their recorded failure, in one statement. Chunks deleted meanwhile are
  * skipped. */
-export async function writeEmbeddings(db: Executor, vector: boolean, model: string, rows: { id: number; embedding: ArrayLike<number> }[]) {
+export async function writeEmbeddings(
+  db: Executor,
+  vector: boolean,
+  model: string,
+  rows: { id: number; embedding: ArrayLike<number> }[],
+) {
   if (rows.length === 0) return;
   const ids = rows.map((r) => r.id);
   const dims = rows.map((r) => r.embedding.length);
@@ -325,7 +388,9 @@ export async function writeEmbeddings(db: Executor, vector: boolean, model: stri
   await sql`
     ${stored},
     dq as (delete from memory_embed_queue where chunk_id in (select id from v))
-    update memory_chunks set embed_error = null where id in (select id from v) and embed_error is not null`.execute(db);
+    update memory_chunks set embed_error = null where id in (select id from v) and embed_error is not null`.execute(
+    db,
+  );
 }
 
 export async function recordEmbedFailure(db: Executor, ids: number[], error: string) {
@@ -347,7 +412,10 @@ export async function embeddingStats(db: Executor, p: { model: string; dims: num
 }
 
 /** Chunks that hold an embedding of another model or size (re-embedding needed). */
-export async function hasStaleEmbeddings(db: Executor, p: { model: string; dims: number | undefined }): Promise<boolean> {
+export async function hasStaleEmbeddings(
+  db: Executor,
+  p: { model: string; dims: number | undefined },
+): Promise<boolean> {
   const dims = p.dims !== undefined ? sql` or dim <> ${p.dims}` : sql``;
   const r = await sql<{ x: number }>`
     select 1 as x from memory_embeddings where model <> ${p.model}${dims} limit 1`.execute(db);
@@ -369,5 +437,9 @@ export function findAssistantUser(db: Executor, name: string) {
 }
 
 export function findUserIdentity(db: Executor, id: number) {
-  return db.selectFrom('users').select(['id', 'role', 'account_type', 'name']).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .select(['id', 'role', 'account_type', 'name'])
+    .where('id', '=', id)
+    .executeTakeFirst();
 }

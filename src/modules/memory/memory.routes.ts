@@ -44,7 +44,8 @@ export function memoryRoutes(app: App, deps: Deps) {
     {
       schema: {
         tags,
-        summary: "Search memories: the user's own, the world tier, and an NPC's core tier, by fused relevance",
+        summary:
+          "Search memories: the user's own, the world tier, and an NPC's core tier, by fused relevance",
         querystring: searchQuery,
         response: { 200: searchResponse, ...problems(400, 401, 403) },
       },
@@ -60,14 +61,26 @@ export function memoryRoutes(app: App, deps: Deps) {
     '/api/admin/memories',
     {
       config: { auth: 'admin' },
-      schema: { tags: ['admin', ...tags], summary: 'List memories of any user', querystring: adminListQuery, response: { 200: listResponse, ...problems(400, 401, 403) } },
+      schema: {
+        tags: ['admin', ...tags],
+        summary: 'List memories of any user',
+        querystring: adminListQuery,
+        response: { 200: listResponse, ...problems(400, 401, 403) },
+      },
     },
     async (req) => memory.adminList(req.query),
   );
 
   app.get(
     '/api/memories',
-    { schema: { tags, summary: "The caller's own memories, newest first", querystring: ownListQuery, response: { 200: listResponse, ...problems(400, 401) } } },
+    {
+      schema: {
+        tags,
+        summary: "The caller's own memories, newest first",
+        querystring: ownListQuery,
+        response: { 200: listResponse, ...problems(400, 401) },
+      },
+    },
     async (req) => memory.listOwn(currentUser(req).id, req.query),
   );
 
@@ -82,17 +95,26 @@ export function memoryRoutes(app: App, deps: Deps) {
     },
     async (req, reply) => {
       const lines = memory.exportOwn(currentUser(req).id);
-      return reply
-        .type('application/x-ndjson; charset=utf-8')
-        .header('content-disposition', 'attachment; filename="memories.jsonl"')
-        // A stream, not the schema's string: the export can be larger than memory should hold.
-        .send(Readable.from(lines) as never);
+      return (
+        reply
+          .type('application/x-ndjson; charset=utf-8')
+          .header('content-disposition', 'attachment; filename="memories.jsonl"')
+          // A stream, not the schema's string: the export can be larger than memory should hold.
+          .send(Readable.from(lines) as never)
+      );
     },
   );
 
   app.get(
     '/api/memories/:id',
-    { schema: { tags, summary: 'One of your own memories', params: memoryIdParam, response: { 200: memorySchema, ...problems(400, 401, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'One of your own memories',
+        params: memoryIdParam,
+        response: { 200: memorySchema, ...problems(400, 401, 404) },
+      },
+    },
     async (req) => memory.getOwn(currentUser(req).id, req.params.id),
   );
 
@@ -112,7 +134,14 @@ export function memoryRoutes(app: App, deps: Deps) {
 
   app.delete(
     '/api/memories/:id',
-    { schema: { tags, summary: 'Forget one of your own memories', params: memoryIdParam, response: { 204: noContent, ...problems(400, 401, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Forget one of your own memories',
+        params: memoryIdParam,
+        response: { 204: noContent, ...problems(400, 401, 404) },
+      },
+    },
     async (req, reply) => {
       await memory.deleteOwn(currentUser(req).id, req.params.id);
       return reply.status(204).send(null);

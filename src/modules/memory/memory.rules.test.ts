@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { chunkText, contentProblem, decideOwner, fuseHits, MEMORY_SOURCES, tierOf, type MemorySource, type MemoryTier } from './memory.rules.js';
+import {
+  chunkText,
+  contentProblem,
+  decideOwner,
+  fuseHits,
+  MEMORY_SOURCES,
+  tierOf,
+  type MemorySource,
+  type MemoryTier,
+} from './memory.rules.js';
 
 describe('source → tier (API-CONTRACT.md "Memory")', () => {
   const table: [MemorySource, MemoryTier][] = [
@@ -15,7 +24,8 @@ describe('source → tier (API-CONTRACT.md "Memory")', () => {
     ['vision_analysis', 'shared'],
   ];
   it.each(table)('%s → %s', (source, tier) => expect(tierOf(source)).toBe(tier));
-  it('covers every source in use (spec)', () => expect(new Set(MEMORY_SOURCES)).toEqual(new Set(table.map(([s]) => s))));
+  it('covers every source in use (spec)', () =>
+    expect(new Set(MEMORY_SOURCES)).toEqual(new Set(table.map(([s]) => s))));
 });
 
 describe('ownership', () => {
@@ -23,16 +33,56 @@ describe('ownership', () => {
   const player = { id: 7, admin: false };
   const admin = { id: 1, admin: true };
   const table: [string, Parameters<typeof decideOwner>[0], ReturnType<typeof decideOwner>][] = [
-    ['player, shared, self', { source: 'shared', requestedUserId: undefined, caller: player, assistantUserId: A }, { ok: true, ownerId: 7, tier: 'shared', mustBeCharacter: false }],
-    ['player, shared, self named', { source: 'shared', requestedUserId: 7, caller: player, assistantUserId: A }, { ok: true, ownerId: 7, tier: 'shared', mustBeCharacter: false }],
-    ['player, shared, other', { source: 'shared', requestedUserId: 8, caller: player, assistantUserId: A }, { ok: false, reason: 'forbidden', detail: expect.any(String) }],
-    ['player, world', { source: 'world', requestedUserId: undefined, caller: player, assistantUserId: A }, { ok: false, reason: 'forbidden', detail: expect.any(String) }],
-    ['player, vision_analysis', { source: 'vision_analysis', requestedUserId: undefined, caller: player, assistantUserId: A }, { ok: false, reason: 'forbidden', detail: expect.any(String) }],
-    ['admin, world for someone', { source: 'world', requestedUserId: 7, caller: admin, assistantUserId: A }, { ok: true, ownerId: A, tier: 'world', mustBeCharacter: false }],
-    ['admin, core, no user', { source: 'assistant_core', requestedUserId: undefined, caller: admin, assistantUserId: A }, { ok: true, ownerId: A, tier: 'assistant_core', mustBeCharacter: true }],
-    ['admin, core_belief for an NPC', { source: 'core_belief', requestedUserId: 55, caller: admin, assistantUserId: A }, { ok: true, ownerId: 55, tier: 'assistant_core', mustBeCharacter: true }],
-    ['admin, shared for a player', { source: 'shared', requestedUserId: 7, caller: admin, assistantUserId: A }, { ok: true, ownerId: 7, tier: 'shared', mustBeCharacter: false }],
-    ['admin, vision_analysis, self', { source: 'vision_analysis', requestedUserId: undefined, caller: admin, assistantUserId: A }, { ok: true, ownerId: 1, tier: 'shared', mustBeCharacter: false }],
+    [
+      'player, shared, self',
+      { source: 'shared', requestedUserId: undefined, caller: player, assistantUserId: A },
+      { ok: true, ownerId: 7, tier: 'shared', mustBeCharacter: false },
+    ],
+    [
+      'player, shared, self named',
+      { source: 'shared', requestedUserId: 7, caller: player, assistantUserId: A },
+      { ok: true, ownerId: 7, tier: 'shared', mustBeCharacter: false },
+    ],
+    [
+      'player, shared, other',
+      { source: 'shared', requestedUserId: 8, caller: player, assistantUserId: A },
+      { ok: false, reason: 'forbidden', detail: expect.any(String) },
+    ],
+    [
+      'player, world',
+      { source: 'world', requestedUserId: undefined, caller: player, assistantUserId: A },
+      { ok: false, reason: 'forbidden', detail: expect.any(String) },
+    ],
+    [
+      'player, vision_analysis',
+      { source: 'vision_analysis', requestedUserId: undefined, caller: player, assistantUserId: A },
+      { ok: false, reason: 'forbidden', detail: expect.any(String) },
+    ],
+    [
+      'admin, world for someone',
+      { source: 'world', requestedUserId: 7, caller: admin, assistantUserId: A },
+      { ok: true, ownerId: A, tier: 'world', mustBeCharacter: false },
+    ],
+    [
+      'admin, core, no user',
+      { source: 'assistant_core', requestedUserId: undefined, caller: admin, assistantUserId: A },
+      { ok: true, ownerId: A, tier: 'assistant_core', mustBeCharacter: true },
+    ],
+    [
+      'admin, core_belief for an NPC',
+      { source: 'core_belief', requestedUserId: 55, caller: admin, assistantUserId: A },
+      { ok: true, ownerId: 55, tier: 'assistant_core', mustBeCharacter: true },
+    ],
+    [
+      'admin, shared for a player',
+      { source: 'shared', requestedUserId: 7, caller: admin, assistantUserId: A },
+      { ok: true, ownerId: 7, tier: 'shared', mustBeCharacter: false },
+    ],
+    [
+      'admin, vision_analysis, self',
+      { source: 'vision_analysis', requestedUserId: undefined, caller: admin, assistantUserId: A },
+      { ok: true, ownerId: 1, tier: 'shared', mustBeCharacter: false },
+    ],
   ];
   it.each(table)('%s', (_name, input, expected) => expect(decideOwner(input)).toEqual(expected));
 });
@@ -59,7 +109,14 @@ describe('chunking', () => {
 });
 
 describe('fusion', () => {
-  const hit = (chunkId: number, memoryId: number, vectorRank?: number, textRank?: number, chunkIndex = 0, conversationId: number | null = null) => ({
+  const hit = (
+    chunkId: number,
+    memoryId: number,
+    vectorRank?: number,
+    textRank?: number,
+    chunkIndex = 0,
+    conversationId: number | null = null,
+  ) => ({
     chunkId,
     memoryId,
     chunkIndex,
@@ -77,7 +134,9 @@ describe('fusion', () => {
     expect(fuseHits([hit(1, 10, undefined, 1)], { sides: 1 })[0]!.similarity).toBe(1);
   });
   it('keeps one result per memory: its best chunk, with a continuity bonus for a neighbour', () => {
-    const r = fuseHits([hit(1, 10, 3, undefined, 0), hit(2, 10, 1, undefined, 1), hit(3, 20, 2)], { sides: 2 });
+    const r = fuseHits([hit(1, 10, 3, undefined, 0), hit(2, 10, 1, undefined, 1), hit(3, 20, 2)], {
+      sides: 2,
+    });
     expect(r.filter((x) => x.memoryId === 10)).toHaveLength(1);
     expect(r[0]!.chunkId).toBe(2);
     const alone = fuseHits([hit(2, 10, 1, undefined, 1)], { sides: 2 })[0]!.similarity;

@@ -41,7 +41,12 @@ export function decideOwner(input: {
   const tier = tierOf(input.source);
   const { caller, requestedUserId } = input;
   if (!caller.admin) {
-    if (input.source !== 'shared') return { ok: false, reason: 'forbidden', detail: 'Only administrators may write memories of this source' };
+    if (input.source !== 'shared')
+      return {
+        ok: false,
+        reason: 'forbidden',
+        detail: 'Only administrators may write memories of this source',
+      };
     if (requestedUserId !== undefined && requestedUserId !== caller.id)
       return { ok: false, reason: 'forbidden', detail: "You may not write another user's memories" };
     return { ok: true, ownerId: caller.id, tier, mustBeCharacter: false };
@@ -68,7 +73,12 @@ export function chunkText(text: string, size: number, overlap: number): string[]
     if (end < text.length) {
       const window = text.slice(start, end);
       const minCut = Math.floor(size * 0.6);
-      const sentence = Math.max(window.lastIndexOf('. '), window.lastIndexOf('! '), window.lastIndexOf('? '), window.lastIndexOf('\n'));
+      const sentence = Math.max(
+        window.lastIndexOf('. '),
+        window.lastIndexOf('! '),
+        window.lastIndexOf('? '),
+        window.lastIndexOf('\n'),
+      );
       const space = window.lastIndexOf(' ');
       if (sentence >= minCut) end = start + sentence + 1;
       else if (space >= minCut) end = start + space;
@@ -122,7 +132,10 @@ export function fuseHits(hits: ChunkHit[], opts: FuseOptions): FusedMemory[] {
   const max = opts.sides / (k + 1);
   const boost = opts.conversationBoost ?? 0.2;
   const neighbour = opts.neighbourBonus ?? 0.05;
-  const byMemory = new Map<number, { best: FusedMemory; indexes: Set<number>; bestIndex: number; conversationId: number | null }>();
+  const byMemory = new Map<
+    number,
+    { best: FusedMemory; indexes: Set<number>; bestIndex: number; conversationId: number | null }
+  >();
   for (const h of hits) {
     const rrf = (h.vectorRank ? 1 / (k + h.vectorRank) : 0) + (h.textRank ? 1 / (k + h.textRank) : 0);
     const s = Math.min(1, rrf / max);

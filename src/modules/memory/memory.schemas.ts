@@ -19,14 +19,19 @@ export const memoryMetadataSchema = z
     personaId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .catchall(z.unknown())
-  .refine((m) => JSON.stringify(m).length <= 64 * 1024, { message: 'metadata must serialise to at most 64 KiB' })
+  .refine((m) => JSON.stringify(m).length <= 64 * 1024, {
+    message: 'metadata must serialise to at most 64 KiB',
+  })
   .meta({ id: 'MemoryMetadata' });
 export type MemoryMetadata = z.infer<typeof memoryMetadataSchema>;
 
 export const memorySchema = z
   .object({
     id: z.number().int(),
-    userId: z.number().int().describe('the owner: the player (shared), the character (core tier) or the assistant (world)'),
+    userId: z
+      .number()
+      .int()
+      .describe('the owner: the player (shared), the character (core tier) or the assistant (world)'),
     content: z.string(),
     source: sourceSchema,
     tier: z.enum(MEMORY_TIERS),
@@ -43,7 +48,9 @@ export const createMemoryBody = z
     content: z.string().describe('at most MEMORY_MAX_CONTENT bytes (default 32 KiB), not blank'),
     source: sourceSchema,
     metadata: memoryMetadataSchema.optional(),
-    userId: id.optional().describe('admins only: the owner (ignored for world, which belongs to the assistant)'),
+    userId: id
+      .optional()
+      .describe('admins only: the owner (ignored for world, which belongs to the assistant)'),
   })
   .strict();
 
@@ -85,4 +92,6 @@ export const patchMemoryBody = z
     metadata: memoryMetadataSchema.optional().describe('replaces the metadata as a whole'),
   })
   .strict()
-  .refine((b) => b.content !== undefined || b.metadata !== undefined, { message: 'give content, metadata or both' });
+  .refine((b) => b.content !== undefined || b.metadata !== undefined, {
+    message: 'give content, metadata or both',
+  });

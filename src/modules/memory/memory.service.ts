@@ -88,8 +88,11 @@ export interface ContextRequest {
   protocolContext?: Record<string, unknown> | undefined;
   conversationId?: number | undefined;
 }
-export type ContextSlot = 'playerState' | 'playerQuests' | 'playerInventory' | 'npcInfo' | 'systemWideKnowledge';
-export type SlotProvider<K extends ContextSlot> = (req: ContextRequest) => Promise<ConversationContext[K] | undefined>;
+export type ContextSlot =
+  'playerState' | 'playerQuests' | 'playerInventory' | 'npcInfo' | 'systemWideKnowledge';
+export type SlotProvider<K extends ContextSlot> = (
+  req: ContextRequest,
+) => Promise<ConversationContext[K] | undefined>;
 
 export interface GatherOptions {
   /** A query embedding the caller already made (with the gateway's current embedding model). */
@@ -113,7 +116,14 @@ export function toDto(m: repo.MemoryRow): MemoryDto {
 }
 
 export function toSearchResult(m: RetrievedMemory) {
-  return { id: m.id, userId: m.userId, content: m.content, source: m.source, similarity: m.similarity, createdAt: m.createdAt.toISOString() };
+  return {
+    id: m.id,
+    userId: m.userId,
+    content: m.content,
+    source: m.source,
+    similarity: m.similarity,
+    createdAt: m.createdAt.toISOString(),
+  };
 }
 
 function retrieved(m: repo.MemoryRow, similarity: number | null): RetrievedMemory {
@@ -143,7 +153,12 @@ export class MemoryService {
   ) {
     jobs.define({
       name: EMBED_JOB,
-      schema: z.object({ memoryIds: z.array(z.number().int().positive()).max(10_000), reembed: z.boolean().optional() }).strict(),
+      schema: z
+        .object({
+          memoryIds: z.array(z.number().int().positive()).max(10_000),
+          reembed: z.boolean().optional(),
+        })
+        .strict(),
       retryLimit: 10,
       retryDelay: 1,
       // Every addMemory enqueues a job, but one run embeds everything pending: fetch many per poll
@@ -160,11 +175,23 @@ export class MemoryService {
   async start(): Promise<void> {
     // Chunks still queued (a job lost with a reset queue, or the 0012 migration re-embedding
     // everything on servers without pgvector): one job embeds them all.
-    if (await repo.hasPending(this.db)) await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [] }, { singletonKey: 'memory.pending' });
-    const stale = await repo.hasStaleEmbeddings(this.db, { model: this.models.embeddingModel, dims: this.models.embeddingDimensions });
+    if (await repo.hasPending(this.db))
+      await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [] }, { singletonKey: 'memory.pending' });
+    const stale = await repo.hasStaleEmbeddings(this.db, {
+      model: this.models.embeddingModel,
+      dims: this.models.embeddingDimensions,
+    });
     if (stale) {
-      this.log.info({ model: this.models.embeddingModel }, 'embedding model or size changed: re-embedding memories');
-      await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [], reembed: true }, { singletonKey: 'memory.reembed' });
+      this.log.info(
+        { model: this.models.embeddingModel },
+        'embedding model or size changed: re-embedding memories',
+      );
+      await this.jobs.enqueue(
+        this.db,
+        EMBED_JOB,
+        { memoryIds: [], reembed: true },
+        { singletonKey: 'memory.reembed' },
+      );
     }
   }
 
@@ -207,8 +234,14 @@ export class MemoryService {
    * `deferEmbedding`: the chat turn's exchange. Its chunks are embedded together with the next
    * turn's query (spec: at most one embedding request per message); a delayed job is the backstop
    * when no next turn comes, and finds nothing to do when one did. */
-  async addMemories(inputs: AddMemoryInput[], trx?: Trx, opts: { deferEmbedding?: boolean } = {}): Promise<MemoryDto[]> {
-    inputs.forEach((i, n) => this.checkContent(i.content, inputs.length > 1 ? `memories.${n}.content` : 'body.content'));
+  async addMemories(
+    inputs: AddMemoryInput[],
+    trx?: Trx,
+    opts: { deferEmbedding?: boolean } = {},
+  ): Promise<MemoryDto[]> {
+    inputs.forEach((i, n) =>
+      this.checkContent(i.content, inputs.length > 1 ? `memories.${n}.content` : 'body.content'),
+    );
     const run = async (t: Trx) => {
       const rows = await repo.insertMemories(
         t,
@@ -220,14 +253,22 @@ export class MemoryService {
             source: input.source,
             tier: tierOf(input.source),
             metadata,
-            conversationId: input.conversationId ?? (typeof metadata.conversationId === 'number' ? metadata.conversationId : null),
+            conversationId:
+              input.conversationId ??
+              (typeof metadata.conversationId === 'number' ? metadata.conversationId : null),
             createdBy: input.createdBy ?? null,
           };
         }),
       );
       await repo.insertChunkRows(
         t,
-        rows.flatMap((m) => chunkText(m.content, this.opts.chunkSize, this.opts.chunkOverlap).map((content, index) => ({ memory: m, index, content }))),
+        rows.flatMap((m) =>
+          chunkText(m.content, this.opts.chunkSize, this.opts.chunkOverlap).map((content, index) => ({
+            memory: m,
+            index,
+            content,
+          })),
+        ),
       );
       // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
       await this.jobs.enqueue(
@@ -244,7 +285,12 @@ export class MemoryService {
   /** POST /api/assistant/memory: authorise by the ownership rules, then addMemory. */
   async create(
     caller: Caller,
-    body: { content: string; source: MemorySource; metadata?: Record<string, unknown> | undefined; userId?: number | undefined },
+    body: {
+      content: string;
+      source: MemorySource;
+      metadata?: Record<string, unknown> | undefined;
+      userId?: number | undefined;
+    },
   ): Promise<MemoryDto> {
     this.checkContent(body.content);
     const tier = tierOf(body.source);
@@ -252,14 +298,28 @@ export class MemoryService {
       source: body.source,
       requestedUserId: body.userId,
       caller,
-      assistantUserId: caller.admin && (tier === 'world' || (tier === 'assistant_core' && body.userId === undefined)) ? await this.assistantUserId() : 0,
+      assistantUserId:
+        caller.admin && (tier === 'world' || (tier === 'assistant_core' && body.userId === undefined))
+          ? await this.assistantUserId()
+          : 0,
     });
     if (!decision.ok) throw forbidden(decision.detail);
     const owner = await repo.findUserIdentity(this.db, decision.ownerId);
     if (!owner) throw validationFailed([{ path: 'body.userId', message: 'no such user' }]);
     if (decision.mustBeCharacter && owner.role !== 'silicon')
-      throw validationFailed([{ path: 'body.userId', message: `core-tier memories (${body.source}) belong to a character (a silicon account)` }]);
-    return this.addMemory({ userId: decision.ownerId, content: body.content, source: body.source, metadata: body.metadata, createdBy: caller.id });
+      throw validationFailed([
+        {
+          path: 'body.userId',
+          message: `core-tier memories (${body.source}) belong to a character (a silicon account)`,
+        },
+      ]);
+    return this.addMemory({
+      userId: decision.ownerId,
+      content: body.content,
+      source: body.source,
+      metadata: body.metadata,
+      createdBy: caller.id,
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -280,13 +340,22 @@ export class MemoryService {
     return { memories: rows.map(toDto), total, limit: q.limit, offset: q.offset };
   }
 
-  async adminList(q: { userId?: number | undefined; source?: MemorySource | undefined; limit: number; offset: number }) {
+  async adminList(q: {
+    userId?: number | undefined;
+    source?: MemorySource | undefined;
+    limit: number;
+    offset: number;
+  }) {
     const { rows, total } = await repo.list(this.db, q);
     return { memories: rows.map(toDto), total, limit: q.limit, offset: q.offset };
   }
 
   /** Edits content and/or metadata; new content is re-chunked and re-embedded in the background. */
-  async patchOwn(callerId: number, id: number, changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined }): Promise<MemoryDto> {
+  async patchOwn(
+    callerId: number,
+    id: number,
+    changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined },
+  ): Promise<MemoryDto> {
     if (changes.content !== undefined) this.checkContent(changes.content);
     return transaction(this.db, async (trx) => {
       const m = await this.own(callerId, id, trx);
@@ -294,12 +363,18 @@ export class MemoryService {
       const conversationId = typeof metadata.conversationId === 'number' ? metadata.conversationId : null;
       const updated = (await repo.updateMemory(trx, id, {
         ...(changes.content !== undefined ? { content: changes.content } : {}),
-        ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata), conversation_id: conversationId } : {}),
+        ...(changes.metadata !== undefined
+          ? { metadata: JSON.stringify(changes.metadata), conversation_id: conversationId }
+          : {}),
       }))!;
       if (changes.content !== undefined || conversationId !== m.conversation_id) {
         // Fresh chunks have no embedding; a job embedding the old ones writes to rows that are gone.
         await repo.deleteChunks(trx, id);
-        await repo.insertChunks(trx, updated, chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap));
+        await repo.insertChunks(
+          trx,
+          updated,
+          chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap),
+        );
         await this.jobs.enqueue(trx, EMBED_JOB, { memoryIds: [id] });
       }
       return toDto(updated);
@@ -324,7 +399,13 @@ export class MemoryService {
   /** Newest memories of a user (the sync module's universal-state reader). */
   async newestForUser(userId: number, limit: number) {
     const { rows } = await repo.list(this.db, { userId, limit, offset: 0 });
-    return rows.map((m) => ({ id: m.id, userId: m.user_id, content: m.content, source: m.source, createdAt: m.created_at.toISOString() }));
+    return rows.map((m) => ({
+      id: m.id,
+      userId: m.user_id,
+      content: m.content,
+      source: m.source,
+      createdAt: m.created_at.toISOString(),
+    }));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -339,7 +420,9 @@ export class MemoryService {
     const batch = this.opts.embedBatch;
     let done = 0;
     for (let round = 0; round < ROUNDS_PER_RUN; round++) {
-      const rows = reembed ? await repo.staleChunks(this.db, { model, dims, limit: batch }) : await repo.pendingChunks(this.db, { limit: batch, memoryIds });
+      const rows = reembed
+        ? await repo.staleChunks(this.db, { model, dims, limit: batch })
+        : await repo.pendingChunks(this.db, { limit: batch, memoryIds });
       if (rows.length === 0) return done;
       let result;
       try {
@@ -385,13 +468,19 @@ export class MemoryService {
       );
       return result.embeddings[0];
     } catch (err) {
-      this.log.warn({ err: err instanceof Error ? err.message : err }, 'query embedding failed; retrieving by full text only');
+      this.log.warn(
+        { err: err instanceof Error ? err.message : err },
+        'query embedding failed; retrieving by full text only',
+      );
       return undefined;
     }
   }
 
   async embeddingStatus() {
-    return repo.embeddingStats(this.db, { model: this.models.embeddingModel, dims: this.models.embeddingDimensions });
+    return repo.embeddingStats(this.db, {
+      model: this.models.embeddingModel,
+      dims: this.models.embeddingDimensions,
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -404,7 +493,11 @@ export class MemoryService {
     scope: repo.Scope,
     text: string,
     limit: number,
-    opts: { conversationId?: number | undefined; queryEmbedding?: number[] | undefined; embed?: boolean } = {},
+    opts: {
+      conversationId?: number | undefined;
+      queryEmbedding?: number[] | undefined;
+      embed?: boolean;
+    } = {},
   ): Promise<RetrievedMemory[]> {
     const embedding = opts.queryEmbedding ?? (opts.embed === false ? undefined : await this.embedQuery(text));
     const rows = await repo.searchChunks(this.db, this.opts.vector, {
@@ -433,8 +526,18 @@ export class MemoryService {
       vectorRank: vectorRanks.get(r.id),
       textRank: textRanks.get(r.id),
     }));
-    const fused = fuseHits(hits, { sides: embedding ? 2 : 1, conversationId: opts.conversationId }).slice(0, limit);
-    const memories = new Map((await repo.findByIds(this.db, fused.map((f) => f.memoryId))).map((m) => [m.id, m]));
+    const fused = fuseHits(hits, { sides: embedding ? 2 : 1, conversationId: opts.conversationId }).slice(
+      0,
+      limit,
+    );
+    const memories = new Map(
+      (
+        await repo.findByIds(
+          this.db,
+          fused.map((f) => f.memoryId),
+        )
+      ).map((m) => [m.id, m]),
+    );
     return fused.flatMap((f) => {
       const m = memories.get(f.memoryId);
       return m ? [retrieved(m, f.similarity)] : [];
@@ -444,12 +547,20 @@ export class MemoryService {
   /** GET /api/assistant/memory. A non-admin may only search as themselves. */
   async search(
     caller: Caller,
-    q: { query?: string | undefined; userId?: number | undefined; npcUserId?: number | undefined; source?: MemorySource | undefined; limit: number; conversationId?: number | undefined },
+    q: {
+      query?: string | undefined;
+      userId?: number | undefined;
+      npcUserId?: number | undefined;
+      source?: MemorySource | undefined;
+      limit: number;
+      conversationId?: number | undefined;
+    },
   ): Promise<RetrievedMemory[]> {
     const userId = q.userId ?? caller.id;
     if (userId !== caller.id && !caller.admin) throw forbidden("You may not read another user's memories");
     const scope = { userId, npcUserId: q.npcUserId, source: q.source };
-    if (!q.query?.trim()) return (await repo.newestInScope(this.db, scope, q.limit)).map((m) => retrieved(m, null));
+    if (!q.query?.trim())
+      return (await repo.newestInScope(this.db, scope, q.limit)).map((m) => retrieved(m, null));
     return this.retrieve(scope, q.query, q.limit, { conversationId: q.conversationId });
   }
 
@@ -463,7 +574,10 @@ export class MemoryService {
     this.slots.set(slot, provider);
   }
 
-  private async slot<K extends ContextSlot>(slot: K, req: ContextRequest): Promise<ConversationContext[K] | undefined> {
+  private async slot<K extends ContextSlot>(
+    slot: K,
+    req: ContextRequest,
+  ): Promise<ConversationContext[K] | undefined> {
     const provider = this.slots.get(slot) as SlotProvider<K> | undefined;
     if (!provider) return undefined;
     try {
@@ -487,17 +601,27 @@ export class MemoryService {
     const req: ContextRequest = { playerUserId, npcUserId, input, protocolContext, conversationId };
     const per = { world: 4, assistant: 4, personal: 6, ...options.perTier };
     const queryEmbedding = options.queryEmbedding ?? (await this.embedQuery(input, { includePending: true }));
-    const [memories, playerState, playerQuests, playerInventory, npcInfo, systemWideKnowledge] = await Promise.all([
-      this.retrieve({ userId: playerUserId, npcUserId }, input, per.world + per.assistant + per.personal + 10, { conversationId, queryEmbedding, embed: false }),
-      this.slot('playerState', req),
-      this.slot('playerQuests', req),
-      this.slot('playerInventory', req),
-      this.slot('npcInfo', req),
-      this.slot('systemWideKnowledge', req),
-    ]);
+    const [memories, playerState, playerQuests, playerInventory, npcInfo, systemWideKnowledge] =
+      await Promise.all([
+        this.retrieve(
+          { userId: playerUserId, npcUserId },
+          input,
+          per.world + per.assistant + per.personal + 10,
+          { conversationId, queryEmbedding, embed: false },
+        ),
+        this.slot('playerState', req),
+        this.slot('playerQuests', req),
+        this.slot('playerInventory', req),
+        this.slot('npcInfo', req),
+        this.slot('systemWideKnowledge', req),
+      ]);
     const world = memories.filter((m) => m.tier === 'world').slice(0, per.world);
-    const assistant = memories.filter((m) => m.userId === npcUserId && m.tier === 'assistant_core').slice(0, per.assistant);
-    const personal = memories.filter((m) => m.userId === playerUserId && m.tier !== 'world').slice(0, per.personal);
+    const assistant = memories
+      .filter((m) => m.userId === npcUserId && m.tier === 'assistant_core')
+      .slice(0, per.assistant);
+    const personal = memories
+      .filter((m) => m.userId === playerUserId && m.tier !== 'world')
+      .slice(0, per.personal);
     const lines = (ms: RetrievedMemory[]) => ms.map((m) => `- ${m.content}`).join('\n');
     let npc = npcInfo;
     if (!npc) {
@@ -510,7 +634,11 @@ export class MemoryService {
       playerQuests: playerQuests ?? {},
       playerInventory: playerInventory ?? {},
       npcInfo: npc,
-      memoryContext: { worldContext: lines(world), assistantContext: lines(assistant), personalContext: lines(personal) },
+      memoryContext: {
+        worldContext: lines(world),
+        assistantContext: lines(assistant),
+        personalContext: lines(personal),
+      },
       ...(systemWideKnowledge !== undefined ? { systemWideKnowledge } : {}),
       memories: memories.filter((m) => used.has(m.id)),
     };

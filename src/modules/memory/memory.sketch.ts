@@ -18,7 +18,9 @@ function signs(p: number): Float32Array[] {
   let seed = 0x5eed1 ^ p;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   const rounds = Math.ceil(SKETCH_BITS / p);
-  s = Array.from({ length: rounds }, () => Float32Array.from({ length: p }, () => (rnd() & 0x10000 ? 1 : -1)));
+  s = Array.from({ length: rounds }, () =>
+    Float32Array.from({ length: p }, () => (rnd() & 0x10000 ? 1 : -1)),
+  );
   signCache.set(p, s);
   return s;
 }
@@ -48,7 +50,8 @@ export function sketchBytes(v: ArrayLike<number>): Uint8Array {
     a.fill(0);
     for (let i = 0; i < v.length; i++) a[i] = v[i]! * d[i]!;
     fwht(a);
-    for (let i = 0; i < p && bit < SKETCH_BITS; i++, bit++) if (a[i]! > 0) out[bit >> 3]! |= 0x80 >> (bit & 7);
+    for (let i = 0; i < p && bit < SKETCH_BITS; i++, bit++)
+      if (a[i]! > 0) out[bit >> 3]! |= 0x80 >> (bit & 7);
   }
   return out;
 }

@@ -13,12 +13,22 @@ let npc: TestUser;
 const MAX = 2048;
 
 beforeAll(async () => {
-  t = await createTestApp({ MEMORY_MAX_CONTENT: String(MAX), MEMORY_CHUNK_SIZE: '300', MEMORY_CHUNK_OVERLAP: '60' });
-  [alice, bob, admin, npc] = await Promise.all([createUser(t, 'public'), createUser(t, 'public'), createUser(t, 'cso'), createUser(t, 'npc', { name: 'Mira' })]);
+  t = await createTestApp({
+    MEMORY_MAX_CONTENT: String(MAX),
+    MEMORY_CHUNK_SIZE: '300',
+    MEMORY_CHUNK_OVERLAP: '60',
+  });
+  [alice, bob, admin, npc] = await Promise.all([
+    createUser(t, 'public'),
+    createUser(t, 'public'),
+    createUser(t, 'cso'),
+    createUser(t, 'npc', { name: 'Mira' }),
+  ]);
 });
 afterAll(() => t.close());
 
-const count = async () => Number((await sql<{ n: number }>`select count(*)::int as n from memories`.execute(t.deps.db)).rows[0]!.n);
+const count = async () =>
+  Number((await sql<{ n: number }>`select count(*)::int as n from memories`.execute(t.deps.db)).rows[0]!.n);
 
 async function post(user: TestUser, body: unknown) {
   return t.api('POST', '/api/assistant/memory', { token: user.accessToken, body });
@@ -57,9 +67,20 @@ describe('POST /api/assistant/memory', () => {
   });
 
   it('lets a player write shared memories for themselves only', async () => {
-    const ok = await post(alice, { content: 'My cat is called Pixel.', source: 'shared', metadata: { conversationId: 7, playerName: 'Alice' } });
+    const ok = await post(alice, {
+      content: 'My cat is called Pixel.',
+      source: 'shared',
+      metadata: { conversationId: 7, playerName: 'Alice' },
+    });
     expect(ok.status).toBe(201);
-    expect(ok.body).toMatchObject({ userId: alice.id, source: 'shared', tier: 'shared', content: 'My cat is called Pixel.', metadata: { conversationId: 7 }, conversationId: 7 });
+    expect(ok.body).toMatchObject({
+      userId: alice.id,
+      source: 'shared',
+      tier: 'shared',
+      content: 'My cat is called Pixel.',
+      metadata: { conversationId: 7 },
+      conversationId: 7,
+    });
     expect(typeof ok.body.id).toBe('number');
     expect(new Date(ok.body.createdAt).toISOString()).toBe(ok.body.createdAt);
 
@@ -79,17 +100,32 @@ describe('POST /api/assistant/memory', () => {
 
   it('gives world memories to the assistant and core memories to characters (admin)', async () => {
     const assistantId = await t.deps.services.memory.assistantUserId();
-    const world = await post(admin, { content: 'The capital of the realm is Lumen.', source: 'world', userId: alice.id });
+    const world = await post(admin, {
+      content: 'The capital of the realm is Lumen.',
+      source: 'world',
+      userId: alice.id,
+    });
     expect(world.status).toBe(201);
     expect(world.body).toMatchObject({ userId: assistantId, tier: 'world' });
 
-    const core = await post(admin, { content: 'Mira distrusts the harbour guild.', source: 'core_belief', userId: npc.id });
+    const core = await post(admin, {
+      content: 'Mira distrusts the harbour guild.',
+      source: 'core_belief',
+      userId: npc.id,
+    });
     expect(core.body).toMatchObject({ userId: npc.id, source: 'core_belief', tier: 'assistant_core' });
 
-    const assistantCore = await post(admin, { content: 'I value honesty above comfort.', source: 'assistant_core' });
+    const assistantCore = await post(admin, {
+      content: 'I value honesty above comfort.',
+      source: 'assistant_core',
+    });
     expect(assistantCore.body).toMatchObject({ userId: assistantId, tier: 'assistant_core' });
 
-    const vision = await post(admin, { content: 'The photo shows a red kite.', source: 'vision_analysis', userId: bob.id });
+    const vision = await post(admin, {
+      content: 'The photo shows a red kite.',
+      source: 'vision_analysis',
+      userId: bob.id,
+    });
     expect(vision.body).toMatchObject({ userId: bob.id, tier: 'shared' });
 
     const notCharacter = await post(admin, { content: 'x', source: 'assistant_core', userId: alice.id });
@@ -99,7 +135,10 @@ describe('POST /api/assistant/memory', () => {
   });
 
   it('splits long content into overlapping chunks and embeds them in the background', async () => {
-    const sentences = Array.from({ length: 30 }, (_, i) => `Fact number ${i} is about lighthouse keeper ${i}.`);
+    const sentences = Array.from(
+      { length: 30 },
+      (_, i) => `Fact number ${i} is about lighthouse keeper ${i}.`,
+    );
     const r = await post(alice, { content: sentences.join(' '), source: 'shared' });
     expect(r.status).toBe(201);
     await t.deps.jobs.drain(20_000);
@@ -126,15 +165,31 @@ describe('POST /api/assistant/memory', () => {
 describe('GET /api/assistant/memory', () => {
   beforeAll(async () => {
     const m = t.deps.services.memory;
-    await m.addMemory({ userId: alice.id, source: 'shared', content: 'Alice is allergic to peanuts and avoids satay.' });
-    await m.addMemory({ userId: alice.id, source: 'shared', content: 'Alice plays the cello in a quartet on Sundays.' });
-    await m.addMemory({ userId: bob.id, source: 'shared', content: 'Bob is allergic to peanuts too, and to cats.' });
+    await m.addMemory({
+      userId: alice.id,
+      source: 'shared',
+      content: 'Alice is allergic to peanuts and avoids satay.',
+    });
+    await m.addMemory({
+      userId: alice.id,
+      source: 'shared',
+      content: 'Alice plays the cello in a quartet on Sundays.',
+    });
+    await m.addMemory({
+      userId: bob.id,
+      source: 'shared',
+      content: 'Bob is allergic to peanuts too, and to cats.',
+    });
     await m.addMemory({ userId: bob.id, source: 'shared', content: 'Bob secretly collects antique maps.' });
     await t.deps.jobs.drain(20_000);
   });
 
   it('ranks by fused relevance in [0, 1], with the world tier, never another player', async () => {
-    const r = await t.api('GET', '/api/assistant/memory?query=' + encodeURIComponent('what is Alice allergic to?'), { token: alice.accessToken });
+    const r = await t.api(
+      'GET',
+      '/api/assistant/memory?query=' + encodeURIComponent('what is Alice allergic to?'),
+      { token: alice.accessToken },
+    );
     expect(r.status).toBe(200);
     const ms = r.body.memories as { userId: number; content: string; similarity: number; source: string }[];
     expect(ms[0]!.content).toContain('peanuts');
@@ -146,31 +201,55 @@ describe('GET /api/assistant/memory', () => {
     }
     expect(ms.map((m) => m.similarity)).toEqual([...ms.map((m) => m.similarity)].sort((a, b) => b - a));
 
-    const world = await t.api('GET', '/api/assistant/memory?query=capital%20realm', { token: bob.accessToken });
+    const world = await t.api('GET', '/api/assistant/memory?query=capital%20realm', {
+      token: bob.accessToken,
+    });
     expect(world.body.memories[0].content).toContain('Lumen');
     expect(world.body.memories.every((m: { userId: number }) => m.userId !== alice.id)).toBe(true);
-    const maps = await t.api('GET', '/api/assistant/memory?query=antique%20maps', { token: alice.accessToken });
+    const maps = await t.api('GET', '/api/assistant/memory?query=antique%20maps', {
+      token: alice.accessToken,
+    });
     expect(maps.body.memories.some((m: { content: string }) => m.content.includes('maps'))).toBe(false);
   });
 
   it("includes an NPC's core tier only when asked", async () => {
-    const without = await t.api('GET', '/api/assistant/memory?query=harbour%20guild', { token: alice.accessToken });
+    const without = await t.api('GET', '/api/assistant/memory?query=harbour%20guild', {
+      token: alice.accessToken,
+    });
     expect(without.body.memories.some((m: { content: string }) => m.content.includes('harbour'))).toBe(false);
-    const withNpc = await t.api('GET', `/api/assistant/memory?query=harbour%20guild&npcUserId=${npc.id}`, { token: alice.accessToken });
+    const withNpc = await t.api('GET', `/api/assistant/memory?query=harbour%20guild&npcUserId=${npc.id}`, {
+      token: alice.accessToken,
+    });
     expect(withNpc.body.memories[0].content).toContain('harbour');
-    const source = await t.api('GET', `/api/assistant/memory?query=guild&npcUserId=${npc.id}&source=shared`, { token: alice.accessToken });
+    const source = await t.api('GET', `/api/assistant/memory?query=guild&npcUserId=${npc.id}&source=shared`, {
+      token: alice.accessToken,
+    });
     expect(source.body.memories.every((m: { source: string }) => m.source === 'shared')).toBe(true);
   });
 
   it('returns `limit` rows when that many exist (exact per-user scan), newest first without a query', async () => {
     const m = t.deps.services.memory;
     const carol = await createUser(t, 'public');
-    await m.addMemories(Array.from({ length: 15 }, (_, i) => ({ userId: carol.id, source: 'shared' as const, content: `Carol note ${i}: tea with lemon` })));
+    await m.addMemories(
+      Array.from({ length: 15 }, (_, i) => ({
+        userId: carol.id,
+        source: 'shared' as const,
+        content: `Carol note ${i}: tea with lemon`,
+      })),
+    );
     await t.deps.jobs.drain(20_000);
-    const r = await t.api('GET', '/api/assistant/memory?query=tea%20lemon&limit=12&source=shared', { token: carol.accessToken });
+    const r = await t.api('GET', '/api/assistant/memory?query=tea%20lemon&limit=12&source=shared', {
+      token: carol.accessToken,
+    });
     expect(r.body.memories).toHaveLength(12);
-    const newest = await t.api('GET', '/api/assistant/memory?limit=3&source=shared', { token: carol.accessToken });
-    expect(newest.body.memories.map((x: { content: string }) => x.content)).toEqual(['Carol note 14: tea with lemon', 'Carol note 13: tea with lemon', 'Carol note 12: tea with lemon']);
+    const newest = await t.api('GET', '/api/assistant/memory?limit=3&source=shared', {
+      token: carol.accessToken,
+    });
+    expect(newest.body.memories.map((x: { content: string }) => x.content)).toEqual([
+      'Carol note 14: tea with lemon',
+      'Carol note 13: tea with lemon',
+      'Carol note 12: tea with lemon',
+    ]);
     expect(newest.body.memories[0].similarity).toBeNull();
     const dflt = await t.api('GET', '/api/assistant/memory?query=tea', { token: carol.accessToken });
     expect(dflt.body.memories).toHaveLength(10);
@@ -184,7 +263,9 @@ describe('GET /api/assistant/memory', () => {
     }
     const other = await t.api('GET', `/api/assistant/memory?userId=${bob.id}`, { token: alice.accessToken });
     expect(other.status).toBe(403);
-    const asAdmin = await t.api('GET', `/api/assistant/memory?userId=${bob.id}&query=maps`, { token: admin.accessToken });
+    const asAdmin = await t.api('GET', `/api/assistant/memory?userId=${bob.id}&query=maps`, {
+      token: admin.accessToken,
+    });
     expect(asAdmin.body.memories[0].content).toContain('maps');
     expect((await t.api('GET', '/api/assistant/memory')).status).toBe(401);
   });
@@ -194,13 +275,16 @@ describe('GET /api/admin/memories', () => {
   it('lists any user for admins only, with paging', async () => {
     expect((await t.api('GET', '/api/admin/memories', { token: alice.accessToken })).status).toBe(403);
     expect((await t.api('GET', '/api/admin/memories')).status).toBe(401);
-    const r = await t.api('GET', `/api/admin/memories?userId=${bob.id}&limit=1&offset=0`, { token: admin.accessToken });
+    const r = await t.api('GET', `/api/admin/memories?userId=${bob.id}&limit=1&offset=0`, {
+      token: admin.accessToken,
+    });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ limit: 1, offset: 0 });
     expect(r.body.total).toBeGreaterThanOrEqual(3);
     expect(r.body.memories).toHaveLength(1);
     expect(r.body.memories[0].userId).toBe(bob.id);
-    for (const q of ['limit=201', 'offset=-1', 'userId=x', 'source=nope']) expect((await t.api('GET', `/api/admin/memories?${q}`, { token: admin.accessToken })).status).toBe(400);
+    for (const q of ['limit=201', 'offset=-1', 'userId=x', 'source=nope'])
+      expect((await t.api('GET', `/api/admin/memories?${q}`, { token: admin.accessToken })).status).toBe(400);
   });
 });
 
@@ -215,24 +299,56 @@ describe('own memories (/api/memories)', () => {
     expect(list.body.memories).toHaveLength(2);
     expect(list.body.memories.every((m: { userId: number }) => m.userId === bob.id)).toBe(true);
 
-    expect((await t.api('GET', `/api/memories/${id}`, { token: bob.accessToken })).body.content).toContain('mill');
+    expect((await t.api('GET', `/api/memories/${id}`, { token: bob.accessToken })).body.content).toContain(
+      'mill',
+    );
     // Another user's memory does not exist for the caller, on every route.
     expect((await t.api('GET', `/api/memories/${id}`, { token: alice.accessToken })).status).toBe(404);
-    expect((await t.api('PATCH', `/api/memories/${id}`, { token: alice.accessToken, body: { content: 'hijacked' } })).status).toBe(404);
+    expect(
+      (
+        await t.api('PATCH', `/api/memories/${id}`, {
+          token: alice.accessToken,
+          body: { content: 'hijacked' },
+        })
+      ).status,
+    ).toBe(404);
     expect((await t.api('DELETE', `/api/memories/${id}`, { token: alice.accessToken })).status).toBe(404);
     expect((await t.api('GET', `/api/memories/${id}`, { token: admin.accessToken })).status).toBe(404);
-    for (const path of [`/api/memories/${id}`, '/api/memories', '/api/memories/export']) expect((await t.api('GET', path)).status).toBe(401);
+    for (const path of [`/api/memories/${id}`, '/api/memories', '/api/memories/export'])
+      expect((await t.api('GET', path)).status).toBe(401);
 
-    for (const bad of ['abc', '0', '-1', '1.5', '99999999999999999999']) expect((await t.api('GET', `/api/memories/${bad}`, { token: bob.accessToken })).status).toBe(400);
+    for (const bad of ['abc', '0', '-1', '1.5', '99999999999999999999'])
+      expect((await t.api('GET', `/api/memories/${bad}`, { token: bob.accessToken })).status).toBe(400);
     expect((await t.api('GET', '/api/memories/123456789', { token: bob.accessToken })).status).toBe(404);
-    expect((await t.api('PATCH', `/api/memories/${id}`, { token: bob.accessToken, body: {} })).status).toBe(400);
-    expect((await t.api('PATCH', `/api/memories/${id}`, { token: bob.accessToken, body: { content: '' } })).status).toBe(400);
-    expect((await t.api('PATCH', `/api/memories/${id}`, { token: bob.accessToken, body: { content: 'x'.repeat(MAX + 1) } })).status).toBe(400);
+    expect((await t.api('PATCH', `/api/memories/${id}`, { token: bob.accessToken, body: {} })).status).toBe(
+      400,
+    );
+    expect(
+      (await t.api('PATCH', `/api/memories/${id}`, { token: bob.accessToken, body: { content: '' } })).status,
+    ).toBe(400);
+    expect(
+      (
+        await t.api('PATCH', `/api/memories/${id}`, {
+          token: bob.accessToken,
+          body: { content: 'x'.repeat(MAX + 1) },
+        })
+      ).status,
+    ).toBe(400);
 
-    const edited = await t.api('PATCH', `/api/memories/${id}`, { token: bob.accessToken, body: { content: 'Bob parks his tandem by the windmill.', metadata: { npcName: 'Mira' } } });
+    const edited = await t.api('PATCH', `/api/memories/${id}`, {
+      token: bob.accessToken,
+      body: { content: 'Bob parks his tandem by the windmill.', metadata: { npcName: 'Mira' } },
+    });
     expect(edited.status).toBe(200);
-    expect(edited.body).toMatchObject({ content: 'Bob parks his tandem by the windmill.', metadata: { npcName: 'Mira' } });
-    const pending = await t.deps.db.selectFrom('memory_chunks').select(['content']).where('memory_id', '=', id).execute();
+    expect(edited.body).toMatchObject({
+      content: 'Bob parks his tandem by the windmill.',
+      metadata: { npcName: 'Mira' },
+    });
+    const pending = await t.deps.db
+      .selectFrom('memory_chunks')
+      .select(['content'])
+      .where('memory_id', '=', id)
+      .execute();
     expect(pending.map((c) => c.content)).toEqual(['Bob parks his tandem by the windmill.']);
     await t.deps.jobs.drain(20_000);
     const embedded = await t.deps.db
@@ -242,13 +358,18 @@ describe('own memories (/api/memories)', () => {
       .where('c.memory_id', '=', id)
       .execute();
     expect(embedded[0]!.embedding_model).toBe('offline-hash-ngram-v1');
-    const found = await t.api('GET', '/api/assistant/memory?query=tandem%20windmill', { token: bob.accessToken });
+    const found = await t.api('GET', '/api/assistant/memory?query=tandem%20windmill', {
+      token: bob.accessToken,
+    });
     expect(found.body.memories[0].id).toBe(id);
 
     const exp = await t.api('GET', '/api/memories/export', { token: bob.accessToken });
     expect(exp.status).toBe(200);
     expect(exp.headers.get('content-type')).toContain('application/x-ndjson');
-    const lines = exp.text.trim().split('\n').map((l) => JSON.parse(l) as { userId: number; id: number });
+    const lines = exp.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { userId: number; id: number });
     expect(lines.length).toBeGreaterThanOrEqual(3);
     expect(lines.every((l) => l.userId === bob.id)).toBe(true);
     expect(lines.map((l) => l.id)).toEqual([...lines.map((l) => l.id)].sort((a, b) => a - b));
@@ -257,7 +378,11 @@ describe('own memories (/api/memories)', () => {
 
     expect((await t.api('DELETE', `/api/memories/${id}`, { token: bob.accessToken })).status).toBe(204);
     expect((await t.api('GET', `/api/memories/${id}`, { token: bob.accessToken })).status).toBe(404);
-    const chunks = await t.deps.db.selectFrom('memory_chunks').select('id').where('memory_id', '=', id).execute();
+    const chunks = await t.deps.db
+      .selectFrom('memory_chunks')
+      .select('id')
+      .where('memory_id', '=', id)
+      .execute();
     expect(chunks).toHaveLength(0);
   });
 });
@@ -266,9 +391,24 @@ describe('gatherContext', () => {
   it('returns the spec’s ConversationContext with the three tiers and pluggable slots', async () => {
     const m = t.deps.services.memory;
     const conv = 4242;
-    await m.addMemory({ userId: alice.id, source: 'shared', content: 'Alice asked Mira about the harbour lights.', conversationId: conv });
-    await m.addMemory({ userId: alice.id, source: 'shared', content: 'Alice asked about harbour fees once.' });
-    const ctx = await m.gatherContext(alice.id, npc.id, 'Tell me about the harbour and the realm capital', { protocol: 'PUBLIC' }, conv);
+    await m.addMemory({
+      userId: alice.id,
+      source: 'shared',
+      content: 'Alice asked Mira about the harbour lights.',
+      conversationId: conv,
+    });
+    await m.addMemory({
+      userId: alice.id,
+      source: 'shared',
+      content: 'Alice asked about harbour fees once.',
+    });
+    const ctx = await m.gatherContext(
+      alice.id,
+      npc.id,
+      'Tell me about the harbour and the realm capital',
+      { protocol: 'PUBLIC' },
+      conv,
+    );
     expect(ctx.memoryContext.worldContext).toContain('Lumen');
     expect(ctx.memoryContext.assistantContext).toContain('harbour guild');
     expect(ctx.memoryContext.personalContext.split('\n')[0]).toContain('harbour lights');
@@ -277,13 +417,18 @@ describe('gatherContext', () => {
     expect(ctx.playerInventory).toEqual({});
 
     // Slots are filled by other modules; one that fails leaves its default and the turn goes on.
-    m.registerContextSlot('playerInventory', async (req) => ({ items: [{ name: 'lantern', quantity: req.playerUserId === alice.id ? 2 : 0 }], energy_coins: 5 }));
+    m.registerContextSlot('playerInventory', async (req) => ({
+      items: [{ name: 'lantern', quantity: req.playerUserId === alice.id ? 2 : 0 }],
+      energy_coins: 5,
+    }));
     m.registerContextSlot('playerQuests', async () => {
       throw new Error('quests down');
     });
     expect(() => m.registerContextSlot('playerInventory', async () => ({}))).toThrow();
     const embedding = await m.embedQuery('harbour');
-    const ctx2 = await m.gatherContext(alice.id, npc.id, 'harbour', undefined, undefined, { queryEmbedding: embedding });
+    const ctx2 = await m.gatherContext(alice.id, npc.id, 'harbour', undefined, undefined, {
+      queryEmbedding: embedding,
+    });
     expect(ctx2.playerInventory).toEqual({ items: [{ name: 'lantern', quantity: 2 }], energy_coins: 5 });
     expect(ctx2.playerQuests).toEqual({});
     expect(ctx2.memories.length).toBeGreaterThan(0);

@@ -3,7 +3,13 @@ import { protocolsRoutes } from './protocols.routes.js';
 import './protocols.tables.js';
 
 export { ProtocolsService, personaTypeFromProfiles } from './protocols.service.js';
-export type { ChannelProtocolLookup, PersonaTypeResolver, RoutingOutcome, RouteOptions, RoutingSubject } from './protocols.service.js';
+export type {
+  ChannelProtocolLookup,
+  PersonaTypeResolver,
+  RoutingOutcome,
+  RouteOptions,
+  RoutingSubject,
+} from './protocols.service.js';
 export {
   allowedTools,
   composeSystemPrompt,

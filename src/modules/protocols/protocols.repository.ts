@@ -3,7 +3,16 @@ import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import type { ProtocolDefinition } from './protocols.schemas.js';
 
-const columns = ['id', 'family', 'version', 'name', 'definition', 'builtin', 'created_at', 'updated_at'] as const;
+const columns = [
+  'id',
+  'family',
+  'version',
+  'name',
+  'definition',
+  'builtin',
+  'created_at',
+  'updated_at',
+] as const;
 
 export function findById(db: Executor, id: string) {
   return db.selectFrom('protocols').select(columns).where('id', '=', id).executeTakeFirst();
@@ -20,7 +29,13 @@ export function list(db: Executor) {
 
 /** The newest version of a family. */
 export function latestOfFamily(db: Executor, family: string) {
-  return db.selectFrom('protocols').select(columns).where('family', '=', family).orderBy('version', 'desc').limit(1).executeTakeFirst();
+  return db
+    .selectFrom('protocols')
+    .select(columns)
+    .where('family', '=', family)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** Ids of the protocols whose definition names `id` as their base. */
@@ -81,7 +96,12 @@ export async function insertIfAbsent(db: Executor, v: ProtocolValues): Promise<b
 export function update(db: Executor, id: string, definition: ProtocolDefinition, userId: number) {
   return db
     .updateTable('protocols')
-    .set({ name: definition.name, definition: JSON.stringify(definition), updated_by_user_id: userId, updated_at: sql<Date>`now()` as unknown as Date })
+    .set({
+      name: definition.name,
+      definition: JSON.stringify(definition),
+      updated_by_user_id: userId,
+      updated_at: sql<Date>`now()` as unknown as Date,
+    })
     .where('id', '=', id)
     .returning(columns)
     .executeTakeFirst();

@@ -17,7 +17,10 @@ import {
 /** A definition that fails its schema is a bad definition (422 invalid_definition, as for the
  * checks the schema cannot express); bad params stay 400 validation_failed. The route keeps its
  * full body schema for OpenAPI and reports the failure itself (attachValidation). */
-function rejectInvalidDefinition(req: FastifyRequest, schema: typeof createProtocolBody | typeof updateProtocolBody): void {
+function rejectInvalidDefinition(
+  req: FastifyRequest,
+  schema: typeof createProtocolBody | typeof updateProtocolBody,
+): void {
   const err = req.validationError;
   if (!err) return;
   if (req.validationError?.validationContext !== 'body') throw err;
@@ -48,20 +51,32 @@ export function protocolsRoutes(app: App, deps: Deps) {
       if ((userId !== undefined || personaType !== undefined) && !user.admin)
         throw forbidden('Only administrators may preview routing for another user or persona type');
       const outcome = await protocols.routeUser(userId ?? user.id, { channelId, personaType });
-      return { protocolId: outcome.protocolId, protocol: outcome.protocol, enforced: outcome.enforced, reason: outcome.reason };
+      return {
+        protocolId: outcome.protocolId,
+        protocol: outcome.protocol,
+        enforced: outcome.enforced,
+        reason: outcome.reason,
+      };
     },
   );
 
   app.get(
     '/api/protocol/protocols',
-    { schema: { tags, summary: 'List protocols', response: { 200: protocolListResponse, ...problems(401) } } },
+    {
+      schema: { tags, summary: 'List protocols', response: { 200: protocolListResponse, ...problems(401) } },
+    },
     async () => ({ protocols: await protocols.list() }),
   );
 
   app.get(
     '/api/protocol/protocols/:id',
     {
-      schema: { tags, summary: 'Get a protocol definition', params: protocolIdParam, response: { 200: protocolSchema, ...problems(400, 401, 404) } },
+      schema: {
+        tags,
+        summary: 'Get a protocol definition',
+        params: protocolIdParam,
+        response: { 200: protocolSchema, ...problems(400, 401, 404) },
+      },
     },
     async (req) => protocols.get(req.params.id),
   );

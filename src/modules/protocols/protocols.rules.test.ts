@@ -38,37 +38,138 @@ describe('routeProtocol: the spec table', () => {
 describe('routeProtocol: order and edges', () => {
   const cases: [string, RoutingInput, Expected][] = [
     // Step 1 beats everything, the channel included.
-    ['core_primary with a channel protocol stays PRIVATE', { role: 'carbon', accountType: 'core_primary', channelProtocolId: 'tech_protocol_v1' }, { category: 'PRIVATE', step: 1, enforced: true }],
-    ['core_primary with a coder persona stays PRIVATE', { role: 'carbon', accountType: 'core_primary', personaType: 'coder' }, { category: 'PRIVATE', step: 1, enforced: true }],
-    ['core_primary with an npc persona stays PRIVATE', { role: 'carbon', accountType: 'core_primary', personaType: 'npc' }, { category: 'PRIVATE', step: 1, enforced: true }],
+    [
+      'core_primary with a channel protocol stays PRIVATE',
+      { role: 'carbon', accountType: 'core_primary', channelProtocolId: 'tech_protocol_v1' },
+      { category: 'PRIVATE', step: 1, enforced: true },
+    ],
+    [
+      'core_primary with a coder persona stays PRIVATE',
+      { role: 'carbon', accountType: 'core_primary', personaType: 'coder' },
+      { category: 'PRIVATE', step: 1, enforced: true },
+    ],
+    [
+      'core_primary with an npc persona stays PRIVATE',
+      { role: 'carbon', accountType: 'core_primary', personaType: 'npc' },
+      { category: 'PRIVATE', step: 1, enforced: true },
+    ],
     // Step 2: a channel protocol for everyone else, before identity.
-    ['public user in a configured channel', { role: 'carbon', accountType: 'public', channelProtocolId: 'neutral_protocol_v1' }, { channel: 'neutral_protocol_v1', step: 2, enforced: false }],
-    ['developer in a configured channel', { role: 'silicon', accountType: 'developer', channelProtocolId: 'public_protocol_v1' }, { channel: 'public_protocol_v1', step: 2, enforced: false }],
-    ['npc in a configured channel', { role: 'silicon', accountType: 'npc', channelProtocolId: 'custom_flow_v2' }, { channel: 'custom_flow_v2', step: 2, enforced: false }],
-    ['cso in a configured channel', { role: 'cso', accountType: 'public', channelProtocolId: 'public_protocol_v1' }, { channel: 'public_protocol_v1', step: 2, enforced: false }],
-    ['coder persona in a configured channel', { role: 'carbon', accountType: 'public', personaType: 'coder', channelProtocolId: 'public_protocol_v1' }, { channel: 'public_protocol_v1', step: 2, enforced: false }],
+    [
+      'public user in a configured channel',
+      { role: 'carbon', accountType: 'public', channelProtocolId: 'neutral_protocol_v1' },
+      { channel: 'neutral_protocol_v1', step: 2, enforced: false },
+    ],
+    [
+      'developer in a configured channel',
+      { role: 'silicon', accountType: 'developer', channelProtocolId: 'public_protocol_v1' },
+      { channel: 'public_protocol_v1', step: 2, enforced: false },
+    ],
+    [
+      'npc in a configured channel',
+      { role: 'silicon', accountType: 'npc', channelProtocolId: 'custom_flow_v2' },
+      { channel: 'custom_flow_v2', step: 2, enforced: false },
+    ],
+    [
+      'cso in a configured channel',
+      { role: 'cso', accountType: 'public', channelProtocolId: 'public_protocol_v1' },
+      { channel: 'public_protocol_v1', step: 2, enforced: false },
+    ],
+    [
+      'coder persona in a configured channel',
+      {
+        role: 'carbon',
+        accountType: 'public',
+        personaType: 'coder',
+        channelProtocolId: 'public_protocol_v1',
+      },
+      { channel: 'public_protocol_v1', step: 2, enforced: false },
+    ],
     // core_primary with a role other than carbon (outside the allowed pairs): step 1 does not
     // apply, step 2 still excludes every core_primary account.
-    ['core_primary that is not carbon ignores the channel', { role: 'cso', accountType: 'core_primary', channelProtocolId: 'tech_protocol_v1' }, { category: 'SYSTEM', step: 5, enforced: false }],
-    ['no channel protocol (null) falls through', { role: 'carbon', accountType: 'public', channelProtocolId: null }, { category: 'PUBLIC', step: 6, enforced: false }],
+    [
+      'core_primary that is not carbon ignores the channel',
+      { role: 'cso', accountType: 'core_primary', channelProtocolId: 'tech_protocol_v1' },
+      { category: 'SYSTEM', step: 5, enforced: false },
+    ],
+    [
+      'no channel protocol (null) falls through',
+      { role: 'carbon', accountType: 'public', channelProtocolId: null },
+      { category: 'PUBLIC', step: 6, enforced: false },
+    ],
     // Step 3: developer account or coder persona.
-    ['developer account', { role: 'silicon', accountType: 'developer' }, { category: 'TECH', step: 3, enforced: false }],
-    ['coder persona on a public account', { role: 'carbon', accountType: 'public', personaType: 'coder' }, { category: 'TECH', step: 3, enforced: false }],
-    ['coder persona on an npc account (step 3 before 4)', { role: 'silicon', accountType: 'npc', personaType: 'coder' }, { category: 'TECH', step: 3, enforced: false }],
-    ['developer account with an npc persona (step 3 before 4)', { role: 'silicon', accountType: 'developer', personaType: 'npc' }, { category: 'TECH', step: 3, enforced: false }],
-    ['coder persona on a cso (step 3 before 5)', { role: 'cso', accountType: 'public', personaType: 'coder' }, { category: 'TECH', step: 3, enforced: false }],
+    [
+      'developer account',
+      { role: 'silicon', accountType: 'developer' },
+      { category: 'TECH', step: 3, enforced: false },
+    ],
+    [
+      'coder persona on a public account',
+      { role: 'carbon', accountType: 'public', personaType: 'coder' },
+      { category: 'TECH', step: 3, enforced: false },
+    ],
+    [
+      'coder persona on an npc account (step 3 before 4)',
+      { role: 'silicon', accountType: 'npc', personaType: 'coder' },
+      { category: 'TECH', step: 3, enforced: false },
+    ],
+    [
+      'developer account with an npc persona (step 3 before 4)',
+      { role: 'silicon', accountType: 'developer', personaType: 'npc' },
+      { category: 'TECH', step: 3, enforced: false },
+    ],
+    [
+      'coder persona on a cso (step 3 before 5)',
+      { role: 'cso', accountType: 'public', personaType: 'coder' },
+      { category: 'TECH', step: 3, enforced: false },
+    ],
     // Step 4: npc account or npc persona.
-    ['npc account', { role: 'silicon', accountType: 'npc' }, { category: 'NEUTRAL', step: 4, enforced: false }],
-    ['npc persona on a public account', { role: 'carbon', accountType: 'public', personaType: 'npc' }, { category: 'NEUTRAL', step: 4, enforced: false }],
-    ['npc persona on a cso (step 4 before 5)', { role: 'cso', accountType: 'public', personaType: 'npc' }, { category: 'NEUTRAL', step: 4, enforced: false }],
-    ['npc account with an unrelated persona', { role: 'silicon', accountType: 'npc', personaType: 'assistant' }, { category: 'NEUTRAL', step: 4, enforced: false }],
+    [
+      'npc account',
+      { role: 'silicon', accountType: 'npc' },
+      { category: 'NEUTRAL', step: 4, enforced: false },
+    ],
+    [
+      'npc persona on a public account',
+      { role: 'carbon', accountType: 'public', personaType: 'npc' },
+      { category: 'NEUTRAL', step: 4, enforced: false },
+    ],
+    [
+      'npc persona on a cso (step 4 before 5)',
+      { role: 'cso', accountType: 'public', personaType: 'npc' },
+      { category: 'NEUTRAL', step: 4, enforced: false },
+    ],
+    [
+      'npc account with an unrelated persona',
+      { role: 'silicon', accountType: 'npc', personaType: 'assistant' },
+      { category: 'NEUTRAL', step: 4, enforced: false },
+    ],
     // Step 5: decided by role, not account type.
-    ['cso (account type public)', { role: 'cso', accountType: 'public' }, { category: 'SYSTEM', step: 5, enforced: false }],
-    ['carbon public is not SYSTEM', { role: 'carbon', accountType: 'public' }, { category: 'PUBLIC', step: 6, enforced: false }],
-    ['cso with an unknown persona type', { role: 'cso', accountType: 'public', personaType: 'Observer' }, { category: 'SYSTEM', step: 5, enforced: false }],
+    [
+      'cso (account type public)',
+      { role: 'cso', accountType: 'public' },
+      { category: 'SYSTEM', step: 5, enforced: false },
+    ],
+    [
+      'carbon public is not SYSTEM',
+      { role: 'carbon', accountType: 'public' },
+      { category: 'PUBLIC', step: 6, enforced: false },
+    ],
+    [
+      'cso with an unknown persona type',
+      { role: 'cso', accountType: 'public', personaType: 'Observer' },
+      { category: 'SYSTEM', step: 5, enforced: false },
+    ],
     // Persona types match exactly.
-    ['"Coder" is not "coder"', { role: 'carbon', accountType: 'public', personaType: 'Coder' }, { category: 'PUBLIC', step: 6, enforced: false }],
-    ['public with no persona', { role: 'carbon', accountType: 'public', personaType: null }, { category: 'PUBLIC', step: 6, enforced: false }],
+    [
+      '"Coder" is not "coder"',
+      { role: 'carbon', accountType: 'public', personaType: 'Coder' },
+      { category: 'PUBLIC', step: 6, enforced: false },
+    ],
+    [
+      'public with no persona',
+      { role: 'carbon', accountType: 'public', personaType: null },
+      { category: 'PUBLIC', step: 6, enforced: false },
+    ],
   ];
   it.each(cases)('%s', (_name, input, expected) => {
     const d = routeProtocol(input);
@@ -93,16 +194,24 @@ describe('protocol ids', () => {
     expect(parseProtocolId(id)).toEqual(parsed);
     expect(categoryOf(id)).toBe(category);
   });
-  it.each(['private_protocol', 'Private_protocol_v1', 'x_v0', 'x_v01', 'x-y_v1', '_v1', 'x_v99999999999'])('rejects %s', (id) => {
-    expect(parseProtocolId(id)).toBeNull();
-  });
+  it.each(['private_protocol', 'Private_protocol_v1', 'x_v0', 'x_v01', 'x-y_v1', '_v1', 'x_v99999999999'])(
+    'rejects %s',
+    (id) => {
+      expect(parseProtocolId(id)).toBeNull();
+    },
+  );
 });
 
 const def = (d: unknown): ProtocolDefinition => protocolDefinitionSchema.parse(d);
 const seedDef = ({ id: _id, ...d }: (typeof SEED_PROTOCOLS)[number]) => def(d);
 const base: StoredProtocol = {
   id: 'base_v1',
-  definition: def({ kind: 'string', name: 'Base', template: 'You are {{assistantName}}. {{identity}}\n{{rules}}\n{{tools}}\nMemory: {{memoryContext}}', overrides: { identity: '' } }),
+  definition: def({
+    kind: 'string',
+    name: 'Base',
+    template: 'You are {{assistantName}}. {{identity}}\n{{rules}}\n{{tools}}\nMemory: {{memoryContext}}',
+    overrides: { identity: '' },
+  }),
 };
 
 describe('definitionProblems', () => {
@@ -115,7 +224,13 @@ describe('definitionProblems', () => {
     }
   });
   it('accepts a reference to a string base with known overrides', () => {
-    expect(paths('x_v1', { kind: 'reference', base: 'base_v1', name: 'X', overrides: { identity: 'Hi {{playerName}}' } }, { base })).toEqual([]);
+    expect(
+      paths(
+        'x_v1',
+        { kind: 'reference', base: 'base_v1', name: 'X', overrides: { identity: 'Hi {{playerName}}' } },
+        { base },
+      ),
+    ).toEqual([]);
   });
   it.each([
     ['a missing base', { kind: 'reference', base: 'nope_v1', name: 'X' }, {}, ['base']],
@@ -126,19 +241,67 @@ describe('definitionProblems', () => {
       { base: { id: 'ref_v1', definition: def({ kind: 'reference', base: 'base_v1', name: 'R' }) } },
       ['base'],
     ],
-    ['an override the base lacks', { kind: 'reference', base: 'base_v1', name: 'X', overrides: { identty: 'typo' } }, { base }, ['overrides.identty']],
-    ['an override of a runtime value', { kind: 'reference', base: 'base_v1', name: 'X', overrides: { playerName: 'Bob' } }, { base }, ['overrides.playerName']],
-    ['an override of a structural value', { kind: 'string', name: 'X', template: '{{tone}}', overrides: { tone: 'x' } }, {}, ['overrides.tone']],
-    ['a placeholder with no value', { kind: 'string', name: 'X', template: 'Hi {{mystery}}' }, {}, ['template']],
-    ['an override not in the template', { kind: 'string', name: 'X', template: 'Hi', overrides: { extra: 'x' } }, {}, ['overrides.extra']],
-    ['nested overrides', { kind: 'string', name: 'X', template: '{{a}} {{b}}', overrides: { a: '{{b}}', b: 'x' } }, {}, ['overrides.a']],
-    ['an unknown placeholder in a rule', { kind: 'string', name: 'X', template: 'Hi', rules: ['call {{secret}}'] }, {}, ['rules.0']],
-    ['turning a base into a reference', { kind: 'reference', base: 'base_v1', name: 'X' }, { base, usedAsBaseBy: ['y_v1'] }, ['kind']],
+    [
+      'an override the base lacks',
+      { kind: 'reference', base: 'base_v1', name: 'X', overrides: { identty: 'typo' } },
+      { base },
+      ['overrides.identty'],
+    ],
+    [
+      'an override of a runtime value',
+      { kind: 'reference', base: 'base_v1', name: 'X', overrides: { playerName: 'Bob' } },
+      { base },
+      ['overrides.playerName'],
+    ],
+    [
+      'an override of a structural value',
+      { kind: 'string', name: 'X', template: '{{tone}}', overrides: { tone: 'x' } },
+      {},
+      ['overrides.tone'],
+    ],
+    [
+      'a placeholder with no value',
+      { kind: 'string', name: 'X', template: 'Hi {{mystery}}' },
+      {},
+      ['template'],
+    ],
+    [
+      'an override not in the template',
+      { kind: 'string', name: 'X', template: 'Hi', overrides: { extra: 'x' } },
+      {},
+      ['overrides.extra'],
+    ],
+    [
+      'nested overrides',
+      { kind: 'string', name: 'X', template: '{{a}} {{b}}', overrides: { a: '{{b}}', b: 'x' } },
+      {},
+      ['overrides.a'],
+    ],
+    [
+      'an unknown placeholder in a rule',
+      { kind: 'string', name: 'X', template: 'Hi', rules: ['call {{secret}}'] },
+      {},
+      ['rules.0'],
+    ],
+    [
+      'turning a base into a reference',
+      { kind: 'reference', base: 'base_v1', name: 'X' },
+      { base, usedAsBaseBy: ['y_v1'] },
+      ['kind'],
+    ],
   ])('refuses %s', (_name, d, ctx, expected) => {
     expect(paths('x_v1', d, ctx)).toEqual(expected);
   });
   it('allows runtime placeholders in rules and overrides', () => {
-    expect(paths('x_v1', { kind: 'string', name: 'X', template: '{{greeting}}', overrides: { greeting: 'Hello {{playerName}}, {{tone}}' }, rules: ['Call them {{playerName}}.'] })).toEqual([]);
+    expect(
+      paths('x_v1', {
+        kind: 'string',
+        name: 'X',
+        template: '{{greeting}}',
+        overrides: { greeting: 'Hello {{playerName}}, {{tone}}' },
+        rules: ['Call them {{playerName}}.'],
+      }),
+    ).toEqual([]);
   });
 });
 
@@ -151,7 +314,15 @@ describe('schema', () => {
     ['both template and base', { kind: 'string', name: 'X', template: 't', base: 'base_v1' }],
     ['"*" with other tools', { kind: 'string', name: 'X', template: 't', tools: ['*', 'a'] }],
     ['a bad tool name', { kind: 'string', name: 'X', template: 't', tools: ['rm -rf'] }],
-    ['a bad memory access', { kind: 'string', name: 'X', template: 't', capabilities: { memoryAccess: 'all', adminAccess: false, observer: false } }],
+    [
+      'a bad memory access',
+      {
+        kind: 'string',
+        name: 'X',
+        template: 't',
+        capabilities: { memoryAccess: 'all', adminAccess: false, observer: false },
+      },
+    ],
     ['an unknown field', { kind: 'string', name: 'X', template: 't', color: 'red' }],
   ])('refuses %s', (_name, d) => {
     expect(protocolDefinitionSchema.safeParse(d).success).toBe(false);
@@ -159,7 +330,11 @@ describe('schema', () => {
 });
 
 const tools = [
-  { name: 'modifyInventory', description: 'Add or remove an item.', parameters: { type: 'object', properties: { itemId: { type: 'number' } } } },
+  {
+    name: 'modifyInventory',
+    description: 'Add or remove an item.',
+    parameters: { type: 'object', properties: { itemId: { type: 'number' } } },
+  },
   { name: 'modifyCurrency', description: 'Change energy coins.' },
   { name: 'lookupMemory', description: 'Search memories.' },
 ];
@@ -171,8 +346,18 @@ function resolved(d: unknown, id = 'x_v1'): ResolvedProtocol {
 
 describe('composeSystemPrompt', () => {
   it('loads the base, injects tools, appends rules, applies overrides (spec order)', () => {
-    const p = resolved({ kind: 'reference', base: 'base_v1', name: 'Mine', overrides: { identity: 'You talk to {{playerName}}.' }, rules: ['Be kind.', 'Be brief.'], tools: ['modifyCurrency'] });
-    const out = composeSystemPrompt(p, { tools, values: { assistantName: 'Ava', playerName: 'Bob', memoryContext: 'Bob likes tea.' } });
+    const p = resolved({
+      kind: 'reference',
+      base: 'base_v1',
+      name: 'Mine',
+      overrides: { identity: 'You talk to {{playerName}}.' },
+      rules: ['Be kind.', 'Be brief.'],
+      tools: ['modifyCurrency'],
+    });
+    const out = composeSystemPrompt(p, {
+      tools,
+      values: { assistantName: 'Ava', playerName: 'Bob', memoryContext: 'Bob likes tea.' },
+    });
     expect(out.system).toBe(
       'You are Ava. You talk to Bob.\n## Rules\n1. Be kind.\n2. Be brief.\n## Tools\nYou may request these tools when the conversation calls for them:\n- modifyCurrency: Change energy coins.\nMemory: Bob likes tea.',
     );
@@ -181,7 +366,14 @@ describe('composeSystemPrompt', () => {
   });
 
   it('appends tools and rules when the template has no markers, and fills defaults', () => {
-    const p = resolved({ kind: 'string', name: 'Plain', template: 'Hello {{playerName}}. Tone: {{tone}}. ({{protocolName}})', tone: 'calm', rules: ['One.'], tools: ['*'] });
+    const p = resolved({
+      kind: 'string',
+      name: 'Plain',
+      template: 'Hello {{playerName}}. Tone: {{tone}}. ({{protocolName}})',
+      tone: 'calm',
+      rules: ['One.'],
+      tools: ['*'],
+    });
     const out = composeSystemPrompt(p, { tools });
     expect(out.system).toBe(
       'Hello the player. Tone: calm. (Plain)\n\n## Tools\nYou may request these tools when the conversation calls for them:\n' +
@@ -192,8 +384,15 @@ describe('composeSystemPrompt', () => {
   });
 
   it('never expands placeholders inside values (a memory or name cannot pull in anything)', () => {
-    const p = resolved({ kind: 'string', name: 'P', template: '{{playerName}} | {{memoryContext}} | {{secretNote}}', overrides: { secretNote: 'classified' } });
-    const out = composeSystemPrompt(p, { values: { playerName: '{{secretNote}}', memoryContext: '{{tools}} {{rules}}' } });
+    const p = resolved({
+      kind: 'string',
+      name: 'P',
+      template: '{{playerName}} | {{memoryContext}} | {{secretNote}}',
+      overrides: { secretNote: 'classified' },
+    });
+    const out = composeSystemPrompt(p, {
+      values: { playerName: '{{secretNote}}', memoryContext: '{{tools}} {{rules}}' },
+    });
     expect(out.system).toBe('{{secretNote}} | {{tools}} {{rules}} | classified');
   });
 
@@ -227,15 +426,38 @@ describe('composeSystemPrompt', () => {
     expect(neutral.tools).toEqual([]);
     expect(compose('system_protocol_v1').system).toMatch(/meta-observer|meta-conscious/);
     expect(compose('public_protocol_v1').system).toMatch(/professional and friendly, with clear boundaries/);
-    for (const id of ['private_protocol_v1', 'tech_protocol_v1', 'neutral_protocol_v1', 'system_protocol_v1', 'public_protocol_v1'])
+    for (const id of [
+      'private_protocol_v1',
+      'tech_protocol_v1',
+      'neutral_protocol_v1',
+      'system_protocol_v1',
+      'public_protocol_v1',
+    ])
       expect(compose(id).system).not.toMatch(/\{\{/);
   });
 });
 
 describe('mergeProtocols', () => {
-  const routing = resolved({ kind: 'string', name: 'Private', template: 'Identity. {{rules}}', rules: ['Stay yourself.'], tools: ['modifyCurrency'], capabilities: { memoryAccess: 'full', adminAccess: false, observer: false } }, 'private_protocol_v1');
+  const routing = resolved(
+    {
+      kind: 'string',
+      name: 'Private',
+      template: 'Identity. {{rules}}',
+      rules: ['Stay yourself.'],
+      tools: ['modifyCurrency'],
+      capabilities: { memoryAccess: 'full', adminAccess: false, observer: false },
+    },
+    'private_protocol_v1',
+  );
   const workflow = resolved(
-    { kind: 'string', name: 'Onboarding', template: 'unused', rules: ['Record evidence.', 'Stay yourself.'], tools: ['*'], workflow: { machineId: 'documentation_flow_v1' } },
+    {
+      kind: 'string',
+      name: 'Onboarding',
+      template: 'unused',
+      rules: ['Record evidence.', 'Stay yourself.'],
+      tools: ['*'],
+      workflow: { machineId: 'documentation_flow_v1' },
+    },
     'observer_onboarding_v1',
   );
 
@@ -251,7 +473,9 @@ describe('mergeProtocols', () => {
     });
     const out = composeSystemPrompt(merged, { tools });
     expect(out.system).toContain('1. Stay yourself.\n2. Record evidence.');
-    expect(out.system).toContain('## Workflow\nThis conversation follows the workflow protocol observer_onboarding_v1 (state machine documentation_flow_v1). Its current state is "triage".');
+    expect(out.system).toContain(
+      '## Workflow\nThis conversation follows the workflow protocol observer_onboarding_v1 (state machine documentation_flow_v1). Its current state is "triage".',
+    );
     // The workflow cannot widen what identity allows.
     expect(allowedTools(merged, tools).map((t) => t.name)).toEqual(['modifyCurrency']);
   });

@@ -31,7 +31,8 @@ export function parseProtocolId(id: string): { family: string; version: number }
 /** API-CONTRACT.md: `protocol` is the category of the record; CUSTOM for any other family. */
 export function categoryOf(id: string): ProtocolCategory {
   const family = parseProtocolId(id)?.family;
-  for (const [category, f] of Object.entries(ROUTING_FAMILIES)) if (f === family) return category as RoutingCategory;
+  for (const [category, f] of Object.entries(ROUTING_FAMILIES))
+    if (f === family) return category as RoutingCategory;
   return 'CUSTOM';
 }
 
@@ -50,8 +51,7 @@ export interface RoutingInput {
 export type RoutingStep = 1 | 2 | 3 | 4 | 5 | 6;
 
 export type RoutingDecision = { step: RoutingStep; enforced: boolean; reason: string } & (
-  | { source: 'identity'; category: RoutingCategory }
-  | { source: 'channel'; protocolId: string }
+  { source: 'identity'; category: RoutingCategory } | { source: 'channel'; protocolId: string }
 );
 
 /** spec "Routing decision order (first match wins)", steps 1 to 6, exactly. */
@@ -61,21 +61,43 @@ export function routeProtocol(input: RoutingInput): RoutingDecision {
   const channel = input.channelProtocolId ?? null;
   // 1. core_primary + carbon → PRIVATE, enforced: not even a channel overrides it.
   if (accountType === 'core_primary' && role === 'carbon')
-    return { step: 1, source: 'identity', category: 'PRIVATE', enforced: true, reason: 'core_primary carbon account: the private protocol is enforced and cannot be overridden' };
+    return {
+      step: 1,
+      source: 'identity',
+      category: 'PRIVATE',
+      enforced: true,
+      reason: 'core_primary carbon account: the private protocol is enforced and cannot be overridden',
+    };
   // 2. A channel protocol applies to everyone who is not core_primary.
   if (channel !== null && accountType !== 'core_primary')
-    return { step: 2, source: 'channel', protocolId: channel, enforced: false, reason: `the channel is configured with ${channel}` };
+    return {
+      step: 2,
+      source: 'channel',
+      protocolId: channel,
+      enforced: false,
+      reason: `the channel is configured with ${channel}`,
+    };
   // 3. developer account or coder persona → TECH.
   if (accountType === 'developer')
     return { step: 3, source: 'identity', category: 'TECH', enforced: false, reason: 'developer account' };
-  if (personaType === 'coder') return { step: 3, source: 'identity', category: 'TECH', enforced: false, reason: 'coder persona' };
+  if (personaType === 'coder')
+    return { step: 3, source: 'identity', category: 'TECH', enforced: false, reason: 'coder persona' };
   // 4. npc account or npc persona → NEUTRAL.
-  if (accountType === 'npc') return { step: 4, source: 'identity', category: 'NEUTRAL', enforced: false, reason: 'npc account' };
-  if (personaType === 'npc') return { step: 4, source: 'identity', category: 'NEUTRAL', enforced: false, reason: 'npc persona' };
+  if (accountType === 'npc')
+    return { step: 4, source: 'identity', category: 'NEUTRAL', enforced: false, reason: 'npc account' };
+  if (personaType === 'npc')
+    return { step: 4, source: 'identity', category: 'NEUTRAL', enforced: false, reason: 'npc persona' };
   // 5. cso → SYSTEM, decided by role (a cso's account type is public).
-  if (role === 'cso') return { step: 5, source: 'identity', category: 'SYSTEM', enforced: false, reason: 'cso role' };
+  if (role === 'cso')
+    return { step: 5, source: 'identity', category: 'SYSTEM', enforced: false, reason: 'cso role' };
   // 6. Everyone else.
-  return { step: 6, source: 'identity', category: 'PUBLIC', enforced: false, reason: 'default for every other caller' };
+  return {
+    step: 6,
+    source: 'identity',
+    category: 'PUBLIC',
+    enforced: false,
+    reason: 'default for every other caller',
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -115,7 +137,8 @@ const RUNTIME_DEFAULTS: Record<RuntimePlaceholder, string> = {
 
 const PLACEHOLDER = /\{\{\s*([a-zA-Z][a-zA-Z0-9_]*)\s*\}\}/g;
 const isStructural = (n: string) => (STRUCTURAL_PLACEHOLDERS as readonly string[]).includes(n);
-const isRuntime = (n: string): n is RuntimePlaceholder => (RUNTIME_PLACEHOLDERS as readonly string[]).includes(n);
+const isRuntime = (n: string): n is RuntimePlaceholder =>
+  (RUNTIME_PLACEHOLDERS as readonly string[]).includes(n);
 
 export function placeholdersOf(text: string): string[] {
   return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
@@ -143,19 +166,29 @@ export interface DefinitionContext {
 }
 
 /** The checks a schema cannot express. Returns every problem found (empty when valid). */
-export function definitionProblems(id: string, def: ProtocolDefinition, ctx: DefinitionContext = {}): FieldProblem[] {
+export function definitionProblems(
+  id: string,
+  def: ProtocolDefinition,
+  ctx: DefinitionContext = {},
+): FieldProblem[] {
   const problems: FieldProblem[] = [];
   let template: string;
   let inherited: Record<string, string> = {};
   if (def.kind === 'reference') {
     // Bases must stay string-based: a reference-based base would make chains (and cycles).
     if (ctx.usedAsBaseBy && ctx.usedAsBaseBy.length > 0)
-      problems.push({ path: 'kind', message: `must stay string-based: ${ctx.usedAsBaseBy.join(', ')} use it as their base` });
+      problems.push({
+        path: 'kind',
+        message: `must stay string-based: ${ctx.usedAsBaseBy.join(', ')} use it as their base`,
+      });
     const base = ctx.base;
     if (def.base === id) problems.push({ path: 'base', message: 'a protocol cannot be its own base' });
     else if (!base) problems.push({ path: 'base', message: `no protocol ${def.base} exists` });
     else if (base.definition.kind !== 'string')
-      problems.push({ path: 'base', message: `${def.base} is reference-based; a base must be string-based (a full template)` });
+      problems.push({
+        path: 'base',
+        message: `${def.base} is reference-based; a base must be string-based (a full template)`,
+      });
     if (problems.length > 0 || !base || base.definition.kind !== 'string') return problems;
     template = base.definition.template;
     inherited = base.definition.overrides;
@@ -174,22 +207,30 @@ export function definitionProblems(id: string, def: ProtocolDefinition, ctx: Def
   // Structural and runtime values come from the protocol itself and from the turn: not overridable.
   for (const key of Object.keys(def.overrides))
     if (isStructural(key) || isRuntime(key))
-      problems.push({ path: `overrides.${key}`, message: `{{${key}}} is filled by composition and cannot be overridden` });
+      problems.push({
+        path: `overrides.${key}`,
+        message: `{{${key}}} is filled by composition and cannot be overridden`,
+      });
 
   const defined = new Set([...Object.keys(inherited), ...Object.keys(def.overrides)]);
   for (const name of placeholdersOf(template))
     if (!isStructural(name) && !isRuntime(name) && !defined.has(name))
-      problems.push({ path: def.kind === 'string' ? 'template' : 'overrides', message: `no value for placeholder {{${name}}}` });
+      problems.push({
+        path: def.kind === 'string' ? 'template' : 'overrides',
+        message: `no value for placeholder {{${name}}}`,
+      });
 
   // Text inserted into the template (override values, rules) may use the turn's facts, the tone
   // and the protocol name, and nothing else: no nesting of overrides.
   const inline = (n: string) => isRuntime(n) || n === 'tone' || n === 'protocolName';
   for (const [key, value] of Object.entries(def.overrides))
     for (const name of placeholdersOf(value))
-      if (!inline(name)) problems.push({ path: `overrides.${key}`, message: `{{${name}}} is not allowed inside an override` });
+      if (!inline(name))
+        problems.push({ path: `overrides.${key}`, message: `{{${name}}} is not allowed inside an override` });
   def.rules.forEach((rule, i) => {
     for (const name of placeholdersOf(rule))
-      if (!inline(name)) problems.push({ path: `rules.${i}`, message: `{{${name}}} is not allowed inside a rule` });
+      if (!inline(name))
+        problems.push({ path: `rules.${i}`, message: `{{${name}}} is not allowed inside a rule` });
   });
   return problems;
 }
@@ -246,15 +287,23 @@ export function resolveProtocol(record: StoredProtocol, base?: StoredProtocol | 
 }
 
 /** The tools a protocol lets the turn offer the model, in the order given. */
-export function allowedTools(protocol: Pick<ResolvedProtocol, 'tools'>, tools: readonly ToolDefinition[]): ToolDefinition[] {
+export function allowedTools(
+  protocol: Pick<ResolvedProtocol, 'tools'>,
+  tools: readonly ToolDefinition[],
+): ToolDefinition[] {
   if (protocol.tools.includes('*')) return [...tools];
   return tools.filter((t) => protocol.tools.includes(t.name));
 }
 
 function toolsSection(tools: readonly ToolDefinition[]): string {
   if (tools.length === 0) return '';
-  const lines = tools.map((t) => `- ${t.name}: ${t.description}${t.parameters ? ` Arguments (JSON Schema): ${JSON.stringify(t.parameters)}` : ''}`);
-  return ['## Tools', 'You may request these tools when the conversation calls for them:', ...lines].join('\n');
+  const lines = tools.map(
+    (t) =>
+      `- ${t.name}: ${t.description}${t.parameters ? ` Arguments (JSON Schema): ${JSON.stringify(t.parameters)}` : ''}`,
+  );
+  return ['## Tools', 'You may request these tools when the conversation calls for them:', ...lines].join(
+    '\n',
+  );
 }
 
 function rulesSection(rules: readonly string[]): string {
@@ -296,7 +345,11 @@ export function composeSystemPrompt(protocol: ResolvedProtocol, input: ComposeIn
   let text = protocol.template;
   text = place(text, 'tools', toolsSection(tools));
   const rules = rulesSection(protocol.rules);
-  text = place(text, 'rules', protocol.workflow ? [rules, workflowSection(protocol.workflow)].filter(Boolean).join('\n\n') : rules);
+  text = place(
+    text,
+    'rules',
+    protocol.workflow ? [rules, workflowSection(protocol.workflow)].filter(Boolean).join('\n\n') : rules,
+  );
   // Overrides first (admin text, which may use the turn's facts), then the turn's facts in one
   // pass that never rescans what it inserted.
   text = substitute(text, (name) => protocol.overrides[name]);
@@ -319,7 +372,11 @@ export function composeSystemPrompt(protocol: ResolvedProtocol, input: ComposeIn
 /** spec "Protocol merge": a routing protocol (identity) and a workflow protocol combine into one
  * that holds both rule sets and the workflow. Identity decides: its template, tone, capabilities
  * and tool allow-list stand, and its rules come first; the workflow adds its rules and state. */
-export function mergeProtocols(routing: ResolvedProtocol, workflow: ResolvedProtocol, state?: string): ResolvedProtocol {
+export function mergeProtocols(
+  routing: ResolvedProtocol,
+  workflow: ResolvedProtocol,
+  state?: string,
+): ResolvedProtocol {
   if (!workflow.workflow) throw new Error(`protocol ${workflow.id} is not a workflow protocol`);
   const rules = [...routing.rules];
   for (const r of workflow.rules) if (!rules.includes(r)) rules.push(r);

@@ -20,7 +20,9 @@ export const capabilitiesSchema = z
   .object({
     memoryAccess: z
       .enum(['full', 'standard', 'limited'])
-      .describe('full: every memory tier with the largest retrieval budget; standard: every tier; limited: world knowledge and the character only, no personal history'),
+      .describe(
+        'full: every memory tier with the largest retrieval budget; standard: every tier; limited: world knowledge and the character only, no personal history',
+      ),
     adminAccess: z.boolean().describe('the turn may discuss administrative and diagnostic detail'),
     observer: z.boolean().describe('observer capabilities: instances, timelines, system state'),
   })
@@ -42,7 +44,11 @@ const commonFields = {
   name: z.string().trim().min(1).max(100),
   description: z.string().max(2000).default(''),
   tone: z.string().trim().max(500).default('').describe('replaces {{tone}}'),
-  rules: z.array(z.string().trim().min(1).max(2000)).max(50).default([]).describe('appended to the prompt in order'),
+  rules: z
+    .array(z.string().trim().min(1).max(2000))
+    .max(50)
+    .default([])
+    .describe('appended to the prompt in order'),
   tools: toolsSchema.default([]),
   overrides: overridesSchema.default({}),
   capabilities: capabilitiesSchema.default({ memoryAccess: 'standard', adminAccess: false, observer: false }),
@@ -53,8 +59,18 @@ const commonFields = {
     .describe('set on a workflow protocol (for example observer_onboarding_v1)'),
 };
 
-const stringFields = { kind: z.literal('string'), template: z.string().min(1).max(32 * 1024).describe('the full prompt template') };
-const referenceFields = { kind: z.literal('reference'), base: protocolIdSchema.describe('a string-based protocol whose template this one uses') };
+const stringFields = {
+  kind: z.literal('string'),
+  template: z
+    .string()
+    .min(1)
+    .max(32 * 1024)
+    .describe('the full prompt template'),
+};
+const referenceFields = {
+  kind: z.literal('reference'),
+  base: protocolIdSchema.describe('a string-based protocol whose template this one uses'),
+};
 
 export const protocolDefinitionSchema = z.discriminatedUnion('kind', [
   z.object({ ...stringFields, ...commonFields }).strict(),
@@ -106,9 +122,22 @@ export const protocolIdParam = z.object({ id: protocolIdSchema });
 export const personaTypeSchema = z.string().trim().min(1).max(64);
 
 export const routingQuery = z.object({
-  channelId: z.string().trim().min(1).max(100).optional().describe('the chat-platform channel the conversation happens in'),
-  userId: z.coerce.number().int().positive().optional().describe('admins only: preview routing for this user'),
-  personaType: personaTypeSchema.optional().describe("admins only: preview routing for this persona type (otherwise the server's own)"),
+  channelId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('the chat-platform channel the conversation happens in'),
+  userId: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('admins only: preview routing for this user'),
+  personaType: personaTypeSchema
+    .optional()
+    .describe("admins only: preview routing for this persona type (otherwise the server's own)"),
 });
 
 export const routingResponse = z

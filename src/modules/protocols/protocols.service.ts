@@ -48,14 +48,18 @@ function toView(row: Row): ProtocolView {
 const stored = (row: Row): StoredProtocol => ({ id: row.id, definition: row.definition });
 
 function invalid(problems: { path: string; message: string }[]): AppError {
-  return new AppError('invalid_definition', 'The protocol definition does not validate', { errors: problems });
+  return new AppError('invalid_definition', 'The protocol definition does not validate', {
+    errors: problems,
+  });
 }
 
 /** The persona type of a user as the server knows it (persona session or character profile). */
 export type PersonaTypeResolver = (userId: number) => Promise<string | null>;
 /** A resolver reading the persona type of a character profile (the assistant and NPCs are users
  * with profiles); a user without a profile has none. */
-export function personaTypeFromProfiles(profile: (userId: number) => Promise<{ personaType: string | null }>): PersonaTypeResolver {
+export function personaTypeFromProfiles(
+  profile: (userId: number) => Promise<{ personaType: string | null }>,
+): PersonaTypeResolver {
   return async (userId) => {
     try {
       return (await profile(userId)).personaType;
@@ -114,7 +118,8 @@ export class ProtocolsService {
     // The base first: the routing protocols reference it.
     for (const { id, ...definition } of SEED_PROTOCOLS) {
       const parsed = parseProtocolId(id)!;
-      if (await repo.insertIfAbsent(this.db, { id, ...parsed, definition, builtin: true, userId: null })) inserted.push(id);
+      if (await repo.insertIfAbsent(this.db, { id, ...parsed, definition, builtin: true, userId: null }))
+        inserted.push(id);
     }
     return { inserted };
   }
@@ -138,7 +143,11 @@ export class ProtocolsService {
     const parsed = parseProtocolId(id);
     if (!parsed) throw invalid([{ path: 'id', message: 'not a versioned protocol id' }]);
     return transaction(this.db, async (trx) => {
-      if (await repo.findById(trx, id)) throw new AppError('conflict', `Protocol ${id} already exists; publish a new version (_v${parsed.version + 1}) or update it`);
+      if (await repo.findById(trx, id))
+        throw new AppError(
+          'conflict',
+          `Protocol ${id} already exists; publish a new version (_v${parsed.version + 1}) or update it`,
+        );
       const base = definition.kind === 'reference' ? await repo.lockShared(trx, definition.base) : undefined;
       const problems = definitionProblems(id, definition, { base: base ? stored(base) : null });
       if (problems.length > 0) throw invalid(problems);
@@ -146,16 +155,23 @@ export class ProtocolsService {
         return toView(await repo.insert(trx, { id, ...parsed, definition, builtin: false, userId }));
       } catch (err) {
         // Two creations of one id at once: the loser sees the primary key.
-        if ((err as { code?: string }).code === '23505') throw new AppError('conflict', `Protocol ${id} already exists`);
+        if ((err as { code?: string }).code === '23505')
+          throw new AppError('conflict', `Protocol ${id} already exists`);
         throw err;
       }
     });
   }
 
-  async update(id: string, input: ProtocolDefinition & { id?: string | undefined }, userId: number): Promise<ProtocolView> {
+  async update(
+    id: string,
+    input: ProtocolDefinition & { id?: string | undefined },
+    userId: number,
+  ): Promise<ProtocolView> {
     const { id: bodyId, ...definition } = input;
     if (bodyId !== undefined && bodyId !== id)
-      throw invalid([{ path: 'id', message: 'the id cannot change; publish a new version with POST instead' }]);
+      throw invalid([
+        { path: 'id', message: 'the id cannot change; publish a new version with POST instead' },
+      ]);
     return transaction(this.db, async (trx) => {
       if (!(await repo.lock(trx, id))) throw notFound('protocol');
       const base = definition.kind === 'reference' ? await repo.lockShared(trx, definition.base) : undefined;
@@ -190,9 +206,15 @@ export class ProtocolsService {
 
   /** spec "Routing decision order": the protocol for this subject, and why. */
   async route(subject: RoutingSubject, opts: RouteOptions = {}): Promise<RoutingOutcome> {
-    const personaType = opts.personaType !== undefined ? opts.personaType : await this.personaTypeOf(subject.id);
+    const personaType =
+      opts.personaType !== undefined ? opts.personaType : await this.personaTypeOf(subject.id);
     const channelProtocolId = opts.channelId ? await this.opts.channelProtocol(opts.channelId) : null;
-    const decision = routeProtocol({ role: subject.role, accountType: subject.accountType, personaType, channelProtocolId });
+    const decision = routeProtocol({
+      role: subject.role,
+      accountType: subject.accountType,
+      personaType,
+      channelProtocolId,
+    });
     const row =
       decision.source === 'channel'
         ? await repo.findById(this.db, decision.protocolId)

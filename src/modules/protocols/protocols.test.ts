@@ -21,14 +21,22 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const routing = (user: TestUser, query = '') => t.api('GET', `/api/protocol/routing${query}`, { token: user.accessToken });
+const routing = (user: TestUser, query = '') =>
+  t.api('GET', `/api/protocol/routing${query}`, { token: user.accessToken });
 
 describe('seeding', () => {
   it('creates the base template and the five routing protocols, once', async () => {
     const res = await t.api('GET', '/api/protocol/protocols', { token: pub.accessToken });
     expect(res.status).toBe(200);
     const ids = res.body.protocols.map((p: { id: string }) => p.id);
-    for (const id of ['assistant_base_v1', 'private_protocol_v1', 'tech_protocol_v1', 'neutral_protocol_v1', 'system_protocol_v1', 'public_protocol_v1'])
+    for (const id of [
+      'assistant_base_v1',
+      'private_protocol_v1',
+      'tech_protocol_v1',
+      'neutral_protocol_v1',
+      'system_protocol_v1',
+      'public_protocol_v1',
+    ])
       expect(ids).toContain(id);
     expect(await t.deps.services.protocols.seed()).toEqual({ inserted: [] });
   });
@@ -71,15 +79,28 @@ describe('GET /api/protocol/routing', () => {
   });
 
   it('uses the channel protocol for everyone but core_primary', async () => {
-    const set = await t.api('POST', '/api/chat-platform/channel/config', { token: cso.accessToken, body: { channelId: 'chan-neutral', protocolId: 'neutral_protocol_v1' } });
+    const set = await t.api('POST', '/api/chat-platform/channel/config', {
+      token: cso.accessToken,
+      body: { channelId: 'chan-neutral', protocolId: 'neutral_protocol_v1' },
+    });
     expect(set.status).toBe(200);
-    expect((await routing(pub, '?channelId=chan-neutral')).body).toMatchObject({ protocolId: 'neutral_protocol_v1', protocol: 'NEUTRAL', enforced: false });
-    expect((await routing(dev, '?channelId=chan-neutral')).body).toMatchObject({ protocolId: 'neutral_protocol_v1' });
-    expect((await routing(cso, '?channelId=chan-neutral')).body).toMatchObject({ protocolId: 'neutral_protocol_v1' });
+    expect((await routing(pub, '?channelId=chan-neutral')).body).toMatchObject({
+      protocolId: 'neutral_protocol_v1',
+      protocol: 'NEUTRAL',
+      enforced: false,
+    });
+    expect((await routing(dev, '?channelId=chan-neutral')).body).toMatchObject({
+      protocolId: 'neutral_protocol_v1',
+    });
+    expect((await routing(cso, '?channelId=chan-neutral')).body).toMatchObject({
+      protocolId: 'neutral_protocol_v1',
+    });
     const c = await routing(core, '?channelId=chan-neutral');
     expect(c.body).toMatchObject({ protocolId: 'private_protocol_v1', protocol: 'PRIVATE', enforced: true });
     // A channel without configuration changes nothing.
-    expect((await routing(pub, '?channelId=chan-unknown')).body).toMatchObject({ protocolId: 'public_protocol_v1' });
+    expect((await routing(pub, '?channelId=chan-unknown')).body).toMatchObject({
+      protocolId: 'public_protocol_v1',
+    });
   });
 
   it('refuses a non-admin naming a user or a persona type (the persona is the server’s)', async () => {
@@ -93,17 +114,43 @@ describe('GET /api/protocol/routing', () => {
   });
 
   it('lets an admin preview another user and persona type', async () => {
-    expect((await routing(cso, `?userId=${core.id}`)).body).toMatchObject({ protocolId: 'private_protocol_v1', enforced: true });
-    expect((await routing(cso, `?userId=${pub.id}&personaType=coder`)).body).toMatchObject({ protocol: 'TECH', reason: 'rule 3: coder persona' });
-    expect((await routing(dev, `?userId=${pub.id}&personaType=npc`)).body).toMatchObject({ protocol: 'NEUTRAL', reason: 'rule 4: npc persona' });
-    expect((await routing(cso, `?userId=${core.id}&personaType=coder&channelId=chan-neutral`)).body).toMatchObject({ protocol: 'PRIVATE' });
+    expect((await routing(cso, `?userId=${core.id}`)).body).toMatchObject({
+      protocolId: 'private_protocol_v1',
+      enforced: true,
+    });
+    expect((await routing(cso, `?userId=${pub.id}&personaType=coder`)).body).toMatchObject({
+      protocol: 'TECH',
+      reason: 'rule 3: coder persona',
+    });
+    expect((await routing(dev, `?userId=${pub.id}&personaType=npc`)).body).toMatchObject({
+      protocol: 'NEUTRAL',
+      reason: 'rule 4: npc persona',
+    });
+    expect(
+      (await routing(cso, `?userId=${core.id}&personaType=coder&channelId=chan-neutral`)).body,
+    ).toMatchObject({ protocol: 'PRIVATE' });
   });
 
   it('takes the persona type from the character profile', async () => {
-    const coder = await t.deps.services.characters.createNpc({ name: 'Cody', description: 'writes code', personaType: 'coder', metadata: {} });
-    expect((await routing(cso, `?userId=${coder.id}`)).body).toMatchObject({ protocol: 'TECH', reason: 'rule 3: coder persona' });
-    const plain = await t.deps.services.characters.createNpc({ name: 'Nell', description: 'a shopkeeper', metadata: {} });
-    expect((await routing(cso, `?userId=${plain.id}`)).body).toMatchObject({ protocol: 'NEUTRAL', reason: 'rule 4: npc account' });
+    const coder = await t.deps.services.characters.createNpc({
+      name: 'Cody',
+      description: 'writes code',
+      personaType: 'coder',
+      metadata: {},
+    });
+    expect((await routing(cso, `?userId=${coder.id}`)).body).toMatchObject({
+      protocol: 'TECH',
+      reason: 'rule 3: coder persona',
+    });
+    const plain = await t.deps.services.characters.createNpc({
+      name: 'Nell',
+      description: 'a shopkeeper',
+      metadata: {},
+    });
+    expect((await routing(cso, `?userId=${plain.id}`)).body).toMatchObject({
+      protocol: 'NEUTRAL',
+      reason: 'rule 4: npc account',
+    });
   });
 
   it('answers 400 for bad parameters and 404 for an unknown user', async () => {
@@ -113,7 +160,11 @@ describe('GET /api/protocol/routing', () => {
 
   it('gives the chat turn the resolved protocol to compose', async () => {
     const outcome = await t.deps.services.protocols.routeUser(core.id, { channelId: 'chan-neutral' });
-    expect(outcome.resolved).toMatchObject({ id: 'private_protocol_v1', category: 'PRIVATE', capabilities: { memoryAccess: 'full' } });
+    expect(outcome.resolved).toMatchObject({
+      id: 'private_protocol_v1',
+      category: 'PRIVATE',
+      capabilities: { memoryAccess: 'full' },
+    });
     expect(outcome.resolved.template).toContain('{{identity}}');
   });
 });
@@ -137,16 +188,28 @@ describe('POST /api/protocol/protocols', () => {
   });
 
   it('refuses a definition that does not validate with 422 invalid_definition', async () => {
-    const shape = await t.api('POST', '/api/protocol/protocols', { token: cso.accessToken, body: { id: 'broken_v1', kind: 'string', name: 'No template' } });
+    const shape = await t.api('POST', '/api/protocol/protocols', {
+      token: cso.accessToken,
+      body: { id: 'broken_v1', kind: 'string', name: 'No template' },
+    });
     expect(shape.status).toBe(422);
     expect(shape.body.code).toBe('invalid_definition');
     expect(shape.body.errors.map((e: { path: string }) => e.path)).toContain('template');
-    const semantic = await t.api('POST', '/api/protocol/protocols', { token: cso.accessToken, body: { ...custom, base: 'missing_base_v1' } });
+    const semantic = await t.api('POST', '/api/protocol/protocols', {
+      token: cso.accessToken,
+      body: { ...custom, base: 'missing_base_v1' },
+    });
     expect(semantic.status).toBe(422);
     expect(semantic.body.errors).toEqual([{ path: 'base', message: 'no protocol missing_base_v1 exists' }]);
-    const unversioned = await t.api('POST', '/api/protocol/protocols', { token: cso.accessToken, body: { ...custom, id: 'support_desk' } });
+    const unversioned = await t.api('POST', '/api/protocol/protocols', {
+      token: cso.accessToken,
+      body: { ...custom, id: 'support_desk' },
+    });
     expect(unversioned.status).toBe(422);
-    const typo = await t.api('POST', '/api/protocol/protocols', { token: cso.accessToken, body: { ...custom, overrides: { identiy: 'x' } } });
+    const typo = await t.api('POST', '/api/protocol/protocols', {
+      token: cso.accessToken,
+      body: { ...custom, overrides: { identiy: 'x' } },
+    });
     expect(typo.status).toBe(422);
     expect(typo.body.errors[0].path).toBe('overrides.identiy');
   });
@@ -159,22 +222,41 @@ describe('POST /api/protocol/protocols', () => {
   it('creates a protocol, then 409 for the same id', async () => {
     const res = await t.api('POST', '/api/protocol/protocols', { token: cso.accessToken, body: custom });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ id: 'support_desk_v1', category: 'CUSTOM', version: 1, builtin: false, kind: 'reference', tools: ['lookupMemory'] });
-    expect((await t.api('GET', '/api/protocol/protocols/support_desk_v1', { token: npc.accessToken })).body.name).toBe('Support desk');
+    expect(res.body).toMatchObject({
+      id: 'support_desk_v1',
+      category: 'CUSTOM',
+      version: 1,
+      builtin: false,
+      kind: 'reference',
+      tools: ['lookupMemory'],
+    });
+    expect(
+      (await t.api('GET', '/api/protocol/protocols/support_desk_v1', { token: npc.accessToken })).body.name,
+    ).toBe('Support desk');
     const again = await t.api('POST', '/api/protocol/protocols', { token: cso.accessToken, body: custom });
     expect(again.status).toBe(409);
   });
 
   it('routes a channel to a custom protocol', async () => {
-    await t.api('POST', '/api/chat-platform/channel/config', { token: cso.accessToken, body: { channelId: 'support', protocolId: 'support_desk_v1' } });
-    expect((await routing(pub, '?channelId=support')).body).toMatchObject({ protocolId: 'support_desk_v1', protocol: 'CUSTOM', enforced: false, reason: 'rule 2: the channel is configured with support_desk_v1' });
+    await t.api('POST', '/api/chat-platform/channel/config', {
+      token: cso.accessToken,
+      body: { channelId: 'support', protocolId: 'support_desk_v1' },
+    });
+    expect((await routing(pub, '?channelId=support')).body).toMatchObject({
+      protocolId: 'support_desk_v1',
+      protocol: 'CUSTOM',
+      enforced: false,
+      reason: 'rule 2: the channel is configured with support_desk_v1',
+    });
   });
 });
 
 describe('GET /api/protocol/protocols/<id>', () => {
   it('answers 401, 400 and 404', async () => {
     expect((await t.api('GET', '/api/protocol/protocols/public_protocol_v1')).status).toBe(401);
-    expect((await t.api('GET', '/api/protocol/protocols/Not-An-Id', { token: pub.accessToken })).status).toBe(400);
+    expect((await t.api('GET', '/api/protocol/protocols/Not-An-Id', { token: pub.accessToken })).status).toBe(
+      400,
+    );
     const missing = await t.api('GET', '/api/protocol/protocols/nothing_here_v1', { token: pub.accessToken });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe('not_found');
@@ -182,21 +264,44 @@ describe('GET /api/protocol/protocols/<id>', () => {
 });
 
 describe('PUT /api/protocol/protocols/<id>', () => {
-  const { id: _id, ...update } = { ...custom, rules: ['Solve one problem at a time.', 'Close the ticket politely.'] };
+  const { id: _id, ...update } = {
+    ...custom,
+    rules: ['Solve one problem at a time.', 'Close the ticket politely.'],
+  };
 
   it('needs an admin', async () => {
-    expect((await t.api('PUT', '/api/protocol/protocols/support_desk_v1', { body: update })).status).toBe(401);
-    expect((await t.api('PUT', '/api/protocol/protocols/support_desk_v1', { token: npc.accessToken, body: update })).status).toBe(403);
+    expect((await t.api('PUT', '/api/protocol/protocols/support_desk_v1', { body: update })).status).toBe(
+      401,
+    );
+    expect(
+      (
+        await t.api('PUT', '/api/protocol/protocols/support_desk_v1', {
+          token: npc.accessToken,
+          body: update,
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('refuses a bad definition, a changed id and an unknown protocol', async () => {
-    const bad = await t.api('PUT', '/api/protocol/protocols/support_desk_v1', { token: dev.accessToken, body: { ...update, tools: ['*', 'x'] } });
+    const bad = await t.api('PUT', '/api/protocol/protocols/support_desk_v1', {
+      token: dev.accessToken,
+      body: { ...update, tools: ['*', 'x'] },
+    });
     expect(bad.status).toBe(422);
-    const renamed = await t.api('PUT', '/api/protocol/protocols/support_desk_v1', { token: dev.accessToken, body: { ...update, id: 'support_desk_v2' } });
+    const renamed = await t.api('PUT', '/api/protocol/protocols/support_desk_v1', {
+      token: dev.accessToken,
+      body: { ...update, id: 'support_desk_v2' },
+    });
     expect(renamed.status).toBe(422);
     expect(renamed.body.errors[0].path).toBe('id');
-    expect((await t.api('PUT', '/api/protocol/protocols/unknown_v1', { token: dev.accessToken, body: update })).status).toBe(404);
-    expect((await t.api('PUT', '/api/protocol/protocols/Bad', { token: dev.accessToken, body: update })).status).toBe(400);
+    expect(
+      (await t.api('PUT', '/api/protocol/protocols/unknown_v1', { token: dev.accessToken, body: update }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await t.api('PUT', '/api/protocol/protocols/Bad', { token: dev.accessToken, body: update })).status,
+    ).toBe(400);
   });
 
   it('keeps a base string-based while others reference it', async () => {
@@ -208,32 +313,69 @@ describe('PUT /api/protocol/protocols/<id>', () => {
   });
 
   it('replaces the definition and keeps the id', async () => {
-    const res = await t.api('PUT', '/api/protocol/protocols/support_desk_v1', { token: dev.accessToken, body: update });
+    const res = await t.api('PUT', '/api/protocol/protocols/support_desk_v1', {
+      token: dev.accessToken,
+      body: update,
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: 'support_desk_v1', rules: ['Solve one problem at a time.', 'Close the ticket politely.'] });
+    expect(res.body).toMatchObject({
+      id: 'support_desk_v1',
+      rules: ['Solve one problem at a time.', 'Close the ticket politely.'],
+    });
     const resolved = await t.deps.services.protocols.resolve('support_desk_v1');
     expect(resolved.rules).toHaveLength(2);
   });
 
   it('survives a restart: seeding never overwrites an admin’s edit', async () => {
-    const { id: _pid, ...pub1 } = (await t.api('GET', '/api/protocol/protocols/public_protocol_v1', { token: cso.accessToken })).body;
-    const body = { kind: 'reference', base: 'assistant_base_v1', name: pub1.name, tone: 'crisp', overrides: pub1.overrides, rules: pub1.rules, tools: pub1.tools, capabilities: pub1.capabilities };
-    expect((await t.api('PUT', '/api/protocol/protocols/public_protocol_v1', { token: cso.accessToken, body })).status).toBe(200);
+    const { id: _pid, ...pub1 } = (
+      await t.api('GET', '/api/protocol/protocols/public_protocol_v1', { token: cso.accessToken })
+    ).body;
+    const body = {
+      kind: 'reference',
+      base: 'assistant_base_v1',
+      name: pub1.name,
+      tone: 'crisp',
+      overrides: pub1.overrides,
+      rules: pub1.rules,
+      tools: pub1.tools,
+      capabilities: pub1.capabilities,
+    };
+    expect(
+      (await t.api('PUT', '/api/protocol/protocols/public_protocol_v1', { token: cso.accessToken, body }))
+        .status,
+    ).toBe(200);
     await t.deps.services.protocols.seed();
-    expect((await t.api('GET', '/api/protocol/protocols/public_protocol_v1', { token: cso.accessToken })).body.tone).toBe('crisp');
+    expect(
+      (await t.api('GET', '/api/protocol/protocols/public_protocol_v1', { token: cso.accessToken })).body
+        .tone,
+    ).toBe('crisp');
   });
 });
 
 describe('versions', () => {
   it('routes to the newest version of a routing family', async () => {
-    const v1 = (await t.api('GET', '/api/protocol/protocols/tech_protocol_v1', { token: cso.accessToken })).body;
-    const body = { id: 'tech_protocol_v2', kind: 'reference', base: v1.base, name: 'Tech protocol 2', tone: v1.tone, overrides: v1.overrides, rules: [...v1.rules, 'Cite file paths.'], tools: v1.tools, capabilities: v1.capabilities };
+    const v1 = (await t.api('GET', '/api/protocol/protocols/tech_protocol_v1', { token: cso.accessToken }))
+      .body;
+    const body = {
+      id: 'tech_protocol_v2',
+      kind: 'reference',
+      base: v1.base,
+      name: 'Tech protocol 2',
+      tone: v1.tone,
+      overrides: v1.overrides,
+      rules: [...v1.rules, 'Cite file paths.'],
+      tools: v1.tools,
+      capabilities: v1.capabilities,
+    };
     const res = await t.api('POST', '/api/protocol/protocols', { token: cso.accessToken, body });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ category: 'TECH', version: 2 });
     expect((await routing(dev)).body).toMatchObject({ protocolId: 'tech_protocol_v2', protocol: 'TECH' });
     // A channel pinned to a version keeps it.
-    await t.api('POST', '/api/chat-platform/channel/config', { token: cso.accessToken, body: { channelId: 'pinned', protocolId: 'tech_protocol_v1' } });
+    await t.api('POST', '/api/chat-platform/channel/config', {
+      token: cso.accessToken,
+      body: { channelId: 'pinned', protocolId: 'tech_protocol_v1' },
+    });
     expect((await routing(pub, '?channelId=pinned')).body).toMatchObject({ protocolId: 'tech_protocol_v1' });
   });
 });

@@ -29,7 +29,14 @@ export function findByEmail(db: Executor, email: string) {
 
 export function insert(
   db: Executor,
-  values: { email: string | null; passwordHash: string | null; name: string; role: Role; accountType: AccountType; emailVerified?: boolean },
+  values: {
+    email: string | null;
+    passwordHash: string | null;
+    name: string;
+    role: Role;
+    accountType: AccountType;
+    emailVerified?: boolean;
+  },
 ) {
   return db
     .insertInto('users')
@@ -48,7 +55,14 @@ export function insert(
 export function update(
   db: Executor,
   id: number,
-  values: Partial<{ role: Role; account_type: AccountType; name: string; password_hash: string; email_verified: boolean; email: string }>,
+  values: Partial<{
+    role: Role;
+    account_type: AccountType;
+    name: string;
+    password_hash: string;
+    email_verified: boolean;
+    email: string;
+  }>,
 ) {
   return db
     .updateTable('users')
@@ -60,12 +74,20 @@ export function update(
 
 export async function list(
   db: Executor,
-  opts: { limit: number; offset: number; q?: string | undefined; role?: Role | undefined; accountType?: AccountType | undefined },
+  opts: {
+    limit: number;
+    offset: number;
+    q?: string | undefined;
+    role?: Role | undefined;
+    accountType?: AccountType | undefined;
+  },
 ) {
   let query = db.selectFrom('users');
   if (opts.q) {
     const like = `%${opts.q.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-    query = query.where((eb) => eb.or([eb(sql`lower(email)`, 'like', like), eb(sql`lower(name)`, 'like', like)]));
+    query = query.where((eb) =>
+      eb.or([eb(sql`lower(email)`, 'like', like), eb(sql`lower(name)`, 'like', like)]),
+    );
   }
   if (opts.role) query = query.where('role', '=', opts.role);
   if (opts.accountType) query = query.where('account_type', '=', opts.accountType);

@@ -2,7 +2,13 @@ import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
-import { adminUsersQuery, adminUsersResponse, patchUserBody, profileSchema, userIdParam } from './users.schemas.js';
+import {
+  adminUsersQuery,
+  adminUsersResponse,
+  patchUserBody,
+  profileSchema,
+  userIdParam,
+} from './users.schemas.js';
 import { toProfile } from './users.service.js';
 
 export function usersRoutes(app: App, deps: Deps) {
@@ -10,7 +16,13 @@ export function usersRoutes(app: App, deps: Deps) {
 
   app.get(
     '/api/user/profile',
-    { schema: { tags: ['users'], summary: "The caller's profile", response: { 200: profileSchema, ...problems(401) } } },
+    {
+      schema: {
+        tags: ['users'],
+        summary: "The caller's profile",
+        response: { 200: profileSchema, ...problems(401) },
+      },
+    },
     async (req) => users.profile(currentUser(req).id),
   );
 
@@ -18,7 +30,12 @@ export function usersRoutes(app: App, deps: Deps) {
     '/api/admin/users',
     {
       config: { auth: 'admin' },
-      schema: { tags: ['admin'], summary: 'List users', querystring: adminUsersQuery, response: { 200: adminUsersResponse, ...problems(400, 401, 403) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'List users',
+        querystring: adminUsersQuery,
+        response: { 200: adminUsersResponse, ...problems(400, 401, 403) },
+      },
     },
     async (req) => {
       const { rows, total } = await users.list(req.query);

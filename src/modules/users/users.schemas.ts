@@ -38,6 +38,10 @@ export const adminUsersResponse = z.object({
 });
 
 export const patchUserBody = z
-  .object({ role: roleSchema.optional(), accountType: accountTypeSchema.optional(), name: z.string().trim().min(1).max(100).optional() })
+  .object({
+    role: roleSchema.optional(),
+    accountType: accountTypeSchema.optional(),
+    name: z.string().trim().min(1).max(100).optional(),
+  })
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of role, accountType, name' });

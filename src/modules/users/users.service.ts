@@ -59,12 +59,21 @@ export class UsersService {
     const role = input.role ?? 'carbon';
     const accountType = input.accountType ?? 'public';
     if (!isAllowedCombination(role, accountType))
-      throw validationFailed([{ path: 'accountType', message: `${accountType} is not allowed for role ${role}` }]);
+      throw validationFailed([
+        { path: 'accountType', message: `${accountType} is not allowed for role ${role}` },
+      ]);
     const email = input.email?.trim().toLowerCase() ?? null;
     const passwordHash = input.password === null ? null : await hashPassword(input.password);
     const name = input.name?.trim() || (email ? email.split('@')[0]! : 'user');
     try {
-      return await repo.insert(executor, { email, passwordHash, name, role, accountType, emailVerified: input.emailVerified ?? false });
+      return await repo.insert(executor, {
+        email,
+        passwordHash,
+        name,
+        role,
+        accountType,
+        emailVerified: input.emailVerified ?? false,
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('conflict', 'An account with this email already exists');
       throw err;
@@ -76,14 +85,24 @@ export class UsersService {
   }
 
   /** Admin change of role, account type or name; the resulting pair must be allowed. */
-  async patch(id: number, changes: { role?: Role | undefined; accountType?: AccountType | undefined; name?: string | undefined }): Promise<UserRow> {
+  async patch(
+    id: number,
+    changes: { role?: Role | undefined; accountType?: AccountType | undefined; name?: string | undefined },
+  ): Promise<UserRow> {
     return this.db.transaction().execute(async (trx) => {
-      const current = await trx.selectFrom('users').select(['role', 'account_type']).where('id', '=', id).forUpdate().executeTakeFirst();
+      const current = await trx
+        .selectFrom('users')
+        .select(['role', 'account_type'])
+        .where('id', '=', id)
+        .forUpdate()
+        .executeTakeFirst();
       if (!current) throw notFound('user');
       const role = changes.role ?? current.role;
       const accountType = changes.accountType ?? current.account_type;
       if (!isAllowedCombination(role, accountType))
-        throw validationFailed([{ path: 'accountType', message: `${accountType} is not allowed for role ${role}` }]);
+        throw validationFailed([
+          { path: 'accountType', message: `${accountType} is not allowed for role ${role}` },
+        ]);
       const updated = await repo.update(trx, id, {
         role,
         account_type: accountType,

@@ -19,7 +19,9 @@ afterAll(() => t.close());
 describe('database layer', () => {
   it('applies every migration and reports the database kind', async () => {
     const rows = await t.deps.db.selectFrom('schema_migrations').select('name').execute();
-    expect(rows.map((r) => r.name)).toEqual(listMigrations(t.deps.database.capabilities.vector).map((m) => m.name));
+    expect(rows.map((r) => r.name)).toEqual(
+      listMigrations(t.deps.database.capabilities.vector).map((m) => m.name),
+    );
     expect(t.deps.database.kind).toBe(isPostgres() ? 'postgres' : 'pglite');
   });
 
@@ -35,7 +37,7 @@ describe('database layer', () => {
             .executeTakeFirstOrThrow();
           // Yield between read and write so interleaving would show if the lock did not hold.
           await new Promise((r) => setTimeout(r, 1));
-          await sql`update counter_test set value = ${(row).value + 1} where id = 1`.execute(trx);
+          await sql`update counter_test set value = ${row.value + 1} where id = 1`.execute(trx);
         }),
       ),
     );
@@ -58,7 +60,13 @@ describe('database layer', () => {
   it('fails loudly (pool timeout) on a statement issued outside the open transaction', async () => {
     // PGlite always has one connection; on Postgres, open a one-connection pool to the same schema.
     const single = isPostgres()
-      ? await openDatabase({ url: process.env.DATABASE_URL, dataDir: '', poolSize: 1, poolTimeoutMs: 3000, schema: t.deps.database.schema })
+      ? await openDatabase({
+          url: process.env.DATABASE_URL,
+          dataDir: '',
+          poolSize: 1,
+          poolTimeoutMs: 3000,
+          schema: t.deps.database.schema,
+        })
       : t.deps.database;
     const db = single.db;
     const started = Date.now();

@@ -61,7 +61,11 @@ export class DatabaseBusyError extends Error {
 const typeParsers = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20) return (v: string) => Number(v);
-    if (oid === 1016) return (v: string) => ((pg.types.getTypeParser as (oid: number) => (v: string) => unknown)(1016)(v) as string[]).map(Number);
+    if (oid === 1016)
+      return (v: string) =>
+        ((pg.types.getTypeParser as (oid: number) => (v: string) => unknown)(1016)(v) as string[]).map(
+          Number,
+        );
     return pg.types.getTypeParser(oid, format);
   },
 };

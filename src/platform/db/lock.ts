@@ -40,7 +40,8 @@ export function acquireDataDirLock(dir: string): DataDirLock {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new DataDirLockedError(dir, pid);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+        throw new DataDirLockedError(dir, pid);
       // A stale lock from a process that died: take it over.
       rmSync(path, { force: true });
     }

@@ -18,7 +18,9 @@ interface MigrationFile {
 }
 
 export function listMigrations(vector: boolean): MigrationFile[] {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d{4}_[a-z0-9_]+(\.vector|\.novector)?\.sql$/.test(f));
+  const files = readdirSync(MIGRATIONS_DIR).filter((f) =>
+    /^\d{4}_[a-z0-9_]+(\.vector|\.novector)?\.sql$/.test(f),
+  );
   const byName = new Map<string, MigrationFile>();
   for (const file of files.sort()) {
     const variant = /\.(vector|novector)\.sql$/.exec(file)?.[1];
@@ -33,9 +35,9 @@ export function listMigrations(vector: boolean): MigrationFile[] {
 /** Detects pgvector (installing it when the server offers it) and applies pending migrations. */
 export async function migrate(handle: DatabaseHandle): Promise<{ applied: string[] }> {
   const { db } = handle;
-  const available = await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(
-    db,
-  );
+  const available = await sql<{
+    n: number;
+  }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
   if ((available.rows[0]?.n ?? 0) > 0) {
     try {
       await sql`create extension if not exists vector`.execute(db);
@@ -43,7 +45,9 @@ export async function migrate(handle: DatabaseHandle): Promise<{ applied: string
       // Offered but not installable by this role: run on the exact-scan fallback.
     }
   }
-  const installed = await sql<{ n: number }>`select count(*)::int as n from pg_type where typname = 'vector'`.execute(db);
+  const installed = await sql<{
+    n: number;
+  }>`select count(*)::int as n from pg_type where typname = 'vector'`.execute(db);
   handle.capabilities.vector = (installed.rows[0]?.n ?? 0) > 0;
 
   return db.transaction().execute(async (trx) => {
@@ -52,7 +56,9 @@ export async function migrate(handle: DatabaseHandle): Promise<{ applied: string
       name text primary key,
       applied_at timestamptz not null default now()
     )`.execute(trx);
-    const done = new Set((await trx.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name));
+    const done = new Set(
+      (await trx.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name),
+    );
     const applied: string[] = [];
     for (const m of listMigrations(handle.capabilities.vector)) {
       if (done.has(m.name)) continue;
@@ -65,7 +71,9 @@ export async function migrate(handle: DatabaseHandle): Promise<{ applied: string
   });
 }
 
-export async function migrationStatus(handle: DatabaseHandle): Promise<{ applied: number; pending: number; latest: string | null }> {
+export async function migrationStatus(
+  handle: DatabaseHandle,
+): Promise<{ applied: number; pending: number; latest: string | null }> {
   const all = listMigrations(handle.capabilities.vector);
   const rows = await handle.db.selectFrom('schema_migrations').select('name').orderBy('name').execute();
   const done = new Set(rows.map((r) => r.name));

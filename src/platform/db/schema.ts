@@ -6,7 +6,6 @@
 //   }
 import type { ColumnType, Generated } from 'kysely';
 
- 
 export interface Database {
   schema_migrations: { name: string; applied_at: Generated<Date> };
   rate_limit_counters: { key: string; count: number; reset_at: Date };

@@ -24,7 +24,8 @@ export class EventBus {
     const wrapped = (payload: AppEvents[K]) => {
       try {
         const r = listener(payload);
-        if (r instanceof Promise) r.catch((err: unknown) => this.log.error({ err, event: name }, 'event listener failed'));
+        if (r instanceof Promise)
+          r.catch((err: unknown) => this.log.error({ err, event: name }, 'event listener failed'));
       } catch (err) {
         this.log.error({ err, event: name }, 'event listener failed');
       }

@@ -73,7 +73,8 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
     const url = request.routeOptions.url;
     if (!url) return;
     // The API reference UI is registered by its plugin, which cannot carry our route config.
-    const requirement: AuthRequirement = url === '/docs' || url.startsWith('/docs/') ? 'public' : (request.routeOptions.config.auth ?? 'user');
+    const requirement: AuthRequirement =
+      url === '/docs' || url.startsWith('/docs/') ? 'public' : (request.routeOptions.config.auth ?? 'user');
     if (requirement === 'public') {
       // Public routes still learn who is calling when a valid token is offered (e.g. logout).
       return;
@@ -81,14 +82,16 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
 
     const header = request.headers.authorization;
     const token = bearerToken(header);
-    if (token === null) throw new AppError('unauthenticated', 'The Authorization header must be "Bearer <token>"');
+    if (token === null)
+      throw new AppError('unauthenticated', 'The Authorization header must be "Bearer <token>"');
 
     if (typeof requirement === 'object') {
       // Hybrid: a present token is judged on its own (a bad one is never rescued by a key);
       // only an absent one falls back to the API key.
       if (token !== undefined) {
         const user = await userFromToken(deps, token);
-        if (!user.admin) throw new AppError('forbidden', 'Only administrators or API keys may call this endpoint');
+        if (!user.admin)
+          throw new AppError('forbidden', 'Only administrators or API keys may call this endpoint');
         request.principal = user;
         return;
       }
@@ -107,7 +110,8 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
 
     if (token === undefined) throw new AppError('unauthenticated', 'An access token is required');
     const user = await userFromToken(deps, token);
-    if (requirement === 'admin' && !user.admin) throw new AppError('forbidden', 'Administrator access is required');
+    if (requirement === 'admin' && !user.admin)
+      throw new AppError('forbidden', 'Administrator access is required');
     request.principal = user;
   });
 }

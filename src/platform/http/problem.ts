@@ -117,7 +117,11 @@ export class AppError extends Error {
   }
 }
 
-export function makeProblem(code: ProblemCode, detail?: string, extensions: Record<string, unknown> = {}): Problem {
+export function makeProblem(
+  code: ProblemCode,
+  detail?: string,
+  extensions: Record<string, unknown> = {},
+): Problem {
   return {
     type: `/problems/${code}`,
     title: TITLE[code],
@@ -152,8 +156,10 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, pre
 /** Anything thrown → a problem that is safe to show a client. */
 export function toProblem(err: unknown): Problem {
   if (err instanceof AppError) return err.toProblem();
-  if (err instanceof z.ZodError) return makeProblem('validation_failed', 'The request is not valid', { errors: zodErrors(err) });
-  if (err instanceof DatabaseBusyError) return makeProblem('service_unavailable', 'The database is busy; try again');
+  if (err instanceof z.ZodError)
+    return makeProblem('validation_failed', 'The request is not valid', { errors: zodErrors(err) });
+  if (err instanceof DatabaseBusyError)
+    return makeProblem('service_unavailable', 'The database is busy; try again');
   return makeProblem('internal', 'An unexpected error occurred');
 }
 
@@ -161,7 +167,12 @@ function fastifyErrorToProblem(err: FastifyError, request: FastifyRequest): Prob
   if (hasZodFastifySchemaValidationErrors(err)) {
     const part = err.validationContext ?? 'body';
     const errors = err.validation.map((v) => ({
-      path: [part, ...String(v.instancePath ?? '').split('/').filter(Boolean)].join('.'),
+      path: [
+        part,
+        ...String(v.instancePath ?? '')
+          .split('/')
+          .filter(Boolean),
+      ].join('.'),
       message: v.message ?? 'invalid',
     }));
     return makeProblem('validation_failed', 'The request is not valid', { errors });
@@ -188,7 +199,10 @@ function fastifyErrorToProblem(err: FastifyError, request: FastifyRequest): Prob
   }
   if (err.validation) {
     return makeProblem('validation_failed', 'The request is not valid', {
-      errors: err.validation.map((v) => ({ path: v.instancePath || '(root)', message: v.message ?? 'invalid' })),
+      errors: err.validation.map((v) => ({
+        path: v.instancePath || '(root)',
+        message: v.message ?? 'invalid',
+      })),
     });
   }
   if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
@@ -215,7 +229,11 @@ function fastifyErrorToProblem(err: FastifyError, request: FastifyRequest): Prob
 
 export function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
   for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
-  return reply.status(problem.status).type('application/problem+json').serializer(JSON.stringify).send(problem);
+  return reply
+    .status(problem.status)
+    .type('application/problem+json')
+    .serializer(JSON.stringify)
+    .send(problem);
 }
 
 export function registerProblemHandlers(app: FastifyInstance) {

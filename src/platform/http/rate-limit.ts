@@ -52,7 +52,10 @@ export class DbCounterStore implements CounterStore {
   }
 
   async sweep(): Promise<number> {
-    const r = await this.db.deleteFrom('rate_limit_counters').where('reset_at', '<=', sql<Date>`now()`).executeTakeFirst();
+    const r = await this.db
+      .deleteFrom('rate_limit_counters')
+      .where('reset_at', '<=', sql<Date>`now()`)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }
@@ -91,7 +94,11 @@ export class RedisCounterStore implements CounterStore {
 export function rateLimitStore(counters: CounterStore): FastifyRateLimitStoreCtor {
   return class {
     constructor(_options: unknown) {}
-    incr(key: string, cb: (err: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number) {
+    incr(
+      key: string,
+      cb: (err: Error | null, result?: { current: number; ttl: number }) => void,
+      timeWindow: number,
+    ) {
       counters.hit(`http:${key}`, timeWindow).then(
         (c) => cb(null, { current: c.count, ttl: Math.max(0, c.resetAt - Date.now()) }),
         (err: unknown) => cb(err instanceof Error ? err : new Error(String(err))),

@@ -4,9 +4,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockedAddressReason, safeFetch, SafeFetchError, type Resolver, type SafeFetchOptions } from './safe-fetch.js';
+import {
+  blockedAddressReason,
+  safeFetch,
+  SafeFetchError,
+  type Resolver,
+  type SafeFetchOptions,
+} from './safe-fetch.js';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 let server: Server;
 let base: string;
@@ -126,12 +135,20 @@ describe('blockedAddressReason', () => {
     expect(blockedAddressReason(address)).toBe(why);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
-    '%s is public',
-    (address) => {
-      expect(blockedAddressReason(address)).toBeNull();
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001:80b::200e',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('%s is public', (address) => {
+    expect(blockedAddressReason(address)).toBeNull();
+  });
 });
 
 describe('safeFetch refuses before connecting', () => {
@@ -163,19 +180,27 @@ describe('safeFetch refuses before connecting', () => {
       { address: '93.184.216.34', family: 4 },
       { address: '10.0.0.7', family: 4 },
     ];
-    expect(await reason(safeFetch('http://rebind.test/a.png', { ...opts, resolve: mixed }))).toBe('blocked_address');
+    expect(await reason(safeFetch('http://rebind.test/a.png', { ...opts, resolve: mixed }))).toBe(
+      'blocked_address',
+    );
     const v6: Resolver = async () => [{ address: 'fd12::1', family: 6 }];
     expect(await reason(safeFetch('http://v6.test/a.png', { ...opts, resolve: v6 }))).toBe('blocked_address');
     const none: Resolver = async () => {
       throw new Error('ENOTFOUND');
     };
-    expect(await reason(safeFetch('http://nowhere.test/a.png', { ...opts, resolve: none }))).toBe('dns_failure');
+    expect(await reason(safeFetch('http://nowhere.test/a.png', { ...opts, resolve: none }))).toBe(
+      'dns_failure',
+    );
   });
 
   it('is a problem the chat turn can send as it is', async () => {
     const err = await safeFetch('http://127.0.0.1/', opts).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SafeFetchError);
-    expect((err as SafeFetchError).toProblem()).toMatchObject({ status: 400, code: 'validation_failed', reason: 'blocked_address' });
+    expect((err as SafeFetchError).toProblem()).toMatchObject({
+      status: 400,
+      code: 'validation_failed',
+      reason: 'blocked_address',
+    });
   });
 
   it('does not let loopback through without the test option', async () => {
@@ -212,12 +237,18 @@ describe('safeFetch against a test server', () => {
   });
 
   it('re-resolves a redirect to a name and refuses an internal answer', async () => {
-    const resolve: Resolver = async (host) => [{ address: host === 'intranet.test' ? '10.20.30.40' : '127.0.0.1', family: 4 }];
-    expect(await reason(safeFetch(`${base}/redirect-internal-name`, { ...testOpts, resolve }))).toBe('blocked_address');
+    const resolve: Resolver = async (host) => [
+      { address: host === 'intranet.test' ? '10.20.30.40' : '127.0.0.1', family: 4 },
+    ];
+    expect(await reason(safeFetch(`${base}/redirect-internal-name`, { ...testOpts, resolve }))).toBe(
+      'blocked_address',
+    );
   });
 
   it('stops after the maximum number of redirects', async () => {
-    expect(await reason(safeFetch(`${base}/redirect-loopback`, { ...testOpts, maxRedirects: 0 }))).toBe('too_many_redirects');
+    expect(await reason(safeFetch(`${base}/redirect-loopback`, { ...testOpts, maxRedirects: 0 }))).toBe(
+      'too_many_redirects',
+    );
   });
 
   it('caps the size, declared or streamed', async () => {
@@ -236,7 +267,9 @@ describe('safeFetch against a test server', () => {
 
   it('times out a resolver that hangs', async () => {
     const hang: Resolver = () => new Promise(() => undefined);
-    expect(await reason(safeFetch('http://slow-dns.test/a.png', { ...opts, timeoutMs: 200, resolve: hang }))).toBe('timeout');
+    expect(
+      await reason(safeFetch('http://slow-dns.test/a.png', { ...opts, timeoutMs: 200, resolve: hang })),
+    ).toBe('timeout');
   });
 
   it('accepts images only, by header and by bytes', async () => {

@@ -77,7 +77,7 @@ const V4_BLOCKED: V4Range[] = [
 function v4Blocked(n: number): string | null {
   for (const [net, bits, what] of V4_BLOCKED) {
     const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-    if (((n & mask) >>> 0) === ((net & mask) >>> 0)) return what;
+    if ((n & mask) >>> 0 === (net & mask) >>> 0) return what;
   }
   return null;
 }
@@ -159,7 +159,10 @@ export interface ResolvedAddress {
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 const systemResolver: Resolver = async (hostname) =>
-  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 export interface SafeFetchOptions {
   /** Largest body accepted, in bytes. */
@@ -196,12 +199,18 @@ function parseTarget(raw: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new SafeFetchError('blocked_scheme', `Only http and https URLs are fetched, not ${url.protocol}`);
-  if (url.username || url.password) throw new SafeFetchError('invalid_url', 'URLs with credentials are not fetched');
+  if (url.username || url.password)
+    throw new SafeFetchError('invalid_url', 'URLs with credentials are not fetched');
   return url;
 }
 
 /** Resolves the URL's host and vets every address; returns the one to connect to. */
-async function vet(url: URL, resolve: Resolver, allowLoopback: boolean, signal: AbortSignal): Promise<ResolvedAddress> {
+async function vet(
+  url: URL,
+  resolve: Resolver,
+  allowLoopback: boolean,
+  signal: AbortSignal,
+): Promise<ResolvedAddress> {
   // WHATWG URL has already normalised odd IPv4 spellings (2130706433, 0x7f.1) to dotted quads.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   let addresses: ResolvedAddress[];
@@ -225,7 +234,10 @@ async function vet(url: URL, resolve: Resolver, allowLoopback: boolean, signal: 
   for (const a of addresses) {
     const why = blockedAddressReason(a.address);
     if (why && !(allowLoopback && why === 'loopback'))
-      throw new SafeFetchError('blocked_address', `The host ${host} resolves to a ${why} address, which is not fetched`);
+      throw new SafeFetchError(
+        'blocked_address',
+        `The host ${host} resolves to a ${why} address, which is not fetched`,
+      );
   }
   return addresses[0]!;
 }
@@ -243,7 +255,11 @@ interface Hop {
   data: Buffer;
 }
 
-function requestOnce(url: URL, target: ResolvedAddress, opts: { maxBytes: number; signal: AbortSignal }): Promise<Hop> {
+function requestOnce(
+  url: URL,
+  target: ResolvedAddress,
+  opts: { maxBytes: number; signal: AbortSignal },
+): Promise<Hop> {
   // The socket asks this for the host's address and gets the vetted one: no second lookup.
   const lookup: LookupFunction = (_hostname, options, callback) => {
     if (options.all) callback(null, [{ address: target.address, family: target.family }]);
@@ -285,7 +301,9 @@ function requestOnce(url: URL, target: ResolvedAddress, opts: { maxBytes: number
           }
           chunks.push(chunk);
         });
-        res.on('end', () => resolvePromise({ status, location: undefined, contentType, data: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolvePromise({ status, location: undefined, contentType, data: Buffer.concat(chunks) }),
+        );
         res.on('error', reject);
         res.on('close', () => {
           if (!res.complete) reject(new SafeFetchError('network', 'The attachment download was cut off'));
@@ -294,10 +312,14 @@ function requestOnce(url: URL, target: ResolvedAddress, opts: { maxBytes: number
     );
     req.on('error', reject);
     // A body that trickles past the deadline: stop it here too, whatever the socket reports.
-    opts.signal.addEventListener('abort', () => {
-      req.destroy();
-      reject(new SafeFetchError('timeout', 'The attachment took too long'));
-    }, { once: true });
+    opts.signal.addEventListener(
+      'abort',
+      () => {
+        req.destroy();
+        reject(new SafeFetchError('timeout', 'The attachment took too long'));
+      },
+      { once: true },
+    );
     req.end();
   });
 }
@@ -310,18 +332,33 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions): Promise
   let url = parseTarget(rawUrl);
   try {
     for (let hop = 0; ; hop++) {
-      const target = await vet(url, resolve, hop === 0 && opts.allowLoopbackFirstHopForTests === true, signal);
+      const target = await vet(
+        url,
+        resolve,
+        hop === 0 && opts.allowLoopbackFirstHopForTests === true,
+        signal,
+      );
       if (signal.aborted) throw signal.reason;
       const res = await requestOnce(url, target, { maxBytes: opts.maxBytes, signal });
       if (REDIRECTS.has(res.status)) {
-        if (!res.location) throw new SafeFetchError('bad_status', `The attachment URL answered ${res.status} without a location`);
-        if (hop >= maxRedirects) throw new SafeFetchError('too_many_redirects', `More than ${maxRedirects} redirects`);
+        if (!res.location)
+          throw new SafeFetchError(
+            'bad_status',
+            `The attachment URL answered ${res.status} without a location`,
+          );
+        if (hop >= maxRedirects)
+          throw new SafeFetchError('too_many_redirects', `More than ${maxRedirects} redirects`);
         url = parseTarget(new URL(res.location, url).href);
         continue;
       }
-      if (res.status < 200 || res.status >= 300) throw new SafeFetchError('bad_status', `The attachment URL answered ${res.status}`);
+      if (res.status < 200 || res.status >= 300)
+        throw new SafeFetchError('bad_status', `The attachment URL answered ${res.status}`);
       const declared = res.contentType.split(';')[0]!.trim().toLowerCase();
-      if (!declared.startsWith('image/')) throw new SafeFetchError('not_an_image', `The attachment is ${declared || 'of no declared type'}, not an image`);
+      if (!declared.startsWith('image/'))
+        throw new SafeFetchError(
+          'not_an_image',
+          `The attachment is ${declared || 'of no declared type'}, not an image`,
+        );
       const sniffed = (await fileTypeFromBuffer(res.data))?.mime;
       if (!sniffed || !IMAGE_TYPES.includes(sniffed))
         throw new SafeFetchError('not_an_image', 'The attachment is not a PNG, JPEG, GIF or WebP image');
@@ -329,7 +366,8 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions): Promise
     }
   } catch (err) {
     if (err instanceof SafeFetchError && err.reason !== 'network') throw err;
-    if (signal.aborted) throw new SafeFetchError('timeout', `The attachment took longer than ${opts.timeoutMs} ms`);
+    if (signal.aborted)
+      throw new SafeFetchError('timeout', `The attachment took longer than ${opts.timeoutMs} ms`);
     if (err instanceof SafeFetchError) throw err;
     throw new SafeFetchError('network', 'The attachment could not be fetched');
   }

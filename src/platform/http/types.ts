@@ -5,7 +5,13 @@ import { z } from 'zod';
 import { problemSchema } from './problem.js';
 
 /** The Fastify instance every module registers its routes on (zod-typed). */
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
 
 /** Error responses for OpenAPI: route schemas spread this into `response`. */
 export const problems = (...statuses: number[]) =>

@@ -60,7 +60,12 @@ export class JobQueue {
   }
 
   /** Enqueues inside the given transaction (or on the database when none is open). */
-  async enqueue(executor: Executor, name: string, data: unknown, options: EnqueueOptions = {}): Promise<string | null> {
+  async enqueue(
+    executor: Executor,
+    name: string,
+    data: unknown,
+    options: EnqueueOptions = {},
+  ): Promise<string | null> {
     const def = this.defs.get(name);
     if (!def) throw new Error(`no job named ${name} is defined`);
     const payload = def.schema.parse(data) as object;
@@ -103,7 +108,11 @@ export class JobQueue {
             const log = this.log.child({ job: def.name, jobId: job.id });
             const data = def.schema.parse(job.data);
             try {
-              await def.handler(data, { jobId: job.id, retryCount: (job as { retryCount?: number }).retryCount ?? 0, log });
+              await def.handler(data, {
+                jobId: job.id,
+                retryCount: (job as { retryCount?: number }).retryCount ?? 0,
+                log,
+              });
             } catch (err) {
               log.warn({ err }, 'job failed; it will be retried');
               throw err;
@@ -124,12 +133,20 @@ export class JobQueue {
   }
 
   /** Per-queue counts for /api/admin/health. */
-  async status(): Promise<{ running: boolean; queues: { name: string; queued: number; active: number; failed: number }[] }> {
+  async status(): Promise<{
+    running: boolean;
+    queues: { name: string; queued: number; active: number; failed: number }[];
+  }> {
     if (!this.boss) return { running: false, queues: [] };
     const queues = [];
     for (const name of this.defs.keys()) {
       const q = await this.boss.getQueue(name);
-      queues.push({ name, queued: q?.queuedCount ?? 0, active: q?.activeCount ?? 0, failed: q?.failedCount ?? 0 });
+      queues.push({
+        name,
+        queued: q?.queuedCount ?? 0,
+        active: q?.activeCount ?? 0,
+        failed: q?.failedCount ?? 0,
+      });
     }
     return { running: true, queues };
   }
@@ -140,7 +157,10 @@ export class JobQueue {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const r = await this.handle.db.executeQuery(
-        CompiledQuery.raw(`select count(*)::int as n from "${this.schema}".job where state in ('retry','active') or (state = 'created' and start_after <= now())`, []),
+        CompiledQuery.raw(
+          `select count(*)::int as n from "${this.schema}".job where state in ('retry','active') or (state = 'created' and start_after <= now())`,
+          [],
+        ),
       );
       if ((r.rows[0] as { n: number }).n === 0) return;
       if (Date.now() > deadline) throw new Error('jobs did not finish in time');

@@ -10,7 +10,15 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../http/problem.js';
 import { OfflineProvider } from './offline.js';
 import { classifyError, OpenAICompatibleModels } from './openai-compatible.js';
-import type { ChatRequest, ChatResult, EmbedResult, ModelProvider, Usage, VisionRequest, VisionResult } from './provider.js';
+import type {
+  ChatRequest,
+  ChatResult,
+  EmbedResult,
+  ModelProvider,
+  Usage,
+  VisionRequest,
+  VisionResult,
+} from './provider.js';
 import type { ModelCallKind } from './models.tables.js';
 import './models.tables.js';
 
@@ -87,12 +95,26 @@ export class ModelGateway {
   }
 
   chat(req: ChatRequest): Promise<ChatResult> {
-    return this.run('chat', req.purpose, this.provider.chatModel, (s) => this.provider.chat(req, s), (r) => r.usage, req.signal);
+    return this.run(
+      'chat',
+      req.purpose,
+      this.provider.chatModel,
+      (s) => this.provider.chat(req, s),
+      (r) => r.usage,
+      req.signal,
+    );
   }
 
   /** Streams text through onDelta. Retries only happen before the first delta was delivered. */
   streamChat(req: ChatRequest, onDelta: (delta: string) => void): Promise<ChatResult> {
-    return this.run('stream', req.purpose, this.provider.chatModel, (s) => this.provider.streamChat(req, s, onDelta), (r) => r.usage, req.signal);
+    return this.run(
+      'stream',
+      req.purpose,
+      this.provider.chatModel,
+      (s) => this.provider.streamChat(req, s, onDelta),
+      (r) => r.usage,
+      req.signal,
+    );
   }
 
   /** One batched embedding request for all texts. */
@@ -106,11 +128,25 @@ export class ModelGateway {
         usage: { inputTokens: 0, outputTokens: 0 },
         offline: this.provider.offline,
       });
-    return this.run('embed', purpose, this.provider.embeddingModel, (s) => this.provider.embed(texts, s), (r) => r.usage, signal);
+    return this.run(
+      'embed',
+      purpose,
+      this.provider.embeddingModel,
+      (s) => this.provider.embed(texts, s),
+      (r) => r.usage,
+      signal,
+    );
   }
 
   describeImage(req: VisionRequest): Promise<VisionResult> {
-    return this.run('vision', req.purpose, this.provider.visionModel, (s) => this.provider.describeImage(req, s), (r) => r.usage, req.signal);
+    return this.run(
+      'vision',
+      req.purpose,
+      this.provider.visionModel,
+      (s) => this.provider.describeImage(req, s),
+      (r) => r.usage,
+      req.signal,
+    );
   }
 
   private async run<T>(
@@ -135,20 +171,44 @@ export class ModelGateway {
         return result;
       } catch (err) {
         this.limiter.release();
-        failure = timeout.aborted && !callerSignal?.aborted ? classifyError(Object.assign(new Error('timeout'), { name: 'TimeoutError' })) : classifyError(err);
+        failure =
+          timeout.aborted && !callerSignal?.aborted
+            ? classifyError(Object.assign(new Error('timeout'), { name: 'TimeoutError' }))
+            : classifyError(err);
       }
       const giveUp = !failure.retryable || attempts > this.opts.maxRetries || callerSignal?.aborted === true;
       if (giveUp) {
-        await this.record({ kind, purpose, model, usage: { inputTokens: 0, outputTokens: 0 }, started, attempts, error: failure.message });
-        this.log.warn({ kind, purpose, model, attempts, status: failure.status, err: failure.message }, 'model call failed');
-        throw new AppError('model_unavailable', `The model provider failed after ${attempts} attempt${attempts > 1 ? 's' : ''}`, {
+        await this.record({
+          kind,
+          purpose,
+          model,
+          usage: { inputTokens: 0, outputTokens: 0 },
+          started,
           attempts,
-          ...(failure.status ? { providerStatus: failure.status } : {}),
+          error: failure.message,
         });
+        this.log.warn(
+          { kind, purpose, model, attempts, status: failure.status, err: failure.message },
+          'model call failed',
+        );
+        throw new AppError(
+          'model_unavailable',
+          `The model provider failed after ${attempts} attempt${attempts > 1 ? 's' : ''}`,
+          {
+            attempts,
+            ...(failure.status ? { providerStatus: failure.status } : {}),
+          },
+        );
       }
       const backoff = this.opts.retryBaseMs * 2 ** (attempts - 1) * (0.75 + Math.random() * 0.5);
-      const delay = failure.retryAfterMs !== undefined ? Math.min(Math.max(failure.retryAfterMs, backoff), MAX_RETRY_AFTER_MS) : backoff;
-      this.log.debug({ kind, purpose, attempts, delay, status: failure.status }, 'model call failed; retrying');
+      const delay =
+        failure.retryAfterMs !== undefined
+          ? Math.min(Math.max(failure.retryAfterMs, backoff), MAX_RETRY_AFTER_MS)
+          : backoff;
+      this.log.debug(
+        { kind, purpose, attempts, delay, status: failure.status },
+        'model call failed; retrying',
+      );
       await sleep(delay);
     }
   }
@@ -190,7 +250,11 @@ export class ModelGateway {
     const [outcomes, lastErrors] = await Promise.all([
       this.db
         .selectFrom('model_calls')
-        .select(['outcome', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.avg<number>('latency_ms').as('avg')])
+        .select([
+          'outcome',
+          (eb) => eb.fn.countAll<number>().as('n'),
+          (eb) => eb.fn.avg<number>('latency_ms').as('avg'),
+        ])
         .where('created_at', '>', since)
         .groupBy('outcome')
         .execute(),
@@ -210,7 +274,11 @@ export class ModelGateway {
       embeddingModel: this.provider.embeddingModel,
       visionModel: this.provider.visionModel,
       embeddingDimensions: this.provider.embeddingDimensions ?? null,
-      limits: { timeoutMs: this.opts.timeoutMs, maxRetries: this.opts.maxRetries, concurrency: this.opts.concurrency },
+      limits: {
+        timeoutMs: this.opts.timeoutMs,
+        maxRetries: this.opts.maxRetries,
+        concurrency: this.opts.concurrency,
+      },
       inFlight: this.limiter.inFlight,
       queued: this.limiter.queued,
       recent: {

@@ -11,7 +11,9 @@ let t: TestApp;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  t = await createTestApp(fake.env({ MODEL_MAX_RETRIES: '2', MODEL_TIMEOUT_MS: '400', MODEL_CONCURRENCY: '2' }));
+  t = await createTestApp(
+    fake.env({ MODEL_MAX_RETRIES: '2', MODEL_TIMEOUT_MS: '400', MODEL_CONCURRENCY: '2' }),
+  );
 });
 afterEach(() => fake.reset());
 afterAll(async () => {
@@ -25,8 +27,17 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
   it('sends the prompt, returns text and records the call', async () => {
     fake.replyChat({ text: 'Hello, Alice.', usage: { promptTokens: 30, completionTokens: 4 } });
     const before = (await calls()).length;
-    const r = await t.deps.models.chat({ purpose: 'test.chat', system: 'Be kind.', messages: [{ role: 'user', content: 'Hi there' }] });
-    expect(r).toMatchObject({ text: 'Hello, Alice.', offline: false, model: 'fake-chat', usage: { inputTokens: 30, outputTokens: 4 } });
+    const r = await t.deps.models.chat({
+      purpose: 'test.chat',
+      system: 'Be kind.',
+      messages: [{ role: 'user', content: 'Hi there' }],
+    });
+    expect(r).toMatchObject({
+      text: 'Hello, Alice.',
+      offline: false,
+      model: 'fake-chat',
+      usage: { inputTokens: 30, outputTokens: 4 },
+    });
     const req = fake.chatRequests()[0]!;
     expect(req.headers.authorization).toBe('Bearer fake-key');
     expect(req.body.model).toBe('fake-chat');
@@ -36,13 +47,31 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
     ]);
     const rows = (await calls()).slice(before);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ kind: 'chat', purpose: 'test.chat', model: 'fake-chat', tokens_in: 30, tokens_out: 4, outcome: 'ok', attempts: 1 });
+    expect(rows[0]).toMatchObject({
+      kind: 'chat',
+      purpose: 'test.chat',
+      model: 'fake-chat',
+      tokens_in: 30,
+      tokens_out: 4,
+      outcome: 'ok',
+      attempts: 1,
+    });
   });
 
   it('passes tools and returns the tool calls; sends tool results back', async () => {
     fake.replyChat({ toolCalls: [{ name: 'modifyCurrency', arguments: { amount: 5 } }] });
-    const tools = [{ name: 'modifyCurrency', description: 'Change the balance', parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] } }];
-    const r = await t.deps.models.chat({ purpose: 'test.tools', messages: [{ role: 'user', content: 'give me 5 coins' }], tools });
+    const tools = [
+      {
+        name: 'modifyCurrency',
+        description: 'Change the balance',
+        parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+      },
+    ];
+    const r = await t.deps.models.chat({
+      purpose: 'test.tools',
+      messages: [{ role: 'user', content: 'give me 5 coins' }],
+      tools,
+    });
     expect(r.toolCalls).toEqual([{ id: expect.any(String), name: 'modifyCurrency', input: { amount: 5 } }]);
     expect(fake.chatRequests()[0]!.body.tools[0].function.name).toBe('modifyCurrency');
 
@@ -65,7 +94,10 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
   it('streams text deltas', async () => {
     fake.replyChat({ text: 'A streamed answer in several pieces.' });
     const deltas: string[] = [];
-    const r = await t.deps.models.streamChat({ purpose: 'test.stream', messages: [{ role: 'user', content: 'stream please' }] }, (d) => deltas.push(d));
+    const r = await t.deps.models.streamChat(
+      { purpose: 'test.stream', messages: [{ role: 'user', content: 'stream please' }] },
+      (d) => deltas.push(d),
+    );
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.join('')).toBe('A streamed answer in several pieces.');
     expect(r.text).toBe('A streamed answer in several pieces.');
@@ -76,7 +108,10 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
     fake.failNext('chat', { status: 429, retryAfter: 0 });
     fake.failNext('chat', { status: 503 });
     fake.replyChat({ text: 'third time lucky' });
-    const r = await t.deps.models.chat({ purpose: 'test.retry', messages: [{ role: 'user', content: 'hi' }] });
+    const r = await t.deps.models.chat({
+      purpose: 'test.retry',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(r.text).toBe('third time lucky');
     expect(fake.chatRequests()).toHaveLength(3);
     const last = (await calls()).at(-1)!;
@@ -85,7 +120,9 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
 
   it('gives up after MODEL_MAX_RETRIES with model_unavailable and records the failure', async () => {
     fake.failNext('chat', { status: 500, times: 5 });
-    const err = await t.deps.models.chat({ purpose: 'test.fail', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    const err = await t.deps.models
+      .chat({ purpose: 'test.fail', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('model_unavailable');
     expect((err as AppError).status).toBe(503);
@@ -95,20 +132,29 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
 
   it('does not retry a 400, and retries a timeout', async () => {
     fake.failNext('chat', { status: 400 });
-    await expect(t.deps.models.chat({ purpose: 'test.400', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ code: 'model_unavailable' });
+    await expect(
+      t.deps.models.chat({ purpose: 'test.400', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ code: 'model_unavailable' });
     expect(fake.chatRequests()).toHaveLength(1);
 
     fake.reset();
     fake.replyChat({ text: 'too slow', delayMs: 1500 });
     fake.replyChat({ text: 'in time' });
-    const r = await t.deps.models.chat({ purpose: 'test.timeout', messages: [{ role: 'user', content: 'x' }] });
+    const r = await t.deps.models.chat({
+      purpose: 'test.timeout',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(r.text).toBe('in time');
   });
 
   it('keeps to the concurrency limit', async () => {
     for (let i = 0; i < 4; i++) fake.replyChat({ text: `r${i}`, delayMs: 100 });
     const started = Date.now();
-    await Promise.all(Array.from({ length: 4 }, () => t.deps.models.chat({ purpose: 'test.limit', messages: [{ role: 'user', content: 'x' }] })));
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        t.deps.models.chat({ purpose: 'test.limit', messages: [{ role: 'user', content: 'x' }] }),
+      ),
+    );
     // Four 100 ms calls two at a time take two rounds.
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     const at = fake.chatRequests().map((r) => r.at);
@@ -126,7 +172,10 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
   it('sends images as bytes (data URL), never as a URL to fetch', async () => {
     fake.replyChat({ text: 'A red kite over a hill.' });
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
-    const r = await t.deps.models.describeImage({ purpose: 'test.vision', image: { data: png, mediaType: 'image/png' } });
+    const r = await t.deps.models.describeImage({
+      purpose: 'test.vision',
+      image: { data: png, mediaType: 'image/png' },
+    });
     expect(r.text).toBe('A red kite over a hill.');
     const req = fake.chatRequests()[0]!;
     expect(req.body.model).toBe('fake-vision');
@@ -138,7 +187,12 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
     const admin = await createUser(t, 'cso');
     const r = await t.api('GET', '/api/admin/health', { token: admin.accessToken });
     expect(r.status).toBe(200);
-    expect(r.body.models).toMatchObject({ provider: 'openai-compatible', offline: false, chatModel: 'fake-chat', embeddingModel: 'fake-embed' });
+    expect(r.body.models).toMatchObject({
+      provider: 'openai-compatible',
+      offline: false,
+      chatModel: 'fake-chat',
+      embeddingModel: 'fake-embed',
+    });
     expect(r.body.models.recent.ok).toBeGreaterThan(0);
     expect(r.body.models.recent.error).toBeGreaterThan(0);
     expect(r.body.models.lastErrors.length).toBeGreaterThan(0);
@@ -155,7 +209,9 @@ describe('offline models', () => {
     const far = cosine(hashEmbedding('quarterly revenue projections'), a);
     expect(near).toBeGreaterThan(far + 0.2);
     // Inflections share character trigrams.
-    expect(cosine(hashEmbedding('remembered colours'), hashEmbedding('remember colour'))).toBeGreaterThan(0.4);
+    expect(cosine(hashEmbedding('remembered colours'), hashEmbedding('remember colour'))).toBeGreaterThan(
+      0.4,
+    );
     expect(Math.sqrt(hashEmbedding('').reduce((n, x) => n + x * x, 0))).toBeCloseTo(1, 5);
   });
 
@@ -164,16 +220,29 @@ describe('offline models', () => {
     const r = await p.chat({
       purpose: 'test',
       messages: [{ role: 'user', content: 'What is my cat called?' }],
-      grounding: { memories: ['Your cat is called Pixel. You adopted her in May.', 'The capital is Lumen.'], tone: 'PRIVATE' },
+      grounding: {
+        memories: ['Your cat is called Pixel. You adopted her in May.', 'The capital is Lumen.'],
+        tone: 'PRIVATE',
+      },
     });
     expect(r.offline).toBe(true);
     expect(r.text).toContain('Pixel');
     expect(r.text).not.toContain('Lumen');
     expect(r.text.startsWith('I remember')).toBe(true);
-    expect(offlineAnswer('anything about dragons?', [], 'TECH')).toBe('No stored context matches this query.');
+    expect(offlineAnswer('anything about dragons?', [], 'TECH')).toBe(
+      'No stored context matches this query.',
+    );
     expect(offlineAnswer('cat', ['Your cat is called Pixel.'], 'NEUTRAL')).toBe('Your cat is called Pixel.');
     const deltas: string[] = [];
-    const s = await p.streamChat({ purpose: 't', messages: [{ role: 'user', content: 'cat?' }], grounding: { memories: ['The cat is Pixel.'] } }, new AbortController().signal, (d) => deltas.push(d));
+    const s = await p.streamChat(
+      {
+        purpose: 't',
+        messages: [{ role: 'user', content: 'cat?' }],
+        grounding: { memories: ['The cat is Pixel.'] },
+      },
+      new AbortController().signal,
+      (d) => deltas.push(d),
+    );
     expect(deltas.join('')).toBe(s.text);
   });
 
@@ -182,8 +251,16 @@ describe('offline models', () => {
     try {
       const admin = await createUser(offline, 'cso');
       const r = await offline.api('GET', '/api/admin/health', { token: admin.accessToken });
-      expect(r.body.models).toMatchObject({ provider: 'offline', offline: true, embeddingModel: 'offline-hash-ngram-v1', embeddingDimensions: 384 });
-      const vision = await offline.deps.models.describeImage({ purpose: 't', image: { data: new Uint8Array(10), mediaType: 'image/jpeg' } });
+      expect(r.body.models).toMatchObject({
+        provider: 'offline',
+        offline: true,
+        embeddingModel: 'offline-hash-ngram-v1',
+        embeddingDimensions: 384,
+      });
+      const vision = await offline.deps.models.describeImage({
+        purpose: 't',
+        image: { data: new Uint8Array(10), mediaType: 'image/jpeg' },
+      });
       expect(vision.text).toContain('offline');
     } finally {
       await offline.close();

@@ -46,7 +46,12 @@ function fnv1a(s: string): number {
 }
 
 export function tokenize(text: string): string[] {
-  return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 /** The offline embedding of a text: deterministic, L2-normalised, `dims` long. */
@@ -64,7 +69,8 @@ export function hashEmbedding(text: string, dims: number = OFFLINE_DIMENSIONS): 
     const w = words[i]!;
     const stop = STOP_WORDS.has(w);
     add('w:' + w, stop ? 0.15 : 1);
-    if (i + 1 < words.length && !(stop && STOP_WORDS.has(words[i + 1]!))) add('b:' + w + ' ' + words[i + 1], 0.5);
+    if (i + 1 < words.length && !(stop && STOP_WORDS.has(words[i + 1]!)))
+      add('b:' + w + ' ' + words[i + 1], 0.5);
     if (!stop && w.length > 2) {
       const padded = `<${w}>`;
       const grams = padded.length - 2;
@@ -118,7 +124,11 @@ const TONE: Record<ProtocolTone, { found: (facts: string) => string; none: strin
     none: "I'm sorry, I don't have information about that yet. Could you tell me more?",
     max: 2,
   },
-  CUSTOM: { found: (f) => `Here is what I know: ${f}`, none: "I don't have information about that yet.", max: 2 },
+  CUSTOM: {
+    found: (f) => `Here is what I know: ${f}`,
+    none: "I don't have information about that yet.",
+    max: 2,
+  },
 };
 
 /** The offline answer: the memory sentences closest to the input, in the protocol's tone. */
@@ -166,7 +176,10 @@ export class OfflineProvider implements ModelProvider {
   async chat(req: ChatRequest): Promise<ChatResult> {
     const input = lastUserText(req);
     const text = offlineAnswer(input, req.grounding?.memories ?? [], req.grounding?.tone ?? 'PUBLIC');
-    const prompt = [req.system ?? '', ...req.messages.map((m) => ('content' in m ? m.content : JSON.stringify(m.result)))].join('\n');
+    const prompt = [
+      req.system ?? '',
+      ...req.messages.map((m) => ('content' in m ? m.content : JSON.stringify(m.result))),
+    ].join('\n');
     return {
       text,
       toolCalls: [],
@@ -178,7 +191,11 @@ export class OfflineProvider implements ModelProvider {
     };
   }
 
-  async streamChat(req: ChatRequest, signal: AbortSignal, onDelta: (delta: string) => void): Promise<ChatResult> {
+  async streamChat(
+    req: ChatRequest,
+    signal: AbortSignal,
+    onDelta: (delta: string) => void,
+  ): Promise<ChatResult> {
     const result = await this.chat(req);
     // Word by word, so clients exercise the same streaming path as with a real model.
     for (const piece of result.text.match(/\S+\s*/g) ?? []) {
@@ -202,6 +219,12 @@ export class OfflineProvider implements ModelProvider {
   async describeImage(req: VisionRequest): Promise<VisionResult> {
     // No local vision model: say plainly what is known, so nothing pretends to have seen the image.
     const text = `[offline: no vision model configured] An image (${req.image.mediaType}, ${req.image.data.byteLength} bytes) was attached; its content was not analysed.`;
-    return { text, usage: { inputTokens: 0, outputTokens: approxTokens(text) }, provider: this.name, model: this.visionModel, offline: true };
+    return {
+      text,
+      usage: { inputTokens: 0, outputTokens: approxTokens(text) },
+      provider: this.name,
+      model: this.visionModel,
+      offline: true,
+    };
   }
 }

@@ -3,7 +3,16 @@
 // vision model names. One attempt per call: the SDK's own retries are off (maxRetries: 0) because
 // the gateway retries, so every attempt is counted and recorded in one place.
 import { createOpenAICompatible, type OpenAICompatibleProvider } from '@ai-sdk/openai-compatible';
-import { APICallError, embedMany, generateText, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import {
+  APICallError,
+  embedMany,
+  generateText,
+  jsonSchema,
+  streamText,
+  tool,
+  type ModelMessage,
+  type ToolSet,
+} from 'ai';
 import {
   ModelCallError,
   type ChatMessage,
@@ -35,7 +44,10 @@ function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
         if (!m.images?.length) return { role: 'user', content: m.content };
         return {
           role: 'user',
-          content: [{ type: 'text', text: m.content }, ...m.images.map((img) => ({ type: 'file' as const, data: img.data, mediaType: img.mediaType }))],
+          content: [
+            { type: 'text', text: m.content },
+            ...m.images.map((img) => ({ type: 'file' as const, data: img.data, mediaType: img.mediaType })),
+          ],
         };
       case 'assistant':
         if (!m.toolCalls?.length) return { role: 'assistant', content: m.content };
@@ -43,13 +55,25 @@ function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
           role: 'assistant',
           content: [
             ...(m.content ? [{ type: 'text' as const, text: m.content }] : []),
-            ...m.toolCalls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.id, toolName: c.name, input: c.input })),
+            ...m.toolCalls.map((c) => ({
+              type: 'tool-call' as const,
+              toolCallId: c.id,
+              toolName: c.name,
+              input: c.input,
+            })),
           ],
         };
       case 'tool':
         return {
           role: 'tool',
-          content: [{ type: 'tool-result', toolCallId: m.toolCallId, toolName: m.toolName, output: { type: 'json', value: (m.result ?? null) as never } }],
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: m.toolCallId,
+              toolName: m.toolName,
+              output: { type: 'json', value: (m.result ?? null) as never },
+            },
+          ],
         };
     }
   });
@@ -59,7 +83,12 @@ function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
 // (the chat turn) decides what to run, keeping to the spec's "at most two chat calls".
 function toToolSet(tools: ToolSpec[] | undefined): ToolSet | undefined {
   if (!tools?.length) return undefined;
-  return Object.fromEntries(tools.map((t) => [t.name, tool({ description: t.description, inputSchema: jsonSchema(t.parameters as never) })]));
+  return Object.fromEntries(
+    tools.map((t) => [
+      t.name,
+      tool({ description: t.description, inputSchema: jsonSchema(t.parameters as never) }),
+    ]),
+  );
 }
 
 /** SDK errors → the gateway's retry vocabulary: 429, 408 and 5xx (and network failures) retry. */
@@ -80,8 +109,15 @@ export function classifyError(err: unknown): ModelCallError {
   if (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError'))
     return new ModelCallError('model call timed out', undefined, true, undefined, { cause: err });
   // Network failures (connection refused, reset) surface as TypeError from fetch: retry them.
-  const retryable = err instanceof TypeError || (err instanceof Error && /fetch failed|ECONN|socket/i.test(err.message));
-  return new ModelCallError(err instanceof Error ? err.message : String(err), undefined, retryable, undefined, { cause: err });
+  const retryable =
+    err instanceof TypeError || (err instanceof Error && /fetch failed|ECONN|socket/i.test(err.message));
+  return new ModelCallError(
+    err instanceof Error ? err.message : String(err),
+    undefined,
+    retryable,
+    undefined,
+    { cause: err },
+  );
 }
 
 export class OpenAICompatibleModels implements ModelProvider {
@@ -137,7 +173,11 @@ export class OpenAICompatibleModels implements ModelProvider {
     }
   }
 
-  async streamChat(req: ChatRequest, signal: AbortSignal, onDelta: (delta: string) => void): Promise<ChatResult> {
+  async streamChat(
+    req: ChatRequest,
+    signal: AbortSignal,
+    onDelta: (delta: string) => void,
+  ): Promise<ChatResult> {
     let failure: unknown;
     const r = streamText({
       ...this.base(req, signal, this.chatModel),
@@ -159,7 +199,10 @@ export class OpenAICompatibleModels implements ModelProvider {
           toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
         } else if (part.type === 'finish') {
           finishReason = part.finishReason;
-          usage = { inputTokens: part.totalUsage.inputTokens ?? 0, outputTokens: part.totalUsage.outputTokens ?? 0 };
+          usage = {
+            inputTokens: part.totalUsage.inputTokens ?? 0,
+            outputTokens: part.totalUsage.outputTokens ?? 0,
+          };
         } else if (part.type === 'error') {
           failure = part.error;
         }
@@ -172,7 +215,15 @@ export class OpenAICompatibleModels implements ModelProvider {
       // Text already streamed to the client cannot be taken back: such a failure is final.
       throw text ? new ModelCallError(e.message, e.status, false, undefined, { cause: failure }) : e;
     }
-    return { text, toolCalls, finishReason, usage, provider: this.name, model: this.chatModel, offline: false };
+    return {
+      text,
+      toolCalls,
+      finishReason,
+      usage,
+      provider: this.name,
+      model: this.chatModel,
+      offline: false,
+    };
   }
 
   async embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {
@@ -212,7 +263,9 @@ export class OpenAICompatibleModels implements ModelProvider {
         messages: toModelMessages([
           {
             role: 'user',
-            content: req.prompt ?? 'Describe this image in detail: what it shows, any text in it, and anything notable.',
+            content:
+              req.prompt ??
+              'Describe this image in detail: what it shows, any text in it, and anything notable.',
             images: [req.image],
           },
         ]),

@@ -35,7 +35,11 @@ describe('default namespace authentication', () => {
 
   it('fails with an unauthenticated problem when the token is missing or bad', async () => {
     const missing = await connectError(open(undefined));
-    expect(missing.data).toMatchObject({ code: 'unauthenticated', status: 401, type: '/problems/unauthenticated' });
+    expect(missing.data).toMatchObject({
+      code: 'unauthenticated',
+      status: 401,
+      type: '/problems/unauthenticated',
+    });
     const bad = await connectError(open({ token: 'not.a.jwt' }));
     expect(bad.data).toMatchObject({ code: 'unauthenticated' });
   });
@@ -58,14 +62,19 @@ describe('default namespace authentication', () => {
   it('sends chatError token_expired and disconnects when the token expires', async () => {
     const user = await createUser(t);
     const row = await t.deps.services.users.get(user.id);
-    const shortLived = await t.deps.tokens.sign({ id: row.id, role: row.role, name: row.name, accountType: row.account_type }, 1);
+    const shortLived = await t.deps.tokens.sign(
+      { id: row.id, role: row.role, name: row.name, accountType: row.account_type },
+      1,
+    );
     const socket = open({ token: shortLived });
     const problem = await new Promise<any>((resolve) => {
       socket.on('chatError', (p) => {
         resolve(p);
       });
     });
-    await new Promise<void>((resolve) => (socket.disconnected ? resolve() : socket.on('disconnect', () => resolve())));
+    await new Promise<void>((resolve) =>
+      socket.disconnected ? resolve() : socket.on('disconnect', () => resolve()),
+    );
     expect(problem).toMatchObject({ code: 'token_expired', status: 401 });
     expect(socket.connected).toBe(false);
   });

@@ -14,7 +14,12 @@ export interface SocketData {
   tokenExp: number;
 }
 
-export type AppSocket = Socket<Record<string, (...args: never[]) => void>, Record<string, (...args: never[]) => void>, Record<string, never>, SocketData>;
+export type AppSocket = Socket<
+  Record<string, (...args: never[]) => void>,
+  Record<string, (...args: never[]) => void>,
+  Record<string, never>,
+  SocketData
+>;
 
 /** A connect_error carrying the problem object as `data`. */
 export function connectError(problem: Problem): Error & { data: Problem } {
@@ -46,7 +51,9 @@ export function authenticateSocket(nsp: Namespace, deps: AuthDeps, log: Logger) 
     // setTimeout's ceiling is ~24.8 days; access tokens live far shorter.
     const timer = setTimeout(
       () => {
-        socket.emit('chatError', { ...makeProblem('token_expired', 'The access token has expired; reconnect with a fresh one') });
+        socket.emit('chatError', {
+          ...makeProblem('token_expired', 'The access token has expired; reconnect with a fresh one'),
+        });
         socket.disconnect(true);
       },
       Math.max(0, Math.min(ms, 2 ** 31 - 1)),
@@ -56,7 +63,12 @@ export function authenticateSocket(nsp: Namespace, deps: AuthDeps, log: Logger) 
   });
 }
 
-export function createSocketServer(httpServer: HttpServer, deps: AuthDeps, log: Logger, maxPayloadBytes: number): Server {
+export function createSocketServer(
+  httpServer: HttpServer,
+  deps: AuthDeps,
+  log: Logger,
+  maxPayloadBytes: number,
+): Server {
   const io = new Server(httpServer, {
     path: '/socket.io',
     maxHttpBufferSize: maxPayloadBytes,

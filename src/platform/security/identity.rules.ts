@@ -1,7 +1,15 @@
 // spec: "Identity" (roles, account types, allowed combinations) and "Access zones" (who is admin).
 export const ROLES = ['carbon', 'silicon', 'cso'] as const;
 export const ACCOUNT_TYPES = ['core_primary', 'developer', 'npc', 'public'] as const;
-export const CLIENT_TYPES = ['web_portal', 'chat_platform', 'api', 'game_client', 'mobile', 'vr', 'ar'] as const;
+export const CLIENT_TYPES = [
+  'web_portal',
+  'chat_platform',
+  'api',
+  'game_client',
+  'mobile',
+  'vr',
+  'ar',
+] as const;
 export const API_SCOPES = ['sync:read', 'sync:write'] as const;
 
 export type Role = (typeof ROLES)[number];
@@ -21,7 +29,10 @@ export function isAllowedCombination(role: Role, accountType: AccountType): bool
 }
 
 /** spec: admin access is role cso always; silicon + developer always; else the configured list. */
-export function isAdmin(user: { id: number; role: Role; accountType: AccountType }, adminUserIds: readonly number[]): boolean {
+export function isAdmin(
+  user: { id: number; role: Role; accountType: AccountType },
+  adminUserIds: readonly number[],
+): boolean {
   if (user.role === 'cso') return true;
   if (user.role === 'silicon' && user.accountType === 'developer') return true;
   return adminUserIds.includes(user.id);

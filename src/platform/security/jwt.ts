@@ -26,17 +26,23 @@ export class AccessTokens {
   // shows up on every authenticated request.
   private readonly key: Promise<webcrypto.CryptoKey>;
   constructor(private readonly opts: JwtOptions) {
-    this.key = webcrypto.subtle.importKey('raw', new TextEncoder().encode(opts.secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-      'sign',
-      'verify',
-    ]);
+    this.key = webcrypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode(opts.secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    );
   }
 
   get ttlSeconds() {
     return this.opts.ttlSeconds;
   }
 
-  async sign(user: { id: number; role: Role; name: string; accountType: AccountType }, ttlSeconds = this.opts.ttlSeconds) {
+  async sign(
+    user: { id: number; role: Role; name: string; accountType: AccountType },
+    ttlSeconds = this.opts.ttlSeconds,
+  ) {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ id: user.id, role: user.role, name: user.name, accountType: user.accountType })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -73,7 +79,8 @@ export class AccessTokens {
       return { id, role: role as Role, name, accountType: accountType as AccountType, jti, exp };
     } catch (err) {
       if (err instanceof AppError) throw err;
-      if (err instanceof errors.JWTExpired) throw new AppError('token_expired', 'The access token has expired');
+      if (err instanceof errors.JWTExpired)
+        throw new AppError('token_expired', 'The access token has expired');
       throw new AppError('unauthenticated', 'The access token is not valid');
     }
   }
