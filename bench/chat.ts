@@ -8,7 +8,7 @@
 //  2. throughput: every client sends --turns messages back to back; turns per second.
 // The load generator, the model server and the service share one process and the machine's
 // cores, so the figures are an upper bound on the service's own cost.
-// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3]
+// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +28,7 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '3' },
     rate: { type: 'string', default: '20' },
     seconds: { type: 'string', default: '10' },
+    only: { type: 'string' },
   },
 });
 const CLIENTS = Number(values.clients);
@@ -187,8 +188,8 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
 }
 
 const results = [];
-results.push(await run('pglite', { DATABASE_URL: 'memory://' }));
-if (process.env.DATABASE_URL) {
+if (values.only !== 'postgres') results.push(await run('pglite', { DATABASE_URL: 'memory://' }));
+if (process.env.DATABASE_URL && values.only !== 'pglite') {
   const schema = `bench_chat_${randomBytes(4).toString('hex')}`;
   try {
     results.push(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
