@@ -51,6 +51,14 @@ function toItem(r: repo.ItemRow): Item {
   return { id: r.id, name: r.name, description: r.description, type: r.type, metadata: r.metadata };
 }
 
+function directorContext(input: DirectorChange, tool: string): ChangeContext {
+  return {
+    actorUserId: input.actorUserId,
+    actorKind: 'director',
+    reason: input.reason ?? `director tool ${tool}`,
+  };
+}
+
 function checkChange(n: number, path: string) {
   if (!Number.isSafeInteger(n) || n === 0)
     throw validationFailed([{ path, message: 'must be a non-zero integer' }]);
@@ -61,6 +69,25 @@ export class InventoryService {
     private readonly db: Db,
     private readonly timeline: TimelineService,
   ) {}
+
+  /** Appends one change to the ledger (every inventory and currency change does). */
+  private async appendLedger(
+    trx: Executor,
+    change: { userId: number; itemId: number | null; delta: number; before: number; after: number },
+    ctx: ChangeContext,
+    timelineEventId: number | null,
+  ): Promise<number> {
+    const { id } = await repo.appendLedger(trx, {
+      ...change,
+      kind: change.itemId === null ? 'currency' : 'item',
+      actorUserId: ctx.actorUserId ?? null,
+      actorKind: ctx.actorKind ?? 'system',
+      reason: ctx.reason ?? '',
+      idempotencyKey: ctx.idempotencyKey ?? null,
+      timelineEventId,
+    });
+    return id;
+  }
 
   // ---- rule 2: currency -------------------------------------------------------------------
 
@@ -97,20 +124,13 @@ export class InventoryService {
     timelineEventId: number | null = null,
   ): Promise<CurrencyChange> {
     const { before, after } = await this.applyCurrency(trx, userId, amount);
-    const { id } = await repo.appendLedger(trx, {
-      userId,
-      kind: 'currency',
-      itemId: null,
-      delta: amount,
-      before,
-      after,
-      actorUserId: ctx.actorUserId ?? null,
-      actorKind: ctx.actorKind ?? 'system',
-      reason: ctx.reason ?? '',
-      idempotencyKey: ctx.idempotencyKey ?? null,
+    const ledgerId = await this.appendLedger(
+      trx,
+      { userId, itemId: null, delta: amount, before, after },
+      ctx,
       timelineEventId,
-    });
-    return { userId, amount, before, after, ledgerId: id };
+    );
+    return { userId, amount, before, after, ledgerId };
   }
 
   /** spec: inventory rule 2 in a transaction of its own. */
@@ -165,20 +185,13 @@ export class InventoryService {
     timelineEventId: number | null = null,
   ): Promise<ItemChange> {
     const { before, after } = await this.applyItem(trx, userId, itemId, quantity);
-    const { id } = await repo.appendLedger(trx, {
-      userId,
-      kind: 'item',
-      itemId,
-      delta: quantity,
-      before,
-      after,
-      actorUserId: ctx.actorUserId ?? null,
-      actorKind: ctx.actorKind ?? 'system',
-      reason: ctx.reason ?? '',
-      idempotencyKey: ctx.idempotencyKey ?? null,
+    const ledgerId = await this.appendLedger(
+      trx,
+      { userId, itemId, delta: quantity, before, after },
+      ctx,
       timelineEventId,
-    });
-    return { userId, itemId, quantity, before, after, ledgerId: id };
+    );
+    return { userId, itemId, quantity, before, after, ledgerId };
   }
 
   /** spec: inventory rule 1 in a transaction of its own. */
@@ -208,20 +221,13 @@ export class InventoryService {
         `${input.amount > 0 ? 'Awarded' : 'Spent'} ${Math.abs(input.amount)} energy coins (balance ${after})`,
         { tool: 'modifyCurrency', amount: input.amount, before, after },
       );
-      const { id } = await repo.appendLedger(trx, {
-        userId: input.userId,
-        kind: 'currency',
-        itemId: null,
-        delta: input.amount,
-        before,
-        after,
-        actorUserId: input.actorUserId,
-        actorKind: 'director',
-        reason: input.reason ?? 'director tool modifyCurrency',
-        idempotencyKey: null,
-        timelineEventId: event.id,
-      });
-      return { change: { userId: input.userId, amount: input.amount, before, after, ledgerId: id }, event };
+      const ledgerId = await this.appendLedger(
+        trx,
+        { userId: input.userId, itemId: null, delta: input.amount, before, after },
+        directorContext(input, 'modifyCurrency'),
+        event.id,
+      );
+      return { change: { userId: input.userId, amount: input.amount, before, after, ledgerId }, event };
     });
   }
 
@@ -248,19 +254,12 @@ export class InventoryService {
           after,
         },
       );
-      const { id } = await repo.appendLedger(trx, {
-        userId: input.userId,
-        kind: 'item',
-        itemId: input.itemId,
-        delta: input.quantity,
-        before,
-        after,
-        actorUserId: input.actorUserId,
-        actorKind: 'director',
-        reason: input.reason ?? 'director tool modifyInventory',
-        idempotencyKey: null,
-        timelineEventId: event.id,
-      });
+      const ledgerId = await this.appendLedger(
+        trx,
+        { userId: input.userId, itemId: input.itemId, delta: input.quantity, before, after },
+        directorContext(input, 'modifyInventory'),
+        event.id,
+      );
       return {
         change: {
           userId: input.userId,
@@ -268,7 +267,7 @@ export class InventoryService {
           quantity: input.quantity,
           before,
           after,
-          ledgerId: id,
+          ledgerId,
         },
         event,
       };
