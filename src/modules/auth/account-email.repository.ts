@@ -1,10 +1,10 @@
 // SQL only: email verification and password reset tokens.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { AccountTokenPurpose } from './oauth.tables.js';
 import './oauth.tables.js';
 
-const now = () => sql<Date>`now()` as unknown as Date;
+const now = () => dbNow();
 
 export function insertToken(
   db: Executor,

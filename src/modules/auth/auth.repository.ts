@@ -1,6 +1,6 @@
 // SQL only: refresh tokens and API keys.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { ApiScope, ClientType } from '../../platform/security/identity.rules.js';
 
 export function insertRefreshToken(
@@ -30,17 +30,13 @@ export function findRefreshTokenForUpdate(db: Executor, tokenHash: string) {
 }
 
 export function markRefreshTokenUsed(db: Executor, id: number) {
-  return db
-    .updateTable('refresh_tokens')
-    .set({ used_at: sql<Date>`now()` as unknown as Date })
-    .where('id', '=', id)
-    .execute();
+  return db.updateTable('refresh_tokens').set({ used_at: dbNow() }).where('id', '=', id).execute();
 }
 
 export function revokeFamily(db: Executor, familyId: string) {
   return db
     .updateTable('refresh_tokens')
-    .set({ revoked_at: sql<Date>`now()` as unknown as Date })
+    .set({ revoked_at: dbNow() })
     .where('family_id', '=', familyId)
     .where('revoked_at', 'is', null)
     .execute();
@@ -49,7 +45,7 @@ export function revokeFamily(db: Executor, familyId: string) {
 export function revokeAllForUser(db: Executor, userId: number) {
   return db
     .updateTable('refresh_tokens')
-    .set({ revoked_at: sql<Date>`now()` as unknown as Date })
+    .set({ revoked_at: dbNow() })
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .execute();
@@ -90,11 +86,7 @@ export function findActiveApiKey(db: Executor, keyHash: string) {
 }
 
 export function touchApiKey(db: Executor, id: number) {
-  return db
-    .updateTable('api_keys')
-    .set({ last_used_at: sql<Date>`now()` as unknown as Date })
-    .where('id', '=', id)
-    .execute();
+  return db.updateTable('api_keys').set({ last_used_at: dbNow() }).where('id', '=', id).execute();
 }
 
 export function listApiKeys(db: Executor) {
@@ -108,7 +100,7 @@ export function listApiKeys(db: Executor) {
 export function revokeApiKey(db: Executor, id: number) {
   return db
     .updateTable('api_keys')
-    .set({ revoked_at: sql<Date>`now()` as unknown as Date })
+    .set({ revoked_at: dbNow() })
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();

@@ -1,10 +1,10 @@
 // SQL only: external-login flows, one-time login codes and linked provider identities.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { ClientType } from '../../platform/security/identity.rules.js';
 import './oauth.tables.js';
 
-const now = () => sql<Date>`now()` as unknown as Date;
+const now = () => dbNow();
 
 export function insertFlow(
   db: Executor,

@@ -1,9 +1,9 @@
 // SQL only: character profiles and state, relationships, quests.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { QuestStatus } from './characters.tables.js';
 
-const now = () => sql<Date>`now()` as unknown as Date;
+const now = () => dbNow();
 
 /** Serialises the first-start seeding across nodes (released at commit). */
 export async function lockSeeding(db: Executor) {

@@ -1,6 +1,5 @@
 // SQL only: chat-platform channel configuration.
-import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 
 const columns = ['channel_id', 'guild_id', 'protocol_id', 'created_at', 'updated_at'] as const;
 
@@ -29,7 +28,7 @@ export function upsert(
         guild_id: v.guildId,
         protocol_id: v.protocolId,
         updated_by_user_id: v.userId,
-        updated_at: sql<Date>`now()` as unknown as Date,
+        updated_at: dbNow(),
       }),
     )
     .returning(columns)

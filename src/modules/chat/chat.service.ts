@@ -111,6 +111,12 @@ interface Attachment {
   job: VisionJob['image'];
 }
 
+/** The client's message id, even from a payload that fails validation, so chatError can name it. */
+function clientMessageIdOf(raw: unknown): string | null {
+  const id = (raw as { clientMessageId?: unknown } | null)?.clientMessageId;
+  return typeof id === 'string' ? id : null;
+}
+
 export class ChatService {
   private readonly tools: ChatTool[];
 
@@ -133,10 +139,7 @@ export class ChatService {
     raw: unknown,
     emit: TurnEmitter,
   ): Promise<{ conversationId: number; messageId: number }> {
-    const clientMessageId =
-      typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string'
-        ? (raw as { clientMessageId: string }).clientMessageId
-        : null;
+    const clientMessageId = clientMessageIdOf(raw);
     let conversationId: number | null = null;
     let userMessage: MessageRow | undefined;
     try {
@@ -263,13 +266,7 @@ export class ChatService {
     } catch (err) {
       if (userMessage)
         await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
-      throw this.turnError(
-        err,
-        conversationId,
-        typeof (raw as { clientMessageId?: unknown })?.clientMessageId === 'string'
-          ? (raw as { clientMessageId: string }).clientMessageId
-          : null,
-      );
+      throw this.turnError(err, conversationId, clientMessageIdOf(raw));
     }
   }
 

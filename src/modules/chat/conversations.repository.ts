@@ -1,6 +1,6 @@
 // SQL only: conversations and messages.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { MessageRole, MessageStatus } from './chat.tables.js';
 
 const conversationColumns = [
@@ -91,11 +91,7 @@ export function deleteConversation(db: Executor, id: number, userId: number) {
 }
 
 export function touchConversation(db: Executor, id: number) {
-  return db
-    .updateTable('conversations')
-    .set({ updated_at: sql<Date>`now()` as unknown as Date })
-    .where('id', '=', id)
-    .execute();
+  return db.updateTable('conversations').set({ updated_at: dbNow() }).where('id', '=', id).execute();
 }
 
 export function insertMessage(

@@ -1,9 +1,9 @@
 // SQL only: items, user inventory, balances and the ledger.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { LedgerKind } from './inventory.tables.js';
 
-const now = () => sql<Date>`now()` as unknown as Date;
+const now = () => dbNow();
 const itemColumns = ['id', 'name', 'description', 'type', 'metadata'] as const;
 
 export function insertItem(

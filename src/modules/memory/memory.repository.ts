@@ -4,7 +4,7 @@
 // closest here); which one runs follows the migration variant applied
 // (deps.database.capabilities.vector), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
 import { cosineDistance, embeddingBytes, sketchLiteral } from './memory.sketch.js';
 
@@ -124,7 +124,7 @@ export function updateMemory(
 ) {
   return db
     .updateTable('memories')
-    .set({ ...v, updated_at: sql<Date>`now()` as unknown as Date })
+    .set({ ...v, updated_at: dbNow() })
     .where('id', '=', id)
     .returning(memoryColumns)
     .executeTakeFirst();

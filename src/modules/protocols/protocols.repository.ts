@@ -1,6 +1,6 @@
 // SQL only: protocol records.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { ProtocolDefinition } from './protocols.schemas.js';
 
 const columns = [
@@ -100,7 +100,7 @@ export function update(db: Executor, id: string, definition: ProtocolDefinition,
       name: definition.name,
       definition: JSON.stringify(definition),
       updated_by_user_id: userId,
-      updated_at: sql<Date>`now()` as unknown as Date,
+      updated_at: dbNow(),
     })
     .where('id', '=', id)
     .returning(columns)

@@ -1,6 +1,6 @@
 // SQL only: the instance registry and timeline events.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { InstanceSource, InstancesTable } from './timeline.tables.js';
 import type { Updateable } from 'kysely';
 
@@ -96,7 +96,7 @@ export function insertInstance(
 export function updateInstance(db: Executor, id: number, changes: Updateable<InstancesTable>) {
   return db
     .updateTable('instances')
-    .set({ ...changes, updated_at: sql<Date>`now()` as unknown as Date })
+    .set({ ...changes, updated_at: dbNow() })
     .where('id', '=', id)
     .returning(instanceColumns)
     .executeTakeFirst();

@@ -1,6 +1,6 @@
 // SQL only: users.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 
 export const userColumns = [
@@ -66,7 +66,7 @@ export function update(
 ) {
   return db
     .updateTable('users')
-    .set({ ...values, updated_at: sql<Date>`now()` as unknown as Date })
+    .set({ ...values, updated_at: dbNow() })
     .where('id', '=', id)
     .returning(userColumns)
     .executeTakeFirst();

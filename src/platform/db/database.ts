@@ -203,6 +203,12 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   };
 }
 
+/** The database clock, for `set({ updated_at: dbNow() })`: timestamps come from the server, not
+ * from whichever node wrote them. (Typed as Date so it fits Date columns in Kysely's `set`.) */
+export function dbNow(): Date {
+  return sql<Date>`now()` as unknown as Date;
+}
+
 /** Runs fn in a transaction; callbacks registered with `afterCommit` run only once it committed
  * (events are published, sockets notified), never for a rolled-back change. */
 export async function transaction<T>(
