@@ -127,6 +127,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       });
 
     // Phase 1: a steady rate, each turn on the next idle client.
+    await deps.models.flush();
     await deps.db.deleteFrom('model_calls').execute();
     const latency: number[] = [];
     let failures = 0;
@@ -150,6 +151,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       );
     }
     await Promise.all(inflight);
+    await deps.models.flush();
     const calls = await deps.db.selectFrom('model_calls').select(['kind', 'latency_ms']).execute();
     const turns = latency.length + failures;
     const modelMsPerTurn = calls.reduce((n, c) => n + c.latency_ms, 0) / Math.max(1, turns);

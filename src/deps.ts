@@ -176,6 +176,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       concurrency: config.models.concurrency,
       retryBaseMs: config.models.retryBaseMs,
     });
+    cleanup.unshift(() => models.flush());
     const memory = new MemoryService(db, jobs, models, log, {
       vector: database.capabilities.vector,
       maxContentBytes: config.limits.memoryContentBytes,

@@ -37,6 +37,9 @@ export interface FakeChatReply {
   finishReason?: 'stop' | 'tool_calls' | 'length';
   /** Wait this long before answering (timeouts). */
   delayMs?: number;
+  /** Only a request this accepts gets this reply (requests made concurrently, e.g. a background
+   * vision call beside a chat turn); the first queued reply that fits answers. */
+  when?: (body: any) => boolean;
 }
 
 export interface FakeFailure {
@@ -133,7 +136,8 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
   }
 
   async function chat(body: any, res: ServerResponse) {
-    const reply: FakeChatReply = chatQueue.shift() ?? {
+    const fit = chatQueue.findIndex((r) => !r.when || r.when(body));
+    const reply: FakeChatReply = (fit >= 0 ? chatQueue.splice(fit, 1)[0] : undefined) ?? {
       text: `fake reply to: ${lastUserText(body.messages ?? [])}`,
     };
     if (reply.delayMs) await sleep(reply.delayMs);

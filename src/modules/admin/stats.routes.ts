@@ -47,6 +47,9 @@ export function statsRoutes(app: App, deps: Deps) {
         response: { 200: statsSchema, ...problems(400, 401, 403) },
       },
     },
-    async (req) => systemStats(deps.db, { hours: req.query.hours }),
+    async (req) => {
+      await deps.models.flush();
+      return systemStats(deps.db, { hours: req.query.hours });
+    },
   );
 }

@@ -65,6 +65,7 @@ describe('memory with a failing model provider', () => {
       embedding_dim: 64,
       embed_error: null,
     });
+    await t.deps.models.flush();
     const calls = await t.deps.db
       .selectFrom('model_calls')
       .select(['purpose', 'outcome'])

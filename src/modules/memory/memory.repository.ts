@@ -234,57 +234,69 @@ export function rerankPool(candidates: number): number {
   return Math.max(120, candidates * 2);
 }
 
-/** Both sides of the hybrid search in one round trip: the `candidates` nearest chunks by cosine
- * distance (over the whole scope, never a post-filtered index) and the `candidates` best
- * full-text matches (any query word; ts_rank with length normalisation).
+/** Both sides of the hybrid search: the `candidates` nearest chunks by cosine distance (over the
+ * whole scope, never a post-filtered index) and the `candidates` best full-text matches (any
+ * query word; ts_rank with length normalisation), merged by chunk id.
+ * The two sides are separate statements started together: on PostgreSQL they run at once on two
+ * pool connections (the turn waits for the slower, not the sum); on PGlite's one connection they
+ * queue. Each side reads its chunks' columns itself, by primary key on the few rows it keeps, so
+ * no plan depends on row estimates for the CTEs (a nested loop over mis-estimated CTE scans cost
+ * more than both sides together).
  * With pgvector the database scans the scope exactly. Without it, the scope is ranked by the
  * Hamming distance of the embeddings' sketches, and the `rerankPool` nearest come back with their
  * float32 embedding for the exact cosine here. */
 export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
-  const scope = scopeFilter('c', p);
-  const tsquery = sql`replace(plainto_tsquery('english', ${p.text})::text, '&', '|')::tsquery`;
-  let vectorSide = sql`select null::bigint as id, null::float8 as distance, null::bytea as embedding where false`;
-  if (p.embedding) {
-    const dim = p.embedding.values.length;
-    const owned = sql`${scopeFilter('e', p)} and e.model = ${p.embedding.model} and e.dim = ${dim}`;
-    vectorSide = vector
-      ? sql`select e.chunk_id as id, (e.embedding <=> ${vectorLiteral(p.embedding.values, true)}::vector)::float8 as distance, null::bytea as embedding
-          from memory_embeddings e where ${owned}
-          order by 2, 1 limit ${p.candidates}`
-      : sql`select n.id, null::float8 as distance, x.embedding
-          from (select e.chunk_id as id from memory_embeddings e where ${owned}
-                order by bit_count(e.sketch # ${sketchLiteral(p.embedding.values)}::varbit), 1 limit ${rerankPool(p.candidates)}) n
-          join memory_embedding_vectors x on x.chunk_id = n.id`;
+  const [near, text] = await Promise.all([
+    p.embedding ? vectorSide(db, vector, { ...p, embedding: p.embedding }) : [],
+    textSide(db, p),
+  ]);
+  const byId = new Map<number, SearchRow>();
+  for (const r of near) byId.set(r.id, { ...r, rank: null });
+  for (const r of text) {
+    const seen = byId.get(r.id);
+    if (seen) seen.rank = r.rank;
+    else byId.set(r.id, { ...r, distance: null });
   }
-  const r = await sql<SearchRow & { embedding: Uint8Array | null }>`
-    with v as (${vectorSide}),
-    q as (select ${tsquery} as query),
-    t as (
-      select c.id, ts_rank(c.tsv, q.query, 1)::float8 as rank from memory_chunks c, q
-      where ${scope} and c.tsv @@ q.query
-      order by 2 desc limit ${p.candidates}
-    )
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id, v.distance, v.embedding, t.rank
-    from memory_chunks c left join v on v.id = c.id left join t on t.id = c.id
-    where c.id in (select id from v union all select id from t)`.execute(db);
-  if (vector || !p.embedding) return r.rows.map(({ embedding: _e, ...row }) => row);
-  // The exact cosine of the prefiltered candidates; those beyond `candidates` leave the vector side.
+  return [...byId.values()];
+}
+
+type ChunkKey = Omit<SearchRow, 'distance' | 'rank'>;
+
+async function textSide(db: Executor, p: SearchParams): Promise<(ChunkKey & { rank: number })[]> {
+  const r = await sql<ChunkKey & { rank: number }>`
+    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+    from memory_chunks c, (select replace(plainto_tsquery('english', ${p.text})::text, '&', '|')::tsquery as query) q
+    where ${scopeFilter('c', p)} and c.tsv @@ q.query
+    order by 5 desc, 1 limit ${p.candidates}`.execute(db);
+  return r.rows;
+}
+
+async function vectorSide(
+  db: Executor,
+  vector: boolean,
+  p: SearchParams & { embedding: NonNullable<SearchParams['embedding']> },
+): Promise<(ChunkKey & { distance: number })[]> {
   const q = p.embedding.values;
-  const scored = r.rows.map(({ embedding, ...row }) => ({
-    ...row,
-    distance: embedding ? cosineDistance(q, embedding) : null,
-  }));
-  const kept = new Set(
-    scored
-      .filter((row) => row.distance !== null)
-      .sort((a, b) => a.distance! - b.distance! || a.id - b.id)
-      .slice(0, p.candidates)
-      .map((row) => row.id),
-  );
-  return scored.flatMap((row) => {
-    if (kept.has(row.id)) return [row];
-    return row.rank !== null ? [{ ...row, distance: null }] : [];
-  });
+  const owned = sql`${scopeFilter('e', p)} and e.model = ${p.embedding.model} and e.dim = ${q.length}`;
+  if (vector) {
+    const r = await sql<ChunkKey & { distance: number }>`
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
+      from (select e.chunk_id, (e.embedding <=> ${vectorLiteral(q, true)}::vector)::float8 as distance
+            from memory_embeddings e where ${owned} order by 2, 1 limit ${p.candidates}) n
+      join memory_chunks c on c.id = n.chunk_id`.execute(db);
+    return r.rows;
+  }
+  const r = await sql<ChunkKey & { embedding: Uint8Array }>`
+    select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
+    from (select e.chunk_id from memory_embeddings e where ${owned}
+          order by bit_count(e.sketch # ${sketchLiteral(q)}::varbit), 1 limit ${rerankPool(p.candidates)}) n
+    join memory_chunks c on c.id = n.chunk_id
+    join memory_embedding_vectors x on x.chunk_id = n.chunk_id`.execute(db);
+  // The exact cosine of the prefiltered candidates; the `candidates` nearest stay.
+  return r.rows
+    .map(({ embedding, ...row }) => ({ ...row, distance: cosineDistance(q, embedding) }))
+    .sort((a, b) => a.distance - b.distance || a.id - b.id)
+    .slice(0, p.candidates);
 }
 
 /** Plain lexical search over the same scope (the benchmark's baseline): best chunk per memory. */
@@ -312,20 +324,19 @@ export async function pendingChunks(db: Executor, p: { limit: number; memoryIds?
         .execute()
     : [];
   if (first.length >= p.limit) return first;
-  const rest = await db
-    .selectFrom('memory_embed_queue as q')
-    .innerJoin('memory_chunks as c', 'c.id', 'q.chunk_id')
-    .select(['c.id', 'c.memory_id', 'c.content'])
-    .$if(first.length > 0, (qb) =>
-      qb.where(
-        'q.chunk_id',
-        'not in',
-        first.map((r) => r.id),
-      ),
-    )
-    .orderBy('q.chunk_id')
-    .limit(p.limit - first.length)
-    .execute();
+  // The queue's first entries, then their chunks by primary key (a lateral join: the plan cannot
+  // turn into a scan of memory_chunks when the queue's statistics are stale, as after a bulk load
+  // that was embedded since).
+  const skip = first.map((r) => r.id);
+  const rest = (
+    await sql<{ id: number; memory_id: number; content: string }>`
+      select c.id, c.memory_id, c.content
+      from (select chunk_id from memory_embed_queue
+            ${skip.length ? sql`where chunk_id <> all(${skip}::bigint[])` : sql``}
+            order by chunk_id limit ${p.limit - first.length}) q
+      cross join lateral (select id, memory_id, content from memory_chunks where id = q.chunk_id) c
+      order by c.id`.execute(db)
+  ).rows;
   return [...first, ...rest];
 }
 

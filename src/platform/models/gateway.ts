@@ -3,10 +3,11 @@
 // process-wide concurrency limit, and a row in `model_calls` (purpose, model, tokens in/out,
 // latency, attempts, outcome). A call that still fails raises 503 `model_unavailable`.
 // Never call it inside an open transaction: read, call, write.
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import { AppError } from '../http/problem.js';
 import { OfflineProvider } from './offline.js';
 import { classifyError, OpenAICompatibleModels } from './openai-compatible.js';
@@ -167,7 +168,7 @@ export class ModelGateway {
         const result = await attempt(signal);
         this.limiter.release();
         const usage = usageOf(result);
-        await this.record({ kind, purpose, model, usage, started, attempts, error: null });
+        this.record({ kind, purpose, model, usage, started, attempts, error: null });
         return result;
       } catch (err) {
         this.limiter.release();
@@ -178,7 +179,7 @@ export class ModelGateway {
       }
       const giveUp = !failure.retryable || attempts > this.opts.maxRetries || callerSignal?.aborted === true;
       if (giveUp) {
-        await this.record({
+        this.record({
           kind,
           purpose,
           model,
@@ -213,7 +214,10 @@ export class ModelGateway {
     }
   }
 
-  private async record(r: {
+  /** Records a call without holding up its caller: rows are written behind, many per INSERT, by
+   * one flush at a time (a chat turn's two calls cost it no round trip). Accounting must never turn
+   * a good answer into a failure, so a failed write is logged and dropped. */
+  private record(r: {
     kind: ModelCallKind;
     purpose: string;
     model: string;
@@ -221,31 +225,48 @@ export class ModelGateway {
     started: number;
     attempts: number;
     error: string | null;
-  }): Promise<void> {
+  }): void {
+    this.unrecorded.push({
+      kind: r.kind,
+      purpose: r.purpose.slice(0, 100),
+      provider: this.provider.name,
+      model: r.model,
+      tokens_in: r.usage.inputTokens,
+      tokens_out: r.usage.outputTokens,
+      latency_ms: Math.round(performance.now() - r.started),
+      attempts: r.attempts,
+      outcome: r.error === null ? 'ok' : 'error',
+      error: r.error?.slice(0, 500) ?? null,
+    });
+    this.flushing ??= this.writeRecords();
+  }
+
+  private unrecorded: Insertable<Database['model_calls']>[] = [];
+  private flushing: Promise<void> | undefined;
+
+  private async writeRecords(): Promise<void> {
     try {
-      await this.db
-        .insertInto('model_calls')
-        .values({
-          kind: r.kind,
-          purpose: r.purpose.slice(0, 100),
-          provider: this.provider.name,
-          model: r.model,
-          tokens_in: r.usage.inputTokens,
-          tokens_out: r.usage.outputTokens,
-          latency_ms: Math.round(performance.now() - r.started),
-          attempts: r.attempts,
-          outcome: r.error === null ? 'ok' : 'error',
-          error: r.error?.slice(0, 500) ?? null,
-        })
-        .execute();
-    } catch (err) {
-      // Accounting must never turn a good answer into a failure.
-      this.log.warn({ err }, 'could not record a model call');
+      while (this.unrecorded.length > 0) {
+        const rows = this.unrecorded.splice(0, 500);
+        try {
+          await this.db.insertInto('model_calls').values(rows).execute();
+        } catch (err) {
+          this.log.warn({ err, calls: rows.length }, 'could not record model calls');
+        }
+      }
+    } finally {
+      this.flushing = undefined;
     }
+  }
+
+  /** Waits until every call made so far is in `model_calls` (readers of the table, shutdown). */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
   }
 
   /** For /api/admin/health: provider, models, offline flag, recent outcomes and errors. */
   async status(): Promise<Record<string, unknown>> {
+    await this.flush();
     const since = sql<Date>`now() - interval '15 minutes'`;
     const [outcomes, lastErrors] = await Promise.all([
       this.db

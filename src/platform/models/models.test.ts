@@ -21,7 +21,10 @@ afterAll(async () => {
   await fake.close();
 });
 
-const calls = () => t.deps.db.selectFrom('model_calls').selectAll().orderBy('id').execute();
+const calls = async () => {
+  await t.deps.models.flush();
+  return t.deps.db.selectFrom('model_calls').selectAll().orderBy('id').execute();
+};
 
 describe('ModelGateway with an OpenAI-compatible server', () => {
   it('sends the prompt, returns text and records the call', async () => {
