@@ -114,6 +114,15 @@ export class CharactersService {
     return toNpc(await this.character(id, executor));
   }
 
+  /** Profile and state from one read (the chat turn needs both for the speaking character). */
+  async getNpcWithState(
+    id: number,
+    executor: Executor = this.db,
+  ): Promise<{ npc: Npc; state: CharacterState }> {
+    const row = await this.character(id, executor);
+    return { npc: toNpc(row), state: toState(row) };
+  }
+
   async listNpcs(p: { limit: number; offset: number }) {
     const { rows, total } = await repo.listCharacters(this.db, p);
     return { npcs: rows.map(toNpc), total };

@@ -105,6 +105,16 @@ interface Speaker {
   id: number;
   name: string;
   description: string;
+  emotions?: unknown;
+}
+
+/** What a turn can start as soon as it knows the user and the text: routing and the query
+ * embedding run while the turn stores the message. */
+interface Prepared {
+  routing: ReturnType<ProtocolsService['routeUser']>;
+  queryEmbedding: Promise<number[] | undefined>;
+  /** Reserved with the user's message (storeUserMessage). */
+  replyId?: number;
 }
 
 interface Attachment {
@@ -145,49 +155,50 @@ export class ChatService {
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
       await this.rateLimit(user.id);
-      const conversation = await this.d.conversations.resolve(user.id, input.conversationId);
+      const [conversation, existing] = await Promise.all([
+        this.d.conversations.resolve(user.id, input.conversationId),
+        input.clientMessageId
+          ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)
+          : undefined,
+      ]);
       conversationId = conversation.id;
 
       // A retry of a message already stored: answer it again, or finish it; never store it twice.
-      if (input.clientMessageId) {
-        const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
-        if (existing) {
-          if (existing.conversation_id !== conversation.id)
-            throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
-          if (existing.status === 'answered') {
-            emit.thinking({ conversationId: conversation.id });
-            for (const reply of await repo.repliesTo(this.d.db, existing.id))
-              emit.response(await this.present(reply));
-            emit.idle({ conversationId: conversation.id });
-            return { conversationId: conversation.id, messageId: existing.id };
-          }
-          userMessage = existing;
+      if (existing) {
+        if (existing.conversation_id !== conversation.id)
+          throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
+        if (existing.status === 'answered') {
+          emit.thinking({ conversationId: conversation.id });
+          for (const reply of await repo.repliesTo(this.d.db, existing.id))
+            emit.response(await this.present(reply));
+          emit.idle({ conversationId: conversation.id });
+          return { conversationId: conversation.id, messageId: existing.id };
         }
+        userMessage = existing;
       }
 
-      const speakers = await this.speakersFor(conversation.npc_user_ids, input.npcUserId);
-      const attachments = await this.attachments(user.id, input);
+      const [speakers, attachments] = await Promise.all([
+        this.speakersFor(conversation.npc_user_ids, input.npcUserId),
+        this.attachments(user.id, input),
+      ]);
+      const prepared = this.prepare(user, input.message);
 
-      userMessage ??= await transaction(this.d.db, async (trx) => {
-        const m = await repo.insertMessage(trx, {
-          conversationId: conversation.id,
-          userId: user.id,
-          role: 'user',
-          text: input.message,
-          clientMessageId: input.clientMessageId ?? null,
-          status: 'received',
-          ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
-        });
-        // spec: one vision call per attached image, in the background, linked to the conversation.
-        for (const a of attachments)
-          await this.d.jobs.enqueue(trx, VISION_JOB, {
-            userId: user.id,
+      if (!userMessage) {
+        const stored = await this.storeUserMessage(
+          {
             conversationId: conversation.id,
-            messageId: m.id,
-            image: a.job,
-          } satisfies VisionJob);
-        return m;
-      });
+            userId: user.id,
+            role: 'user',
+            text: input.message,
+            clientMessageId: input.clientMessageId ?? null,
+            status: 'received',
+            ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
+          },
+          attachments,
+        );
+        userMessage = stored.message;
+        prepared.replyId = stored.replyId;
+      }
 
       emit.thinking({ conversationId: conversation.id });
       await this.runTurn(
@@ -197,6 +208,7 @@ export class ChatService {
         input.message,
         input.preferences,
         speakers,
+        prepared,
         emit,
       );
       emit.idle({ conversationId: conversation.id });
@@ -252,6 +264,7 @@ export class ChatService {
         input.message,
         input.preferences,
         [npc!],
+        this.prepare(user, input.message),
         { stream: false, emit: null },
       );
       const reply = replies[0]!;
@@ -314,8 +327,8 @@ export class ChatService {
 
   private async speaker(id: number): Promise<Speaker> {
     try {
-      const npc = await this.d.characters.getNpc(id);
-      return { id, name: npc.name, description: npc.description };
+      const { npc, state } = await this.d.characters.getNpcWithState(id);
+      return { id, name: npc.name, description: npc.description, emotions: state.emotions };
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
         throw new AppError('validation_failed', 'No such character', {
@@ -323,6 +336,35 @@ export class ChatService {
         });
       throw err;
     }
+  }
+
+  private prepare(user: UserPrincipal, text: string): Prepared {
+    const prepared: Prepared = {
+      routing: this.d.protocols.routeUser(user.id),
+      // spec: at most one embedding request per message: the query, batched with pending memories.
+      queryEmbedding: this.d.memory.embedQuery(text, { includePending: true }),
+    };
+    // A turn that fails before it awaits these must not leave a rejection unhandled; awaiting them
+    // later still throws.
+    for (const p of Object.values(prepared)) (p as Promise<unknown>).catch(() => undefined);
+    return prepared;
+  }
+
+  /** The user's message, with the vision jobs of its images in the same transaction. */
+  private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[]) {
+    if (attachments.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
+    return transaction(this.d.db, async (trx) => {
+      const stored = await repo.insertMessageReservingReply(trx, m);
+      // spec: one vision call per attached image, in the background, linked to the conversation.
+      for (const a of attachments)
+        await this.d.jobs.enqueue(trx, VISION_JOB, {
+          userId: m.userId,
+          conversationId: m.conversationId,
+          messageId: stored.message.id,
+          image: a.job,
+        } satisfies VisionJob);
+      return stored;
+    });
   }
 
   /** Checks every attachment before anything is stored; the fetch and the vision call run later. */
@@ -366,12 +408,22 @@ export class ChatService {
     text: string,
     prefs: UserPreferences | undefined,
     speakers: Speaker[],
+    prepared: Prepared,
     emit: TurnEmitter,
   ) {
-    const { replies } = await this.answer(user, conversationId, userMessage, text, prefs, speakers, {
-      stream: prefs?.stream !== false,
-      emit,
-    });
+    const { replies } = await this.answer(
+      user,
+      conversationId,
+      userMessage,
+      text,
+      prefs,
+      speakers,
+      prepared,
+      {
+        stream: prefs?.stream !== false,
+        emit,
+      },
+    );
     for (const r of replies) emit.response(await this.present(r, speakers));
   }
 
@@ -384,19 +436,20 @@ export class ChatService {
     text: string,
     prefs: UserPreferences | undefined,
     speakers: Speaker[],
+    prepared: Prepared,
     mode: { stream: boolean; emit: TurnEmitter | null },
   ): Promise<{ replies: MessageRow[] }> {
     const group = speakers.length > 1;
     const lead = speakers[0]!;
-    // Independent steps run together (on PostgreSQL they use separate pool connections).
-    // spec: at most one embedding request per message: the query, batched with pending memories.
-    // The reply's id is reserved now so streamed deltas can name it.
+    // The reply's id is reserved before the model is called so streamed deltas can name it: with
+    // the user's message when it was stored by this turn, else now.
     const [routing, queryEmbedding, replyId] = await Promise.all([
-      this.d.protocols.routeUser(user.id),
-      this.d.memory.embedQuery(text, { includePending: true }),
-      group ? Promise.resolve(null) : repo.reserveMessageId(this.d.db),
+      prepared.routing,
+      prepared.queryEmbedding,
+      group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
     ]);
-    const [context, inventorySummary, history, player] = await Promise.all([
+    // Independent steps run together (on PostgreSQL they use separate pool connections).
+    const [context, inventorySummary, history] = await Promise.all([
       this.d.memory.gatherContext(
         user.id,
         lead.id,
@@ -407,7 +460,6 @@ export class ChatService {
       ),
       this.d.inventory.promptSummary(user.id),
       repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
-      this.d.characters.getState(lead.id).catch(() => null),
     ]);
     const memoryContext = [
       context.memoryContext.worldContext && `World:\n${context.memoryContext.worldContext}`,
@@ -425,7 +477,7 @@ export class ChatService {
         npcName: lead.name,
         inventorySummary,
         memoryContext,
-        stateSummary: player ? JSON.stringify({ emotions: player.emotions }) : undefined,
+        stateSummary: lead.emotions !== undefined ? JSON.stringify({ emotions: lead.emotions }) : undefined,
         language: prefs?.language,
         responseLength: prefs?.responseLength,
         date: new Date().toISOString().slice(0, 10),
@@ -530,23 +582,20 @@ export class ChatService {
         })();
 
     const replies = await transaction(this.d.db, async (trx) => {
-      const stored: MessageRow[] = [];
-      for (const [i, p] of planned.entries()) {
-        stored.push(
-          await repo.insertMessage(trx, {
-            ...(i === 0 && replyId !== null ? { id: replyId } : {}),
-            conversationId,
-            userId: user.id,
-            role: 'assistant',
-            npcUserId: p.npcUserId,
-            text: p.text,
-            replyToId: userMessage.id,
-            metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
-          }),
-        );
-      }
-      await repo.setMessageStatus(trx, userMessage.id, 'answered');
-      await repo.touchConversation(trx, conversationId);
+      const stored = await repo.storeReplies(
+        trx,
+        planned.map((p, i) => ({
+          ...(i === 0 && replyId !== null ? { id: replyId } : {}),
+          conversationId,
+          userId: user.id,
+          role: 'assistant' as const,
+          npcUserId: p.npcUserId,
+          text: p.text,
+          replyToId: userMessage.id,
+          metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
+        })),
+        { messageId: userMessage.id, conversationId },
+      );
       // The exchange becomes shared memory of the player; its embedding rides along with the next
       // turn's query embedding (or a delayed job), not a request of its own now.
       const names = new Map(speakers.map((s) => [s.id, s.name]));

@@ -42,8 +42,18 @@ export function insertConversation(
     .executeTakeFirstOrThrow();
 }
 
-/** The user's default conversation with the assistant, created on first use (race-safe). */
+/** The user's default conversation with the assistant, created on first use (race-safe). One
+ * round trip once it exists (every chat turn after the first). */
 export async function defaultConversation(db: Executor, userId: number) {
+  const find = () =>
+    db
+      .selectFrom('conversations')
+      .select(conversationColumns)
+      .where('user_id', '=', userId)
+      .where('is_default', '=', true)
+      .executeTakeFirst();
+  const found = await find();
+  if (found) return found;
   await db
     .insertInto('conversations')
     .values({ user_id: userId, title: '', npc_user_ids: [], is_default: true })
@@ -54,12 +64,7 @@ export async function defaultConversation(db: Executor, userId: number) {
         .doNothing(),
     )
     .execute();
-  return db
-    .selectFrom('conversations')
-    .select(conversationColumns)
-    .where('user_id', '=', userId)
-    .where('is_default', '=', true)
-    .executeTakeFirstOrThrow();
+  return (await find())!;
 }
 
 export function findConversation(db: Executor, id: number) {
@@ -94,38 +99,79 @@ export function touchConversation(db: Executor, id: number) {
   return db.updateTable('conversations').set({ updated_at: dbNow() }).where('id', '=', id).execute();
 }
 
-export function insertMessage(
-  db: Executor,
-  v: {
-    /** An id reserved with reserveMessageId (streamed replies). */
-    id?: number;
-    conversationId: number;
-    userId: number;
-    role: MessageRole;
-    text: string;
-    npcUserId?: number | null;
-    clientMessageId?: string | null;
-    status?: MessageStatus;
-    replyToId?: number | null;
-    metadata?: Record<string, unknown>;
-  },
-) {
+export interface NewMessage {
+  /** An id reserved with reserveMessageId (streamed replies). */
+  id?: number;
+  conversationId: number;
+  userId: number;
+  role: MessageRole;
+  text: string;
+  npcUserId?: number | null;
+  clientMessageId?: string | null;
+  status?: MessageStatus;
+  replyToId?: number | null;
+  metadata?: Record<string, unknown>;
+}
+
+function messageValues(v: NewMessage) {
+  return {
+    ...(v.id !== undefined ? { id: v.id } : {}),
+    conversation_id: v.conversationId,
+    user_id: v.userId,
+    role: v.role,
+    text: v.text,
+    npc_user_id: v.npcUserId ?? null,
+    client_message_id: v.clientMessageId ?? null,
+    status: v.status ?? ('answered' as const),
+    reply_to_id: v.replyToId ?? null,
+    metadata: v.metadata ?? {},
+  };
+}
+
+export function insertMessage(db: Executor, v: NewMessage) {
   return db
     .insertInto('chat_messages')
-    .values({
-      ...(v.id !== undefined ? { id: v.id } : {}),
-      conversation_id: v.conversationId,
-      user_id: v.userId,
-      role: v.role,
-      text: v.text,
-      npc_user_id: v.npcUserId ?? null,
-      client_message_id: v.clientMessageId ?? null,
-      status: v.status ?? 'answered',
-      reply_to_id: v.replyToId ?? null,
-      metadata: v.metadata ?? {},
-    })
+    .values(messageValues(v))
     .returning(messageColumns)
     .executeTakeFirstOrThrow();
+}
+
+/** A user's message, and the id its reply will take (reserved in the same statement, so the reply
+ * sorts after it and a streamed delta can name it before it is stored). */
+export async function insertMessageReservingReply(db: Executor, v: NewMessage) {
+  const row = await db
+    .insertInto('chat_messages')
+    .values(messageValues(v))
+    .returning([
+      ...messageColumns,
+      sql<string>`nextval(pg_get_serial_sequence('chat_messages', 'id'))`.as('reply_id'),
+    ])
+    .executeTakeFirstOrThrow();
+  const { reply_id, ...message } = row;
+  return { message, replyId: Number(reply_id) };
+}
+
+/** A turn's replies, its user message marked answered and its conversation touched: one
+ * statement (a round trip each cost the turn more than the writes themselves). Replies come back
+ * in the order given. */
+export async function storeReplies(
+  db: Executor,
+  replies: NewMessage[],
+  answered: { messageId: number; conversationId: number },
+) {
+  const rows = await db
+    .with('answered', (qb) =>
+      qb.updateTable('chat_messages').set({ status: 'answered' }).where('id', '=', answered.messageId),
+    )
+    .with('touched', (qb) =>
+      qb.updateTable('conversations').set({ updated_at: dbNow() }).where('id', '=', answered.conversationId),
+    )
+    .insertInto('chat_messages')
+    .values(replies.map(messageValues))
+    .returning(messageColumns)
+    .execute();
+  // Identity values follow VALUES order; a reserved id (the first reply) is the smallest.
+  return rows.sort((a, b) => a.id - b.id);
 }
 
 /** Takes the next message id from the table's sequence without storing a row. */

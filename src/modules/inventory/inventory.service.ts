@@ -332,7 +332,10 @@ export class InventoryService {
 
   /** The user's items with details and the energy coin balance. */
   async inventory(userId: number, executor: Executor = this.db): Promise<InventoryView> {
-    const [items, bal] = [await repo.userInventory(executor, userId), await repo.balance(executor, userId)];
+    const [items, bal] = await Promise.all([
+      repo.userInventory(executor, userId),
+      repo.balance(executor, userId),
+    ]);
     if (!bal) throw notFound('user');
     return {
       items: items.map((i) => ({

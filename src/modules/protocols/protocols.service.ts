@@ -200,8 +200,15 @@ export class ProtocolsService {
 
   /** Routing for a user id (loads the user's role and account type from the database). */
   async routeUser(userId: number, opts: RouteOptions = {}): Promise<RoutingOutcome> {
-    const user = await this.opts.users.get(userId);
-    return this.route({ id: user.id, role: user.role, accountType: user.account_type }, opts);
+    // The user and their persona type are read together (a chat turn waits for routing).
+    const [user, personaType] = await Promise.all([
+      this.opts.users.get(userId),
+      opts.personaType !== undefined ? opts.personaType : this.personaTypeOf(userId),
+    ]);
+    return this.route(
+      { id: user.id, role: user.role, accountType: user.account_type },
+      { ...opts, personaType },
+    );
   }
 
   /** spec "Routing decision order": the protocol for this subject, and why. */
