@@ -154,8 +154,9 @@ export class ChatService {
     let userMessage: MessageRow | undefined;
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
-      await this.rateLimit(user.id);
-      const [conversation, existing] = await Promise.all([
+      // The reads run beside the rate-limit hit; nothing is written or sent before it passed.
+      const [, conversation, existing] = await Promise.all([
+        this.rateLimit(user.id),
         this.d.conversations.resolve(user.id, input.conversationId),
         input.clientMessageId
           ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)

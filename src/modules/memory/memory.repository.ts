@@ -239,9 +239,10 @@ export function rerankPool(candidates: number): number {
  * query word; ts_rank with length normalisation), merged by chunk id.
  * The two sides are separate statements started together: on PostgreSQL they run at once on two
  * pool connections (the turn waits for the slower, not the sum); on PGlite's one connection they
- * queue. Each side reads its chunks' columns itself, by primary key on the few rows it keeps, so
- * no plan depends on row estimates for the CTEs (a nested loop over mis-estimated CTE scans cost
- * more than both sides together).
+ * queue. Each side reads its chunks' columns itself, by primary key on the few rows it keeps
+ * (lateral subqueries with `limit 1`, which the planner cannot flatten into a hash join that scans
+ * every chunk of the scope again), so no plan depends on row estimates for CTEs (a nested loop
+ * over mis-estimated CTE scans once cost more than both sides together).
  * With pgvector the database scans the scope exactly. Without it, the scope is ranked by the
  * Hamming distance of the embeddings' sketches, and the `rerankPool` nearest come back with their
  * float32 embedding for the exact cosine here. */
@@ -283,15 +284,19 @@ async function vectorSide(
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
       from (select e.chunk_id, (e.embedding <=> ${vectorLiteral(q, true)}::vector)::float8 as distance
             from memory_embeddings e where ${owned} order by 2, 1 limit ${p.candidates}) n
-      join memory_chunks c on c.id = n.chunk_id`.execute(db);
+      cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c`.execute(
+      db,
+    );
     return r.rows;
   }
   const r = await sql<ChunkKey & { embedding: Uint8Array }>`
     select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
     from (select e.chunk_id from memory_embeddings e where ${owned}
           order by bit_count(e.sketch # ${sketchLiteral(q)}::varbit), 1 limit ${rerankPool(p.candidates)}) n
-    join memory_chunks c on c.id = n.chunk_id
-    join memory_embedding_vectors x on x.chunk_id = n.chunk_id`.execute(db);
+    cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
+    cross join lateral (select embedding from memory_embedding_vectors where chunk_id = n.chunk_id limit 1) x`.execute(
+    db,
+  );
   // The exact cosine of the prefiltered candidates; the `candidates` nearest stay.
   return r.rows
     .map(({ embedding, ...row }) => ({ ...row, distance: cosineDistance(q, embedding) }))
