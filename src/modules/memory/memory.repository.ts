@@ -189,6 +189,22 @@ function scopeFilter(alias: string, s: Scope): RawBuilder<unknown> {
   return sql`(${a}.user_id = ${s.userId} or ${a}.tier = 'world'${npc})${source}`;
 }
 
+/** The same scope as disjoint conditions, one per part (the caller's own rows, the rest of the
+ * world tier, the named NPC's core tier): ranked as branches of a UNION ALL, each part is an
+ * index-only scan of a covering index (migration 0014) where the OR of scopeFilter is a bitmap
+ * heap scan over pages spread across the table. */
+function scopeParts(alias: string, s: Scope): RawBuilder<unknown>[] {
+  const a = sql.ref(alias);
+  const source = s.source ? sql` and ${a}.source = ${s.source}` : sql``;
+  const parts = [
+    sql`${a}.user_id = ${s.userId}${source}`,
+    sql`${a}.tier = 'world' and ${a}.user_id <> ${s.userId}${source}`,
+  ];
+  if (s.npcUserId !== undefined && s.npcUserId !== s.userId)
+    parts.push(sql`${a}.user_id = ${s.npcUserId} and ${a}.tier = 'assistant_core'${source}`);
+  return parts;
+}
+
 /** Newest first within the scope (a query without text). */
 export function newestInScope(db: Executor, s: Scope, limit: number) {
   return db
@@ -278,8 +294,8 @@ async function vectorSide(
   p: SearchParams & { embedding: NonNullable<SearchParams['embedding']> },
 ): Promise<(ChunkKey & { distance: number })[]> {
   const q = p.embedding.values;
-  const owned = sql`${scopeFilter('e', p)} and e.model = ${p.embedding.model} and e.dim = ${q.length}`;
   if (vector) {
+    const owned = sql`${scopeFilter('e', p)} and e.model = ${p.embedding.model} and e.dim = ${q.length}`;
     const r = await sql<ChunkKey & { distance: number }>`
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
       from (select e.chunk_id, (e.embedding <=> ${vectorLiteral(q, true)}::vector)::float8 as distance
@@ -289,10 +305,17 @@ async function vectorSide(
     );
     return r.rows;
   }
+  const sketches = sql.join(
+    scopeParts('e', p).map(
+      (part) => sql`select e.chunk_id, e.sketch from memory_embeddings e
+        where ${part} and e.model = ${p.embedding.model} and e.dim = ${q.length}`,
+    ),
+    sql` union all `,
+  );
   const r = await sql<ChunkKey & { embedding: Uint8Array }>`
     select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
-    from (select e.chunk_id from memory_embeddings e where ${owned}
-          order by bit_count(e.sketch # ${sketchLiteral(q)}::varbit), 1 limit ${rerankPool(p.candidates)}) n
+    from (select s.chunk_id from (${sketches}) s
+          order by bit_count(s.sketch # ${sketchLiteral(q)}::varbit), 1 limit ${rerankPool(p.candidates)}) n
     cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
     cross join lateral (select embedding from memory_embedding_vectors where chunk_id = n.chunk_id limit 1) x`.execute(
     db,
