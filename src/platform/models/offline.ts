@@ -36,13 +36,15 @@ const STOP_WORDS = new Set(
   ).split(' '),
 );
 
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+function fnv1a(s: string, h: number = FNV_OFFSET): number {
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+    h = Math.imul(h, FNV_PRIME);
   }
-  return h >>> 0;
+  return h;
 }
 
 export function tokenize(text: string): string[] {
@@ -57,33 +59,61 @@ export function tokenize(text: string): string[] {
 /** The offline embedding of a text: deterministic, L2-normalised, `dims` long. */
 export function hashEmbedding(text: string, dims: number = OFFLINE_DIMENSIONS): Float32Array {
   const v = new Float32Array(dims);
-  const add = (feature: string, weight: number) => {
-    const h = fnv1a(feature);
-    // The sign comes from a second hash, so collisions cancel out on average instead of piling up.
-    const sign = fnv1a('~' + feature) & 1 ? 1 : -1;
-    v[h % dims]! += sign * weight;
+  // A feature is hashed twice with FNV-1a: its text picks the dimension, and '~' + its text the
+  // sign (a second hash, so collisions cancel out on average instead of piling up). Both hashes
+  // run along the feature's pieces without building its string: `h` and `g` are the two states.
+  const add = (h: number, g: number, weight: number) => {
+    v[(h >>> 0) % dims]! += (g & 1 ? 1 : -1) * weight;
   };
   const words = tokenize(text);
-  if (words.length === 0) add('∅' + text.trim(), 1);
+  if (words.length === 0) {
+    const f = '∅' + text.trim();
+    add(fnv1a(f), fnv1a(f, TILDE), 1);
+  }
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     const stop = STOP_WORDS.has(w);
-    add('w:' + w, stop ? 0.15 : 1);
-    if (i + 1 < words.length && !(stop && STOP_WORDS.has(words[i + 1]!)))
-      add('b:' + w + ' ' + words[i + 1], 0.5);
+    // 'w:' + w
+    const wh = fnv1a(w, W_H);
+    const wg = fnv1a(w, W_G);
+    add(wh, wg, stop ? 0.15 : 1);
+    const next = words[i + 1];
+    if (next !== undefined && !(stop && STOP_WORDS.has(next))) {
+      // 'b:' + w + ' ' + next
+      add(fnv1a(next, fnv1a(' ', fnv1a(w, B_H))), fnv1a(next, fnv1a(' ', fnv1a(w, B_G))), 0.5);
+    }
     if (!stop && w.length > 2) {
-      const padded = `<${w}>`;
-      const grams = padded.length - 2;
-      // Trigrams share one unit of weight per word, so long words do not dominate.
-      for (let j = 0; j < grams; j++) add('c:' + padded.slice(j, j + 3), 1.2 / Math.sqrt(grams));
+      // 'c:' + each three characters of '<' + w + '>'; trigrams share one unit of weight per
+      // word, so long words do not dominate.
+      const grams = w.length;
+      const weight = 1.2 / Math.sqrt(grams);
+      for (let j = 0; j < grams; j++) {
+        const c0 = j === 0 ? 60 : w.charCodeAt(j - 1); // '<'
+        const c1 = w.charCodeAt(j);
+        const c2 = j + 1 < w.length ? w.charCodeAt(j + 1) : 62; // '>'
+        add(
+          Math.imul(Math.imul(Math.imul(C_H ^ c0, FNV_PRIME) ^ c1, FNV_PRIME) ^ c2, FNV_PRIME),
+          Math.imul(Math.imul(Math.imul(C_G ^ c0, FNV_PRIME) ^ c1, FNV_PRIME) ^ c2, FNV_PRIME),
+          weight,
+        );
+      }
     }
   }
   let norm = 0;
-  for (const x of v) norm += x * x;
+  for (let i = 0; i < dims; i++) norm += v[i]! * v[i]!;
   norm = Math.sqrt(norm) || 1;
   for (let i = 0; i < dims; i++) v[i] = v[i]! / norm;
   return v;
 }
+
+// The two hash states after each feature kind's prefix.
+const TILDE = fnv1a('~');
+const W_H = fnv1a('w:');
+const W_G = fnv1a('w:', TILDE);
+const B_H = fnv1a('b:');
+const B_G = fnv1a('b:', TILDE);
+const C_H = fnv1a('c:');
+const C_G = fnv1a('c:', TILDE);
 
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0;
@@ -164,6 +194,14 @@ function lastUserText(req: ChatRequest): string {
   return '';
 }
 
+/** A plain array of the values (Array.from walks a typed array through its iterator: slower than
+ * the embedding itself). */
+function toNumbers(f: Float32Array): number[] {
+  const out = new Array<number>(f.length);
+  for (let i = 0; i < f.length; i++) out[i] = f[i]!;
+  return out;
+}
+
 export class OfflineProvider implements ModelProvider {
   readonly name = 'offline';
   readonly offline = true;
@@ -207,7 +245,7 @@ export class OfflineProvider implements ModelProvider {
 
   async embed(texts: string[]): Promise<EmbedResult> {
     return {
-      embeddings: texts.map((t) => Array.from(hashEmbedding(t, this.embeddingDimensions))),
+      embeddings: texts.map((t) => toNumbers(hashEmbedding(t, this.embeddingDimensions))),
       provider: this.name,
       model: this.embeddingModel,
       dimensions: this.embeddingDimensions,
