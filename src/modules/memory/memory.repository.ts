@@ -6,7 +6,14 @@
 import { sql, type RawBuilder } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
-import { cosineDistance, embeddingBytes, sketchLiteral } from './memory.sketch.js';
+import {
+  cosineDistance,
+  float32Array,
+  sketchArray,
+  sketchLiteral,
+  vectorArray,
+  type VectorTypes,
+} from './memory.sketch.js';
 
 export const memoryColumns = [
   'id',
@@ -41,76 +48,81 @@ export interface NewMemory {
   createdBy: number | null;
 }
 
-/** One multi-row INSERT; rows come back in input order (identity values follow VALUES order). */
-export async function insertMemories(db: Executor, list: NewMemory[]) {
-  if (list.length === 0) return [];
-  const rows = await db
-    .insertInto('memories')
-    .values(
-      list.map((v) => ({
-        user_id: v.userId,
-        content: v.content,
-        source: v.source,
-        tier: v.tier,
-        metadata: JSON.stringify(v.metadata),
-        conversation_id: v.conversationId,
-        created_by_user_id: v.createdBy,
-      })),
-    )
-    .returning(memoryColumns)
-    .execute();
-  return rows.sort((a, b) => a.id - b.id);
-}
-
+/** A chunk of the `memory`-th (0-based) of the memories written with it. */
 export interface NewChunk {
-  memory: {
-    id: number;
-    user_id: number;
-    tier: MemoryTier;
-    source: MemorySource;
-    conversation_id: number | null;
-  };
+  memory: number;
   index: number;
   content: string;
 }
 
-/** Chunks of many memories, in multi-row INSERTs of bounded size, each listed in the embedding
- * queue by the same statement. */
-export async function insertChunkRows(db: Executor, chunks: NewChunk[]) {
-  for (let i = 0; i < chunks.length; i += 2000) {
-    await db
-      .with('c', (qb) =>
-        qb
-          .insertInto('memory_chunks')
-          .values(
-            chunks.slice(i, i + 2000).map((c) => ({
-              memory_id: c.memory.id,
-              user_id: c.memory.user_id,
-              tier: c.memory.tier,
-              source: c.memory.source,
-              conversation_id: c.memory.conversation_id,
-              chunk_index: c.index,
-              content: c.content,
-            })),
-          )
-          .returning('id'),
-      )
-      .insertInto('memory_embed_queue')
-      .columns(['chunk_id'])
-      .expression((eb) => eb.selectFrom('c').select('c.id'))
-      .execute();
-  }
+export interface WrittenMemories {
+  /** The memories' ids, in input order. */
+  ids: number[];
+  /** The chunks' ids, in input order. */
+  chunkIds: number[];
+  /** created_at and updated_at of every one of them (the transaction's clock). */
+  at: Date;
 }
 
-export function insertChunks(
+/** Memories and their chunks in one statement (columns as arrays: the server reads a few arrays
+ * instead of a parameter per value); `queue` lists the chunks in the embedding queue too.
+ * Identity values follow the order rows are inserted in, which is the input order (`order by`
+ * the ordinality), so the n-th id belongs to the n-th memory. */
+export async function insertMemoriesWithChunks(
+  db: Executor,
+  list: NewMemory[],
+  chunks: NewChunk[],
+  opts: { queue: boolean },
+): Promise<WrittenMemories> {
+  if (list.length === 0) return { ids: [], chunkIds: [], at: new Date() };
+  const queue = opts.queue ? sql`, q as (insert into memory_embed_queue (chunk_id) select id from c)` : sql``;
+  const r = await sql<{ ids: number[]; chunk_ids: number[]; at: Date }>`
+    with m as (
+      insert into memories (user_id, content, source, tier, metadata, conversation_id, created_by_user_id)
+      select x.user_id, x.content, x.source, x.tier, x.metadata, x.conversation_id, x.created_by
+      from unnest(${list.map((v) => v.userId)}::bigint[], ${list.map((v) => v.content)}::text[],
+                  ${list.map((v) => v.source)}::text[], ${list.map((v) => v.tier)}::text[],
+                  ${list.map((v) => JSON.stringify(v.metadata))}::jsonb[], ${list.map((v) => v.conversationId)}::bigint[],
+                  ${list.map((v) => v.createdBy)}::bigint[])
+        with ordinality as x(user_id, content, source, tier, metadata, conversation_id, created_by, n)
+      order by x.n
+      returning id, user_id, tier, source, conversation_id),
+    mn as (select m.*, row_number() over (order by m.id) as n from m),
+    c as (
+      insert into memory_chunks (memory_id, user_id, tier, source, conversation_id, chunk_index, content)
+      select mn.id, mn.user_id, mn.tier, mn.source, mn.conversation_id, k.chunk_index, k.content
+      from unnest(${chunks.map((c) => c.memory + 1)}::int[], ${chunks.map((c) => c.index)}::int[],
+                  ${chunks.map((c) => c.content)}::text[]) with ordinality as k(memory, chunk_index, content, n)
+      join mn on mn.n = k.memory
+      order by k.n
+      returning id)${queue}
+    select array(select id from m order by id) as ids, array(select id from c order by id) as chunk_ids, now() as at`.execute(
+    db,
+  );
+  const row = r.rows[0]!;
+  if (row.ids.length !== list.length || row.chunk_ids.length !== chunks.length)
+    throw new Error('memories and chunks written do not match the input');
+  return { ids: row.ids, chunkIds: row.chunk_ids, at: row.at };
+}
+
+/** New chunks of an existing memory (after an edit), in order; their ids come back in order. */
+export async function insertChunks(
   db: Executor,
   m: { id: number; user_id: number; tier: MemoryTier; source: MemorySource; conversation_id: number | null },
   chunks: string[],
-) {
-  return insertChunkRows(
-    db,
-    chunks.map((content, index) => ({ memory: m, index, content })),
-  );
+  opts: { queue: boolean },
+): Promise<number[]> {
+  if (chunks.length === 0) return [];
+  const queue = opts.queue ? sql`, q as (insert into memory_embed_queue (chunk_id) select id from c)` : sql``;
+  const r = await sql<{ ids: number[] }>`
+    with c as (
+      insert into memory_chunks (memory_id, user_id, tier, source, conversation_id, chunk_index, content)
+      select ${m.id}::bigint, ${m.user_id}::bigint, ${m.tier}, ${m.source}, ${m.conversation_id}::bigint, k.n - 1, k.content
+      from unnest(${chunks}::text[]) with ordinality as k(content, n)
+      order by k.n
+      returning id)${queue}
+    select array(select id from c order by id) as ids`.execute(db);
+  return r.rows[0]!.ids;
 }
 
 export function deleteChunks(db: Executor, memoryId: number) {
@@ -387,31 +399,114 @@ export async function staleChunks(
   return r.rows;
 }
 
-/** Stores embeddings (one multi-row INSERT, replacing an older model's), takes the chunks off the
- * queue and clears their recorded failure, in one statement. Chunks deleted meanwhile are
- * skipped. */
+export type { VectorTypes };
+
+/** The OIDs of pgvector's types here (binary parameters name their element type). */
+export async function vectorTypes(db: Executor): Promise<VectorTypes> {
+  const r = await sql<{ vector: number | null; sparsevec: number | null }>`
+    select to_regtype('vector')::oid::int8 as vector, to_regtype('sparsevec')::oid::int8 as sparsevec`.execute(
+    db,
+  );
+  const row = r.rows[0];
+  if (!row?.vector) throw new Error('pgvector is not installed');
+  return { vector: row.vector, sparsevec: row.sparsevec };
+}
+
+/** Embeddings in the form their columns take, as binary array parameters (memory.sketch.ts):
+ * pgvector's `vector` (sent sparse when that is smaller); without pgvector the sketch and the
+ * float32 bytes. Made apart from the statement, so the service can encode while the database
+ * writes the chunks. */
+export interface EncodedEmbeddings {
+  count: number;
+  dims: number[];
+  vectors?: { data: Buffer; sparse: boolean };
+  sketches?: Buffer;
+  floats?: Buffer;
+}
+
+export function encodeEmbeddings(
+  vector: boolean,
+  types: VectorTypes | undefined,
+  embeddings: ArrayLike<number>[],
+): EncodedEmbeddings {
+  const dims = embeddings.map((e) => e.length);
+  if (vector) {
+    if (!types) throw new Error('pgvector types unknown');
+    return { count: embeddings.length, dims, vectors: vectorArray(types, embeddings) };
+  }
+  return {
+    count: embeddings.length,
+    dims,
+    sketches: sketchArray(embeddings),
+    floats: float32Array(embeddings),
+  };
+}
+
+/** The statement's `unnest` arguments and the expression of one embedding (`x.e`, `x.k`). */
+function vectorParam(enc: EncodedEmbeddings) {
+  const v = enc.vectors!;
+  return {
+    param: v.sparse ? sql`${v.data}::sparsevec[]` : sql`${v.data}::vector[]`,
+    value: v.sparse ? sql`x.e::vector` : sql`x.e`,
+  };
+}
+
+/** Embeddings of chunks written in this transaction (none has one yet): plain INSERTs, owner,
+ * tier and source given, no queue entry to remove. */
+export async function insertEmbeddings(
+  db: Executor,
+  vector: boolean,
+  model: string,
+  chunks: { ids: number[]; userIds: number[]; tiers: MemoryTier[]; sources: MemorySource[] },
+  enc: EncodedEmbeddings,
+) {
+  if (chunks.ids.length === 0) return;
+  if (chunks.ids.length !== enc.count) throw new Error('embeddings do not match the chunks');
+  const cols = sql`${chunks.ids}::bigint[], ${chunks.userIds}::bigint[], ${chunks.tiers}::text[], ${chunks.sources}::text[], ${enc.dims}::int[]`;
+  if (vector) {
+    const v = vectorParam(enc);
+    await sql`
+      insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, embedding)
+      select x.id, x.user_id, x.tier, x.source, ${model}, x.dim, ${v.value}
+      from unnest(${cols}, ${v.param}) as x(id, user_id, tier, source, dim, e)`.execute(db);
+    return;
+  }
+  await sql`
+    with e as (
+      insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch)
+      select x.id, x.user_id, x.tier, x.source, ${model}, x.dim, x.k
+      from unnest(${cols}, ${enc.sketches!}::varbit[]) as x(id, user_id, tier, source, dim, k))
+    insert into memory_embedding_vectors (chunk_id, embedding)
+    select * from unnest(${chunks.ids}::bigint[], ${enc.floats!}::bytea[])`.execute(db);
+}
+
+/** Stores embeddings (replacing an older model's), takes the chunks off the queue and clears
+ * their recorded failure, in one statement. Chunks deleted meanwhile are skipped. */
 export async function writeEmbeddings(
   db: Executor,
   vector: boolean,
   model: string,
-  rows: { id: number; embedding: ArrayLike<number> }[],
+  ids: number[],
+  enc: EncodedEmbeddings,
 ) {
-  if (rows.length === 0) return;
-  const ids = rows.map((r) => r.id);
-  const dims = rows.map((r) => r.embedding.length);
+  if (ids.length === 0) return;
+  if (ids.length !== enc.count) throw new Error('embeddings do not match the chunks');
   // With pgvector the embedding is a column of memory_embeddings; without, the sketch is, and the
   // float32 embedding goes to memory_embedding_vectors.
-  const stored = vector
-    ? sql`with v as (select unnest(${ids}::bigint[]) as id, unnest(${dims}::int[]) as d,
-              unnest(${rows.map((r) => vectorLiteral(r.embedding, true))}::text[])::vector as e),
+  let stored;
+  if (vector) {
+    const v = vectorParam(enc);
+    stored = sql`with x as (select * from unnest(${ids}::bigint[], ${enc.dims}::int[], ${v.param}) as x(id, d, e)),
+          v as (select x.id, x.d, ${v.value} as e from x),
           ins as (
             insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, embedding)
             select v.id, c.user_id, c.tier, c.source, ${model}, v.d, v.e from v join memory_chunks c on c.id = v.id
             on conflict (chunk_id) do update
             set model = excluded.model, dim = excluded.dim, embedding = excluded.embedding, embedded_at = now()
-          )`
-    : sql`with v as (select unnest(${ids}::bigint[]) as id, unnest(${dims}::int[]) as d,
-              unnest(${rows.map((r) => embeddingBytes(r.embedding))}::bytea[]) as e, unnest(${rows.map((r) => sketchLiteral(r.embedding))}::text[])::varbit as s),
+          )`;
+  } else {
+    stored = sql`with v as (select * from unnest(${ids}::bigint[], ${enc.dims}::int[], ${enc.floats!}::bytea[],
+              ${enc.sketches!}::varbit[]) as v(id, d, e, s)),
           ins as (
             insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch)
             select v.id, c.user_id, c.tier, c.source, ${model}, v.d, v.s from v join memory_chunks c on c.id = v.id
@@ -424,6 +519,7 @@ export async function writeEmbeddings(
             select v.id, v.e from v join ins on ins.chunk_id = v.id
             on conflict (chunk_id) do update set embedding = excluded.embedding
           )`;
+  }
   await sql`
     ${stored},
     dq as (delete from memory_embed_queue where chunk_id in (select id from v))

@@ -2,6 +2,10 @@
 // context gathering (spec "Conversation context"). A memory and its chunks are written in one
 // transaction together with the embedding job; the job embeds outside any transaction and may
 // fail and retry without losing anything: retrieval falls back to full text meanwhile.
+// With the offline embedder (computed here: no network, nothing that fails or waits) there is no
+// job: the embeddings are made while the database writes the chunks and stored in the same
+// transaction, so a memory is searchable by vector as soon as it is written.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
@@ -126,6 +130,23 @@ export function toSearchResult(m: RetrievedMemory) {
   };
 }
 
+/** What addMemories answers: the rows as written (the same values a read would give). */
+function dtos(list: repo.NewMemory[], ids: number[], at: Date): MemoryDto[] {
+  const stamp = at.toISOString();
+  return list.map((m, i) => ({
+    id: ids[i]!,
+    userId: m.userId,
+    content: m.content,
+    source: m.source,
+    tier: m.tier,
+    // As jsonb keeps it: JSON values only.
+    metadata: JSON.parse(JSON.stringify(m.metadata)) as Record<string, unknown>,
+    conversationId: m.conversationId,
+    createdAt: stamp,
+    updatedAt: stamp,
+  }));
+}
+
 function retrieved(m: repo.MemoryRow, similarity: number | null): RetrievedMemory {
   return {
     id: m.id,
@@ -233,7 +254,8 @@ export class MemoryService {
   /** Several memories in one transaction and one embedding job (ingestion, benchmarks).
    * `deferEmbedding`: the chat turn's exchange. Its chunks are embedded together with the next
    * turn's query (spec: at most one embedding request per message); a delayed job is the backstop
-   * when no next turn comes, and finds nothing to do when one did. */
+   * when no next turn comes, and finds nothing to do when one did. With a local embedder there is
+   * no request to save: every memory, the exchange included, is embedded here. */
   async addMemories(
     inputs: AddMemoryInput[],
     trx?: Trx,
@@ -242,44 +264,127 @@ export class MemoryService {
     inputs.forEach((i, n) =>
       this.checkContent(i.content, inputs.length > 1 ? `memories.${n}.content` : 'body.content'),
     );
+    if (inputs.length === 0) return [];
+    const list: repo.NewMemory[] = inputs.map((input) => {
+      const metadata = input.metadata ?? {};
+      return {
+        userId: input.userId,
+        content: input.content,
+        source: input.source,
+        tier: tierOf(input.source),
+        metadata,
+        conversationId:
+          input.conversationId ??
+          (typeof metadata.conversationId === 'number' ? metadata.conversationId : null),
+        createdBy: input.createdBy ?? null,
+      };
+    });
+    const chunks = list.flatMap((m, memory) =>
+      chunkText(m.content, this.opts.chunkSize, this.opts.chunkOverlap).map((content, index) => ({
+        memory,
+        index,
+        content,
+      })),
+    );
+    const local = this.models.embedsLocally;
     const run = async (t: Trx) => {
-      const rows = await repo.insertMemories(
-        t,
-        inputs.map((input) => {
-          const metadata = input.metadata ?? {};
-          return {
-            userId: input.userId,
-            content: input.content,
-            source: input.source,
-            tier: tierOf(input.source),
-            metadata,
-            conversationId:
-              input.conversationId ??
-              (typeof metadata.conversationId === 'number' ? metadata.conversationId : null),
-            createdBy: input.createdBy ?? null,
-          };
-        }),
-      );
-      await repo.insertChunkRows(
-        t,
-        rows.flatMap((m) =>
-          chunkText(m.content, this.opts.chunkSize, this.opts.chunkOverlap).map((content, index) => ({
-            memory: m,
-            index,
-            content,
-          })),
+      const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
+      if (!local) {
+        const { ids, at } = await written;
+        // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
+        await this.jobs.enqueue(
+          t,
+          EMBED_JOB,
+          { memoryIds: ids },
+          opts.deferEmbedding ? { startAfterSeconds: DEFERRED_EMBED_SECONDS } : {},
+        );
+        return dtos(list, ids, at);
+      }
+      const [{ ids, chunkIds, at }, embedded] = await Promise.all([
+        written,
+        this.embedHere(
+          t,
+          chunks.map((c) => c.content),
         ),
-      );
-      // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
-      await this.jobs.enqueue(
+      ]);
+      const stored = repo.insertEmbeddings(
         t,
-        EMBED_JOB,
-        { memoryIds: rows.map((r) => r.id) },
-        opts.deferEmbedding ? { startAfterSeconds: DEFERRED_EMBED_SECONDS } : {},
+        this.opts.vector,
+        embedded.model,
+        {
+          ids: chunkIds,
+          userIds: chunks.map((c) => list[c.memory]!.userId),
+          tiers: chunks.map((c) => list[c.memory]!.tier),
+          sources: chunks.map((c) => list[c.memory]!.source),
+        },
+        embedded.encoded,
       );
-      return rows.map(toDto);
+      // The answer is built while the embeddings are written.
+      const out = dtos(list, ids, at);
+      await stored;
+      return out;
     };
     return trx ? run(trx) : transaction(this.db, run);
+  }
+
+  /** The chunks of an edited memory: embedded here with a local embedder, else by the job. */
+  private async addChunks(t: Trx, m: repo.MemoryRow, texts: string[]): Promise<void> {
+    if (!this.models.embedsLocally) {
+      await repo.insertChunks(t, m, texts, { queue: true });
+      await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: [m.id] });
+      return;
+    }
+    const [ids, embedded] = await Promise.all([
+      repo.insertChunks(t, m, texts, { queue: false }),
+      this.embedHere(t, texts),
+    ]);
+    await repo.insertEmbeddings(
+      t,
+      this.opts.vector,
+      embedded.model,
+      {
+        ids,
+        userIds: ids.map(() => m.user_id),
+        tiers: ids.map(() => m.tier),
+        sources: ids.map(() => m.source),
+      },
+      embedded.encoded,
+    );
+  }
+
+  /** With the local embedder: the texts' embeddings, in the form the columns take. Called right
+   * after the statement that writes the chunks was issued on `t`: it first lets that statement
+   * go out, then embeds while the database works (a worker thread for PGlite, a process for
+   * PostgreSQL). Through the gateway, so the call is recorded like any other; it cannot fail or
+   * wait on the network, which is what makes it acceptable inside a transaction. */
+  private async embedHere(
+    t: Executor,
+    texts: string[],
+  ): Promise<{ model: string; encoded: repo.EncodedEmbeddings }> {
+    const types = this.opts.vector ? this.vectorTypes(t) : undefined;
+    await nextTurn();
+    const result = await this.models.embed(texts, 'memory.embed');
+    return {
+      model: result.model,
+      encoded: repo.encodeEmbeddings(this.opts.vector, await types, result.embeddings),
+    };
+  }
+
+  private types: Promise<repo.VectorTypes> | undefined;
+
+  /** pgvector's type OIDs, looked up once (on the executor at hand: on PGlite an open transaction
+   * holds the only connection). */
+  private vectorTypes(executor: Executor): Promise<repo.VectorTypes> {
+    this.types ??= repo.vectorTypes(executor).catch((err: unknown) => {
+      this.types = undefined;
+      throw err;
+    });
+    return this.types;
+  }
+
+  private async encode(embeddings: number[][]): Promise<repo.EncodedEmbeddings> {
+    const types = this.opts.vector ? await this.vectorTypes(this.db) : undefined;
+    return repo.encodeEmbeddings(this.opts.vector, types, embeddings);
   }
 
   /** POST /api/assistant/memory: authorise by the ownership rules, then addMemory. */
@@ -370,12 +475,11 @@ export class MemoryService {
       if (changes.content !== undefined || conversationId !== m.conversation_id) {
         // Fresh chunks have no embedding; a job embedding the old ones writes to rows that are gone.
         await repo.deleteChunks(trx, id);
-        await repo.insertChunks(
+        await this.addChunks(
           trx,
           updated,
           chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap),
         );
-        await this.jobs.enqueue(trx, EMBED_JOB, { memoryIds: [id] });
       }
       return toDto(updated);
     });
@@ -442,7 +546,8 @@ export class MemoryService {
         this.db,
         this.opts.vector,
         result.model,
-        rows.map((r, i) => ({ id: r.id, embedding: result.embeddings[i]! })),
+        rows.map((r) => r.id),
+        await this.encode(result.embeddings),
       );
       done += rows.length;
     }
@@ -460,12 +565,14 @@ export class MemoryService {
       : [];
     try {
       const result = await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query');
-      await repo.writeEmbeddings(
-        this.db,
-        this.opts.vector,
-        result.model,
-        pending.map((p, i) => ({ id: p.id, embedding: result.embeddings[i + 1]! })),
-      );
+      if (pending.length > 0)
+        await repo.writeEmbeddings(
+          this.db,
+          this.opts.vector,
+          result.model,
+          pending.map((p) => p.id),
+          await this.encode(result.embeddings.slice(1)),
+        );
       return result.embeddings[0];
     } catch (err) {
       this.log.warn(

@@ -10,24 +10,60 @@
 
 export const SKETCH_BITS = 2048;
 
-const signCache = new Map<number, Float32Array[]>();
+const signCache = new Map<number, Float64Array[]>();
 
-function signs(p: number): Float32Array[] {
+function signs(p: number): Float64Array[] {
   let s = signCache.get(p);
   if (s) return s;
   let seed = 0x5eed1 ^ p;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   const rounds = Math.ceil(SKETCH_BITS / p);
   s = Array.from({ length: rounds }, () =>
-    Float32Array.from({ length: p }, () => (rnd() & 0x10000 ? 1 : -1)),
+    Float64Array.from({ length: p }, () => (rnd() & 0x10000 ? 1 : -1)),
   );
   signCache.set(p, s);
   return s;
 }
 
+const scratch = new Map<number, Float64Array>();
+
+/** In-place Walsh-Hadamard transform, two stages per pass (the same additions in the same order
+ * as one stage at a time, so the result is bit for bit the same, in half the passes). */
 function fwht(a: Float64Array): void {
   const n = a.length;
-  for (let h = 1; h < n; h *= 2) {
+  let h = 1;
+  if (n >= 4) {
+    for (let i = 0; i < n; i += 4) {
+      const y0 = a[i]! + a[i + 1]!;
+      const y1 = a[i]! - a[i + 1]!;
+      const y2 = a[i + 2]! + a[i + 3]!;
+      const y3 = a[i + 2]! - a[i + 3]!;
+      a[i] = y0 + y2;
+      a[i + 2] = y0 - y2;
+      a[i + 1] = y1 + y3;
+      a[i + 3] = y1 - y3;
+    }
+    h = 4;
+  }
+  for (; h * 4 <= n; h *= 4) {
+    for (let i = 0; i < n; i += h * 4) {
+      for (let j = i; j < i + h; j++) {
+        const x0 = a[j]!;
+        const x1 = a[j + h]!;
+        const x2 = a[j + 2 * h]!;
+        const x3 = a[j + 3 * h]!;
+        const y0 = x0 + x1;
+        const y1 = x0 - x1;
+        const y2 = x2 + x3;
+        const y3 = x2 - x3;
+        a[j] = y0 + y2;
+        a[j + 2 * h] = y0 - y2;
+        a[j + h] = y1 + y3;
+        a[j + 3 * h] = y1 - y3;
+      }
+    }
+  }
+  for (; h < n; h *= 2) {
     for (let i = 0; i < n; i += h * 2) {
       for (let j = i; j < i + h; j++) {
         const x = a[j]!;
@@ -39,19 +75,36 @@ function fwht(a: Float64Array): void {
   }
 }
 
-/** The sketch's bits, most significant first in each byte (the order of Postgres `bit` input). */
-export function sketchBytes(v: ArrayLike<number>): Uint8Array {
+/** The sketch's bits, most significant first in each byte (the order of Postgres `bit` input),
+ * written to `out` at `offset` (SKETCH_BITS / 8 bytes). */
+export function sketchBytes(
+  v: ArrayLike<number>,
+  out: Uint8Array = new Uint8Array(SKETCH_BITS / 8),
+  offset = 0,
+): Uint8Array {
+  const n = v.length;
   let p = 1;
-  while (p < v.length) p *= 2;
-  const out = new Uint8Array(SKETCH_BITS / 8);
-  const a = new Float64Array(p);
+  while (p < n) p *= 2;
+  let a = scratch.get(p);
+  if (!a) scratch.set(p, (a = new Float64Array(p)));
+  out.fill(0, offset, offset + SKETCH_BITS / 8);
   let bit = 0;
   for (const d of signs(p)) {
-    a.fill(0);
-    for (let i = 0; i < v.length; i++) a[i] = v[i]! * d[i]!;
+    for (let i = 0; i < n; i++) a[i] = v[i]! * d[i]!;
+    a.fill(0, n);
     fwht(a);
-    for (let i = 0; i < p && bit < SKETCH_BITS; i++, bit++)
-      if (a[i]! > 0) out[bit >> 3]! |= 0x80 >> (bit & 7);
+    if (p >= 8) {
+      // Whole bytes (every rotation starts on a byte boundary), without branches: the signs are
+      // random, so a branch per bit would be mispredicted half the time.
+      for (let i = 0; i < p && bit < SKETCH_BITS; i += 8, bit += 8) {
+        let b = 0;
+        for (let k = i; k < i + 8; k++) b = (b << 1) | +(a[k]! > 0);
+        out[offset + (bit >> 3)] = b;
+      }
+    } else {
+      for (let i = 0; i < p && bit < SKETCH_BITS; i++, bit++)
+        if (a[i]! > 0) out[offset + (bit >> 3)]! |= 0x80 >> (bit & 7);
+    }
   }
   return out;
 }
@@ -90,4 +143,116 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 function swap32(b: Buffer): Buffer {
   return b.swap32();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embeddings as binary array parameters. node-postgres sends a Buffer parameter in binary format,
+// so the server takes floats and bytes as they are instead of parsing text: a pgvector text literal
+// (some 3.5 KB at 384 dimensions) cost more to format here and to parse there than the row costs
+// to insert. Each buffer is one array in Postgres' binary array format (one dimension, no nulls).
+
+/** The OIDs of pgvector's types in this database (an extension's types have no fixed OID). */
+export interface VectorTypes {
+  vector: number;
+  /** pgvector 0.7 and later. */
+  sparsevec: number | null;
+}
+
+const OID_BYTEA = 17;
+const OID_VARBIT = 1562;
+
+function arrayBuffer(elementOid: number, count: number, bodyBytes: number): { buf: Buffer; dv: DataView } {
+  const buf = Buffer.alloc(20 + 4 * count + bodyBytes);
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  dv.setInt32(0, 1); // dimensions
+  dv.setInt32(4, 0); // no nulls
+  dv.setUint32(8, elementOid);
+  dv.setInt32(12, count);
+  dv.setInt32(16, 1); // lower bound
+  return { buf, dv };
+}
+
+/** A value as float4 stores it; what cannot be stored (NaN, ±∞) becomes 0, as in the text form. */
+function float4(x: number): number {
+  const y = Math.fround(x);
+  return Number.isFinite(y) ? y : 0;
+}
+
+function nonZero(v: ArrayLike<number>): number {
+  let nnz = 0;
+  for (let i = 0; i < v.length; i++) if (float4(v[i]!) !== 0) nnz++;
+  return nnz;
+}
+
+/** Embeddings as a binary pgvector array: `sparsevec[]` when that is the smaller (the offline
+ * embedder's vectors are mostly zeros; the statement casts each to `vector`), else `vector[]`. */
+export function vectorArray(types: VectorTypes, vs: ArrayLike<number>[]): { data: Buffer; sparse: boolean } {
+  const nnz = vs.map(nonZero);
+  // vector: int16 dim, int16 unused, float4 × dim; sparsevec: int32 dim, nnz, unused, then int32
+  // indices (0-based, ascending) and float4 values (non-zero), nnz of each.
+  const denseBytes = vs.reduce((n, v) => n + 4 + 4 * v.length, 0);
+  const sparseBytes = nnz.reduce((n, k) => n + 12 + 8 * k, 0);
+  if (types.sparsevec !== null && sparseBytes < denseBytes) {
+    const { buf, dv } = arrayBuffer(types.sparsevec, vs.length, sparseBytes);
+    let o = 20;
+    vs.forEach((v, n) => {
+      const k = nnz[n]!;
+      dv.setInt32(o, 12 + 8 * k);
+      dv.setInt32(o + 4, v.length);
+      dv.setInt32(o + 8, k);
+      dv.setInt32(o + 12, 0);
+      let io = o + 16;
+      let vo = io + 4 * k;
+      for (let i = 0; i < v.length; i++) {
+        const x = float4(v[i]!);
+        if (x === 0) continue;
+        dv.setInt32(io, i);
+        dv.setFloat32(vo, x);
+        io += 4;
+        vo += 4;
+      }
+      o = vo;
+    });
+    return { data: buf, sparse: true };
+  }
+  const { buf, dv } = arrayBuffer(types.vector, vs.length, denseBytes);
+  let o = 20;
+  for (const v of vs) {
+    dv.setInt32(o, 4 + 4 * v.length);
+    dv.setInt16(o + 4, v.length);
+    dv.setInt16(o + 6, 0);
+    o += 8;
+    for (let i = 0; i < v.length; i++, o += 4) dv.setFloat32(o, float4(v[i]!));
+  }
+  return { data: buf, sparse: false };
+}
+
+/** The embeddings' sketches as a binary `varbit[]`. */
+export function sketchArray(vs: ArrayLike<number>[]): Buffer {
+  const bytes = SKETCH_BITS / 8;
+  const { buf, dv } = arrayBuffer(OID_VARBIT, vs.length, vs.length * (4 + bytes));
+  let o = 20;
+  for (const v of vs) {
+    dv.setInt32(o, 4 + bytes);
+    dv.setInt32(o + 4, SKETCH_BITS);
+    sketchBytes(v, buf, o + 8);
+    o += 8 + bytes;
+  }
+  return buf;
+}
+
+/** The embeddings as stored without pgvector (float32, little-endian), as a binary `bytea[]`. */
+export function float32Array(vs: ArrayLike<number>[]): Buffer {
+  const { buf, dv } = arrayBuffer(
+    OID_BYTEA,
+    vs.length,
+    vs.reduce((n, v) => n + 4 * v.length, 0),
+  );
+  let o = 20;
+  for (const v of vs) {
+    dv.setInt32(o, 4 * v.length);
+    o += 4;
+    for (let i = 0; i < v.length; i++, o += 4) dv.setFloat32(o, v[i]!, true);
+  }
+  return buf;
 }

@@ -87,6 +87,11 @@ export class ModelGateway {
   get offline(): boolean {
     return this.provider.offline;
   }
+  /** Embeddings are computed in this process (the offline embedder): no network, nothing to wait
+   * for or retry, so callers may embed where they write instead of in a background job. */
+  get embedsLocally(): boolean {
+    return this.provider.offline;
+  }
   get embeddingModel(): string {
     return this.provider.embeddingModel;
   }
