@@ -8,7 +8,13 @@
 //  2. throughput: every client sends --turns messages back to back; turns per second.
 // The load generator, the model server and the service share one process and the machine's
 // cores, so the figures are an upper bound on the service's own cost.
-// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--only pglite|postgres]
+// The memories' text comes from one of two corpora (--corpus):
+//  - varied (default): sentences of 12 words drawn from 5,000 made-up content words with a
+//    Zipf-Mandelbrot law (the commonest word is in about 5% of memories, most in well under 1%),
+//    like the content words of real conversation once full text search drops the stop words;
+//  - narrow: 20 words, each in 60% of the memories, so every query matches about 85% of a user's
+//    memories: the worst case for the full-text side, which ranks every match.
+// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--corpus varied|narrow] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +35,7 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '3' },
     rate: { type: 'string', default: '20' },
     seconds: { type: 'string', default: '10' },
+    corpus: { type: 'string', default: 'varied' },
     only: { type: 'string' },
   },
 });
@@ -39,12 +46,69 @@ const TURNS = Number(values.turns);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
 
-const WORDS =
+const NARROW =
   'dragon sword castle river forest potion merchant quest gold silver ember winter harbor lantern map tower bridge wolf raven crown'.split(
     ' ',
   );
-const sentence = (i: number) =>
-  Array.from({ length: 12 }, (_, k) => WORDS[(i * 7 + k * 13) % WORDS.length]).join(' ') + ` note ${i}.`;
+
+/** A deterministic pseudo-random sequence (the same corpus on every run and database). */
+function prng(seed: number) {
+  return () => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    return seed / 2 ** 32;
+  };
+}
+
+/** 5,000 distinct made-up words of two to four syllables, and a sampler following the
+ * Zipf-Mandelbrot law p(rank) ∝ 1 / (rank + 50). */
+function variedVocabulary() {
+  const rnd = prng(7);
+  const onsets = 'b c d f g h j k l m n p r s t v w z br dr gr kl pl st tr'.split(' ');
+  const vowels = 'a e i o u ai ea ou'.split(' ');
+  const words = new Set<string>();
+  while (words.size < 5000) {
+    const syllables = 2 + Math.floor(rnd() * 3);
+    let w = '';
+    for (let k = 0; k < syllables; k++)
+      w += onsets[Math.floor(rnd() * onsets.length)]! + vowels[Math.floor(rnd() * vowels.length)]!;
+    words.add(w + 'n');
+  }
+  const list = [...words];
+  const cumulative: number[] = [];
+  let sum = 0;
+  for (let r = 1; r <= list.length; r++) cumulative.push((sum += 1 / (r + 50)));
+  return (u: number) => {
+    const target = u * sum;
+    let lo = 0;
+    let hi = cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < target) lo = mid + 1;
+      else hi = mid;
+    }
+    return list[lo]!;
+  };
+}
+
+const CORPUS = values.corpus === 'narrow' ? 'narrow' : 'varied';
+const pick = variedVocabulary();
+/** The text of memory i, and the question of turn n. */
+const sentence =
+  CORPUS === 'narrow'
+    ? (i: number) =>
+        Array.from({ length: 12 }, (_, k) => NARROW[(i * 7 + k * 13) % NARROW.length]).join(' ') +
+        ` note ${i}.`
+    : (i: number) => {
+        const rnd = prng(i + 1);
+        return Array.from({ length: 12 }, () => pick(rnd())).join(' ') + ` note ${i}.`;
+      };
+const question =
+  CORPUS === 'narrow'
+    ? (n: number) => `${NARROW[n % NARROW.length]} and the ${NARROW[(n * 3) % NARROW.length]}?`
+    : (n: number) => {
+        const rnd = prng(1_000_003 + n);
+        return `what about the ${pick(rnd())} and the ${pick(rnd())}?`;
+      };
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -95,7 +159,9 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     for (const table of ['memories', 'memory_chunks', 'memory_embeddings', 'memory_embed_queue'])
       await sql`vacuum analyze ${sql.table(table)}`.execute(deps.db);
     const seedSec = (performance.now() - seedStart) / 1000;
-    process.stderr.write(`${dbName}: seeded ${USERS * MEMORIES} memories in ${seedSec.toFixed(0)} s\n`);
+    process.stderr.write(
+      `${dbName}: seeded ${USERS * MEMORIES} memories (${CORPUS} corpus) in ${seedSec.toFixed(0)} s\n`,
+    );
 
     // Clients: CLIENTS sockets spread over the users.
     const sockets: Socket[] = [];
@@ -126,7 +192,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
         s.on('assistantResponse', onResponse);
         s.on('chatError', onError);
         s.emit('chatMessage', {
-          message: `${WORDS[n % WORDS.length]} and the ${WORDS[(n * 3) % WORDS.length]}?`,
+          message: question(n),
           preferences: { stream: false },
         });
       });
@@ -210,7 +276,7 @@ if (process.env.DATABASE_URL && values.only !== 'pglite') {
   }
 }
 console.log(
-  `\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user; latency at ${RATE} turns/s for ${SECONDS} s; throughput with ${TURNS} back-to-back turns per client; model server answering at once\n`,
+  `\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user (${CORPUS} corpus); latency at ${RATE} turns/s for ${SECONDS} s; throughput with ${TURNS} back-to-back turns per client; model server answering at once\n`,
 );
 console.log(
   '| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | chat calls/turn | embedding calls/turn |',
