@@ -113,6 +113,8 @@ interface Speaker {
 interface Prepared {
   routing: ReturnType<ProtocolsService['routeUser']>;
   queryEmbedding: Promise<number[] | undefined>;
+  /** The pending memories embedded with the query, stored while the turn goes on (never rejects). */
+  embeddingsStored: Promise<void>;
   /** Reserved with the user's message (storeUserMessage). */
   replyId?: number;
 }
@@ -340,10 +342,12 @@ export class ChatService {
   }
 
   private prepare(user: UserPrincipal, text: string): Prepared {
+    // spec: at most one embedding request per message: the query, batched with pending memories.
+    const embedded = this.d.memory.embedQueryBatched(text);
     const prepared: Prepared = {
       routing: this.d.protocols.routeUser(user.id),
-      // spec: at most one embedding request per message: the query, batched with pending memories.
-      queryEmbedding: this.d.memory.embedQuery(text, { includePending: true }),
+      queryEmbedding: embedded.embedding,
+      embeddingsStored: embedded.stored,
     };
     // A turn that fails before it awaits these must not leave a rejection unhandled; awaiting them
     // later still throws.
@@ -582,43 +586,47 @@ export class ChatService {
           return [{ npcUserId: lead.id, text: answer || '…', choices }];
         })();
 
-    const replies = await transaction(this.d.db, async (trx) => {
-      const stored = await repo.storeReplies(
-        trx,
-        planned.map((p, i) => ({
-          ...(i === 0 && replyId !== null ? { id: replyId } : {}),
-          conversationId,
-          userId: user.id,
-          role: 'assistant' as const,
-          npcUserId: p.npcUserId,
-          text: p.text,
-          replyToId: userMessage.id,
-          metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
-        })),
-        { messageId: userMessage.id, conversationId },
-      );
-      // The exchange becomes shared memory of the player; its embedding rides along with the next
-      // turn's query embedding (or a delayed job), not a request of its own now.
-      const names = new Map(speakers.map((s) => [s.id, s.name]));
-      await this.d.memory.addMemories(
-        [
-          {
-            userId: user.id,
-            source: 'shared',
-            content:
-              `${user.name}: ${text}\n${planned.map((p) => `${names.get(p.npcUserId) ?? 'Assistant'}: ${p.text}`).join('\n')}`.slice(
-                0,
-                8000,
-              ),
+    const [replies] = await Promise.all([
+      transaction(this.d.db, async (trx) => {
+        const stored = await repo.storeReplies(
+          trx,
+          planned.map((p, i) => ({
+            ...(i === 0 && replyId !== null ? { id: replyId } : {}),
             conversationId,
-            metadata: { conversationId, playerName: user.name, npcName: lead.name },
-          },
-        ],
-        trx,
-        { deferEmbedding: true },
-      );
-      return stored;
-    });
+            userId: user.id,
+            role: 'assistant' as const,
+            npcUserId: p.npcUserId,
+            text: p.text,
+            replyToId: userMessage.id,
+            metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
+          })),
+          { messageId: userMessage.id, conversationId },
+        );
+        // The exchange becomes shared memory of the player; its embedding rides along with the next
+        // turn's query embedding (or a delayed job), not a request of its own now.
+        const names = new Map(speakers.map((s) => [s.id, s.name]));
+        await this.d.memory.addMemories(
+          [
+            {
+              userId: user.id,
+              source: 'shared',
+              content:
+                `${user.name}: ${text}\n${planned.map((p) => `${names.get(p.npcUserId) ?? 'Assistant'}: ${p.text}`).join('\n')}`.slice(
+                  0,
+                  8000,
+                ),
+              conversationId,
+              metadata: { conversationId, playerName: user.name, npcName: lead.name },
+            },
+          ],
+          trx,
+          { deferEmbedding: true },
+        );
+        return stored;
+      }),
+      // The turn ends once the memories embedded with its query are stored too.
+      prepared.embeddingsStored,
+    ]);
     return { replies };
   }
 

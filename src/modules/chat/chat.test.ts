@@ -102,6 +102,31 @@ describe('chatMessage', () => {
     c.socket.close();
   });
 
+  it("embeds the previous exchange in the next turn's one embedding request, stored by the turn's end", async () => {
+    const c = await client(alice);
+    fake.replyChat({ text: 'The ferry leaves at noon.' });
+    const first = await send(c, 'chatMessage', { message: 'When does the ferry leave?' });
+    expect(first.ack).toMatchObject({ ok: true });
+    fake.reset();
+    fake.replyChat({ text: 'At the east pier.' });
+    const second = await send(c, 'chatMessage', { message: 'Where does it leave from?' });
+    expect(second.ack).toMatchObject({ ok: true });
+    expect(fake.embeddingRequests()).toHaveLength(1);
+    const inputs = fake.embeddedInputs();
+    expect(inputs[0]).toBe('Where does it leave from?');
+    expect(inputs.slice(1).some((i) => i.includes('The ferry leaves at noon.'))).toBe(true);
+    // The first exchange's embedding was stored before the turn answered its ack.
+    const exchange = await t.deps.db
+      .selectFrom('memory_chunks as k')
+      .leftJoin('memory_embed_queue as q', 'q.chunk_id', 'k.id')
+      .select(['k.id', 'q.chunk_id as queued'])
+      .where('k.content', 'like', '%The ferry leaves at noon.%')
+      .execute();
+    expect(exchange).toHaveLength(1);
+    expect(exchange[0]!.queued).toBeNull();
+    c.socket.close();
+  });
+
   it('answers a repeated clientMessageId again without storing it twice or calling the model', async () => {
     const c = await client(alice);
     fake.replyChat({ text: 'First answer' });

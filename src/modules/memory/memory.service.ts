@@ -560,12 +560,40 @@ export class MemoryService {
    * most one embedding request per chat turn). Undefined when the provider fails: callers then
    * retrieve by full text alone. */
   async embedQuery(text: string, opts: { includePending?: boolean } = {}): Promise<number[] | undefined> {
-    const pending = opts.includePending
-      ? await repo.pendingChunks(this.db, { limit: Math.max(0, this.opts.embedBatch - 1) })
-      : [];
-    try {
-      const result = await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query');
-      if (pending.length > 0)
+    if (!opts.includePending) return this.embedQueryBatched(text, 0).embedding;
+    const batched = this.embedQueryBatched(text);
+    const [embedding] = await Promise.all([batched.embedding, batched.stored]);
+    return embedding;
+  }
+
+  /** The query's embedding as soon as the request answers, and apart from it the write of the
+   * pending chunks embedded in the same request: a chat turn searches while they are stored, and
+   * waits for `stored` before it ends. `stored` never rejects: a failed write leaves the chunks
+   * queued, and the embedding job (their delayed backstop) stores them later. */
+  embedQueryBatched(
+    text: string,
+    pendingLimit = Math.max(0, this.opts.embedBatch - 1),
+  ): { embedding: Promise<number[] | undefined>; stored: Promise<void> } {
+    const request = (async () => {
+      const pending = pendingLimit > 0 ? await repo.pendingChunks(this.db, { limit: pendingLimit }) : [];
+      return {
+        pending,
+        result: await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query'),
+      };
+    })();
+    const embedding = request.then(
+      ({ result }) => result.embeddings[0],
+      (err: unknown) => {
+        this.log.warn(
+          { err: err instanceof Error ? err.message : err },
+          'query embedding failed; retrieving by full text only',
+        );
+        return undefined;
+      },
+    );
+    const stored = request.then(
+      async ({ pending, result }) => {
+        if (pending.length === 0) return;
         await repo.writeEmbeddings(
           this.db,
           this.opts.vector,
@@ -573,14 +601,18 @@ export class MemoryService {
           pending.map((p) => p.id),
           await this.encode(result.embeddings.slice(1)),
         );
-      return result.embeddings[0];
-    } catch (err) {
-      this.log.warn(
-        { err: err instanceof Error ? err.message : err },
-        'query embedding failed; retrieving by full text only',
-      );
-      return undefined;
-    }
+      },
+      () => undefined,
+    );
+    return {
+      embedding,
+      stored: stored.catch((err: unknown) => {
+        this.log.warn(
+          { err: err instanceof Error ? err.message : err },
+          'storing embeddings made with a query failed; they stay queued for the embedding job',
+        );
+      }),
+    };
   }
 
   async embeddingStatus() {
