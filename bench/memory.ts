@@ -10,7 +10,8 @@
 //     the same counting exact ties with the 10th best as right);
 //   - retrieval quality against plain lexical search (ts_rank over the same chunks) on queries
 //     whose answer is known: hit@10 and MRR.
-// Run: npx tsx bench/memory.ts [--memories 100000] [--users 1000] [--world 5000] [--queries 200] [--db pglite,postgres]
+// Run: npx tsx bench/memory.ts [--memories 100000] [--users 1000] [--world 5000] [--queries 200] [--db pglite,postgres] [--keep]
+// --keep leaves the PostgreSQL data in the schema bench_keep (replaced on the next run), for EXPLAIN.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     world: { type: 'string', default: '5000' },
     queries: { type: 'string', default: '200' },
     db: { type: 'string', default: 'pglite,postgres' },
+    keep: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.memories);
@@ -207,6 +209,13 @@ async function postgresUrl(): Promise<string | undefined> {
   }
 }
 
+async function dropSchema(pgUrl: string, schema: string) {
+  const c = new pg.Client({ connectionString: pgUrl });
+  await c.connect();
+  await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
+  await c.end();
+}
+
 async function run(kind: 'pglite' | 'postgres') {
   seed = 42;
   const pgUrl = kind === 'postgres' ? await postgresUrl() : undefined;
@@ -214,7 +223,9 @@ async function run(kind: 'pglite' | 'postgres') {
     console.error('postgres: not reachable, skipped');
     return null;
   }
-  const schema = kind === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
+  const schema =
+    kind !== 'postgres' ? undefined : values.keep ? 'bench_keep' : `bench_${randomBytes(4).toString('hex')}`;
+  if (schema && values.keep) await dropSchema(pgUrl!, schema);
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
@@ -392,14 +403,7 @@ async function run(kind: 'pglite' | 'postgres') {
     return result;
   } finally {
     await deps.close();
-    if (schema && pgUrl) {
-      const c = new pg.Client({ connectionString: pgUrl });
-      await c.connect();
-      await c.query(
-        `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
-      );
-      await c.end();
-    }
+    if (schema && pgUrl && !values.keep) await dropSchema(pgUrl, schema);
   }
 }
 
