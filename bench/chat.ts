@@ -18,6 +18,7 @@
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -154,10 +155,12 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       }
     }
     await deps.jobs.drain(30 * 60_000);
-    // A bulk load leaves the planner's statistics stale and autovacuum busy for a while: measure the
-    // steady state a running service is in, not the minute after a 200,000-row import.
+    // A bulk load leaves the planner's statistics stale, autovacuum busy and a checkpoint writing
+    // its pages for minutes (commits then wait on a busy disk): measure the steady state a running
+    // service is in, not the minutes after a 200,000-row import.
     for (const table of ['memories', 'memory_chunks', 'memory_embeddings', 'memory_embed_queue'])
       await sql`vacuum analyze ${sql.table(table)}`.execute(deps.db);
+    await sql`checkpoint`.execute(deps.db);
     const seedSec = (performance.now() - seedStart) / 1000;
     process.stderr.write(
       `${dbName}: seeded ${USERS * MEMORIES} memories (${CORPUS} corpus) in ${seedSec.toFixed(0)} s\n`,
@@ -201,10 +204,15 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     await deps.models.flush();
     await deps.db.deleteFrom('model_calls').execute();
     const latency: number[] = [];
+    const slowest: { n: number; ms: number }[] = [];
     let failures = 0;
     const busy = new Set<number>();
     const inflight: Promise<void>[] = [];
     const total = Math.round(RATE * SECONDS);
+    // The event loop's delay over phase 1 (service, clients and model server share it): a long
+    // stall there (a garbage collection, synchronous work) shows up in every turn it overlaps.
+    const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+    loopDelay.enable();
     const start = performance.now();
     for (let n = 0; n < total; n++) {
       const due = start + (n * 1000) / RATE;
@@ -216,12 +224,15 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       inflight.push(
         turn(sockets[c]!, n).then((r) => {
           busy.delete(c);
-          if (r.ok) latency.push(r.ms);
-          else failures++;
+          if (r.ok) {
+            latency.push(r.ms);
+            slowest.push({ n, ms: r.ms });
+          } else failures++;
         }),
       );
     }
     await Promise.all(inflight);
+    loopDelay.disable();
     await deps.models.flush();
     const calls = await deps.db.selectFrom('model_calls').select(['kind', 'latency_ms']).execute();
     const turns = latency.length + failures;
@@ -238,6 +249,14 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       }),
     );
     const turnsPerSec = done2 / ((performance.now() - t2) / 1000);
+    // Where the tail comes from: the slowest turns of phase 1 and their place in the sequence.
+    const tail = slowest
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 5)
+      .map((s) => `#${s.n} ${s.ms.toFixed(0)} ms`);
+    process.stderr.write(
+      `${dbName}: slowest turns of ${total}: ${tail.join(', ')}; event loop delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopDelay.max / 1e6).toFixed(1)} ms\n`,
+    );
     for (const s of sockets) s.close();
     return {
       db: dbName,

@@ -296,6 +296,8 @@ async function run(kind: 'pglite' | 'postgres') {
     for (const table of ['memories', 'memory_chunks', 'memory_embeddings', 'memory_embedding_vectors'])
       if ((await sql<{ t: string | null }>`select to_regclass(${table})::text as t`.execute(db)).rows[0]?.t)
         await sql`vacuum analyze ${sql.table(table)}`.execute(db);
+    // The import's pages written out now, not by a checkpoint running through the measurement.
+    await sql`checkpoint`.execute(db);
 
     // Queries: paraphrases of a random user's memory (shared) or of a world memory.
     const idsByRow = (await db.selectFrom('memories').select(['id']).orderBy('id').execute()).map(
