@@ -1,6 +1,6 @@
 // Chat turn overhead (issue 5): connected Socket.IO clients send chatMessage against a local
 // OpenAI-compatible model server that answers at once, while each user has many memories.
-// Two phases per database:
+// After a warm-up turn per client, two phases per database:
 //  1. latency at a steady rate (--rate turns/s spread over all clients, for --seconds): the turn
 //     time (chatMessage sent → final assistantResponse), the model calls' own time (the gateway's
 //     recorded latency of the chat and embedding calls, loopback HTTP included), and the
@@ -199,6 +199,10 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
           preferences: { stream: false },
         });
       });
+
+    // Warm-up, not measured: every client sends one message at once, so the pool has opened all
+    // its connections and each has planned the turn's statements once, as in a running service.
+    await Promise.all(sockets.map((s, c) => turn(s, 1_000_000 + c)));
 
     // Phase 1: a steady rate, each turn on the next idle client.
     await deps.models.flush();
