@@ -569,10 +569,12 @@ export class MemoryService {
   /** The query's embedding as soon as the request answers, and apart from it the write of the
    * pending chunks embedded in the same request: a chat turn searches while they are stored, and
    * waits for `stored` before it ends. `stored` never rejects: a failed write leaves the chunks
-   * queued, and the embedding job (their delayed backstop) stores them later. */
+   * queued, and the embedding job (their delayed backstop) stores them later. A local embedder
+   * has no request to share (memories are embedded as they are written), so it embeds the query
+   * alone. */
   embedQueryBatched(
     text: string,
-    pendingLimit = Math.max(0, this.opts.embedBatch - 1),
+    pendingLimit = this.models.embedsLocally ? 0 : Math.max(0, this.opts.embedBatch - 1),
   ): { embedding: Promise<number[] | undefined>; stored: Promise<void> } {
     const request = (async () => {
       const pending = pendingLimit > 0 ? await repo.pendingChunks(this.db, { limit: pendingLimit }) : [];
