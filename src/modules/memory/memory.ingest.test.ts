@@ -333,4 +333,31 @@ describe('with a remote embedding provider', () => {
     // One request: the query and the exchange together.
     expect(fake.embeddingRequests()).toHaveLength(1);
   });
+
+  it('backs up the exchanges of a window with one delayed job, not one per exchange', async () => {
+    const m = t.deps.services.memory;
+    const jobs = () =>
+      sql<{ n: number; delay: number }>`
+        select count(*)::int as n, min(extract(epoch from start_after - now()))::float8 as delay
+        from ${sql.table(`${t.deps.jobs.schema}.job`)}
+        where name = 'memory.embed' and singleton_key = 'memory.deferred' and state = 'created'`.execute(
+        t.deps.db,
+      );
+    const before = (await jobs()).rows[0]!.n;
+    const exchanges = [];
+    for (const line of ['Alice: hello\nAssistant: hi', 'Alice: the tide?\nAssistant: high at six'])
+      exchanges.push(
+        ...(await m.addMemories([{ userId: alice.id, source: 'shared', content: line }], undefined, {
+          deferEmbedding: true,
+        })),
+      );
+    const after = (await jobs()).rows[0]!;
+    // One job per window: the two writes add none to the window's job, or one when a window
+    // boundary falls between them (a job per exchange would add two).
+    expect(after.n).toBeGreaterThanOrEqual(1);
+    expect(after.n - before).toBeLessThanOrEqual(1);
+    expect(after.delay).toBeGreaterThan(60);
+    // Both still wait for a query request (or that job).
+    for (const e of exchanges) expect((await chunksOf(t, [e.id]))[0]).toMatchObject({ queued: true });
+  });
 });

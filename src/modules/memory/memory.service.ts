@@ -292,12 +292,21 @@ export class MemoryService {
       if (!local) {
         const { ids, at } = await written;
         // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
-        await this.jobs.enqueue(
-          t,
-          EMBED_JOB,
-          { memoryIds: ids },
-          opts.deferEmbedding ? { startAfterSeconds: DEFERRED_EMBED_SECONDS } : {},
-        );
+        // A chat exchange's job is only the backstop for a conversation that stops: one per window
+        // serves every exchange of the window (it embeds all that still waits when it runs, after
+        // the window's last exchange), instead of a job per turn that mostly finds nothing to do.
+        if (opts.deferEmbedding)
+          await this.jobs.enqueue(
+            t,
+            EMBED_JOB,
+            { memoryIds: [] },
+            {
+              startAfterSeconds: DEFERRED_EMBED_SECONDS,
+              singletonKey: 'memory.deferred',
+              singletonSeconds: DEFERRED_EMBED_SECONDS,
+            },
+          );
+        else await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
         return dtos(list, ids, at);
       }
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([

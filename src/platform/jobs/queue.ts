@@ -26,8 +26,11 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
 }
 
 export interface EnqueueOptions {
-  /** Deduplicates: at most one queued job per key. */
+  /** Names the job. On its own it deduplicates nothing (the queues use pg-boss's standard policy);
+   * with `singletonSeconds`, at most one job per key is created in each window of that length
+   * (another send in the window creates nothing and answers null). */
   singletonKey?: string;
+  singletonSeconds?: number;
   startAfterSeconds?: number;
 }
 
@@ -76,6 +79,7 @@ export class JobQueue {
       retryDelay: def.retryDelay ?? 2,
       retryBackoff: true,
       ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
+      ...(options.singletonSeconds ? { singletonSeconds: options.singletonSeconds } : {}),
       ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
     });
   }
