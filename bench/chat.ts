@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
+import { dropSchema } from '../test/schema.js';
 import { sql } from 'kysely';
 import { io as connect, type Socket } from 'socket.io-client';
 import { buildApp } from '../src/app.js';
@@ -207,8 +207,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     // Phase 1: a steady rate, each turn on the next idle client.
     await deps.models.flush();
     await deps.db.deleteFrom('model_calls').execute();
-    const latency: number[] = [];
-    const slowest: { n: number; ms: number }[] = [];
+    const measured: { n: number; ms: number }[] = [];
     let failures = 0;
     const busy = new Set<number>();
     const inflight: Promise<void>[] = [];
@@ -228,15 +227,14 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       inflight.push(
         turn(sockets[c]!, n).then((r) => {
           busy.delete(c);
-          if (r.ok) {
-            latency.push(r.ms);
-            slowest.push({ n, ms: r.ms });
-          } else failures++;
+          if (r.ok) measured.push({ n, ms: r.ms });
+          else failures++;
         }),
       );
     }
     await Promise.all(inflight);
     loopDelay.disable();
+    const latency = measured.map((m) => m.ms);
     await deps.models.flush();
     const calls = await deps.db.selectFrom('model_calls').select(['kind', 'latency_ms']).execute();
     const turns = latency.length + failures;
@@ -254,7 +252,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     );
     const turnsPerSec = done2 / ((performance.now() - t2) / 1000);
     // Where the tail comes from: the slowest turns of phase 1 and their place in the sequence.
-    const tail = slowest
+    const tail = measured
       .sort((a, b) => b.ms - a.ms)
       .slice(0, 5)
       .map((s) => `#${s.n} ${s.ms.toFixed(0)} ms`);
@@ -290,12 +288,7 @@ if (process.env.DATABASE_URL && values.only !== 'pglite') {
   try {
     results.push(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
   } finally {
-    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await c.connect();
-    await c.query(
-      `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
-    );
-    await c.end();
+    await dropSchema(process.env.DATABASE_URL, schema);
   }
 }
 console.log(

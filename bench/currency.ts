@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { dropSchema } from '../test/schema.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
@@ -158,14 +159,7 @@ async function run(url: string): Promise<Row[]> {
   } finally {
     await app.close();
     await deps.close();
-    if (schema) {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(
-        `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
-      );
-      await c.end();
-    }
+    if (schema) await dropSchema(url, schema);
   }
   return rows;
 }

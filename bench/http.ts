@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
-import pg from 'pg';
+import { dropSchema } from '../test/schema.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
@@ -126,12 +126,7 @@ if (process.env.DATABASE_URL) {
       })),
     );
   } finally {
-    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await c.connect();
-    await c.query(
-      `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
-    );
-    await c.end();
+    await dropSchema(process.env.DATABASE_URL, schema);
   }
 }
 

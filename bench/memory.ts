@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { dropSchema } from '../test/schema.js';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
@@ -207,13 +208,6 @@ async function postgresUrl(): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-}
-
-async function dropSchema(pgUrl: string, schema: string) {
-  const c = new pg.Client({ connectionString: pgUrl });
-  await c.connect();
-  await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
-  await c.end();
 }
 
 async function run(kind: 'pglite' | 'postgres') {

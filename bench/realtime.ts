@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import pg from 'pg';
+import { dropSchema } from '../test/schema.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
@@ -150,10 +150,5 @@ await fromWorker('closed');
 await worker.terminate();
 await app.close();
 await deps.close();
-if (pgUrl && schema) {
-  const c = new pg.Client({ connectionString: pgUrl });
-  await c.connect();
-  await c.query(`drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`);
-  await c.end();
-}
+if (pgUrl && schema) await dropSchema(pgUrl, schema);
 process.exit(0);

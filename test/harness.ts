@@ -3,13 +3,13 @@
 // helpers to call it over real HTTP and to create users of every kind.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { inject } from 'vitest';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import type { AccountType, Role } from '../src/platform/security/identity.rules.js';
 import { testEnv } from './env.js';
+import { dropSchema } from './schema.js';
 
 export interface TestApp extends BuiltApp {
   deps: Deps;
@@ -79,14 +79,7 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
     async close() {
       await built.app.close();
       await deps.close();
-      if (schema && process.env.DATABASE_URL) {
-        const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-        await client.connect();
-        await client.query(
-          `drop schema if exists "${schema}" cascade; drop schema if exists "${schema}_boss" cascade`,
-        );
-        await client.end();
-      }
+      if (schema && process.env.DATABASE_URL) await dropSchema(process.env.DATABASE_URL, schema);
     },
   };
 }
