@@ -253,8 +253,8 @@ export class MemoryService {
 
   /** Several memories in one transaction and one embedding job (ingestion, benchmarks).
    * `deferEmbedding`: the chat turn's exchange. Its chunks are embedded together with the next
-   * turn's query (spec: at most one embedding request per message); a delayed job is the backstop
-   * when no next turn comes, and finds nothing to do when one did. With a local embedder there is
+   * turn's query (spec: at most one embedding request per message); one delayed job per window
+   * (DEFERRED_EMBED_SECONDS) is the backstop when no next turn comes. With a local embedder there is
    * no request to save: every memory, the exchange included, is embedded here. */
   async addMemories(
     inputs: AddMemoryInput[],
