@@ -87,6 +87,23 @@ describe('database layer', () => {
     if (single !== t.deps.database) await single.close();
   });
 
+  it('prepares parameterised statements once per connection, but not list-shaped ones', async () => {
+    const names = await transaction(t.deps.db, async (trx) => {
+      for (let i = 0; i < 3; i++) {
+        const r = await sql<{ n: number }>`select ${i}::int + 40 as n /* prepared-probe */`.execute(trx);
+        expect(r.rows[0]!.n).toBe(i + 40);
+      }
+      const listed = await sql<{ n: number }>`select count(*)::int as n from (values (1), (2)) v(x)
+        where x in (${1}, ${2}) /* list-probe */`.execute(trx);
+      expect(listed.rows[0]!.n).toBe(2);
+      // Same connection (the transaction's): what this session holds prepared.
+      const r = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(trx);
+      return r.rows.map((row) => row.statement);
+    });
+    expect(names.filter((s) => s.includes('prepared-probe'))).toHaveLength(1);
+    expect(names.filter((s) => s.includes('list-probe'))).toHaveLength(0);
+  });
+
   it('keeps the event loop responsive while a 200 ms query runs', async () => {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const healthMs = async () => {

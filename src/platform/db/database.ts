@@ -70,6 +70,33 @@ const typeParsers = {
   },
 };
 
+/** Statements a connection keeps prepared at most (the service has a few hundred shapes). */
+const PREPARED_PER_CONNECTION = 500;
+const prepared = new WeakMap<pg.PoolClient, Map<string, string>>();
+/** Comma-separated placeholders (`in ($1, $2, …)`, multi-row `values`): a shape that changes
+ * with the input's length, so preparing it would only fill the connection's cache. */
+const LIST_SHAPED = /\$\d+\s*,\s*\$\d+/;
+
+/** Makes the client run parameterised statements as named prepared statements: the server
+ * parses each shape once per connection and, after a few runs, reuses a generic plan; planning
+ * the chat turn's retrieval statements cost about as much as running them. Statements without
+ * parameters and list-shaped ones stay unnamed. */
+function preparing(client: pg.PoolClient): pg.PoolClient {
+  if (prepared.has(client)) return client;
+  const names = new Map<string, string>();
+  prepared.set(client, names);
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && !LIST_SHAPED.test(text)) {
+      let name = names.get(text);
+      if (!name && names.size < PREPARED_PER_CONNECTION) names.set(text, (name = `s${names.size + 1}`));
+      if (name) return query({ name, text, values }, ...rest);
+    }
+    return query(text, values, ...rest);
+  }) as typeof client.query;
+  return client;
+}
+
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
   const pool = new pg.Pool({ ...config, connectionTimeoutMillis: timeoutMs, types: typeParsers });
   // An idle client losing its connection must not crash the process; the pool replaces it.
@@ -77,7 +104,7 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
   const guarded = {
     async connect() {
       try {
-        return await pool.connect();
+        return preparing(await pool.connect());
       } catch (err) {
         if (err instanceof Error && /timeout/i.test(err.message)) throw new DatabaseBusyError(timeoutMs, err);
         throw err;
