@@ -65,6 +65,7 @@ const envSchema = z.object({
   MEMORY_CHUNK_SIZE: z.coerce.number().int().min(200).max(8000).default(1000),
   MEMORY_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(2000).default(200),
   MEMORY_EMBED_BATCH: z.coerce.number().int().min(1).max(2048).default(64),
+  MEMORY_SCAN_PARALLEL: z.enum(['1', '2', '4']).default('2').transform(Number),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Assistant Platform <no-reply@localhost>'),
   OAUTH_PROVIDERS: z.string().optional(),
@@ -143,8 +144,8 @@ export interface Config {
     /** First retry delay in ms; doubles per retry (MODEL_RETRY_BASE_MS). */
     retryBaseMs: number;
   };
-  /** Memory chunking and embedding (MEMORY_CHUNK_SIZE, MEMORY_CHUNK_OVERLAP in characters; MEMORY_EMBED_BATCH texts per embedding request). */
-  memory: { chunkSize: number; chunkOverlap: number; embedBatch: number };
+  /** Memory chunking and embedding (MEMORY_CHUNK_SIZE, MEMORY_CHUNK_OVERLAP in characters; MEMORY_EMBED_BATCH texts per embedding request; MEMORY_SCAN_PARALLEL statements the vector scan is split into on PostgreSQL without pgvector). */
+  memory: { chunkSize: number; chunkOverlap: number; embedBatch: number; scanParallel: number };
   mail: { smtpUrl: string | undefined; from: string };
   oauth: { providers: OAuthProviderConfig[]; blockedCountries: string[]; countryHeader: string | undefined };
   /** Email verification and reset links: lifetimes in seconds, and mails per address and purpose per hour. */
@@ -250,6 +251,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       chunkSize: e.MEMORY_CHUNK_SIZE,
       chunkOverlap: e.MEMORY_CHUNK_OVERLAP,
       embedBatch: e.MEMORY_EMBED_BATCH,
+      scanParallel: e.MEMORY_SCAN_PARALLEL,
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     oauth: { providers, blockedCountries: e.BLOCKED_COUNTRIES, countryHeader: e.COUNTRY_HEADER },

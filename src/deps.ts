@@ -183,6 +183,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       chunkSize: config.memory.chunkSize,
       chunkOverlap: config.memory.chunkOverlap,
       embedBatch: config.memory.embedBatch,
+      // PGlite has one connection: statements started together would only queue.
+      scanParallel: database.kind === 'postgres' ? config.memory.scanParallel : 1,
       assistantName: config.assistantName,
     });
     // World memories belong to the assistant's own user, which the characters module creates.

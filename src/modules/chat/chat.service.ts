@@ -19,7 +19,7 @@ import type { ModelGateway } from '../../platform/models/gateway.js';
 import type { ChatMessage as ModelMessage, ChatResult } from '../../platform/models/provider.js';
 import type { FilesService } from '../files/files.service.js';
 import type { InventoryService } from '../inventory/inventory.service.js';
-import type { MemoryService } from '../memory/memory.service.js';
+import type { ConversationContext, MemoryService } from '../memory/memory.service.js';
 import type { ProtocolsService } from '../protocols/protocols.service.js';
 import { composeSystemPrompt } from '../protocols/protocols.rules.js';
 import type { CharactersService } from '../characters/characters.service.js';
@@ -117,6 +117,8 @@ interface Prepared {
   embeddingsStored: Promise<void>;
   /** Reserved with the user's message (storeUserMessage). */
   replyId?: number;
+  /** Retrieval and the inventory summary (startContext), started once the speaker is known. */
+  context?: Promise<[ConversationContext, string]>;
 }
 
 interface Attachment {
@@ -156,9 +158,11 @@ export class ChatService {
     let userMessage: MessageRow | undefined;
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
-      // The reads run beside the rate-limit hit; nothing is written or sent before it passed.
-      const [, conversation, existing] = await Promise.all([
-        this.rateLimit(user.id),
+      // The reads run beside the rate-limit hit; nothing is written or sent before it passed. The
+      // query's embedding is requested as soon as it passed (the turn's longest chain: embedding,
+      // then retrieval).
+      const [prepared, conversation, existing] = await Promise.all([
+        this.rateLimit(user.id).then(() => this.prepare(user, input.message)),
         this.d.conversations.resolve(user.id, input.conversationId),
         input.clientMessageId
           ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)
@@ -184,7 +188,8 @@ export class ChatService {
         this.speakersFor(conversation.npc_user_ids, input.npcUserId),
         this.attachments(user.id, input),
       ]);
-      const prepared = this.prepare(user, input.message);
+      // Retrieval goes on while the message is stored (answer() awaits it; a failure surfaces there).
+      void this.startContext(prepared, user, speakers[0]!.id, input.message, conversation.id);
 
       if (!userMessage) {
         const stored = await this.storeUserMessage(
@@ -355,6 +360,37 @@ export class ChatService {
     return prepared;
   }
 
+  /** Starts (once) gathering the turn's context: the memory retrieval, which begins its full-text
+   * side at once and its vector side when the query's embedding arrives, and the inventory
+   * summary. */
+  private startContext(
+    prepared: Prepared,
+    user: UserPrincipal,
+    npcUserId: number,
+    text: string,
+    conversationId: number,
+  ): Promise<[ConversationContext, string]> {
+    if (!prepared.context) {
+      prepared.context = prepared.routing.then((routing) =>
+        Promise.all([
+          this.d.memory.gatherContext(
+            user.id,
+            npcUserId,
+            text,
+            { protocolId: routing.protocolId },
+            conversationId,
+            {
+              queryEmbedding: prepared.queryEmbedding,
+            },
+          ),
+          this.d.inventory.promptSummary(user.id),
+        ]),
+      );
+      prepared.context.catch(() => undefined);
+    }
+    return prepared.context;
+  }
+
   /** The user's message, with the vision jobs of its images in the same transaction. */
   private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[]) {
     if (attachments.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
@@ -448,22 +484,11 @@ export class ChatService {
     const lead = speakers[0]!;
     // The reply's id is reserved before the model is called so streamed deltas can name it: with
     // the user's message when it was stored by this turn, else now.
-    const [routing, queryEmbedding, replyId] = await Promise.all([
-      prepared.routing,
-      prepared.queryEmbedding,
-      group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
-    ]);
     // Independent steps run together (on PostgreSQL they use separate pool connections).
-    const [context, inventorySummary, history] = await Promise.all([
-      this.d.memory.gatherContext(
-        user.id,
-        lead.id,
-        text,
-        { protocolId: routing.protocolId },
-        conversationId,
-        { queryEmbedding },
-      ),
-      this.d.inventory.promptSummary(user.id),
+    const [routing, replyId, [context, inventorySummary], history] = await Promise.all([
+      prepared.routing,
+      group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
+      this.startContext(prepared, user, lead.id, text, conversationId),
       repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
     ]);
     const memoryContext = [

@@ -236,12 +236,20 @@ export function vectorLiteral(v: ArrayLike<number>, vector: boolean): string {
   return vector ? `[${body}]` : `{${body}}`;
 }
 
+export interface QueryEmbedding {
+  values: ArrayLike<number>;
+  model: string;
+}
+
 export interface SearchParams extends Scope {
-  /** The query embedding; absent when it could not be made (full text only). */
-  embedding?: { values: ArrayLike<number>; model: string } | undefined;
+  /** The query embedding, or its promise (the full-text side starts without waiting for it);
+   * absent when it could not be made (full text only). */
+  embedding?: QueryEmbedding | Promise<QueryEmbedding | undefined> | undefined;
   text: string;
   /** Candidates taken from each side before fusion. */
   candidates: number;
+  /** Statements the Hamming scan (no pgvector) is split into, run at once: 1, 2 or 4. */
+  scanParallel?: number;
 }
 
 export interface SearchRow {
@@ -262,21 +270,40 @@ export function rerankPool(candidates: number): number {
   return Math.max(120, candidates * 2);
 }
 
+/** The shards (chunk_id % 4, migration 0015) each of `parallel` statements scans: one statement
+ * takes all four. */
+export function shardGroups(parallel: number): number[][] {
+  const n = parallel >= 4 ? 4 : parallel >= 2 ? 2 : 1;
+  return Array.from({ length: n }, (_, k) => [0, 1, 2, 3].filter((s) => s % n === k));
+}
+
+/** How many sketch-nearest candidates each of `statements` statements returns for a rerank pool
+ * of `pool`: a share with a margin, since a shard holds a random part of the pool's members
+ * (for 2 statements and a pool of 120, each returns 72: a shard holds more than 72 of the 120
+ * nearest in about 1.5% of queries, and then only the farthest of them are missed). */
+export function shardPool(pool: number, statements: number): number {
+  return statements === 1 ? pool : Math.ceil((pool / statements) * 1.2);
+}
+
 /** Both sides of the hybrid search: the `candidates` nearest chunks by cosine distance (over the
  * whole scope, never a post-filtered index) and the `candidates` best full-text matches (any
  * query word; ts_rank with length normalisation), merged by chunk id.
- * The two sides are separate statements started together: on PostgreSQL they run at once on two
- * pool connections (the turn waits for the slower, not the sum); on PGlite's one connection they
+ * The two sides are separate statements: the full-text side starts at once, the vector side when
+ * the embedding (which may be a promise) arrives; on PostgreSQL they run at once on separate pool
+ * connections (the turn waits for the slower, not the sum); on PGlite's one connection they
  * queue. Each side reads its chunks' columns itself, by primary key on the few rows it keeps
  * (lateral subqueries with `limit 1`, which the planner cannot flatten into a hash join that scans
  * every chunk of the scope again), so no plan depends on row estimates for CTEs (a nested loop
  * over mis-estimated CTE scans once cost more than both sides together).
  * With pgvector the database scans the scope exactly. Without it, the scope is ranked by the
  * Hamming distance of the embeddings' sketches, and the `rerankPool` nearest come back with their
- * float32 embedding for the exact cosine here. */
+ * float32 embedding for the exact cosine here; that scan is split by shard into `scanParallel`
+ * statements run at once, each returning its `shardPool` nearest. */
 export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
   const [near, text] = await Promise.all([
-    p.embedding ? vectorSide(db, vector, { ...p, embedding: p.embedding }) : [],
+    Promise.resolve(p.embedding).then((embedding) =>
+      embedding ? vectorSide(db, vector, { ...p, embedding }) : [],
+    ),
     textSide(db, p),
   ]);
   const byId = new Map<number, SearchRow>();
@@ -303,7 +330,7 @@ async function textSide(db: Executor, p: SearchParams): Promise<(ChunkKey & { ra
 async function vectorSide(
   db: Executor,
   vector: boolean,
-  p: SearchParams & { embedding: NonNullable<SearchParams['embedding']> },
+  p: SearchParams & { embedding: QueryEmbedding },
 ): Promise<(ChunkKey & { distance: number })[]> {
   const q = p.embedding.values;
   if (vector) {
@@ -317,23 +344,33 @@ async function vectorSide(
     );
     return r.rows;
   }
-  const sketches = sql.join(
-    scopeParts('e', p).map(
-      (part) => sql`select e.chunk_id, e.sketch from memory_embeddings e
-        where ${part} and e.model = ${p.embedding.model} and e.dim = ${q.length}`,
-    ),
-    sql` union all `,
-  );
-  const r = await sql<ChunkKey & { embedding: Uint8Array }>`
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
-    from (select s.chunk_id from (${sketches}) s
-          order by bit_count(s.sketch # ${sketchLiteral(q)}::varbit), 1 limit ${rerankPool(p.candidates)}) n
-    cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
-    cross join lateral (select embedding from memory_embedding_vectors where chunk_id = n.chunk_id limit 1) x`.execute(
-    db,
-  );
+  const groups = shardGroups(p.scanParallel ?? 1);
+  const limit = shardPool(rerankPool(p.candidates), groups.length);
+  const sketch = sketchLiteral(q);
+  const scan = async (shards: number[]) => {
+    // Always named, even all four: the shard is the index's second key column.
+    const shard = sql` and (e.chunk_id % 4) = any(${shards}::bigint[])`;
+    const sketches = sql.join(
+      scopeParts('e', p).map(
+        (part) => sql`select e.chunk_id, e.sketch from memory_embeddings e
+          where ${part}${shard} and e.model = ${p.embedding.model} and e.dim = ${q.length}`,
+      ),
+      sql` union all `,
+    );
+    const r = await sql<ChunkKey & { embedding: Uint8Array }>`
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
+      from (select s.chunk_id from (${sketches}) s
+            order by bit_count(s.sketch # ${sketch}::varbit), 1 limit ${limit}) n
+      cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
+      cross join lateral (select embedding from memory_embedding_vectors where chunk_id = n.chunk_id limit 1) x`.execute(
+      db,
+    );
+    return r.rows;
+  };
+  // The shards' statements run at once (on PostgreSQL on separate pool connections).
+  const rows = (await Promise.all(groups.map(scan))).flat();
   // The exact cosine of the prefiltered candidates; the `candidates` nearest stay.
-  return r.rows
+  return rows
     .map(({ embedding, ...row }) => ({ ...row, distance: cosineDistance(q, embedding) }))
     .sort((a, b) => a.distance - b.distance || a.id - b.id)
     .slice(0, p.candidates);

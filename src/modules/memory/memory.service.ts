@@ -38,6 +38,8 @@ export interface MemoryServiceOptions {
   chunkSize: number;
   chunkOverlap: number;
   embedBatch: number;
+  /** Statements the Hamming scan (no pgvector) is split into (PostgreSQL: 1, 2 or 4). */
+  scanParallel: number;
   assistantName: string;
 }
 
@@ -99,8 +101,9 @@ export type SlotProvider<K extends ContextSlot> = (
 ) => Promise<ConversationContext[K] | undefined>;
 
 export interface GatherOptions {
-  /** A query embedding the caller already made (with the gateway's current embedding model). */
-  queryEmbedding?: number[] | undefined;
+  /** A query embedding the caller already made or is making (with the gateway's current
+   * embedding model); resolving to undefined means full text only. */
+  queryEmbedding?: number[] | Promise<number[] | undefined> | undefined;
   /** Memories per tier in the context strings. */
   perTier?: { world?: number; assistant?: number; personal?: number };
 }
@@ -645,17 +648,22 @@ export class MemoryService {
     limit: number,
     opts: {
       conversationId?: number | undefined;
-      queryEmbedding?: number[] | undefined;
+      /** Made or being made by the caller; without it (and unless `embed` is false) the query is
+       * embedded here. */
+      queryEmbedding?: number[] | Promise<number[] | undefined> | undefined;
       embed?: boolean;
     } = {},
   ): Promise<RetrievedMemory[]> {
-    const embedding = opts.queryEmbedding ?? (opts.embed === false ? undefined : await this.embedQuery(text));
+    const made = opts.queryEmbedding ?? (opts.embed === false ? undefined : this.embedQuery(text));
+    const model = this.models.embeddingModel;
     const rows = await repo.searchChunks(this.db, this.opts.vector, {
       ...scope,
       text,
       candidates: Math.max(50, limit * 5),
-      embedding: embedding ? { values: embedding, model: this.models.embeddingModel } : undefined,
+      embedding: Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
+      scanParallel: this.opts.scanParallel,
     });
+    const embedding = await made;
     const vectorRanks = new Map(
       rows
         .filter((r) => r.distance !== null)
@@ -750,7 +758,8 @@ export class MemoryService {
   ): Promise<ConversationContext> {
     const req: ContextRequest = { playerUserId, npcUserId, input, protocolContext, conversationId };
     const per = { world: 4, assistant: 4, personal: 6, ...options.perTier };
-    const queryEmbedding = options.queryEmbedding ?? (await this.embedQuery(input, { includePending: true }));
+    // Not awaited: retrieval's full-text side starts while the embedding is made.
+    const queryEmbedding = options.queryEmbedding ?? this.embedQuery(input, { includePending: true });
     const [memories, playerState, playerQuests, playerInventory, npcInfo, systemWideKnowledge] =
       await Promise.all([
         this.retrieve(
