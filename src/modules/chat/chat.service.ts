@@ -189,7 +189,7 @@ export class ChatService {
         this.attachments(user.id, input),
       ]);
       // Retrieval goes on while the message is stored (answer() awaits it; a failure surfaces there).
-      void this.startContext(prepared, user, speakers[0]!.id, input.message, conversation.id);
+      void this.startContext(prepared, user, speakers[0]!, input.message, conversation.id);
 
       if (!userMessage) {
         const stored = await this.storeUserMessage(
@@ -265,7 +265,7 @@ export class ChatService {
         status: 'received',
       });
       emit.npcThinking({ npcUserId: npc!.id });
-      const { replies } = await this.answer(
+      const { replies, finish } = await this.answer(
         user,
         conversation.id,
         userMessage,
@@ -283,6 +283,7 @@ export class ChatService {
         text: reply.text,
         createdAt: reply.created_at.toISOString(),
       });
+      await finish();
       return { conversationId: conversation.id, messageId: userMessage.id };
     } catch (err) {
       if (userMessage)
@@ -361,31 +362,30 @@ export class ChatService {
   }
 
   /** Starts (once) gathering the turn's context: the memory retrieval, which begins its full-text
-   * side at once and its vector side when the query's embedding arrives, and the inventory
-   * summary. */
+   * side at once and its vector side when the query's embedding arrives (neither waits for
+   * routing), and the inventory summary. */
   private startContext(
     prepared: Prepared,
     user: UserPrincipal,
-    npcUserId: number,
+    lead: Speaker,
     text: string,
     conversationId: number,
   ): Promise<[ConversationContext, string]> {
     if (!prepared.context) {
-      prepared.context = prepared.routing.then((routing) =>
-        Promise.all([
-          this.d.memory.gatherContext(
-            user.id,
-            npcUserId,
-            text,
-            { protocolId: routing.protocolId },
-            conversationId,
-            {
-              queryEmbedding: prepared.queryEmbedding,
-            },
-          ),
-          this.d.inventory.promptSummary(user.id),
-        ]),
-      );
+      prepared.context = Promise.all([
+        this.d.memory.gatherContext(
+          user.id,
+          lead.id,
+          text,
+          prepared.routing.then((routing) => ({ protocolId: routing.protocolId })),
+          conversationId,
+          {
+            queryEmbedding: prepared.queryEmbedding,
+            npcInfo: { name: lead.name, description: lead.description, assistant_user_id: lead.id },
+          },
+        ),
+        this.d.inventory.promptSummary(user.id),
+      ]);
       prepared.context.catch(() => undefined);
     }
     return prepared.context;
@@ -452,7 +452,7 @@ export class ChatService {
     prepared: Prepared,
     emit: TurnEmitter,
   ) {
-    const { replies } = await this.answer(
+    const { replies, finish } = await this.answer(
       user,
       conversationId,
       userMessage,
@@ -466,10 +466,12 @@ export class ChatService {
       },
     );
     for (const r of replies) emit.response(await this.present(r, speakers));
+    await finish();
   }
 
-  /** Builds the prompt, calls the model (at most twice), stores the replies and the exchange as
-   * shared memories. Returns the stored replies. */
+  /** Builds the prompt, calls the model (at most twice), stores the replies. Returns them, and
+   * `finish`, which the caller runs once they are sent: it stores the exchange as a shared memory
+   * (never throws). */
   private async answer(
     user: UserPrincipal,
     conversationId: number,
@@ -479,7 +481,7 @@ export class ChatService {
     speakers: Speaker[],
     prepared: Prepared,
     mode: { stream: boolean; emit: TurnEmitter | null },
-  ): Promise<{ replies: MessageRow[] }> {
+  ): Promise<{ replies: MessageRow[]; finish: () => Promise<void> }> {
     const group = speakers.length > 1;
     const lead = speakers[0]!;
     // The reply's id is reserved before the model is called so streamed deltas can name it: with
@@ -488,7 +490,7 @@ export class ChatService {
     const [routing, replyId, [context, inventorySummary], history] = await Promise.all([
       prepared.routing,
       group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
-      this.startContext(prepared, user, lead.id, text, conversationId),
+      this.startContext(prepared, user, lead, text, conversationId),
       repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
     ]);
     const memoryContext = [
@@ -611,25 +613,30 @@ export class ChatService {
           return [{ npcUserId: lead.id, text: answer || '…', choices }];
         })();
 
-    const [replies] = await Promise.all([
-      transaction(this.d.db, async (trx) => {
-        const stored = await repo.storeReplies(
-          trx,
-          planned.map((p, i) => ({
-            ...(i === 0 && replyId !== null ? { id: replyId } : {}),
-            conversationId,
-            userId: user.id,
-            role: 'assistant' as const,
-            npcUserId: p.npcUserId,
-            text: p.text,
-            replyToId: userMessage.id,
-            metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
-          })),
-          { messageId: userMessage.id, conversationId },
-        );
-        // The exchange becomes shared memory of the player; its embedding rides along with the next
-        // turn's query embedding (or a delayed job), not a request of its own now.
-        const names = new Map(speakers.map((s) => [s.id, s.name]));
+    // The replies (and the user's message marked answered) in one statement; the turn's responses
+    // go out as soon as it is committed.
+    const replies = await repo.storeReplies(
+      this.d.db,
+      planned.map((p, i) => ({
+        ...(i === 0 && replyId !== null ? { id: replyId } : {}),
+        conversationId,
+        userId: user.id,
+        role: 'assistant' as const,
+        npcUserId: p.npcUserId,
+        text: p.text,
+        replyToId: userMessage.id,
+        metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
+      })),
+      { messageId: userMessage.id, conversationId },
+    );
+    // After the responses are sent (the turn ends only when it is done): the exchange becomes shared
+    // memory of the player, its embedding riding along with the next turn's query embedding (or a
+    // delayed job); and the memories embedded with this turn's query are stored. Written after
+    // the replies, never beside them, so a failed reply leaves no memory of an exchange that did
+    // not happen; a failure here costs the memory, not the answered turn.
+    const names = new Map(speakers.map((s) => [s.id, s.name]));
+    const finish = async () => {
+      try {
         await this.d.memory.addMemories(
           [
             {
@@ -644,15 +651,15 @@ export class ChatService {
               metadata: { conversationId, playerName: user.name, npcName: lead.name },
             },
           ],
-          trx,
+          undefined,
           { deferEmbedding: true },
         );
-        return stored;
-      }),
-      // The turn ends once the memories embedded with its query are stored too.
-      prepared.embeddingsStored,
-    ]);
-    return { replies };
+      } catch (err) {
+        this.d.log.warn({ err, conversationId }, 'could not store the chat exchange as a memory');
+      }
+      await prepared.embeddingsStored;
+    };
+    return { replies, finish };
   }
 
   /** A stored reply as an assistantResponse; `known` saves looking up the turn's own speakers. */

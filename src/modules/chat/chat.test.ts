@@ -1,5 +1,6 @@
 // The chat turn end to end: a real socket client, the real server and database, and a local
 // OpenAI-compatible model server (the only fake: the outside world).
+import { sql } from 'kysely';
 import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
@@ -125,6 +126,48 @@ describe('chatMessage', () => {
     expect(exchange).toHaveLength(1);
     expect(exchange[0]!.queued).toBeNull();
     c.socket.close();
+  });
+
+  it('answers the turn even when its exchange cannot be stored as a memory', async () => {
+    const c = await client(alice);
+    // The database refuses this one exchange's memory (the outside world failing mid-turn).
+    await sql`create function refuse_exchange() returns trigger language plpgsql as $$
+      begin if new.content like '%gull-refused%' then raise exception 'refused'; end if; return new; end $$`.execute(
+      t.deps.db,
+    );
+    await sql`create trigger refuse_exchange before insert on memories for each row execute function refuse_exchange()`.execute(
+      t.deps.db,
+    );
+    try {
+      fake.replyChat({ text: 'The gull-refused flock nests on the pier.' });
+      const { ack, events } = await send(c, 'chatMessage', { message: 'Where do gulls nest?' });
+      expect(ack).toMatchObject({ ok: true });
+      expect(events.map((e) => e.name)).not.toContain('chatError');
+      const response = events.find((e) => e.name === 'assistantResponse')!.payload;
+      expect(response.text).toBe('The gull-refused flock nests on the pier.');
+      expect(events.at(-1)!.name).toBe('assistantIdle');
+      // The reply is stored and the message answered; only the memory is missing.
+      const messages = await t.deps.db
+        .selectFrom('chat_messages')
+        .select(['role', 'status'])
+        .where('conversation_id', '=', ack.conversationId)
+        .where('text', 'in', ['Where do gulls nest?', 'The gull-refused flock nests on the pier.'])
+        .orderBy('id')
+        .execute();
+      expect(messages).toEqual([
+        { role: 'user', status: 'answered' },
+        { role: 'assistant', status: expect.any(String) },
+      ]);
+      const memories = await t.deps.db
+        .selectFrom('memories')
+        .select('id')
+        .where('content', 'like', '%gull-refused%')
+        .execute();
+      expect(memories).toHaveLength(0);
+    } finally {
+      await sql`drop trigger refuse_exchange on memories; drop function refuse_exchange()`.execute(t.deps.db);
+      c.socket.close();
+    }
   });
 
   it('answers a repeated clientMessageId again without storing it twice or calling the model', async () => {

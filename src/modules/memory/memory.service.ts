@@ -106,6 +106,9 @@ export interface GatherOptions {
   queryEmbedding?: number[] | Promise<number[] | undefined> | undefined;
   /** Memories per tier in the context strings. */
   perTier?: { world?: number; assistant?: number; personal?: number };
+  /** What the caller knows of the NPC: used when no npcInfo provider is registered, instead of
+   * reading the NPC's name. */
+  npcInfo?: NpcInfo | undefined;
 }
 
 export function toDto(m: repo.MemoryRow): MemoryDto {
@@ -290,7 +293,7 @@ export class MemoryService {
       })),
     );
     const local = this.models.embedsLocally;
-    const run = async (t: Trx) => {
+    const run = async (t: Trx, afterCommit?: (cb: () => void) => void) => {
       const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
       if (!local) {
         const { ids, at } = await written;
@@ -298,18 +301,26 @@ export class MemoryService {
         // A chat exchange's job is only the backstop for a conversation that stops: one per window
         // serves every exchange of the window (it embeds all that still waits when it runs, after
         // the window's last exchange), instead of a job per turn that mostly finds nothing to do.
-        if (opts.deferEmbedding)
-          await this.jobs.enqueue(
-            t,
-            EMBED_JOB,
-            { memoryIds: [] },
-            {
-              startAfterSeconds: DEFERRED_EMBED_SECONDS,
-              singletonKey: 'memory.deferred',
-              singletonSeconds: DEFERRED_EMBED_SECONDS,
-            },
-          );
-        else await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
+        if (opts.deferEmbedding) {
+          // pg-boss keeps one job per window (singletonSeconds slots of the epoch), starting a
+          // window after it was sent, so after the slot's last exchange. Once this process has
+          // committed one for the current slot, sending more only costs the turn a statement (each
+          // node still sends its own first one: this remembers, it does not coordinate).
+          const slot = Math.floor(Date.now() / (DEFERRED_EMBED_SECONDS * 1000));
+          if (slot !== this.deferredSlot) {
+            await this.jobs.enqueue(
+              t,
+              EMBED_JOB,
+              { memoryIds: [] },
+              {
+                startAfterSeconds: DEFERRED_EMBED_SECONDS,
+                singletonKey: 'memory.deferred',
+                singletonSeconds: DEFERRED_EMBED_SECONDS,
+              },
+            );
+            afterCommit?.(() => (this.deferredSlot = slot));
+          }
+        } else await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
         return dtos(list, ids, at);
       }
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([
@@ -338,6 +349,8 @@ export class MemoryService {
     };
     return trx ? run(trx) : transaction(this.db, run);
   }
+  /** The window (DEFERRED_EMBED_SECONDS slot) whose backstop job this process has committed. */
+  private deferredSlot = -1;
 
   /** The chunks of an edited memory: embedded here with a local embedder, else by the job. */
   private async addChunks(t: Trx, m: repo.MemoryRow, texts: string[]): Promise<void> {
@@ -734,12 +747,12 @@ export class MemoryService {
 
   private async slot<K extends ContextSlot>(
     slot: K,
-    req: ContextRequest,
+    req: Promise<ContextRequest>,
   ): Promise<ConversationContext[K] | undefined> {
     const provider = this.slots.get(slot) as SlotProvider<K> | undefined;
     if (!provider) return undefined;
     try {
-      return await provider(req);
+      return await provider(await req);
     } catch (err) {
       this.log.warn({ err, slot }, 'context slot provider failed');
       return undefined;
@@ -747,16 +760,24 @@ export class MemoryService {
   }
 
   /** spec: "Conversation context". Retrieval covers the three tiers (the player's memories, the
-   * world, the NPC's core) in one hybrid search; the conversation id boosts continuity. */
+   * world, the NPC's core) in one hybrid search; the conversation id boosts continuity. The
+   * protocol context may be a promise (a chat turn routes while it retrieves): only the slot
+   * providers wait for it. */
   async gatherContext(
     playerUserId: number,
     npcUserId: number,
     input: string,
-    protocolContext?: Record<string, unknown>,
+    protocolContext?: Record<string, unknown> | Promise<Record<string, unknown> | undefined>,
     conversationId?: number,
     options: GatherOptions = {},
   ): Promise<ConversationContext> {
-    const req: ContextRequest = { playerUserId, npcUserId, input, protocolContext, conversationId };
+    const req = Promise.resolve(protocolContext).then((pc): ContextRequest => ({
+      playerUserId,
+      npcUserId,
+      input,
+      protocolContext: pc,
+      conversationId,
+    }));
     const per = { world: 4, assistant: 4, personal: 6, ...options.perTier };
     // Not awaited: retrieval's full-text side starts while the embedding is made.
     const queryEmbedding = options.queryEmbedding ?? this.embedQuery(input, { includePending: true });
@@ -782,7 +803,7 @@ export class MemoryService {
       .filter((m) => m.userId === playerUserId && m.tier !== 'world')
       .slice(0, per.personal);
     const lines = (ms: RetrievedMemory[]) => ms.map((m) => `- ${m.content}`).join('\n');
-    let npc = npcInfo;
+    let npc = npcInfo ?? options.npcInfo;
     if (!npc) {
       const u = await repo.findUserIdentity(this.db, npcUserId);
       npc = { name: u?.name ?? '', description: '', assistant_user_id: npcUserId };

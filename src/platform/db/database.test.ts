@@ -96,12 +96,17 @@ describe('database layer', () => {
       const listed = await sql<{ n: number }>`select count(*)::int as n from (values (1), (2)) v(x)
         where x in (${1}, ${2}) /* list-probe */`.execute(trx);
       expect(listed.rows[0]!.n).toBe(2);
+      const rows = await sql<{
+        n: number;
+      }>`select count(*)::int as n from (values (${1}::int), (${2}::int)) v(x)
+        /* rows-probe */`.execute(trx);
+      expect(rows.rows[0]!.n).toBe(2);
       // Same connection (the transaction's): what this session holds prepared.
       const r = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(trx);
       return r.rows.map((row) => row.statement);
     });
     expect(names.filter((s) => s.includes('prepared-probe'))).toHaveLength(1);
-    expect(names.filter((s) => s.includes('list-probe'))).toHaveLength(0);
+    expect(names.filter((s) => s.includes('list-probe') || s.includes('rows-probe'))).toHaveLength(0);
   });
 
   it('keeps the event loop responsive while a 200 ms query runs', async () => {

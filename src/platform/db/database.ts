@@ -73,9 +73,9 @@ const typeParsers = {
 /** Statements a connection keeps prepared at most (the service has a few hundred shapes). */
 const PREPARED_PER_CONNECTION = 500;
 const prepared = new WeakMap<pg.PoolClient, Map<string, string>>();
-/** Comma-separated placeholders (`in ($1, $2, …)`, multi-row `values`): a shape that changes
- * with the input's length, so preparing it would only fill the connection's cache. */
-const LIST_SHAPED = /\$\d+\s*,\s*\$\d+/;
+/** `in ($1, $2, …)` and multi-row `values (…), (…)`: shapes that change with the input's
+ * length, so preparing them would only fill the connection's cache. */
+const LIST_SHAPED = /\bin \(\$\d+,|\), \(\$\d+/i;
 
 /** Makes the client run parameterised statements as named prepared statements: the server
  * parses each shape once per connection and, after a few runs, reuses a generic plan; planning

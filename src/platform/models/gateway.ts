@@ -58,6 +58,8 @@ class Limiter {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MAX_RETRY_AFTER_MS = 30_000;
+/** How long a call's record may wait to share its INSERT with later calls. */
+const RECORD_DELAY_MS = 250;
 
 export function createModelProvider(config: Config): ModelProvider {
   const m = config.models;
@@ -220,8 +222,10 @@ export class ModelGateway {
   }
 
   /** Records a call without holding up its caller: rows are written behind, many per INSERT, by
-   * one flush at a time (a chat turn's two calls cost it no round trip). Accounting must never turn
-   * a good answer into a failure, so a failed write is logged and dropped. */
+   * one flush at a time, RECORD_DELAY_MS after the first unwritten call (a chat turn's two calls
+   * share an INSERT with the calls of other turns, not one each). Accounting must never turn a
+   * good answer into a failure, so a failed write is logged and dropped; calls still unwritten
+   * when the process dies uncleanly are lost with it (shutdown flushes). */
   private record(r: {
     kind: ModelCallKind;
     purpose: string;
@@ -243,11 +247,20 @@ export class ModelGateway {
       outcome: r.error === null ? 'ok' : 'error',
       error: r.error?.slice(0, 500) ?? null,
     });
-    this.flushing ??= this.writeRecords();
+    if (!this.flushing && !this.recordTimer)
+      // Unref'd: a pending record never keeps the process alive (shutdown flushes).
+      this.recordTimer = setTimeout(() => this.startWriting(), RECORD_DELAY_MS).unref();
   }
 
   private unrecorded: Insertable<Database['model_calls']>[] = [];
   private flushing: Promise<void> | undefined;
+  private recordTimer: NodeJS.Timeout | undefined;
+
+  private startWriting(): void {
+    clearTimeout(this.recordTimer);
+    this.recordTimer = undefined;
+    this.flushing ??= this.writeRecords();
+  }
 
   private async writeRecords(): Promise<void> {
     try {
@@ -266,6 +279,7 @@ export class ModelGateway {
 
   /** Waits until every call made so far is in `model_calls` (readers of the table, shutdown). */
   async flush(): Promise<void> {
+    if (this.recordTimer) this.startWriting();
     while (this.flushing) await this.flushing;
   }
 
