@@ -158,11 +158,13 @@ export class ChatService {
     let userMessage: MessageRow | undefined;
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
-      // The reads run beside the rate-limit hit; nothing is written or sent before it passed. The
-      // query's embedding is requested as soon as it passed (the turn's longest chain: embedding,
-      // then retrieval).
-      const [prepared, conversation, existing] = await Promise.all([
-        this.rateLimit(user.id).then(() => this.prepare(user, input.message)),
+      // The reads run beside the rate-limit hit (routing and the pending chunks' read among them);
+      // nothing is written or sent before it passed. The query's embedding is requested as soon as
+      // it passed: the turn's longest chain is that request, then retrieval.
+      const limited = this.rateLimit(user.id);
+      const prepared = this.prepare(user, input.message, limited);
+      const [, conversation, existing] = await Promise.all([
+        limited,
         this.d.conversations.resolve(user.id, input.conversationId),
         input.clientMessageId
           ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)
@@ -347,9 +349,9 @@ export class ChatService {
     }
   }
 
-  private prepare(user: UserPrincipal, text: string): Prepared {
+  private prepare(user: UserPrincipal, text: string, gate?: Promise<unknown>): Prepared {
     // spec: at most one embedding request per message: the query, batched with pending memories.
-    const embedded = this.d.memory.embedQueryBatched(text);
+    const embedded = this.d.memory.embedQueryBatched(text, undefined, gate);
     const prepared: Prepared = {
       routing: this.d.protocols.routeUser(user.id),
       queryEmbedding: embedded.embedding,

@@ -433,10 +433,15 @@ describe('chat rate limit', () => {
       });
       await new Promise<void>((r) => socket.on('connect', () => r()));
       const acks = [];
-      for (let i = 0; i < 3; i++)
+      for (let i = 0; i < 3; i++) {
+        if (i === 2) fake.reset();
         acks.push(await socket.timeout(20_000).emitWithAck('chatMessage', { message: `m${i}` }));
+      }
       expect(acks.map((a) => a.ok)).toEqual([true, true, false]);
       expect(acks[2].error).toMatchObject({ code: 'rate_limited', status: 429 });
+      // The refused message cost no model call: its embedding waits for the rate limit.
+      expect(fake.embeddingRequests()).toHaveLength(0);
+      expect(fake.chatRequests()).toHaveLength(0);
       socket.close();
     } finally {
       await limited.close();

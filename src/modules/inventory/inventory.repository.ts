@@ -44,25 +44,25 @@ export async function listItems(
   return { rows, total: Number(total.n) };
 }
 
+/** The user's balance and items in one statement: a row per item, or one row with no item when
+ * the user has none; no row when the user does not exist. */
 export function userInventory(db: Executor, userId: number) {
   return db
-    .selectFrom('user_inventory')
-    .innerJoin('items', 'items.id', 'user_inventory.item_id')
+    .selectFrom('users as u')
+    .leftJoin('user_inventory as ui', 'ui.user_id', 'u.id')
+    .leftJoin('items', 'items.id', 'ui.item_id')
     .select([
+      'u.energy_coins',
       'items.id as item_id',
       'items.name',
       'items.description',
       'items.type',
       'items.metadata',
-      'user_inventory.quantity',
+      'ui.quantity',
     ])
-    .where('user_inventory.user_id', '=', userId)
+    .where('u.id', '=', userId)
     .orderBy('items.id')
     .execute();
-}
-
-export function balance(db: Executor, userId: number) {
-  return db.selectFrom('users').select('energy_coins').where('id', '=', userId).executeTakeFirst();
 }
 
 export function balanceForUpdate(db: Executor, userId: number) {

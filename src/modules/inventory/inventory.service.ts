@@ -332,21 +332,24 @@ export class InventoryService {
 
   /** The user's items with details and the energy coin balance. */
   async inventory(userId: number, executor: Executor = this.db): Promise<InventoryView> {
-    const [items, bal] = await Promise.all([
-      repo.userInventory(executor, userId),
-      repo.balance(executor, userId),
-    ]);
-    if (!bal) throw notFound('user');
+    const rows = await repo.userInventory(executor, userId);
+    if (rows.length === 0) throw notFound('user');
     return {
-      items: items.map((i) => ({
-        item_id: i.item_id,
-        name: i.name,
-        description: i.description,
-        type: i.type,
-        metadata: i.metadata,
-        quantity: Number(i.quantity),
-      })),
-      energy_coins: Number(bal.energy_coins),
+      items: rows.flatMap((i) =>
+        i.item_id === null
+          ? []
+          : [
+              {
+                item_id: i.item_id,
+                name: i.name!,
+                description: i.description!,
+                type: i.type!,
+                metadata: i.metadata!,
+                quantity: Number(i.quantity),
+              },
+            ],
+      ),
+      energy_coins: Number(rows[0]!.energy_coins),
     };
   }
 

@@ -31,6 +31,9 @@ const ROUNDS_PER_RUN = 50;
 /** How long a chat exchange waits for the next turn's query to carry its embedding. */
 const DEFERRED_EMBED_SECONDS = 120;
 
+/** The current backstop window (pg-boss singletonSeconds slots are aligned to the epoch). */
+const deferredSlotNow = () => Math.floor(Date.now() / (DEFERRED_EMBED_SECONDS * 1000));
+
 export interface MemoryServiceOptions {
   /** pgvector present (`vector` columns) or the exact scan over `real[]`. */
   vector: boolean;
@@ -306,7 +309,7 @@ export class MemoryService {
           // window after it was sent, so after the slot's last exchange. Once this process has
           // committed one for the current slot, sending more only costs the turn a statement (each
           // node still sends its own first one: this remembers, it does not coordinate).
-          const slot = Math.floor(Date.now() / (DEFERRED_EMBED_SECONDS * 1000));
+          const slot = deferredSlotNow();
           if (slot !== this.deferredSlot) {
             await this.jobs.enqueue(
               t,
@@ -347,7 +350,14 @@ export class MemoryService {
       await stored;
       return out;
     };
-    return trx ? run(trx) : transaction(this.db, run);
+    if (trx) return run(trx);
+    // A chat exchange whose window already has its backstop job needs no transaction: the memory
+    // and its chunks (listed in the queue) are one statement.
+    if (opts.deferEmbedding && !local && this.deferredSlot === deferredSlotNow()) {
+      const { ids, at } = await repo.insertMemoriesWithChunks(this.db, list, chunks, { queue: true });
+      return dtos(list, ids, at);
+    }
+    return transaction(this.db, run);
   }
   /** The window (DEFERRED_EMBED_SECONDS slot) whose backstop job this process has committed. */
   private deferredSlot = -1;
@@ -600,9 +610,22 @@ export class MemoryService {
   embedQueryBatched(
     text: string,
     pendingLimit = this.models.embedsLocally ? 0 : Math.max(0, this.opts.embedBatch - 1),
+    /** Nothing is requested before it resolves (a chat turn's rate limit); the pending chunks are
+     * read meanwhile. When it rejects, so do both promises' sources, quietly: the embedding
+     * resolves undefined and nothing is stored. */
+    gate?: Promise<unknown>,
   ): { embedding: Promise<number[] | undefined>; stored: Promise<void> } {
+    let refused = false;
     const request = (async () => {
-      const pending = pendingLimit > 0 ? await repo.pendingChunks(this.db, { limit: pendingLimit }) : [];
+      const read =
+        pendingLimit > 0 ? repo.pendingChunks(this.db, { limit: pendingLimit }) : Promise.resolve([]);
+      read.catch(() => undefined);
+      if (gate)
+        await gate.catch((err: unknown) => {
+          refused = true;
+          throw err;
+        });
+      const pending = await read;
       return {
         pending,
         result: await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query'),
@@ -611,10 +634,11 @@ export class MemoryService {
     const embedding = request.then(
       ({ result }) => result.embeddings[0],
       (err: unknown) => {
-        this.log.warn(
-          { err: err instanceof Error ? err.message : err },
-          'query embedding failed; retrieving by full text only',
-        );
+        if (!refused)
+          this.log.warn(
+            { err: err instanceof Error ? err.message : err },
+            'query embedding failed; retrieving by full text only',
+          );
         return undefined;
       },
     );
