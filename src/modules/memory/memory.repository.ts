@@ -248,8 +248,9 @@ export interface SearchParams extends Scope {
   text: string;
   /** Candidates taken from each side before fusion. */
   candidates: number;
-  /** Statements the Hamming scan (no pgvector) is split into, run at once: 1, 2 or 4. */
-  scanParallel?: number;
+  /** Statements the Hamming scan (no pgvector) is split into, run at once: 1, 2 or 4 (a function
+   * is asked when the scan starts). */
+  scanParallel?: number | (() => number);
 }
 
 export interface SearchRow {
@@ -344,7 +345,7 @@ async function vectorSide(
     );
     return r.rows;
   }
-  const groups = shardGroups(p.scanParallel ?? 1);
+  const groups = shardGroups(typeof p.scanParallel === 'function' ? p.scanParallel() : (p.scanParallel ?? 1));
   const limit = shardPool(rerankPool(p.candidates), groups.length);
   const sketch = sketchLiteral(q);
   const scan = async (shards: number[]) => {
