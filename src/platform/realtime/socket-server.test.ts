@@ -64,7 +64,8 @@ describe('default namespace authentication', () => {
     const row = await t.deps.services.users.get(user.id);
     const shortLived = await t.deps.tokens.sign(
       { id: row.id, role: row.role, name: row.name, accountType: row.account_type },
-      1,
+      // Long enough to connect on a busy machine (an expired token is refused at connect instead).
+      3,
     );
     const socket = open({ token: shortLived });
     const problem = await new Promise<any>((resolve) => {
