@@ -296,34 +296,33 @@ export class MemoryService {
       })),
     );
     const local = this.models.embedsLocally;
-    const run = async (t: Trx, afterCommit?: (cb: () => void) => void) => {
+    // A chat exchange's job is only the backstop for a conversation that stops: one per window
+    // serves every exchange of the window (it embeds all that still waits when it runs, after the
+    // window's last exchange), instead of a job per turn that mostly finds nothing to do. pg-boss
+    // keeps one job per window (singletonSeconds slots of the epoch), starting a window after it
+    // was sent, so after the slot's last exchange. Once this process has committed one for the
+    // current slot, sending more only costs the turn a statement (each node still sends its own
+    // first one: this remembers, it does not coordinate).
+    const slot = deferredSlotNow();
+    const sendBackstop = opts.deferEmbedding === true && slot !== this.deferredSlot;
+    const run = async (t: Executor, afterCommit?: (cb: () => void) => void) => {
       const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
       if (!local) {
         const { ids, at } = await written;
         // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
-        // A chat exchange's job is only the backstop for a conversation that stops: one per window
-        // serves every exchange of the window (it embeds all that still waits when it runs, after
-        // the window's last exchange), instead of a job per turn that mostly finds nothing to do.
-        if (opts.deferEmbedding) {
-          // pg-boss keeps one job per window (singletonSeconds slots of the epoch), starting a
-          // window after it was sent, so after the slot's last exchange. Once this process has
-          // committed one for the current slot, sending more only costs the turn a statement (each
-          // node still sends its own first one: this remembers, it does not coordinate).
-          const slot = deferredSlotNow();
-          if (slot !== this.deferredSlot) {
-            await this.jobs.enqueue(
-              t,
-              EMBED_JOB,
-              { memoryIds: [] },
-              {
-                startAfterSeconds: DEFERRED_EMBED_SECONDS,
-                singletonKey: 'memory.deferred',
-                singletonSeconds: DEFERRED_EMBED_SECONDS,
-              },
-            );
-            afterCommit?.(() => (this.deferredSlot = slot));
-          }
-        } else await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
+        if (sendBackstop) {
+          await this.jobs.enqueue(
+            t,
+            EMBED_JOB,
+            { memoryIds: [] },
+            {
+              startAfterSeconds: DEFERRED_EMBED_SECONDS,
+              singletonKey: 'memory.deferred',
+              singletonSeconds: DEFERRED_EMBED_SECONDS,
+            },
+          );
+          afterCommit?.(() => (this.deferredSlot = slot));
+        } else if (!opts.deferEmbedding) await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
         return dtos(list, ids, at);
       }
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([
@@ -353,10 +352,7 @@ export class MemoryService {
     if (trx) return run(trx);
     // A chat exchange whose window already has its backstop job needs no transaction: the memory
     // and its chunks (listed in the queue) are one statement.
-    if (opts.deferEmbedding && !local && this.deferredSlot === deferredSlotNow()) {
-      const { ids, at } = await repo.insertMemoriesWithChunks(this.db, list, chunks, { queue: true });
-      return dtos(list, ids, at);
-    }
+    if (opts.deferEmbedding && !local && !sendBackstop) return run(this.db);
     return transaction(this.db, run);
   }
   /** Searches of this node in progress (how many statements a vector scan is split into). */

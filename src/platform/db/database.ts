@@ -72,24 +72,25 @@ const typeParsers = {
 
 /** Statements a connection keeps prepared at most (the service has a few hundred shapes). */
 const PREPARED_PER_CONNECTION = 500;
-const prepared = new WeakMap<pg.PoolClient, Map<string, string>>();
+const preparedClients = new WeakSet<pg.PoolClient>();
 /** `in ($1, $2, …)` and multi-row `values (…), (…)`: shapes that change with the input's
  * length, so preparing them would only fill the connection's cache. */
 const LIST_SHAPED = /\bin \(\$\d+,|\), \(\$\d+/i;
 
 /** Makes the client run parameterised statements as named prepared statements: the server
- * parses each shape once per connection and, after a few runs, reuses a generic plan; planning
- * the chat turn's retrieval statements cost about as much as running them. Statements without
- * parameters and list-shaped ones stay unnamed. */
+ * parses and analyses each shape once per connection (every run is still planned for its
+ * parameters: makePool). Statements without parameters and list-shaped ones stay unnamed. */
 function preparing(client: pg.PoolClient): pg.PoolClient {
-  if (prepared.has(client)) return client;
+  if (preparedClients.has(client)) return client;
+  preparedClients.add(client);
   const names = new Map<string, string>();
-  prepared.set(client, names);
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && !LIST_SHAPED.test(text)) {
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0) {
+      // A known shape costs a lookup; only a new one is checked and named.
       let name = names.get(text);
-      if (!name && names.size < PREPARED_PER_CONNECTION) names.set(text, (name = `s${names.size + 1}`));
+      if (!name && names.size < PREPARED_PER_CONNECTION && !LIST_SHAPED.test(text))
+        names.set(text, (name = `s${names.size + 1}`));
       if (name) return query({ name, text, values }, ...rest);
     }
     return query(text, values, ...rest);
