@@ -124,8 +124,6 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
     CHAT_RATE_LIMIT: '1000000',
     DB_POOL_SIZE: '20',
-    // The retrieval's statement split can be compared: MEMORY_SCAN_PARALLEL=1 npx tsx bench/chat.ts
-    ...(process.env.MEMORY_SCAN_PARALLEL ? { MEMORY_SCAN_PARALLEL: process.env.MEMORY_SCAN_PARALLEL } : {}),
     ...fake.env(),
     ...env,
   });

@@ -229,8 +229,6 @@ async function run(kind: 'pglite' | 'postgres') {
     DB_POOL_SIZE: '4',
     DB_POOL_TIMEOUT_MS: '60000',
     MEMORY_EMBED_BATCH: '500',
-    // The retrieval's statement split can be compared: MEMORY_SCAN_PARALLEL=1 npx tsx bench/memory.ts
-    ...(process.env.MEMORY_SCAN_PARALLEL ? { MEMORY_SCAN_PARALLEL: process.env.MEMORY_SCAN_PARALLEL } : {}),
   });
   const deps: Deps = await createDeps(config);
   try {

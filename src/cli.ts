@@ -40,7 +40,7 @@ async function run(argv: string[]) {
       schema: config.database.schema,
     });
     try {
-      out(await migrate(handle));
+      out(await migrate(handle, { pgvector: config.database.pgvector }));
     } finally {
       await handle.close();
     }

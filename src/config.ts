@@ -44,6 +44,7 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/)
     .optional(),
+  PGVECTOR: z.enum(['auto', 'off']).default('auto'),
   JWT_SECRET: z.string().optional(),
   JWT_ISSUER: z.string().default('assistant-platform'),
   JWT_AUDIENCE: z.string().default('assistant-platform'),
@@ -65,7 +66,7 @@ const envSchema = z.object({
   MEMORY_CHUNK_SIZE: z.coerce.number().int().min(200).max(8000).default(1000),
   MEMORY_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(2000).default(200),
   MEMORY_EMBED_BATCH: z.coerce.number().int().min(1).max(2048).default(64),
-  MEMORY_SCAN_PARALLEL: z.enum(['1', '2', '4']).default('2').transform(Number),
+  MEMORY_SKETCH_CACHE_MB: z.coerce.number().int().min(1).max(1_000_000).default(256),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Assistant Platform <no-reply@localhost>'),
   OAUTH_PROVIDERS: z.string().optional(),
@@ -120,7 +121,15 @@ export interface Config {
   appUrl: string;
   dataDir: string;
   /** `postgres://…` for a server, `memory://` or a directory for embedded PGlite. */
-  database: { url: string | undefined; poolSize: number; poolTimeoutMs: number; schema: string | undefined };
+  database: {
+    url: string | undefined;
+    poolSize: number;
+    poolTimeoutMs: number;
+    schema: string | undefined;
+    /** PGVECTOR: use pgvector when the server offers it (`auto`), or the sketch fallback (`off`);
+     * decided when the database is first migrated. */
+    pgvector: boolean;
+  };
   jwt: {
     secret: string | undefined;
     issuer: string;
@@ -144,8 +153,8 @@ export interface Config {
     /** First retry delay in ms; doubles per retry (MODEL_RETRY_BASE_MS). */
     retryBaseMs: number;
   };
-  /** Memory chunking and embedding (MEMORY_CHUNK_SIZE, MEMORY_CHUNK_OVERLAP in characters; MEMORY_EMBED_BATCH texts per embedding request; MEMORY_SCAN_PARALLEL statements the vector scan is split into on PostgreSQL without pgvector). */
-  memory: { chunkSize: number; chunkOverlap: number; embedBatch: number; scanParallel: number };
+  /** Memory chunking and embedding (MEMORY_CHUNK_SIZE, MEMORY_CHUNK_OVERLAP in characters; MEMORY_EMBED_BATCH texts per embedding request; MEMORY_SKETCH_CACHE_MB of sketches a process keeps for the vector side without pgvector). */
+  memory: { chunkSize: number; chunkOverlap: number; embedBatch: number; sketchCacheBytes: number };
   mail: { smtpUrl: string | undefined; from: string };
   oauth: { providers: OAuthProviderConfig[]; blockedCountries: string[]; countryHeader: string | undefined };
   /** Email verification and reset links: lifetimes in seconds, and mails per address and purpose per hour. */
@@ -224,6 +233,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       poolSize: e.DB_POOL_SIZE,
       poolTimeoutMs: e.DB_POOL_TIMEOUT_MS,
       schema: e.DB_SCHEMA,
+      pgvector: e.PGVECTOR === 'auto',
     },
     jwt: {
       secret: e.JWT_SECRET,
@@ -251,7 +261,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       chunkSize: e.MEMORY_CHUNK_SIZE,
       chunkOverlap: e.MEMORY_CHUNK_OVERLAP,
       embedBatch: e.MEMORY_EMBED_BATCH,
-      scanParallel: e.MEMORY_SCAN_PARALLEL,
+      sketchCacheBytes: e.MEMORY_SKETCH_CACHE_MB * 1024 * 1024,
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     oauth: { providers, blockedCountries: e.BLOCKED_COUNTRIES, countryHeader: e.COUNTRY_HEADER },

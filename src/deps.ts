@@ -104,7 +104,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
   });
   const cleanup: (() => Promise<unknown>)[] = [() => database.close()];
   try {
-    const { applied } = await migrate(database);
+    const { applied } = await migrate(database, { pgvector: config.database.pgvector });
     if (applied.length) log.info({ applied }, 'migrations applied');
     const db = database.db;
 
@@ -184,7 +184,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       chunkOverlap: config.memory.chunkOverlap,
       embedBatch: config.memory.embedBatch,
       // PGlite has one connection: statements started together would only queue.
-      scanParallel: database.kind === 'postgres' ? config.memory.scanParallel : 1,
+      sketchIndexBytes: config.memory.sketchCacheBytes,
       assistantName: config.assistantName,
     });
     // World memories belong to the assistant's own user, which the characters module creates.

@@ -44,7 +44,8 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
       ...env,
     }),
   );
-  const template = inject('pgliteTemplate');
+  // The template was migrated with pgvector: a database without it is migrated from scratch.
+  const template = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
   const deps = await createDeps(config, template ? { loadFrom: template } : {});
   const built = await buildApp(deps);
   await built.app.listen({ port: 0, host: '127.0.0.1' });

@@ -101,6 +101,7 @@ describe('with the offline embedder', () => {
       userId: alice.id,
       text: 'zzzz-no-word-matches',
       candidates: 5,
+      sketches: t.deps.services.memory.sketches,
       embedding: {
         values: hashEmbedding('Alice grows purple carrots in tubs.'),
         model: 'offline-hash-ngram-v1',
@@ -118,42 +119,6 @@ describe('with the offline embedder', () => {
       .execute();
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.every((c) => c.outcome === 'ok')).toBe(true);
-  });
-
-  it('finds the same nearest chunks however many statements the vector scan is split into', async () => {
-    const carol = await createUser(t, 'public');
-    const topics = ['kites', 'lanterns', 'ferries', 'orchards', 'foxes', 'cellars'];
-    await t.deps.services.memory.addMemories(
-      Array.from({ length: 60 }, (_, i) => ({
-        userId: carol.id,
-        source: 'shared' as const,
-        content: `Carol note ${i}: ${topics[i % 6]} and ${topics[(i * 5) % 6]} by the river, day ${i}.`,
-      })),
-    );
-    const search = (scanParallel: number) =>
-      repo.searchChunks(t.deps.db, t.deps.database.capabilities.vector, {
-        userId: carol.id,
-        text: 'zzzz-no-word-matches',
-        // More than the scope holds: every variant must return each chunk of it exactly once.
-        candidates: 200,
-        scanParallel,
-        embedding: Promise.resolve({
-          values: hashEmbedding('foxes and orchards by the river'),
-          model: 'offline-hash-ngram-v1',
-        }),
-      });
-    const [one, two, four] = await Promise.all([search(1), search(2), search(4)]);
-    const world = await t.deps.db
-      .selectFrom('memory_embeddings')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('tier', '=', 'world')
-      .executeTakeFirstOrThrow();
-    const nearest = (rows: repo.SearchRow[]) =>
-      rows.filter((r) => r.distance !== null).map((r) => [r.id, r.distance]);
-    expect(nearest(one)).toHaveLength(60 + Number(world.n));
-    expect(new Set(one.map((r) => r.id)).size).toBe(one.length);
-    expect(nearest(two)).toEqual(nearest(one));
-    expect(nearest(four)).toEqual(nearest(one));
   });
 
   it('answers what a read of the same memories answers', async () => {

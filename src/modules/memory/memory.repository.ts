@@ -1,19 +1,12 @@
 // SQL only: memories, their chunks and the chunks' embeddings. The vector side comes in two
 // forms, pgvector's `vector` (an exact scan of the scope) and the fallback without pgvector (a
-// Hamming prefilter over binary sketches in SQL, then the exact cosine of the few hundred
-// closest here); which one runs follows the migration variant applied
+// Hamming prefilter over binary sketches, ranked in the service by memory.sketch-index.ts from
+// rows read here, then the exact cosine of the few hundred closest); which one runs follows the migration variant applied
 // (deps.database.capabilities.vector), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
-import {
-  cosineDistance,
-  float32Array,
-  sketchArray,
-  sketchLiteral,
-  vectorArray,
-  type VectorTypes,
-} from './memory.sketch.js';
+import { cosineDistance, float32Array, sketchArray, vectorArray, type VectorTypes } from './memory.sketch.js';
 
 export const memoryColumns = [
   'id',
@@ -201,22 +194,6 @@ function scopeFilter(alias: string, s: Scope): RawBuilder<unknown> {
   return sql`(${a}.user_id = ${s.userId} or ${a}.tier = 'world'${npc})${source}`;
 }
 
-/** The same scope as disjoint conditions, one per part (the caller's own rows, the rest of the
- * world tier, the named NPC's core tier): ranked as branches of a UNION ALL, each part is an
- * index-only scan of a covering index (migration 0014) where the OR of scopeFilter is a bitmap
- * heap scan over pages spread across the table. */
-function scopeParts(alias: string, s: Scope): RawBuilder<unknown>[] {
-  const a = sql.ref(alias);
-  const source = s.source ? sql` and ${a}.source = ${s.source}` : sql``;
-  const parts = [
-    sql`${a}.user_id = ${s.userId}${source}`,
-    sql`${a}.tier = 'world' and ${a}.user_id <> ${s.userId}${source}`,
-  ];
-  if (s.npcUserId !== undefined && s.npcUserId !== s.userId)
-    parts.push(sql`${a}.user_id = ${s.npcUserId} and ${a}.tier = 'assistant_core'${source}`);
-  return parts;
-}
-
 /** Newest first within the scope (a query without text). */
 export function newestInScope(db: Executor, s: Scope, limit: number) {
   return db
@@ -248,9 +225,18 @@ export interface SearchParams extends Scope {
   text: string;
   /** Candidates taken from each side before fusion. */
   candidates: number;
-  /** Statements the Hamming scan (no pgvector) is split into, run at once: 1, 2 or 4 (a function
-   * is asked when the scan starts). */
-  scanParallel?: number | (() => number);
+  /** Without pgvector: the sketches of the scope, ranked here (memory.sketch-index.ts). */
+  sketches?: SketchSearch;
+}
+
+/** The sketch-nearest chunks of a scope, nearest first (ties by id), at most `count`;
+ * `forget` drops chunks found gone since (memory.sketch-index.ts). */
+export interface SketchSearch {
+  nearest(
+    db: Executor,
+    p: Scope & { model: string; dim: number; query: ArrayLike<number>; count: number },
+  ): Promise<number[]>;
+  forget(scope: Scope, chunkIds: number[]): void;
 }
 
 export interface SearchRow {
@@ -271,21 +257,6 @@ export function rerankPool(candidates: number): number {
   return Math.max(120, candidates * 2);
 }
 
-/** The shards (chunk_id % 4, migration 0015) each of `parallel` statements scans: one statement
- * takes all four. */
-export function shardGroups(parallel: number): number[][] {
-  const n = parallel >= 4 ? 4 : parallel >= 2 ? 2 : 1;
-  return Array.from({ length: n }, (_, k) => [0, 1, 2, 3].filter((s) => s % n === k));
-}
-
-/** How many sketch-nearest candidates each of `statements` statements returns for a rerank pool
- * of `pool`: a share with a margin, since a shard holds a random part of the pool's members
- * (for 2 statements and a pool of 120, each returns 72: a shard holds more than 72 of the 120
- * nearest in about 1.5% of queries, and then only the farthest of them are missed). */
-export function shardPool(pool: number, statements: number): number {
-  return statements === 1 ? pool : Math.ceil((pool / statements) * 1.2);
-}
-
 /** Both sides of the hybrid search: the `candidates` nearest chunks by cosine distance (over the
  * whole scope, never a post-filtered index) and the `candidates` best full-text matches (any
  * query word; ts_rank with length normalisation), merged by chunk id.
@@ -297,9 +268,9 @@ export function shardPool(pool: number, statements: number): number {
  * every chunk of the scope again), so no plan depends on row estimates for CTEs (a nested loop
  * over mis-estimated CTE scans once cost more than both sides together).
  * With pgvector the database scans the scope exactly. Without it, the scope is ranked by the
- * Hamming distance of the embeddings' sketches, and the `rerankPool` nearest come back with their
- * float32 embedding for the exact cosine here; that scan is split by shard into `scanParallel`
- * statements run at once, each returning its `shardPool` nearest. */
+ * Hamming distance of the embeddings' sketches in this process (`sketches`, kept up to date from
+ * the database on every search), and the `rerankPool` nearest are read with their float32
+ * embedding, by primary key, for the exact cosine here. */
 export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
   const [near, text] = await Promise.all([
     Promise.resolve(p.embedding).then((embedding) =>
@@ -345,36 +316,82 @@ async function vectorSide(
     );
     return r.rows;
   }
-  const groups = shardGroups(typeof p.scanParallel === 'function' ? p.scanParallel() : (p.scanParallel ?? 1));
-  const limit = shardPool(rerankPool(p.candidates), groups.length);
-  const sketch = sketchLiteral(q);
-  const scan = async (shards: number[]) => {
-    // Always named, even all four: the shard is the index's second key column.
-    const shard = sql` and (e.chunk_id % 4) = any(${shards}::bigint[])`;
-    const sketches = sql.join(
-      scopeParts('e', p).map(
-        (part) => sql`select e.chunk_id, e.sketch from memory_embeddings e
-          where ${part}${shard} and e.model = ${p.embedding.model} and e.dim = ${q.length}`,
-      ),
-      sql` union all `,
+  if (!p.sketches) throw new Error('no sketch index for the vector side');
+  const pool = rerankPool(p.candidates);
+  const query = { ...p, model: p.embedding.model, dim: q.length, query: q, count: pool };
+  let rows: (ChunkKey & { embedding: Uint8Array })[] = [];
+  // A chunk deleted since the index last saw its scope comes back from the index but not from the
+  // database: the index forgets it, and the ranking runs again until the pool is full or the
+  // scope exhausted (deletions are rare; each round forgets every dead chunk it met).
+  for (let round = 0; round < 4; round++) {
+    const ids = await p.sketches.nearest(db, query);
+    rows = await chunksWithEmbeddings(db, ids);
+    if (rows.length === ids.length) break;
+    const alive = new Set(rows.map((r) => r.id));
+    p.sketches.forget(
+      p,
+      ids.filter((id) => !alive.has(id)),
     );
-    const r = await sql<ChunkKey & { embedding: Uint8Array }>`
-      select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
-      from (select s.chunk_id from (${sketches}) s
-            order by bit_count(s.sketch # ${sketch}::varbit), 1 limit ${limit}) n
-      cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
-      cross join lateral (select embedding from memory_embedding_vectors where chunk_id = n.chunk_id limit 1) x`.execute(
-      db,
-    );
-    return r.rows;
-  };
-  // The shards' statements run at once (on PostgreSQL on separate pool connections).
-  const rows = (await Promise.all(groups.map(scan))).flat();
+    if (ids.length < pool) break;
+  }
   // The exact cosine of the prefiltered candidates; the `candidates` nearest stay.
   return rows
     .map(({ embedding, ...row }) => ({ ...row, distance: cosineDistance(q, embedding) }))
     .sort((a, b) => a.distance - b.distance || a.id - b.id)
     .slice(0, p.candidates);
+}
+
+/** Chunks by id with their float32 embedding (without pgvector), in the order asked; chunks
+ * gone (or never embedded) are left out. */
+async function chunksWithEmbeddings(db: Executor, ids: number[]) {
+  if (ids.length === 0) return [];
+  const r = await sql<ChunkKey & { embedding: Uint8Array }>`
+    select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
+    from unnest(${ids}::bigint[]) with ordinality as n(chunk_id, k)
+    cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
+    cross join lateral (select embedding from memory_embedding_vectors where chunk_id = n.chunk_id limit 1) x
+    order by n.k`.execute(db);
+  return r.rows;
+}
+
+/** A part of a scope whose sketches the index keeps: one user's embeddings, or the whole world
+ * tier; `since` (a transaction id, from `horizon`) limits it to rows written since. */
+export interface SketchPart {
+  userId?: number;
+  since?: string | undefined;
+}
+
+export interface SketchRow {
+  part: number;
+  chunk_id: number;
+  user_id: number;
+  tier: MemoryTier;
+  source: MemorySource;
+  model: string;
+  dim: number;
+  /** SKETCH_BITS / 8 bytes, most significant bit first (varbit's own order). */
+  sketch: Uint8Array;
+}
+
+/** The rows of each part (world when `userId` is absent), and the horizon to ask from next time:
+ * the oldest transaction still running when this statement took its snapshot (migration 0016). */
+export async function sketchRows(
+  db: Executor,
+  parts: SketchPart[],
+): Promise<{ horizon: string; rows: SketchRow[] }> {
+  const branches = parts.map((p, k) => {
+    const since = p.since !== undefined ? sql` and e.xid >= ${p.since}::xid8` : sql``;
+    const owner = p.userId !== undefined ? sql`e.user_id = ${p.userId}` : sql`e.tier = 'world'`;
+    return sql`select ${sql.lit(k)}::int as part, e.chunk_id, e.user_id, e.tier, e.source, e.model, e.dim,
+        substring(varbit_send(e.sketch) from 5) as sketch
+      from memory_embeddings e where ${owner}${since}`;
+  });
+  const r = await sql<SketchRow & { horizon: string }>`
+    select h.horizon::text as horizon, d.*
+    from (select pg_snapshot_xmin(pg_current_snapshot()) as horizon) h
+    left join lateral (${sql.join(branches, sql` union all `)}) d on true`.execute(db);
+  const horizon = r.rows[0]!.horizon;
+  return { horizon, rows: r.rows.filter((row) => row.chunk_id !== null) };
 }
 
 /** Plain lexical search over the same scope (the benchmark's baseline): best chunk per memory. */

@@ -24,6 +24,7 @@ import {
   type MemoryTier,
 } from './memory.rules.js';
 import type { MemoryDto } from './memory.schemas.js';
+import { SketchIndex } from './memory.sketch-index.js';
 
 export const EMBED_JOB = 'memory.embed';
 /** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
@@ -41,8 +42,8 @@ export interface MemoryServiceOptions {
   chunkSize: number;
   chunkOverlap: number;
   embedBatch: number;
-  /** Statements the Hamming scan (no pgvector) is split into (PostgreSQL: 1, 2 or 4). */
-  scanParallel: number;
+  /** Without pgvector: bytes of sketches the process keeps for ranking (memory.sketch-index.ts). */
+  sketchIndexBytes: number;
   assistantName: string;
 }
 
@@ -170,6 +171,8 @@ function retrieved(m: repo.MemoryRow, similarity: number | null): RetrievedMemor
 }
 
 export class MemoryService {
+  /** Without pgvector: the sketches ranked by the vector side (a cache checked on every search). */
+  readonly sketches: SketchIndex | undefined;
   private readonly slots = new Map<ContextSlot, SlotProvider<ContextSlot>>();
   private assistantResolver: (() => Promise<number>) | undefined;
   private assistantId: number | undefined;
@@ -181,6 +184,7 @@ export class MemoryService {
     private readonly log: Logger,
     private readonly opts: MemoryServiceOptions,
   ) {
+    this.sketches = opts.vector ? undefined : new SketchIndex({ maxBytes: opts.sketchIndexBytes });
     jobs.define({
       name: EMBED_JOB,
       schema: z
@@ -355,8 +359,6 @@ export class MemoryService {
     if (opts.deferEmbedding && !local && !sendBackstop) return run(this.db);
     return transaction(this.db, run);
   }
-  /** Searches of this node in progress (how many statements a vector scan is split into). */
-  private searching = 0;
   /** The window (DEFERRED_EMBED_SECONDS slot) whose backstop job this process has committed. */
   private deferredSlot = -1;
 
@@ -691,19 +693,13 @@ export class MemoryService {
   ): Promise<RetrievedMemory[]> {
     const made = opts.queryEmbedding ?? (opts.embed === false ? undefined : this.embedQuery(text));
     const model = this.models.embeddingModel;
-    this.searching++;
-    const rows = await repo
-      .searchChunks(this.db, this.opts.vector, {
-        ...scope,
-        text,
-        candidates: Math.max(50, limit * 5),
-        embedding: Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
-        // Splitting the scan buys latency with extra work (each statement plans, sorts and reads
-        // its own share): worth it while this is the node's only search, not when searches already
-        // share the database's cores (it then costs throughput: 46 vs 38 turns/s, chat bench).
-        scanParallel: () => (this.searching === 1 ? this.opts.scanParallel : 1),
-      })
-      .finally(() => this.searching--);
+    const rows = await repo.searchChunks(this.db, this.opts.vector, {
+      ...scope,
+      text,
+      candidates: Math.max(50, limit * 5),
+      embedding: Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
+      sketches: this.sketches,
+    });
     const embedding = await made;
     const vectorRanks = new Map(
       rows

@@ -32,13 +32,19 @@ export function listMigrations(vector: boolean): MigrationFile[] {
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** Detects pgvector (installing it when the server offers it) and applies pending migrations. */
-export async function migrate(handle: DatabaseHandle): Promise<{ applied: string[] }> {
+/** Detects pgvector (installing it when the server offers it, unless `pgvector` is false: the
+ * sketch fallback then runs even where pgvector exists) and applies pending migrations. The
+ * choice holds for the database's life: the variants' migrations differ. */
+export async function migrate(
+  handle: DatabaseHandle,
+  opts: { pgvector?: boolean } = {},
+): Promise<{ applied: string[] }> {
   const { db } = handle;
+  const usePgvector = opts.pgvector ?? true;
   const available = await sql<{
     n: number;
   }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
-  if ((available.rows[0]?.n ?? 0) > 0) {
+  if (usePgvector && (available.rows[0]?.n ?? 0) > 0) {
     try {
       await sql`create extension if not exists vector`.execute(db);
     } catch {
@@ -48,7 +54,7 @@ export async function migrate(handle: DatabaseHandle): Promise<{ applied: string
   const installed = await sql<{
     n: number;
   }>`select count(*)::int as n from pg_type where typname = 'vector'`.execute(db);
-  handle.capabilities.vector = (installed.rows[0]?.n ?? 0) > 0;
+  handle.capabilities.vector = usePgvector && (installed.rows[0]?.n ?? 0) > 0;
 
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);

@@ -1,0 +1,298 @@
+// The in-process sketch index (no pgvector; PGVECTOR=off so PGlite runs it too): it ranks exactly
+// as a Hamming scan in SQL would, and every search sees every committed write, including those of
+// a transaction that was still open at the index's previous read.
+import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import wabtInit from 'wabt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
+import { transaction, type Trx } from '../../platform/db/database.js';
+import { hashEmbedding, OFFLINE_EMBEDDING_MODEL } from '../../platform/models/offline.js';
+import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
+import type { Scope } from './memory.repository.js';
+import { SketchIndex } from './memory.sketch-index.js';
+import { SKETCH_BITS, sketchBytes, sketchLiteral } from './memory.sketch.js';
+
+const TOPICS = ['kites', 'lanterns', 'ferries', 'orchards', 'foxes', 'cellars', 'bells', 'marshes'];
+const text = (who: string, i: number) =>
+  `${who} note ${i}: ${TOPICS[i % 8]} and ${TOPICS[(i * 5) % 8]} near the ${TOPICS[(i * 3) % 8]}, day ${i}.`;
+
+describe('the Hamming kernel', () => {
+  it('is memory.hamming.wat assembled', async () => {
+    const wabt = await wabtInit();
+    const source = readFileSync(new URL('./memory.hamming.wat', import.meta.url), 'utf8');
+    const assembled = Buffer.from(wabt.parseWat('memory.hamming.wat', source).toBinary({}).buffer);
+    expect(assembled.toString('base64')).toBe(HAMMING_WASM_BASE64);
+  });
+
+  it('counts the differing bits of each sketch, across windows', () => {
+    const bytes = SKETCH_BITS / 8;
+    const count = 20_000; // more than one window of the kernel's memory
+    const sketches = new Uint8Array(count * bytes);
+    let seed = 7;
+    for (let i = 0; i < sketches.length; i++) sketches[i] = seed = (seed * 1103515245 + 12345) & 0xff;
+    const query = sketches.slice(5 * bytes, 6 * bytes);
+    const out = new Uint16Array(count);
+    new HammingKernel().distances(query, sketches, count, out);
+    const popcount = (x: number) => x.toString(2).replace(/0/g, '').length;
+    for (const i of [0, 1, 5, 16_383, 16_384, 19_999]) {
+      let d = 0;
+      for (let b = 0; b < bytes; b++) d += popcount(sketches[i * bytes + b]! ^ query[b]!);
+      expect(out[i], `sketch ${i}`).toBe(d);
+    }
+    expect(out[5]).toBe(0);
+  });
+});
+
+describe('the sketch index', () => {
+  let t: TestApp;
+  let alice: TestUser;
+  let bob: TestUser;
+  let npc: TestUser;
+  let assistant: number;
+  let index: SketchIndex;
+
+  beforeAll(async () => {
+    t = await createTestApp({ PGVECTOR: 'off' });
+    expect(t.deps.database.capabilities.vector).toBe(false);
+    index = t.deps.services.memory.sketches!;
+    [alice, bob, npc] = await Promise.all([
+      createUser(t, 'public'),
+      createUser(t, 'public'),
+      createUser(t, 'public'),
+    ]);
+    assistant = await t.deps.services.memory.assistantUserId();
+    const m = t.deps.services.memory;
+    await m.addMemories(
+      Array.from({ length: 60 }, (_, i) => ({
+        userId: alice.id,
+        source: 'shared' as const,
+        content: text('Alice', i),
+      })),
+    );
+    await m.addMemories(
+      Array.from({ length: 12 }, (_, i) => ({
+        userId: alice.id,
+        source: 'vision_analysis' as const,
+        content: text('Seen', i),
+      })),
+    );
+    await m.addMemories(
+      Array.from({ length: 30 }, (_, i) => ({
+        userId: bob.id,
+        source: 'shared' as const,
+        content: text('Bob', i),
+      })),
+    );
+    await m.addMemories(
+      Array.from({ length: 25 }, (_, i) => ({
+        userId: assistant,
+        source: 'world' as const,
+        content: text('World', i),
+      })),
+    );
+    await m.addMemories(
+      Array.from({ length: 15 }, (_, i) => ({
+        userId: npc.id,
+        source: 'core_belief' as const,
+        content: text('Npc', i),
+      })),
+    );
+    // The NPC's own shared memories are not part of anyone else's scope.
+    await m.addMemories([{ userId: npc.id, source: 'shared', content: text('Npc private', 1) }]);
+  });
+  afterAll(() => t.close());
+
+  const QUERY = 'foxes and orchards near the bells';
+
+  /** The same ranking by a Hamming scan in SQL (what the service ran before the index). */
+  async function scanInSql(s: Scope, query: string, count: number) {
+    const npcPart =
+      s.npcUserId !== undefined ? sql` or (e.user_id = ${s.npcUserId} and e.tier = 'assistant_core')` : sql``;
+    const source = s.source ? sql` and e.source = ${s.source}` : sql``;
+    const r = await sql<{ chunk_id: number }>`
+      select e.chunk_id from memory_embeddings e
+      where (e.user_id = ${s.userId} or e.tier = 'world'${npcPart})${source}
+        and e.model = ${OFFLINE_EMBEDDING_MODEL} and e.dim = 384
+      order by bit_count(e.sketch # ${sketchLiteral(hashEmbedding(query))}::varbit), e.chunk_id
+      limit ${count}`.execute(t.deps.db);
+    return r.rows.map((row) => Number(row.chunk_id));
+  }
+
+  const nearest = (s: Scope, query: string, count: number) =>
+    index.nearest(t.deps.db, {
+      ...s,
+      model: OFFLINE_EMBEDDING_MODEL,
+      dim: 384,
+      query: hashEmbedding(query),
+      count,
+    });
+
+  it('ranks each scope exactly as a Hamming scan in SQL', async () => {
+    const scopes: Scope[] = [
+      { userId: alice.id },
+      { userId: alice.id, npcUserId: npc.id },
+      { userId: alice.id, source: 'vision_analysis' },
+      { userId: bob.id, npcUserId: npc.id },
+      { userId: assistant },
+      { userId: npc.id },
+    ];
+    for (const s of scopes) {
+      for (const count of [10, 50, 500]) {
+        const got = await nearest(s, QUERY, count);
+        expect(got, JSON.stringify({ s, count })).toEqual(await scanInSql(s, QUERY, count));
+      }
+    }
+    // Another model or size finds nothing.
+    expect(
+      await index.nearest(t.deps.db, {
+        userId: alice.id,
+        model: 'other',
+        dim: 384,
+        query: hashEmbedding(QUERY),
+        count: 10,
+      }),
+    ).toEqual([]);
+  });
+
+  it('sees memories written, edited and deleted since its last read', async () => {
+    const m = t.deps.services.memory;
+    const carol = await createUser(t, 'public');
+    const scope = { userId: carol.id };
+    await m.addMemories(
+      Array.from({ length: 20 }, (_, i) => ({
+        userId: carol.id,
+        source: 'shared' as const,
+        content: text('Carol', i),
+      })),
+    );
+    expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));
+
+    // Written by another node or request since: read as rows newer than the horizon.
+    const [added] = await m.addMemories([
+      { userId: carol.id, source: 'shared', content: 'Foxes and orchards near the bells, said Carol.' },
+    ]);
+    const after = await nearest(scope, QUERY, 500);
+    expect(after).toEqual(await scanInSql(scope, QUERY, 500));
+    expect(after).toHaveLength(20 + 1 + 25);
+
+    // An edit re-chunks and re-embeds: the new chunk is read as new, the old one is gone from the
+    // database, and the first search that meets it (through the repository) drops it here.
+    await m.patchOwn(carol.id, added!.id, { content: 'Cellars and marshes, said Carol.' });
+    await m.retrieve(scope, 'zzzz-no-word-matches', 10, {});
+    expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));
+
+    // An embedding rewritten in place (re-embedding by another model): its new model is seen.
+    await t.deps.db
+      .updateTable('memory_embeddings')
+      .set({ model: 'old-model' })
+      .where('user_id', '=', carol.id)
+      .execute();
+    expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));
+    expect(await nearest(scope, QUERY, 500)).toHaveLength(25);
+    await t.deps.db
+      .updateTable('memory_embeddings')
+      .set({ model: OFFLINE_EMBEDDING_MODEL })
+      .where('user_id', '=', carol.id)
+      .execute();
+    expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));
+
+    // Deleted: the index still holds the chunks until a search meets them, then forgets them.
+    const { memories: rows } = await m.listOwn(carol.id, { limit: 100, offset: 0 });
+    for (const r of rows.slice(0, 15)) await m.deleteOwn(carol.id, r.id);
+    const held = index.stats().rows;
+    const hits = await m.retrieve(scope, 'zzzz-no-word-matches', 50, {});
+    expect(new Set(hits.map((h) => h.userId))).toEqual(new Set([carol.id, assistant]));
+    expect(hits).toHaveLength(Math.min(50, rows.length - 15 + 25));
+    expect(hits.some((h) => rows.slice(0, 15).some((r) => r.id === h.id))).toBe(false);
+    expect(index.stats().rows).toBeLessThan(held);
+  });
+
+  it('sees a write whose transaction was open during its previous read', async () => {
+    const m = t.deps.services.memory;
+    const dave = await createUser(t, 'public');
+    const scope = { userId: dave.id };
+    await m.addMemories([{ userId: dave.id, source: 'shared', content: text('Dave', 1) }]);
+    await nearest(scope, QUERY, 100);
+
+    // A transaction writes a memory (its embedding gets the transaction's id) and stays open.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let opened!: (trx: Trx) => void;
+    const open = new Promise<Trx>((r) => (opened = r));
+    const late = transaction(t.deps.db, async (trx) => {
+      await m.addMemories(
+        [{ userId: dave.id, source: 'shared', content: 'Foxes and bells, the late one.' }],
+        trx,
+      );
+      opened(trx);
+      await held;
+    });
+    await open;
+    const count = async () =>
+      Number(
+        (
+          await t.deps.db
+            .selectFrom('memory_embeddings')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('user_id', '=', dave.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    if (isPostgres()) {
+      // Meanwhile another transaction writes and commits, and a search reads: it sees that one
+      // but not the open one, and moves its horizon no further than the open transaction.
+      await m.addMemories([
+        { userId: dave.id, source: 'shared', content: 'Foxes and orchards, the early one.' },
+      ]);
+      const during = await nearest(scope, QUERY, 100);
+      expect(during).toEqual(await scanInSql(scope, QUERY, 100));
+      expect(during).toHaveLength(2 + 25);
+      release();
+      await late;
+      expect(await count()).toBe(3);
+      const after = await nearest(scope, QUERY, 100);
+      expect(after).toEqual(await scanInSql(scope, QUERY, 100));
+      expect(after).toHaveLength(3 + 25);
+    } else {
+      // PGlite has one connection: the search waits for the open transaction and sees its write.
+      const during = nearest(scope, QUERY, 100);
+      release();
+      await late;
+      expect(await during).toHaveLength(2 + 25);
+      expect(await count()).toBe(2);
+    }
+  });
+
+  it('evicts the least recently used parts beyond its size, and reads them again', async () => {
+    const small = new SketchIndex({ maxBytes: 1 });
+    const ask = (userId: number) =>
+      small.nearest(t.deps.db, {
+        userId,
+        model: OFFLINE_EMBEDDING_MODEL,
+        dim: 384,
+        query: hashEmbedding(QUERY),
+        count: 500,
+      });
+    expect(await ask(alice.id)).toEqual(await scanInSql({ userId: alice.id }, QUERY, 500));
+    expect(small.stats().parts).toBe(1);
+    expect(await ask(bob.id)).toEqual(await scanInSql({ userId: bob.id }, QUERY, 500));
+    expect(await ask(alice.id)).toEqual(await scanInSql({ userId: alice.id }, QUERY, 500));
+    expect(small.stats().parts).toBe(1);
+  });
+
+  it('keeps sketches of the same bytes the database stores', async () => {
+    const r = await sql<{ sketch: Uint8Array }>`
+      select substring(varbit_send(e.sketch) from 5) as sketch
+      from memory_embeddings e join memory_chunks c on c.id = e.chunk_id
+      where c.user_id = ${alice.id} order by c.id limit 1`.execute(t.deps.db);
+    const c = await t.deps.db
+      .selectFrom('memory_chunks')
+      .select('content')
+      .where('user_id', '=', alice.id)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    expect(Buffer.from(r.rows[0]!.sketch)).toEqual(Buffer.from(sketchBytes(hashEmbedding(c.content))));
+  });
+});
