@@ -124,6 +124,8 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
     CHAT_RATE_LIMIT: '1000000',
     DB_POOL_SIZE: '20',
+    // PGVECTOR=off npx tsx bench/chat.ts: PGlite on the sketch index instead of pgvector.
+    ...(process.env.PGVECTOR ? { PGVECTOR: process.env.PGVECTOR } : {}),
     ...fake.env(),
     ...env,
   });

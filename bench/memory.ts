@@ -229,6 +229,8 @@ async function run(kind: 'pglite' | 'postgres') {
     DB_POOL_SIZE: '4',
     DB_POOL_TIMEOUT_MS: '60000',
     MEMORY_EMBED_BATCH: '500',
+    // PGVECTOR=off npx tsx bench/memory.ts: PGlite on the sketch index instead of pgvector.
+    ...(process.env.PGVECTOR ? { PGVECTOR: process.env.PGVECTOR } : {}),
   });
   const deps: Deps = await createDeps(config);
   try {
@@ -354,6 +356,7 @@ async function run(kind: 'pglite' | 'postgres') {
         userId: q.userId,
         text: '',
         candidates: 10,
+        sketches: memory.sketches,
         embedding: { values: qv, model: deps.models.embeddingModel },
       });
       const got = new Set(side.filter((r) => r.distance !== null).map((r) => r.id));
@@ -374,7 +377,9 @@ async function run(kind: 'pglite' | 'postgres') {
 
     const result = {
       db: kind,
-      vector: deps.database.capabilities.vector ? 'pgvector (exact scan)' : 'real[] exact scan',
+      vector: deps.database.capabilities.vector
+        ? 'pgvector (exact scan)'
+        : 'sketch index (in process) + exact cosine rerank',
       memories: rows.length,
       chunks: embedded.total,
       embedded: embedded.current,

@@ -204,46 +204,53 @@ export class SketchIndex implements repo.SketchSearch {
   }
 
   /** Brings the scope's parts up to date: parts not held are read whole (one read per part at a
-   * time, shared); then one statement reads every part's rows written since its horizon, except
-   * parts this search read whole itself (that read began after the search did). */
+   * time, shared); one statement reads the held parts' rows written since their horizon. A part
+   * this search read whole needs no more (that read began after the search did). */
   private async refresh(
     db: Executor,
     keys: { key: string; userId?: number; tier?: number; notOwner?: number }[],
   ): Promise<Use[]> {
-    const fresh = new Set<string>();
-    const parts = await Promise.all(
-      keys.map(async (k) => {
-        const held = this.parts.get(k.key);
-        if (held) {
-          this.touch(held);
-          if (!held.reloading && this.now() - held.loadedAt > RELOAD_MS) this.reloadLater(db, k);
-          return held;
-        }
-        const pending = this.loading.get(k.key);
-        if (pending) return pending;
-        fresh.add(k.key);
-        return this.load(db, k);
-      }),
+    // Parts held are brought up to date while missing ones are read whole (at once, on separate
+    // connections); a part whose full read another search had begun is brought up to date after.
+    const held: Part[] = [];
+    const joined: Promise<Part>[] = [];
+    const parts = keys.map((k) => {
+      const part = this.parts.get(k.key);
+      if (part) {
+        this.touch(part);
+        if (!part.reloading && this.now() - part.loadedAt > RELOAD_MS) this.reloadLater(db, k);
+        held.push(part);
+        return part;
+      }
+      const pending = this.loading.get(k.key);
+      if (pending) {
+        joined.push(pending);
+        return pending;
+      }
+      return this.load(db, k);
+    });
+    const userIds = new Map(keys.map((k) => [k.key, k.userId]));
+    await Promise.all([this.update(db, held, userIds), ...joined]);
+    if (joined.length) await this.update(db, await Promise.all(joined), userIds);
+    const resolved = await Promise.all(parts);
+    return keys.map((k, i) => ({ part: resolved[i]!, tier: k.tier, notOwner: k.notOwner }));
+  }
+
+  /** One statement reads the rows of `parts` written since each one's horizon. */
+  private async update(db: Executor, parts: Part[], userIds: Map<string, number | undefined>): Promise<void> {
+    if (parts.length === 0) return;
+    const tickets = parts.map((part) => ({ part, ticket: ++part.ticket }));
+    const read = await repo.sketchRows(
+      db,
+      parts.map((part) => ({ userId: userIds.get(part.key), since: part.horizon })),
     );
-    const stale = parts.filter((part) => !fresh.has(part.key));
-    if (stale.length) {
-      const tickets = stale.map((part) => ({ part, ticket: ++part.ticket, since: part.horizon }));
-      const read = await repo.sketchRows(
-        db,
-        stale.map((part, i) => ({
-          userId: keys.find((k) => k.key === part.key)!.userId,
-          since: tickets[i]!.since,
-        })),
-      );
-      tickets.forEach(({ part, ticket }, i) => {
-        if (ticket <= part.applied) return;
-        part.applied = ticket;
-        part.horizon = read.horizon;
-        for (const row of read.rows) if (row.part === i) this.put(part, row);
-      });
-      this.evict();
-    }
-    return keys.map((k, i) => ({ part: parts[i]!, tier: k.tier, notOwner: k.notOwner }));
+    tickets.forEach(({ part, ticket }, i) => {
+      if (ticket <= part.applied) return;
+      part.applied = ticket;
+      part.horizon = read.horizon;
+      for (const row of read.rows) if (row.part === i) this.put(part, row);
+    });
+    this.evict();
   }
 
   private load(db: Executor, k: { key: string; userId?: number }): Promise<Part> {
