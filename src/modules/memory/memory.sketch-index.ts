@@ -214,13 +214,13 @@ export class SketchIndex implements repo.SketchSearch {
     // connections); a part whose full read another search had begun is brought up to date after.
     const held: Part[] = [];
     const joined: Promise<Part>[] = [];
-    const parts = keys.map((k) => {
+    const parts = keys.map((k): Promise<Part> => {
       const part = this.parts.get(k.key);
       if (part) {
         this.touch(part);
         if (!part.reloading && this.now() - part.loadedAt > RELOAD_MS) this.reloadLater(db, k);
         held.push(part);
-        return part;
+        return Promise.resolve(part);
       }
       const pending = this.loading.get(k.key);
       if (pending) {
