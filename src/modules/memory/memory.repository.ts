@@ -229,14 +229,23 @@ export interface SearchParams extends Scope {
   sketches?: SketchSearch;
 }
 
-/** The sketch-nearest chunks of a scope, nearest first (ties by id), at most `count`;
- * `forget` drops chunks found gone since (memory.sketch-index.ts). */
+export interface SketchQuery {
+  model: string;
+  dim: number;
+  query: ArrayLike<number>;
+  count: number;
+}
+
+/** The sketches of scopes, ranked in the service (memory.sketch-index.ts): `open` starts bringing
+ * a scope's up to date; the scan then gives the `count` sketch-nearest chunks, nearest first (ties
+ * by id), and `forget` drops chunks found gone since. */
 export interface SketchSearch {
-  nearest(
-    db: Executor,
-    p: Scope & { model: string; dim: number; query: ArrayLike<number>; count: number },
-  ): Promise<number[]>;
-  forget(scope: Scope, chunkIds: number[]): void;
+  open(db: Executor, scope: Scope): SketchScan;
+}
+
+export interface SketchScan {
+  nearest(q: SketchQuery): Promise<number[]>;
+  forget(chunkIds: number[]): void;
 }
 
 export interface SearchRow {
@@ -272,9 +281,11 @@ export function rerankPool(candidates: number): number {
  * the database on every search), and the `rerankPool` nearest are read with their float32
  * embedding, by primary key, for the exact cosine here. */
 export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
+  // The sketches are brought up to date while the query is being embedded.
+  const scan = vector ? undefined : p.sketches?.open(db, p);
   const [near, text] = await Promise.all([
     Promise.resolve(p.embedding).then((embedding) =>
-      embedding ? vectorSide(db, vector, { ...p, embedding }) : [],
+      embedding ? vectorSide(db, vector, { ...p, embedding }, scan) : [],
     ),
     textSide(db, p),
   ]);
@@ -303,6 +314,7 @@ async function vectorSide(
   db: Executor,
   vector: boolean,
   p: SearchParams & { embedding: QueryEmbedding },
+  scan: SketchScan | undefined,
 ): Promise<(ChunkKey & { distance: number })[]> {
   const q = p.embedding.values;
   if (vector) {
@@ -316,22 +328,19 @@ async function vectorSide(
     );
     return r.rows;
   }
-  if (!p.sketches) throw new Error('no sketch index for the vector side');
+  if (!scan) throw new Error('no sketch index for the vector side');
   const pool = rerankPool(p.candidates);
-  const query = { ...p, model: p.embedding.model, dim: q.length, query: q, count: pool };
+  const query = { model: p.embedding.model, dim: q.length, query: q, count: pool };
   let rows: (ChunkKey & { embedding: Uint8Array })[] = [];
   // A chunk deleted since the index last saw its scope comes back from the index but not from the
   // database: the index forgets it, and the ranking runs again until the pool is full or the
   // scope exhausted (deletions are rare; each round forgets every dead chunk it met).
   for (let round = 0; round < 4; round++) {
-    const ids = await p.sketches.nearest(db, query);
+    const ids = await scan.nearest(query);
     rows = await chunksWithEmbeddings(db, ids);
     if (rows.length === ids.length) break;
     const alive = new Set(rows.map((r) => r.id));
-    p.sketches.forget(
-      p,
-      ids.filter((id) => !alive.has(id)),
-    );
+    scan.forget(ids.filter((id) => !alive.has(id)));
     if (ids.length < pool) break;
   }
   // The exact cosine of the prefiltered candidates; the `candidates` nearest stay.

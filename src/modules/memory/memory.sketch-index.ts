@@ -146,12 +146,24 @@ export class SketchIndex implements repo.SketchSearch {
     return keys;
   }
 
-  async nearest(
-    db: Executor,
-    p: repo.Scope & { model: string; dim: number; query: ArrayLike<number>; count: number },
-  ): Promise<number[]> {
-    const keys = this.keysOf(p);
-    const uses = await this.refresh(db, keys);
+  /** Starts bringing the scope's parts up to date at once (a search does so while its query is
+   * being embedded); the scan ranks them when the query is known. */
+  open(db: Executor, scope: repo.Scope): repo.SketchScan {
+    const ready = this.refresh(db, this.keysOf(scope));
+    // Awaited by `nearest`; a search that never gets its embedding leaves it unawaited.
+    ready.catch(() => undefined);
+    return {
+      nearest: async (p) => this.rank(await ready, { ...scope, ...p }),
+      forget: (chunkIds) => this.forget(scope, chunkIds),
+    };
+  }
+
+  /** The `count` sketch-nearest chunks of a scope (up to date first), nearest first. */
+  nearest(db: Executor, p: repo.Scope & repo.SketchQuery): Promise<number[]> {
+    return this.open(db, p).nearest(p);
+  }
+
+  private rank(uses: Use[], p: repo.Scope & repo.SketchQuery): number[] {
     const kind = this.kinds.find(`${p.model}/${p.dim}`);
     const source = p.source === undefined ? undefined : this.sources.find(p.source);
     if (kind === undefined || (p.source !== undefined && source === undefined) || p.count <= 0) return [];
@@ -196,7 +208,7 @@ export class SketchIndex implements repo.SketchSearch {
       .map((x) => x.id);
   }
 
-  forget(scope: repo.Scope, chunkIds: number[]): void {
+  private forget(scope: repo.Scope, chunkIds: number[]): void {
     for (const { key } of this.keysOf(scope)) {
       const part = this.parts.get(key);
       if (part) for (const id of chunkIds) part.remove(id);
