@@ -54,6 +54,9 @@ describe('GET /api/admin/health', () => {
       jobs: { running: true },
     });
     expect(res.body.vector.mode).toBe(t.deps.database.capabilities.vector ? 'pgvector' : 'exact-scan');
+    // The sketch index exists only without pgvector.
+    if (t.deps.database.capabilities.vector) expect(res.body.vector.sketchIndex).toBeUndefined();
+    else expect(res.body.vector.sketchIndex).toEqual(t.deps.services.memory.sketches!.stats());
     expect(res.body.models.offline).toBe(true);
   });
 });

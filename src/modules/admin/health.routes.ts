@@ -25,7 +25,12 @@ const healthSchema = z
 
 const adminHealthSchema = healthSchema
   .extend({
-    vector: z.object({ supported: z.boolean(), mode: z.enum(['pgvector', 'exact-scan']) }),
+    vector: z.object({
+      supported: z.boolean(),
+      mode: z.enum(['pgvector', 'exact-scan']),
+      /** Without pgvector: this process's sketch index (parts held, their rows and bytes). */
+      sketchIndex: z.object({ parts: z.number(), rows: z.number(), bytes: z.number() }).optional(),
+    }),
     jobs: z.object({
       running: z.boolean(),
       queues: z.array(
@@ -81,6 +86,7 @@ export function healthRoutes(app: App, deps: Deps) {
       vector: {
         supported: deps.database.capabilities.vector,
         mode: deps.database.capabilities.vector ? ('pgvector' as const) : ('exact-scan' as const),
+        ...(deps.services.memory.sketches ? { sketchIndex: deps.services.memory.sketches.stats() } : {}),
       },
       jobs: await deps.jobs.status(),
       models: await deps.modelStatus(),
