@@ -7,6 +7,7 @@ import wabtInit from 'wabt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
 import { transaction, type Trx } from '../../platform/db/database.js';
+import { migrate } from '../../platform/db/migrate.js';
 import { hashEmbedding, OFFLINE_EMBEDDING_MODEL } from '../../platform/models/offline.js';
 import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
 import type { Scope } from './memory.repository.js';
@@ -279,6 +280,11 @@ describe('the sketch index', () => {
     expect(await ask(bob.id)).toEqual(await scanInSql({ userId: bob.id }, QUERY, 500));
     expect(await ask(alice.id)).toEqual(await scanInSql({ userId: alice.id }, QUERY, 500));
     expect(small.stats().parts).toBe(1);
+  });
+
+  it('stays on the fallback when migrated again with pgvector allowed', async () => {
+    await migrate(t.deps.database, { pgvector: true });
+    expect(t.deps.database.capabilities.vector).toBe(false);
   });
 
   it('keeps sketches of the same bytes the database stores', async () => {

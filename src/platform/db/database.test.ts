@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, isPostgres, type TestApp } from '../../../test/harness.js';
 import { openDatabase, transaction, DatabaseBusyError } from './database.js';
-import { listMigrations } from './migrate.js';
+import { listMigrations, migrate } from './migrate.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -23,6 +23,14 @@ describe('database layer', () => {
       listMigrations(t.deps.database.capabilities.vector).map((m) => m.name),
     );
     expect(t.deps.database.kind).toBe(isPostgres() ? 'postgres' : 'pglite');
+  });
+
+  it('keeps the vector variant it was migrated with when migrated again with pgvector off', async () => {
+    const before = t.deps.database.capabilities.vector;
+    // PGlite ships pgvector, so its database was made with it; this PostgreSQL has none.
+    expect(before).toBe(!isPostgres());
+    await migrate(t.deps.database, { pgvector: false });
+    expect(t.deps.database.capabilities.vector).toBe(before);
   });
 
   it('loses no update when 50 read-modify-write transactions hit one row at once', async () => {

@@ -34,7 +34,9 @@ export function listMigrations(vector: boolean): MigrationFile[] {
 
 /** Detects pgvector (installing it when the server offers it, unless `pgvector` is false: the
  * sketch fallback then runs even where pgvector exists) and applies pending migrations. The
- * choice holds for the database's life: the variants' migrations differ. */
+ * choice holds for the database's life (the variants' migrations differ): a database already
+ * migrated keeps the variant its tables were made with, whatever the option or the extension say
+ * now. */
 export async function migrate(
   handle: DatabaseHandle,
   opts: { pgvector?: boolean } = {},
@@ -54,7 +56,14 @@ export async function migrate(
   const installed = await sql<{
     n: number;
   }>`select count(*)::int as n from pg_type where typname = 'vector'`.execute(db);
-  handle.capabilities.vector = usePgvector && (installed.rows[0]?.n ?? 0) > 0;
+  const made = await sql<{ migrated: boolean; sketch: boolean }>`
+    select to_regclass('memory_embeddings') is not null as migrated,
+      exists (select 1 from information_schema.columns where table_schema = current_schema()
+              and table_name = 'memory_embeddings' and column_name = 'sketch') as sketch`.execute(db);
+  const existing = made.rows[0];
+  handle.capabilities.vector = existing?.migrated
+    ? !existing.sketch
+    : usePgvector && (installed.rows[0]?.n ?? 0) > 0;
 
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
