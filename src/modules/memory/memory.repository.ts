@@ -1,11 +1,12 @@
 // SQL only: memories, their chunks and the chunks' embeddings. The vector side comes in two
 // forms, pgvector's `vector` (an exact scan of the scope) and the fallback without pgvector (a
 // Hamming prefilter over binary sketches, ranked in the service by memory.sketch-index.ts from
-// rows read here, then the exact cosine of the few hundred closest); which one runs follows the migration variant applied
-// (deps.database.capabilities.vector), passed in as `vector`.
+// rows read here, then the exact cosine of the few hundred closest); which one runs follows the
+// migration variant applied (deps.database.capabilities.vector), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
+import type { MemoryEmbeddingsTable } from './memory.tables.js';
 import { cosineDistance, float32Array, sketchArray, vectorArray, type VectorTypes } from './memory.sketch.js';
 
 export const memoryColumns = [
@@ -281,8 +282,9 @@ export function rerankPool(candidates: number): number {
  * the database on every search), and the `rerankPool` nearest are read with their float32
  * embedding, by primary key, for the exact cosine here. */
 export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
-  // The sketches are brought up to date while the query is being embedded.
-  const scan = vector ? undefined : p.sketches?.open(db, p);
+  // The sketches are brought up to date while the query is being embedded (not at all for a search
+  // by full text alone).
+  const scan = vector || p.embedding === undefined ? undefined : p.sketches?.open(db, p);
   const [near, text] = await Promise.all([
     Promise.resolve(p.embedding).then((embedding) =>
       embedding ? vectorSide(db, vector, { ...p, embedding }, scan) : [],
@@ -370,17 +372,15 @@ export interface SketchPart {
   since?: string | undefined;
 }
 
-export interface SketchRow {
+export type SketchRow = Pick<
+  MemoryEmbeddingsTable,
+  'chunk_id' | 'user_id' | 'tier' | 'source' | 'model' | 'dim'
+> & {
+  /** The index of the part (in the `parts` asked) the row belongs to. */
   part: number;
-  chunk_id: number;
-  user_id: number;
-  tier: MemoryTier;
-  source: MemorySource;
-  model: string;
-  dim: number;
   /** SKETCH_BITS / 8 bytes, most significant bit first (varbit's own order). */
   sketch: Uint8Array;
-}
+};
 
 /** The rows of each part (world when `userId` is absent), and the horizon to ask from next time:
  * the oldest transaction still running when this statement took its snapshot (migration 0016). */

@@ -697,7 +697,10 @@ export class MemoryService {
       ...scope,
       text,
       candidates: Math.max(50, limit * 5),
-      embedding: Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
+      embedding:
+        made === undefined
+          ? undefined
+          : Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
       sketches: this.sketches,
     });
     const embedding = await made;

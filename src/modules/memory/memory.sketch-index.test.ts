@@ -4,14 +4,15 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import wabtInit from 'wabt';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
 import { transaction, type Trx } from '../../platform/db/database.js';
 import { migrate } from '../../platform/db/migrate.js';
 import { hashEmbedding, OFFLINE_EMBEDDING_MODEL } from '../../platform/models/offline.js';
 import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
 import type { Scope } from './memory.repository.js';
-import { SketchIndex } from './memory.sketch-index.js';
+import type { MemorySource } from './memory.rules.js';
+import { RELOAD_MS, SketchIndex } from './memory.sketch-index.js';
 import { SKETCH_BITS, sketchBytes, sketchLiteral } from './memory.sketch.js';
 
 const TOPICS = ['kites', 'lanterns', 'ferries', 'orchards', 'foxes', 'cellars', 'bells', 'marshes'];
@@ -53,6 +54,12 @@ describe('the sketch index', () => {
   let assistant: number;
   let index: SketchIndex;
 
+  /** `count` memories of `source` for `userId`, their text naming `who`. */
+  const seed = (userId: number, source: MemorySource, who: string, count: number) =>
+    t.deps.services.memory.addMemories(
+      Array.from({ length: count }, (_, i) => ({ userId, source, content: text(who, i) })),
+    );
+
   beforeAll(async () => {
     t = await createTestApp({ PGVECTOR: 'off' });
     expect(t.deps.database.capabilities.vector).toBe(false);
@@ -63,44 +70,13 @@ describe('the sketch index', () => {
       createUser(t, 'public'),
     ]);
     assistant = await t.deps.services.memory.assistantUserId();
-    const m = t.deps.services.memory;
-    await m.addMemories(
-      Array.from({ length: 60 }, (_, i) => ({
-        userId: alice.id,
-        source: 'shared' as const,
-        content: text('Alice', i),
-      })),
-    );
-    await m.addMemories(
-      Array.from({ length: 12 }, (_, i) => ({
-        userId: alice.id,
-        source: 'vision_analysis' as const,
-        content: text('Seen', i),
-      })),
-    );
-    await m.addMemories(
-      Array.from({ length: 30 }, (_, i) => ({
-        userId: bob.id,
-        source: 'shared' as const,
-        content: text('Bob', i),
-      })),
-    );
-    await m.addMemories(
-      Array.from({ length: 25 }, (_, i) => ({
-        userId: assistant,
-        source: 'world' as const,
-        content: text('World', i),
-      })),
-    );
-    await m.addMemories(
-      Array.from({ length: 15 }, (_, i) => ({
-        userId: npc.id,
-        source: 'core_belief' as const,
-        content: text('Npc', i),
-      })),
-    );
+    await seed(alice.id, 'shared', 'Alice', 60);
+    await seed(alice.id, 'vision_analysis', 'Seen', 12);
+    await seed(bob.id, 'shared', 'Bob', 30);
+    await seed(assistant, 'world', 'World', 25);
+    await seed(npc.id, 'core_belief', 'Npc', 15);
     // The NPC's own shared memories are not part of anyone else's scope.
-    await m.addMemories([{ userId: npc.id, source: 'shared', content: text('Npc private', 1) }]);
+    await seed(npc.id, 'shared', 'Npc private', 1);
   });
   afterAll(() => t.close());
 
@@ -160,13 +136,7 @@ describe('the sketch index', () => {
     const m = t.deps.services.memory;
     const carol = await createUser(t, 'public');
     const scope = { userId: carol.id };
-    await m.addMemories(
-      Array.from({ length: 20 }, (_, i) => ({
-        userId: carol.id,
-        source: 'shared' as const,
-        content: text('Carol', i),
-      })),
-    );
+    await seed(carol.id, 'shared', 'Carol', 20);
     expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));
 
     // Written by another node or request since: read as rows newer than the horizon.
@@ -263,6 +233,33 @@ describe('the sketch index', () => {
       expect(await during).toHaveLength(2 + 25);
       expect(await count()).toBe(2);
     }
+  });
+
+  it('reads a part whole again RELOAD_MS after its last full read, dropping deleted chunks', async () => {
+    let clock = 0;
+    const own = new SketchIndex({ maxBytes: 1 << 30, now: () => clock });
+    const erin = await createUser(t, 'public');
+    const scope = { userId: erin.id };
+    const [gone] = await seed(erin.id, 'shared', 'Erin', 10);
+    const ask = () =>
+      own.nearest(t.deps.db, {
+        ...scope,
+        model: OFFLINE_EMBEDDING_MODEL,
+        dim: 384,
+        query: hashEmbedding(QUERY),
+        count: 500,
+      });
+    await ask();
+    const held = own.stats().rows;
+    // Deleted behind the index's back: the read of rows written since does not report it.
+    await t.deps.services.memory.deleteOwn(erin.id, gone!.id);
+    await ask();
+    expect(own.stats().rows).toBe(held);
+    // Past RELOAD_MS the search answers from the part it holds and reads it whole in the background.
+    clock = RELOAD_MS + 1;
+    await ask();
+    await vi.waitFor(() => expect(own.stats().rows).toBe(held - 1));
+    expect(await ask()).toEqual(await scanInSql(scope, QUERY, 500));
   });
 
   it('evicts the least recently used parts beyond its size, and reads them again', async () => {

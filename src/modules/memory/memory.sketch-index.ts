@@ -44,6 +44,19 @@ class Codes {
   }
 }
 
+/** What a part holds: one user's rows (all tiers), or the world tier's (no `userId`). */
+interface PartId {
+  key: string;
+  userId?: number;
+}
+
+/** A part as a scope reads it: which of its rows belong to the scope. */
+interface PartUse extends PartId {
+  tier?: number;
+  /** Rows of this owner are excluded (the caller's own world rows are in their own part). */
+  notOwner?: number;
+}
+
 /** One part's rows in slots: parallel typed arrays, the sketches back to back. */
 class Part {
   size = 0;
@@ -61,10 +74,14 @@ class Part {
   reloading = false;
 
   constructor(
-    readonly key: string,
+    readonly id: PartId,
     public horizon: string,
     readonly loadedAt: number,
   ) {}
+
+  get key(): string {
+    return this.id.key;
+  }
 
   get bytes(): number {
     return this.ids.length * SLOT_BYTES;
@@ -116,13 +133,8 @@ class Part {
   }
 }
 
-/** Which rows of a part belong to a search's scope. */
-interface Use {
-  part: Part;
-  tier?: number;
-  /** Rows of this owner are excluded (the caller's own world rows are in their own part). */
-  notOwner?: number;
-}
+/** A part held, with the rows of it a search's scope reads. */
+type Use = Omit<PartUse, keyof PartId> & { part: Part };
 
 export class SketchIndex implements repo.SketchSearch {
   private readonly parts = new Map<string, Part>();
@@ -135,9 +147,9 @@ export class SketchIndex implements repo.SketchSearch {
 
   constructor(private readonly opts: { maxBytes: number; now?: () => number }) {}
 
-  /** The parts a scope reads from (the keys of `parts`), with the rows each contributes. */
-  private keysOf(s: repo.Scope): { key: string; userId?: number; tier?: number; notOwner?: number }[] {
-    const keys: { key: string; userId?: number; tier?: number; notOwner?: number }[] = [
+  /** The parts a scope reads from, with the rows each contributes. */
+  private keysOf(s: repo.Scope): PartUse[] {
+    const keys: PartUse[] = [
       { key: `user:${s.userId}`, userId: s.userId },
       { key: 'world', tier: TIERS.indexOf('world'), notOwner: s.userId },
     ];
@@ -218,10 +230,7 @@ export class SketchIndex implements repo.SketchSearch {
   /** Brings the scope's parts up to date: parts not held are read whole (one read per part at a
    * time, shared); one statement reads the held parts' rows written since their horizon. A part
    * this search read whole needs no more (that read began after the search did). */
-  private async refresh(
-    db: Executor,
-    keys: { key: string; userId?: number; tier?: number; notOwner?: number }[],
-  ): Promise<Use[]> {
+  private async refresh(db: Executor, keys: PartUse[]): Promise<Use[]> {
     // Parts held are brought up to date while missing ones are read whole (at once, on separate
     // connections); a part whose full read another search had begun is brought up to date after.
     const held: Part[] = [];
@@ -241,20 +250,19 @@ export class SketchIndex implements repo.SketchSearch {
       }
       return this.load(db, k);
     });
-    const userIds = new Map(keys.map((k) => [k.key, k.userId]));
-    await Promise.all([this.update(db, held, userIds), ...joined]);
-    if (joined.length) await this.update(db, await Promise.all(joined), userIds);
+    await Promise.all([this.update(db, held), ...joined]);
+    if (joined.length) await this.update(db, await Promise.all(joined));
     const resolved = await Promise.all(parts);
     return keys.map((k, i) => ({ part: resolved[i]!, tier: k.tier, notOwner: k.notOwner }));
   }
 
   /** One statement reads the rows of `parts` written since each one's horizon. */
-  private async update(db: Executor, parts: Part[], userIds: Map<string, number | undefined>): Promise<void> {
+  private async update(db: Executor, parts: Part[]): Promise<void> {
     if (parts.length === 0) return;
     const tickets = parts.map((part) => ({ part, ticket: ++part.ticket }));
     const read = await repo.sketchRows(
       db,
-      parts.map((part) => ({ userId: userIds.get(part.key), since: part.horizon })),
+      parts.map((part) => ({ userId: part.id.userId, since: part.horizon })),
     );
     tickets.forEach(({ part, ticket }, i) => {
       if (ticket <= part.applied) return;
@@ -262,13 +270,14 @@ export class SketchIndex implements repo.SketchSearch {
       part.horizon = read.horizon;
       for (const row of read.rows) if (row.part === i) this.put(part, row);
     });
-    this.evict();
+    // Usually nothing was written since: only new rows can grow a part past the limit.
+    if (read.rows.length) this.evict();
   }
 
-  private load(db: Executor, k: { key: string; userId?: number }): Promise<Part> {
+  private load(db: Executor, k: PartId): Promise<Part> {
     const loaded = (async () => {
       const read = await repo.sketchRows(db, [{ userId: k.userId }]);
-      const part = new Part(k.key, read.horizon, this.now());
+      const part = new Part({ key: k.key, userId: k.userId }, read.horizon, this.now());
       for (const row of read.rows) this.put(part, row);
       this.parts.set(k.key, part);
       this.evict(part);
@@ -280,7 +289,7 @@ export class SketchIndex implements repo.SketchSearch {
 
   /** A part read whole again (deleted chunks drop out); until then searches use the old one, and
    * afterwards read from the new one's horizon. */
-  private reloadLater(db: Executor, k: { key: string; userId?: number }): void {
+  private reloadLater(db: Executor, k: PartId): void {
     const held = this.parts.get(k.key)!;
     held.reloading = true;
     this.load(db, k).catch(() => {

@@ -42,20 +42,6 @@ export async function migrate(
   opts: { pgvector?: boolean } = {},
 ): Promise<{ applied: string[] }> {
   const { db } = handle;
-  const usePgvector = opts.pgvector ?? true;
-  const available = await sql<{
-    n: number;
-  }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
-  if (usePgvector && (available.rows[0]?.n ?? 0) > 0) {
-    try {
-      await sql`create extension if not exists vector`.execute(db);
-    } catch {
-      // Offered but not installable by this role: run on the exact-scan fallback.
-    }
-  }
-  const installed = await sql<{
-    n: number;
-  }>`select count(*)::int as n from pg_type where typname = 'vector'`.execute(db);
   const made = await sql<{ migrated: boolean; sketch: boolean }>`
     select to_regclass('memory_embeddings') is not null as migrated,
       exists (select 1 from information_schema.columns where table_schema = current_schema()
@@ -63,7 +49,7 @@ export async function migrate(
   const existing = made.rows[0];
   handle.capabilities.vector = existing?.migrated
     ? !existing.sketch
-    : usePgvector && (installed.rows[0]?.n ?? 0) > 0;
+    : (opts.pgvector ?? true) && (await installPgvector(db));
 
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
@@ -84,6 +70,24 @@ export async function migrate(
     }
     return { applied };
   });
+}
+
+/** Installs pgvector when the server offers it; whether its type exists now. */
+async function installPgvector(db: DatabaseHandle['db']): Promise<boolean> {
+  const available = await sql<{
+    n: number;
+  }>`select count(*)::int as n from pg_available_extensions where name = 'vector'`.execute(db);
+  if ((available.rows[0]?.n ?? 0) > 0) {
+    try {
+      await sql`create extension if not exists vector`.execute(db);
+    } catch {
+      // Offered but not installable by this role: run on the exact-scan fallback.
+    }
+  }
+  const installed = await sql<{
+    n: number;
+  }>`select count(*)::int as n from pg_type where typname = 'vector'`.execute(db);
+  return (installed.rows[0]?.n ?? 0) > 0;
 }
 
 export async function migrationStatus(
