@@ -8,7 +8,7 @@ import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-m
 import { transaction } from '../../platform/db/database.js';
 import { hashEmbedding } from '../../platform/models/offline.js';
 import * as repo from './memory.repository.js';
-import { sketchBytes } from './memory.sketch.js';
+import { quantize, sketchBytes } from './memory.sketch.js';
 
 async function chunksOf(t: TestApp, memoryIds: number[]) {
   const r = await sql<{
@@ -27,22 +27,34 @@ async function chunksOf(t: TestApp, memoryIds: number[]) {
   return r.rows;
 }
 
-/** The stored embedding of a chunk, as float32 values (and the sketch without pgvector). */
+/** The stored embedding of a chunk: float32 values with pgvector; without it, the sketch's bits
+ * and the int8 values. */
 async function storedEmbedding(t: TestApp, chunkId: number) {
   if (t.deps.database.capabilities.vector) {
     const r = await sql<{ v: string }>`
       select embedding::text as v from memory_embeddings where chunk_id = ${chunkId}`.execute(t.deps.db);
     // pgvector prints the shortest text that reads back as the same float4.
-    return { values: (JSON.parse(r.rows[0]!.v) as number[]).map(Math.fround), sketch: undefined };
+    return { values: (JSON.parse(r.rows[0]!.v) as number[]).map(Math.fround) };
   }
   const r = await sql<{ e: Uint8Array; s: string }>`
-    select v.embedding as e, e.sketch::text as s
-    from memory_embeddings e join memory_embedding_vectors v using (chunk_id) where e.chunk_id = ${chunkId}`.execute(
+    select embedding_i8 as e, sketch::text as s from memory_embeddings where chunk_id = ${chunkId}`.execute(
     t.deps.db,
   );
   const bytes = r.rows[0]!.e;
-  const values = Array.from(new Float32Array(new Uint8Array(bytes).buffer));
-  return { values, sketch: r.rows[0]!.s };
+  return {
+    int8: Array.from(new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+    sketch: r.rows[0]!.s,
+  };
+}
+
+/** The chunk's stored embedding is exactly `expected` in the database's variant. */
+async function expectStored(t: TestApp, chunkId: number, expected: Float32Array) {
+  const stored = await storedEmbedding(t, chunkId);
+  if ('values' in stored) expect(stored.values).toEqual(Array.from(expected));
+  else {
+    expect(stored.int8).toEqual(Array.from(quantize(expected)));
+    expect(stored.sketch).toBe(bits(sketchBytes(expected)));
+  }
 }
 
 const bits = (b: Uint8Array) => Array.from(b, (x) => x.toString(2).padStart(8, '0')).join('');
@@ -89,11 +101,8 @@ describe('with the offline embedder', () => {
     expect(chunks.map((c) => c.memory_id)).toEqual([...chunks.map((c) => c.memory_id)].sort((a, b) => a - b));
     for (const c of chunks) {
       expect(c).toMatchObject({ model: 'offline-hash-ngram-v1', dim: 384, queued: false });
-      // Exactly the offline embedding of the chunk (float32), and its sketch without pgvector.
-      const stored = await storedEmbedding(t, c.id);
-      const expected = hashEmbedding(c.content);
-      expect(stored.values).toEqual(Array.from(expected));
-      if (stored.sketch !== undefined) expect(stored.sketch).toBe(bits(sketchBytes(Array.from(expected))));
+      // Exactly the offline embedding of the chunk (float32; without pgvector its sketch and int8).
+      await expectStored(t, c.id, hashEmbedding(c.content));
     }
     // No job was needed: nothing is pending and the vector side finds the memory right away.
     expect(await repo.hasPending(t.deps.db)).toBe(false);
@@ -109,7 +118,8 @@ describe('with the offline embedder', () => {
     });
     const best = near.filter((r) => r.distance !== null).sort((a, b) => a.distance! - b.distance!)[0]!;
     expect(best.memory_id).toBe(written[0]!.id);
-    expect(best.distance).toBeLessThan(1e-5);
+    // The same text: distance 0 up to float4 rounding (pgvector) or the int8 quantisation.
+    expect(best.distance).toBeLessThan(t.deps.database.capabilities.vector ? 1e-5 : 1e-3);
     // The call is recorded like any other model call.
     await t.deps.models.flush();
     const calls = await t.deps.db
@@ -169,7 +179,7 @@ describe('with the offline embedder', () => {
     expect(after.length).toBeGreaterThan(0);
     for (const c of after) {
       expect(c).toMatchObject({ model: 'offline-hash-ngram-v1', queued: false });
-      expect((await storedEmbedding(t, c.id)).values).toEqual(Array.from(hashEmbedding(c.content)));
+      await expectStored(t, c.id, hashEmbedding(c.content));
     }
     expect(await repo.hasPending(t.deps.db)).toBe(false);
   });
@@ -266,7 +276,9 @@ describe('pgvector binary parameters (PGlite)', () => {
       await repo.writeEmbeddings(db, true, 'test-model', [chunk!.id], enc);
       const stored = await storedEmbedding(t, chunk!.id);
       // float4 values; what float4 cannot hold (NaN, underflow) is stored as 0.
-      expect(stored.values).toEqual(v.map((x) => (Number.isFinite(Math.fround(x)) ? Math.fround(x) : 0)));
+      expect('values' in stored && stored.values).toEqual(
+        v.map((x) => (Number.isFinite(Math.fround(x)) ? Math.fround(x) : 0)),
+      );
     }
   });
 });
@@ -314,7 +326,7 @@ describe('with a remote embedding provider', () => {
     expect(chunks).toHaveLength(2);
     for (const c of chunks) {
       expect(c).toMatchObject({ model: 'fake-embed', dim: 64, queued: false });
-      expect((await storedEmbedding(t, c.id)).values).toEqual(Array.from(hashEmbedding(c.content, 64)));
+      await expectStored(t, c.id, hashEmbedding(c.content, 64));
     }
     expect(fake.embeddingRequests()).toHaveLength(1);
   });

@@ -7,7 +7,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
 import type { MemoryEmbeddingsTable } from './memory.tables.js';
-import { cosineDistance, float32Array, sketchArray, vectorArray, type VectorTypes } from './memory.sketch.js';
+import { int8Array, sketchArray, vectorArray, type VectorTypes } from './memory.sketch.js';
 
 export const memoryColumns = [
   'id',
@@ -234,18 +234,22 @@ export interface SketchQuery {
   model: string;
   dim: number;
   query: ArrayLike<number>;
+  /** How many of the sketch-nearest are reranked by cosine (`rerankPool`). */
+  pool: number;
+  /** How many of them are returned. */
   count: number;
 }
 
 /** The sketches of scopes, ranked in the service (memory.sketch-index.ts): `open` starts bringing
- * a scope's up to date; the scan then gives the `count` sketch-nearest chunks, nearest first (ties
- * by id), and `forget` drops chunks found gone since. */
+ * a scope's up to date; the scan then gives the `count` nearest chunks by the cosine of their int8
+ * embeddings among the `pool` sketch-nearest, nearest first (ties by id), and `forget` drops
+ * chunks found gone since. */
 export interface SketchSearch {
   open(db: Executor, scope: Scope): SketchScan;
 }
 
 export interface SketchScan {
-  nearest(q: SketchQuery): Promise<number[]>;
+  nearest(q: SketchQuery): Promise<{ id: number; distance: number }[]>;
   forget(chunkIds: number[]): void;
 }
 
@@ -261,8 +265,8 @@ export interface SearchRow {
 /** How many sketch-nearest candidates the fallback reranks exactly, for `candidates` results.
  * Measured on the memory bench's data (2048-bit sketches, 5,100 chunks in scope): the exact top 10
  * lies within the 100 nearest 98% of the time and within the 150 nearest 99%; the exact top 50
- * within the 100 nearest 81% (fusion weighs the first ranks most). Each candidate costs its
- * embedding's transfer (1.5 KB at 384 dimensions), the main cost of the query. */
+ * within the 100 nearest 81% (fusion weighs the first ranks most). The rerank runs in the index
+ * over the embeddings it holds (~0.5 µs a candidate at 384 dimensions). */
 export function rerankPool(candidates: number): number {
   return Math.max(120, candidates * 2);
 }
@@ -279,8 +283,9 @@ export function rerankPool(candidates: number): number {
  * over mis-estimated CTE scans once cost more than both sides together).
  * With pgvector the database scans the scope exactly. Without it, the scope is ranked by the
  * Hamming distance of the embeddings' sketches in this process (`sketches`, kept up to date from
- * the database on every search), and the `rerankPool` nearest are read with their float32
- * embedding, by primary key, for the exact cosine here. */
+ * the database on every search), the `rerankPool` nearest are reranked there by the cosine of
+ * their int8 embeddings, and the `candidates` nearest are read by primary key (their keys, and
+ * whether they still exist). */
 export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
   // The sketches are brought up to date while the query is being embedded (not at all for a search
   // by full text alone).
@@ -331,36 +336,39 @@ async function vectorSide(
     return r.rows;
   }
   if (!scan) throw new Error('no sketch index for the vector side');
-  const pool = rerankPool(p.candidates);
-  const query = { model: p.embedding.model, dim: q.length, query: q, count: pool };
-  let rows: (ChunkKey & { embedding: Uint8Array })[] = [];
+  const query = {
+    model: p.embedding.model,
+    dim: q.length,
+    query: q,
+    pool: rerankPool(p.candidates),
+    count: p.candidates,
+  };
   // A chunk deleted since the index last saw its scope comes back from the index but not from the
-  // database: the index forgets it, and the ranking runs again until the pool is full or the
-  // scope exhausted (deletions are rare; each round forgets every dead chunk it met).
-  for (let round = 0; round < 4; round++) {
-    const ids = await scan.nearest(query);
-    rows = await chunksWithEmbeddings(db, ids);
-    if (rows.length === ids.length) break;
-    const alive = new Set(rows.map((r) => r.id));
-    scan.forget(ids.filter((id) => !alive.has(id)));
-    if (ids.length < pool) break;
+  // database: the index forgets it, and the ranking runs again until the candidates are all alive
+  // or the scope exhausted (deletions are rare; each round forgets every dead chunk it met).
+  for (let round = 0; ; round++) {
+    const near = await scan.nearest(query);
+    const rows = await chunkKeys(
+      db,
+      near.map((n) => n.id),
+    );
+    if (rows.length < near.length) {
+      const alive = new Set(rows.map((r) => r.id));
+      scan.forget(near.filter((n) => !alive.has(n.id)).map((n) => n.id));
+      if (round < 3 && near.length === p.candidates) continue;
+    }
+    const distance = new Map(near.map((n) => [n.id, n.distance]));
+    return rows.map((row) => ({ ...row, distance: distance.get(row.id)! }));
   }
-  // The exact cosine of the prefiltered candidates; the `candidates` nearest stay.
-  return rows
-    .map(({ embedding, ...row }) => ({ ...row, distance: cosineDistance(q, embedding) }))
-    .sort((a, b) => a.distance - b.distance || a.id - b.id)
-    .slice(0, p.candidates);
 }
 
-/** Chunks by id with their float32 embedding (without pgvector), in the order asked; chunks
- * gone (or never embedded) are left out. */
-async function chunksWithEmbeddings(db: Executor, ids: number[]) {
+/** Chunks by id, in the order asked; chunks gone are left out. */
+async function chunkKeys(db: Executor, ids: number[]): Promise<ChunkKey[]> {
   if (ids.length === 0) return [];
-  const r = await sql<ChunkKey & { embedding: Uint8Array }>`
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id, x.embedding
+  const r = await sql<ChunkKey>`
+    select c.id, c.memory_id, c.chunk_index, c.conversation_id
     from unnest(${ids}::bigint[]) with ordinality as n(chunk_id, k)
     cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
-    cross join lateral (select embedding from memory_embedding_vectors where chunk_id = n.chunk_id limit 1) x
     order by n.k`.execute(db);
   return r.rows;
 }
@@ -380,6 +388,8 @@ export type SketchRow = Pick<
   part: number;
   /** SKETCH_BITS / 8 bytes, most significant bit first (varbit's own order). */
   sketch: Uint8Array;
+  /** The embedding as int8 values (memory.sketch.ts `quantize`). */
+  embedding_i8: Uint8Array;
 };
 
 /** The rows of each part (world when `userId` is absent), and the horizon to ask from next time:
@@ -392,7 +402,7 @@ export async function sketchRows(
     const since = p.since !== undefined ? sql` and e.xid >= ${p.since}::xid8` : sql``;
     const owner = p.userId !== undefined ? sql`e.user_id = ${p.userId}` : sql`e.tier = 'world'`;
     return sql`select ${sql.lit(k)}::int as part, e.chunk_id, e.user_id, e.tier, e.source, e.model, e.dim,
-        substring(varbit_send(e.sketch) from 5) as sketch
+        substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8
       from memory_embeddings e where ${owner}${since}`;
   });
   const r = await sql<SketchRow & { horizon: string }>`
@@ -478,14 +488,14 @@ export async function vectorTypes(db: Executor): Promise<VectorTypes> {
 
 /** Embeddings in the form their columns take, as binary array parameters (memory.sketch.ts):
  * pgvector's `vector` (sent sparse when that is smaller); without pgvector the sketch and the
- * float32 bytes. Made apart from the statement, so the service can encode while the database
+ * int8 values. Made apart from the statement, so the service can encode while the database
  * writes the chunks. */
 export interface EncodedEmbeddings {
   count: number;
   dims: number[];
   vectors?: { data: Buffer; sparse: boolean };
   sketches?: Buffer;
-  floats?: Buffer;
+  int8?: Buffer;
 }
 
 export function encodeEmbeddings(
@@ -502,7 +512,7 @@ export function encodeEmbeddings(
     count: embeddings.length,
     dims,
     sketches: sketchArray(embeddings),
-    floats: float32Array(embeddings),
+    int8: int8Array(embeddings),
   };
 }
 
@@ -536,12 +546,11 @@ export async function insertEmbeddings(
     return;
   }
   await sql`
-    with e as (
-      insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch)
-      select x.id, x.user_id, x.tier, x.source, ${model}, x.dim, x.k
-      from unnest(${cols}, ${enc.sketches!}::varbit[]) as x(id, user_id, tier, source, dim, k))
-    insert into memory_embedding_vectors (chunk_id, embedding)
-    select * from unnest(${chunks.ids}::bigint[], ${enc.floats!}::bytea[])`.execute(db);
+    insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch, embedding_i8)
+    select x.id, x.user_id, x.tier, x.source, ${model}, x.dim, x.k, x.e
+    from unnest(${cols}, ${enc.sketches!}::varbit[], ${enc.int8!}::bytea[]) as x(id, user_id, tier, source, dim, k, e)`.execute(
+    db,
+  );
 }
 
 /** Stores embeddings (replacing an older model's), takes the chunks off the queue and clears
@@ -555,8 +564,8 @@ export async function writeEmbeddings(
 ) {
   if (ids.length === 0) return;
   if (ids.length !== enc.count) throw new Error('embeddings do not match the chunks');
-  // With pgvector the embedding is a column of memory_embeddings; without, the sketch is, and the
-  // float32 embedding goes to memory_embedding_vectors.
+  // With pgvector the embedding is a `vector` column of memory_embeddings; without, the sketch and
+  // the int8 values are.
   let stored;
   if (vector) {
     const v = vectorParam(enc);
@@ -569,19 +578,14 @@ export async function writeEmbeddings(
             set model = excluded.model, dim = excluded.dim, embedding = excluded.embedding, embedded_at = now()
           )`;
   } else {
-    stored = sql`with v as (select * from unnest(${ids}::bigint[], ${enc.dims}::int[], ${enc.floats!}::bytea[],
+    stored = sql`with v as (select * from unnest(${ids}::bigint[], ${enc.dims}::int[], ${enc.int8!}::bytea[],
               ${enc.sketches!}::varbit[]) as v(id, d, e, s)),
           ins as (
-            insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch)
-            select v.id, c.user_id, c.tier, c.source, ${model}, v.d, v.s from v join memory_chunks c on c.id = v.id
+            insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch, embedding_i8)
+            select v.id, c.user_id, c.tier, c.source, ${model}, v.d, v.s, v.e from v join memory_chunks c on c.id = v.id
             on conflict (chunk_id) do update
-            set model = excluded.model, dim = excluded.dim, sketch = excluded.sketch, embedded_at = now()
-            returning chunk_id
-          ),
-          vec as (
-            insert into memory_embedding_vectors (chunk_id, embedding)
-            select v.id, v.e from v join ins on ins.chunk_id = v.id
-            on conflict (chunk_id) do update set embedding = excluded.embedding
+            set model = excluded.model, dim = excluded.dim, sketch = excluded.sketch,
+              embedding_i8 = excluded.embedding_i8, embedded_at = now()
           )`;
   }
   await sql`

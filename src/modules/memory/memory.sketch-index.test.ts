@@ -1,19 +1,30 @@
-// The in-process sketch index (no pgvector; PGVECTOR=off so PGlite runs it too): it ranks exactly
-// as a Hamming scan in SQL would, and every search sees every committed write, including those of
-// a transaction that was still open at the index's previous read.
+// The in-process sketch index (no pgvector; PGVECTOR=off so PGlite runs it too): it picks exactly
+// what a Hamming scan in SQL would and orders them by the cosine of the stored int8 embeddings,
+// and every search sees every committed write, including those of a transaction that was still
+// open at the index's previous read. Also: the int8 embeddings and migration 0017, which made
+// them from the float32 ones stored before.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import wabtInit from 'wabt';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
-import { transaction, type Trx } from '../../platform/db/database.js';
+import { dropSchema } from '../../../test/schema.js';
+import { openDatabase, transaction, type Trx } from '../../platform/db/database.js';
 import { migrate } from '../../platform/db/migrate.js';
 import { hashEmbedding, OFFLINE_EMBEDDING_MODEL } from '../../platform/models/offline.js';
 import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
 import type { Scope } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
 import { RELOAD_MS, SketchIndex } from './memory.sketch-index.js';
-import { SKETCH_BITS, sketchBytes, sketchLiteral } from './memory.sketch.js';
+import {
+  cosineDistanceInt8,
+  norm,
+  quantize,
+  SKETCH_BITS,
+  sketchBytes,
+  sketchLiteral,
+} from './memory.sketch.js';
 
 const TOPICS = ['kites', 'lanterns', 'ferries', 'orchards', 'foxes', 'cellars', 'bells', 'marshes'];
 const text = (who: string, i: number) =>
@@ -82,28 +93,42 @@ describe('the sketch index', () => {
 
   const QUERY = 'foxes and orchards near the bells';
 
-  /** The same ranking by a Hamming scan in SQL (what the service ran before the index). */
+  /** The same ranking by a Hamming scan in SQL (what the service ran before the index), its
+   * `count` nearest ordered by the cosine of their stored int8 embeddings. */
   async function scanInSql(s: Scope, query: string, count: number) {
     const npcPart =
       s.npcUserId !== undefined ? sql` or (e.user_id = ${s.npcUserId} and e.tier = 'assistant_core')` : sql``;
     const source = s.source ? sql` and e.source = ${s.source}` : sql``;
-    const r = await sql<{ chunk_id: number }>`
-      select e.chunk_id from memory_embeddings e
+    const r = await sql<{ chunk_id: number; e: Uint8Array }>`
+      select e.chunk_id, e.embedding_i8 as e from memory_embeddings e
       where (e.user_id = ${s.userId} or e.tier = 'world'${npcPart})${source}
         and e.model = ${OFFLINE_EMBEDDING_MODEL} and e.dim = 384
       order by bit_count(e.sketch # ${sketchLiteral(hashEmbedding(query))}::varbit), e.chunk_id
       limit ${count}`.execute(t.deps.db);
-    return r.rows.map((row) => Number(row.chunk_id));
+    const q = hashEmbedding(query);
+    return r.rows
+      .map((row) => ({
+        id: Number(row.chunk_id),
+        distance: cosineDistanceInt8(
+          q,
+          norm(q),
+          new Int8Array(row.e.buffer, row.e.byteOffset, row.e.byteLength),
+        ),
+      }))
+      .sort((a, b) => a.distance - b.distance || a.id - b.id);
   }
 
-  const nearest = (s: Scope, query: string, count: number) =>
-    index.nearest(t.deps.db, {
+  /** The index's answer with a pool as large as the count: the same chunks as the scan. */
+  const ask = (own: SketchIndex, s: Scope, query: string, count: number) =>
+    own.nearest(t.deps.db, {
       ...s,
       model: OFFLINE_EMBEDDING_MODEL,
       dim: 384,
       query: hashEmbedding(query),
+      pool: count,
       count,
     });
+  const nearest = (s: Scope, query: string, count: number) => ask(index, s, query, count);
 
   it('ranks each scope exactly as a Hamming scan in SQL', async () => {
     const scopes: Scope[] = [
@@ -127,9 +152,24 @@ describe('the sketch index', () => {
         model: 'other',
         dim: 384,
         query: hashEmbedding(QUERY),
+        pool: 10,
         count: 10,
       }),
     ).toEqual([]);
+  });
+
+  it('reranks a pool of the sketch-nearest by cosine and returns the count asked', async () => {
+    const s = { userId: alice.id, npcUserId: npc.id };
+    const pool = await nearest(s, QUERY, 40);
+    const got = await index.nearest(t.deps.db, {
+      ...s,
+      model: OFFLINE_EMBEDDING_MODEL,
+      dim: 384,
+      query: hashEmbedding(QUERY),
+      pool: 40,
+      count: 10,
+    });
+    expect(got).toEqual(pool.slice(0, 10));
   });
 
   it('sees memories written, edited and deleted since its last read', async () => {
@@ -241,41 +281,27 @@ describe('the sketch index', () => {
     const erin = await createUser(t, 'public');
     const scope = { userId: erin.id };
     const [gone] = await seed(erin.id, 'shared', 'Erin', 10);
-    const ask = () =>
-      own.nearest(t.deps.db, {
-        ...scope,
-        model: OFFLINE_EMBEDDING_MODEL,
-        dim: 384,
-        query: hashEmbedding(QUERY),
-        count: 500,
-      });
-    await ask();
+    const search = () => ask(own, scope, QUERY, 500);
+    await search();
     const held = own.stats().rows;
     // Deleted behind the index's back: the read of rows written since does not report it.
     await t.deps.services.memory.deleteOwn(erin.id, gone!.id);
-    await ask();
+    await search();
     expect(own.stats().rows).toBe(held);
     // Past RELOAD_MS the search answers from the part it holds and reads it whole in the background.
     clock = RELOAD_MS + 1;
-    await ask();
+    await search();
     await vi.waitFor(() => expect(own.stats().rows).toBe(held - 1));
-    expect(await ask()).toEqual(await scanInSql(scope, QUERY, 500));
+    expect(await search()).toEqual(await scanInSql(scope, QUERY, 500));
   });
 
   it('evicts the least recently used parts beyond its size, and reads them again', async () => {
     const small = new SketchIndex({ maxBytes: 1 });
-    const ask = (userId: number) =>
-      small.nearest(t.deps.db, {
-        userId,
-        model: OFFLINE_EMBEDDING_MODEL,
-        dim: 384,
-        query: hashEmbedding(QUERY),
-        count: 500,
-      });
-    expect(await ask(alice.id)).toEqual(await scanInSql({ userId: alice.id }, QUERY, 500));
+    const search = (userId: number) => ask(small, { userId }, QUERY, 500);
+    expect(await search(alice.id)).toEqual(await scanInSql({ userId: alice.id }, QUERY, 500));
     expect(small.stats().parts).toBe(1);
-    expect(await ask(bob.id)).toEqual(await scanInSql({ userId: bob.id }, QUERY, 500));
-    expect(await ask(alice.id)).toEqual(await scanInSql({ userId: alice.id }, QUERY, 500));
+    expect(await search(bob.id)).toEqual(await scanInSql({ userId: bob.id }, QUERY, 500));
+    expect(await search(alice.id)).toEqual(await scanInSql({ userId: alice.id }, QUERY, 500));
     expect(small.stats().parts).toBe(1);
   });
 
@@ -284,18 +310,95 @@ describe('the sketch index', () => {
     expect(t.deps.database.capabilities.vector).toBe(false);
   });
 
-  it('keeps sketches of the same bytes the database stores', async () => {
-    const r = await sql<{ sketch: Uint8Array }>`
-      select substring(varbit_send(e.sketch) from 5) as sketch
+  it('keeps sketches and int8 embeddings of the same bytes the database stores', async () => {
+    const r = await sql<{ sketch: Uint8Array; e: Uint8Array; content: string }>`
+      select substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8 as e, c.content
       from memory_embeddings e join memory_chunks c on c.id = e.chunk_id
       where c.user_id = ${alice.id} order by c.id limit 1`.execute(t.deps.db);
-    const c = await t.deps.db
-      .selectFrom('memory_chunks')
-      .select('content')
-      .where('user_id', '=', alice.id)
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirstOrThrow();
-    expect(Buffer.from(r.rows[0]!.sketch)).toEqual(Buffer.from(sketchBytes(hashEmbedding(c.content))));
+    const row = r.rows[0]!;
+    const embedding = hashEmbedding(row.content);
+    expect(Buffer.from(row.sketch)).toEqual(Buffer.from(sketchBytes(embedding)));
+    expect(Buffer.from(row.e)).toEqual(Buffer.from(quantize(embedding).buffer));
+  });
+});
+
+describe('int8 embeddings', () => {
+  it('scale the largest magnitude to 127, rounding half away from zero', () => {
+    expect(Array.from(quantize([127, 0.5, -1.5, 2.5, 0, -127, 1e-40, -63.5]))).toEqual([
+      127, 1, -2, 3, 0, -127, 0, -64,
+    ]);
+    expect(Array.from(quantize([0, 0, 0]))).toEqual([0, 0, 0]);
+    expect(Array.from(quantize([-0.2, 0.1, Number.NaN]))).toEqual([-127, 64, 0]);
+  });
+
+  it('keep the cosine of the offline embeddings within 0.01', () => {
+    const texts = Array.from({ length: 40 }, (_, i) => text(`Who${i % 5}`, i));
+    const cosine = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+      let dot = 0;
+      for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!;
+      return 1 - dot / (norm(a) * norm(b));
+    };
+    const q = hashEmbedding('foxes and orchards near the bells');
+    for (const t of texts) {
+      const e = hashEmbedding(t);
+      expect(Math.abs(cosineDistanceInt8(q, norm(q), quantize(e)) - cosine(q, e))).toBeLessThan(0.01);
+    }
+  });
+});
+
+describe('migration 0017', () => {
+  it('converts the stored float32 embeddings into the int8 values quantize makes', async () => {
+    const schema = isPostgres() ? `t_${randomBytes(6).toString('hex')}` : undefined;
+    const database = await openDatabase({
+      url: process.env.DATABASE_URL ?? 'memory://',
+      dataDir: '',
+      poolSize: 2,
+      poolTimeoutMs: 10_000,
+      schema,
+    });
+    try {
+      await migrate(database, { pgvector: false, until: '0016_memory_sketch_index' });
+      const vectors = [
+        [127, 0.5, -1.5, 2.5, 0, -127, 1e-40, -63.5],
+        [0, 0, 0, 0],
+        Array.from(hashEmbedding('foxes and orchards near the bells')),
+      ];
+      const float32 = (v: number[]) => Buffer.from(Float32Array.from(v).buffer);
+      for (const [i, v] of vectors.entries()) {
+        await sql`insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch)
+          values (${i + 1}, 1, 'shared', 'shared', 'm', ${v.length}, ${sketchLiteral(v)}::varbit)`.execute(
+          database.db,
+        );
+        await sql`insert into memory_embedding_vectors (chunk_id, embedding) values (${i + 1}, ${float32(v)})`.execute(
+          database.db,
+        );
+      }
+      // An embedding whose float32 row is missing is made again.
+      await sql`insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch)
+        values (9, 1, 'shared', 'shared', 'm', 4, ${sketchLiteral([1, 0, 0, 0])}::varbit)`.execute(
+        database.db,
+      );
+
+      const { applied } = await migrate(database, { pgvector: false });
+      expect(applied[0]).toBe('0017_memory_int8');
+      const r = await sql<{ chunk_id: number; e: Uint8Array }>`
+        select chunk_id, embedding_i8 as e from memory_embeddings order by chunk_id`.execute(database.db);
+      expect(r.rows.map((row) => Number(row.chunk_id))).toEqual([1, 2, 3]);
+      for (const [i, v] of vectors.entries())
+        expect(Array.from(new Int8Array(Buffer.from(r.rows[i]!.e)))).toEqual(
+          Array.from(quantize(Float32Array.from(v))),
+        );
+      const queued = await sql<{ chunk_id: number }>`select chunk_id from memory_embed_queue`.execute(
+        database.db,
+      );
+      expect(queued.rows.map((row) => Number(row.chunk_id))).toEqual([9]);
+      const gone = await sql<{
+        t: string | null;
+      }>`select to_regclass('memory_embedding_vectors')::text as t`.execute(database.db);
+      expect(gone.rows[0]!.t).toBeNull();
+    } finally {
+      await database.close();
+      if (schema) await dropSchema(process.env.DATABASE_URL!, schema);
+    }
   });
 });

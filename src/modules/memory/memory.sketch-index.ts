@@ -1,7 +1,9 @@
-// The vector side's prefilter without pgvector: the sketches of the scopes searched lately, kept in
-// this process and ranked by Hamming distance here (memory.hamming.ts), instead of a scan of every
-// sketch of the scope in SQL on each search (~0.9 µs a row in PostgreSQL's executor: 6–11 ms for
-// a user with 10,000 chunks; here ~0.3 ms).
+// The vector side without pgvector: the sketches and int8 embeddings of the scopes searched lately,
+// kept in this process. A search ranks the scope by the sketches' Hamming distance here
+// (memory.hamming.ts), instead of a scan of every sketch of the scope in SQL (~0.9 µs a row in
+// PostgreSQL's executor: 6–11 ms for a user with 10,000 chunks; here ~0.3 ms), then reranks the
+// nearest by the cosine of their int8 embeddings, also here (reading them, 1.5 KB each as float32,
+// was the largest step of a chat turn).
 //
 // A cache, not state: the database stays the truth and every search first reads what changed
 // since this process last looked, so searches on any node see every committed write.
@@ -20,13 +22,14 @@ import type { Executor } from '../../platform/db/database.js';
 import { HammingKernel } from './memory.hamming.js';
 import * as repo from './memory.repository.js';
 import type { MemoryTier } from './memory.rules.js';
-import { SKETCH_BITS, sketchBytes } from './memory.sketch.js';
+import { cosineDistanceInt8, norm, SKETCH_BITS, sketchBytes } from './memory.sketch.js';
 
 const SKETCH_BYTES = SKETCH_BITS / 8;
 /** A part is read whole again this long after its last full read (drops deleted chunks). */
 export const RELOAD_MS = 30 * 60_000;
-/** Bytes a slot costs: id, owner, tier, source, model/size, sketch. */
-const SLOT_BYTES = 8 + 8 + 1 + 1 + 2 + SKETCH_BYTES;
+/** Bytes a slot costs besides its embedding: id, owner, tier, source, model/size, sketch, and the
+ * embedding's reference. */
+const SLOT_BYTES = 8 + 8 + 1 + 1 + 2 + SKETCH_BYTES + 8;
 
 const TIERS: MemoryTier[] = ['world', 'assistant_core', 'shared'];
 const NONE = 0xffff;
@@ -66,6 +69,9 @@ class Part {
   sources = new Uint8Array(0);
   kinds = new Uint16Array(0);
   sketches = new Uint8Array(0);
+  /** The int8 embeddings (views of the rows read). */
+  embeddings: Int8Array[] = [];
+  private embeddingBytes = 0;
   private readonly slots = new Map<number, number>();
   /** Requests for rows since `horizon`, and the latest applied: an older read finishing late is
    * not applied over a newer one (the newer saw everything it saw). */
@@ -84,7 +90,7 @@ class Part {
   }
 
   get bytes(): number {
-    return this.ids.length * SLOT_BYTES;
+    return this.ids.length * SLOT_BYTES + this.embeddingBytes;
   }
 
   put(row: repo.SketchRow, source: number, kind: number): void {
@@ -93,7 +99,10 @@ class Part {
       if (this.size === this.ids.length) this.grow(Math.max(64, this.size * 2));
       s = this.size++;
       this.slots.set(row.chunk_id, s);
-    }
+    } else this.embeddingBytes -= this.embeddings[s]!.length;
+    const e = row.embedding_i8;
+    this.embeddings[s] = new Int8Array(e.buffer, e.byteOffset, e.byteLength);
+    this.embeddingBytes += e.byteLength;
     this.ids[s] = row.chunk_id;
     this.owners[s] = row.user_id;
     this.tiers[s] = TIERS.indexOf(row.tier);
@@ -107,7 +116,10 @@ class Part {
     const s = this.slots.get(chunkId);
     if (s === undefined) return;
     this.slots.delete(chunkId);
+    this.embeddingBytes -= this.embeddings[s]!.length;
     const last = --this.size;
+    this.embeddings[s] = this.embeddings[last]!;
+    this.embeddings.length = last;
     if (s === last) return;
     this.ids[s] = this.ids[last]!;
     this.owners[s] = this.owners[last]!;
@@ -170,14 +182,16 @@ export class SketchIndex implements repo.SketchSearch {
     };
   }
 
-  /** The `count` sketch-nearest chunks of a scope (up to date first), nearest first. */
-  nearest(db: Executor, p: repo.Scope & repo.SketchQuery): Promise<number[]> {
+  /** The `count` nearest chunks of a scope (up to date first) by the cosine of their int8
+   * embeddings, among the `pool` sketch-nearest; nearest first. */
+  nearest(db: Executor, p: repo.Scope & repo.SketchQuery): Promise<{ id: number; distance: number }[]> {
     return this.open(db, p).nearest(p);
   }
 
-  private rank(uses: Use[], p: repo.Scope & repo.SketchQuery): number[] {
+  private rank(uses: Use[], p: repo.Scope & repo.SketchQuery): { id: number; distance: number }[] {
     const kind = this.kinds.find(`${p.model}/${p.dim}`);
     const source = p.source === undefined ? undefined : this.sources.find(p.source);
+    const pool = Math.max(p.pool, p.count);
     if (kind === undefined || (p.source !== undefined && source === undefined) || p.count <= 0) return [];
     const query = sketchBytes(p.query);
 
@@ -204,20 +218,24 @@ export class SketchIndex implements repo.SketchSearch {
       at += part.size;
     }
     let limit = 0;
-    for (let seen = 0; limit <= SKETCH_BITS; limit++) if ((seen += histogram[limit]!) >= p.count) break;
-    const picked: { d: number; id: number }[] = [];
+    for (let seen = 0; limit <= SKETCH_BITS; limit++) if ((seen += histogram[limit]!) >= pool) break;
+    const picked: { d: number; id: number; embedding: Int8Array }[] = [];
     at = 0;
     for (const { part } of uses) {
       for (let s = 0; s < part.size; s++) {
         const d = this.distances[at + s]!;
-        if (d <= limit) picked.push({ d, id: part.ids[s]! });
+        if (d <= limit) picked.push({ d, id: part.ids[s]!, embedding: part.embeddings[s]! });
       }
       at += part.size;
     }
+    // The pool: the sketch-nearest (ties by id, as a scan in SQL orders them); then the cosine.
+    const qNorm = norm(p.query);
     return picked
       .sort((a, b) => a.d - b.d || a.id - b.id)
-      .slice(0, p.count)
-      .map((x) => x.id);
+      .slice(0, pool)
+      .map((x) => ({ id: x.id, distance: cosineDistanceInt8(p.query, qNorm, x.embedding) }))
+      .sort((a, b) => a.distance - b.distance || a.id - b.id)
+      .slice(0, p.count);
   }
 
   private forget(scope: repo.Scope, chunkIds: number[]): void {

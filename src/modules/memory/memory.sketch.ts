@@ -5,7 +5,8 @@
 // sketches estimates the angle between the embeddings (E[hamming / bits] = angle / π), which is
 // cheap in SQL (bit_count of a XOR) and good enough to prefilter: measured on the memory bench's
 // data, the exact top 10 is within the 150 nearest sketches 99% of the time. The service then
-// reranks the prefiltered candidates by their exact cosine (memory.repository.ts searchChunks).
+// reranks the prefiltered candidates by the cosine of their int8 embeddings (`quantize`), which it
+// keeps beside the sketches (memory.sketch-index.ts).
 // Deterministic: the signs come from a fixed seed, so every node and every run agree.
 
 export const SKETCH_BITS = 2048;
@@ -114,35 +115,42 @@ export function sketchLiteral(v: ArrayLike<number>): string {
   return 'x' + Buffer.from(sketchBytes(v)).toString('hex');
 }
 
-/** An embedding as stored without pgvector: float32, little-endian. */
-export function embeddingBytes(v: ArrayLike<number>): Buffer {
-  const f = v instanceof Float32Array ? v : Float32Array.from(v);
-  const b = Buffer.from(f.buffer, f.byteOffset, f.byteLength);
-  // The platform is little-endian everywhere Node runs in practice; be exact anyway.
-  return LITTLE_ENDIAN ? Buffer.from(b) : swap32(Buffer.from(b));
+/** An embedding as stored without pgvector: int8 values, scaled so the largest magnitude is 127
+ * (rounded half away from zero, as migration 0017 converts the float32 bytes stored before).
+ * Cosine needs no scale: it is the same for any multiple of a vector. At 384 dimensions the
+ * quantisation moves a cosine by about 0.001, below the gap between most neighbours' similarities;
+ * the memory bench measures recall@10 against float cosine. */
+export function quantize(v: ArrayLike<number>, out: Int8Array = new Int8Array(v.length)): Int8Array {
+  let max = 0;
+  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(finite(v[i]!)));
+  for (let i = 0; i < v.length; i++) {
+    const y = max === 0 ? 0 : (finite(v[i]!) * 127) / max;
+    out[i] = Math.sign(y) * Math.floor(Math.abs(y) + 0.5);
+  }
+  return out;
 }
 
-/** Cosine distance between a query and a stored float32 embedding. */
-export function cosineDistance(q: ArrayLike<number>, stored: Uint8Array): number {
-  const n = Math.min(q.length, stored.byteLength >> 2);
-  const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength);
+function finite(x: number): number {
+  return Number.isFinite(x) ? x : 0;
+}
+
+/** Cosine distance between a query (and its norm) and a stored int8 embedding. */
+export function cosineDistanceInt8(q: ArrayLike<number>, qNorm: number, stored: Int8Array): number {
+  const n = Math.min(q.length, stored.length);
   let dot = 0;
-  let nq = 0;
   let ns = 0;
   for (let i = 0; i < n; i++) {
-    const x = view.getFloat32(i * 4, true);
-    const y = q[i]!;
-    dot += x * y;
-    nq += y * y;
+    const x = stored[i]!;
+    dot += x * q[i]!;
     ns += x * x;
   }
-  return nq && ns ? 1 - dot / Math.sqrt(nq * ns) : 1;
+  return qNorm && ns ? 1 - dot / (qNorm * Math.sqrt(ns)) : 1;
 }
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-
-function swap32(b: Buffer): Buffer {
-  return b.swap32();
+export function norm(v: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;
+  return Math.sqrt(s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,18 +249,18 @@ export function sketchArray(vs: ArrayLike<number>[]): Buffer {
   return buf;
 }
 
-/** The embeddings as stored without pgvector (float32, little-endian), as a binary `bytea[]`. */
-export function float32Array(vs: ArrayLike<number>[]): Buffer {
+/** The embeddings as stored without pgvector (`quantize`), as a binary `bytea[]`. */
+export function int8Array(vs: ArrayLike<number>[]): Buffer {
   const { buf, dv } = arrayBuffer(
     OID_BYTEA,
     vs.length,
-    vs.reduce((n, v) => n + 4 * v.length, 0),
+    vs.reduce((n, v) => n + v.length, 0),
   );
   let o = 20;
   for (const v of vs) {
-    dv.setInt32(o, 4 * v.length);
-    o += 4;
-    for (let i = 0; i < v.length; i++, o += 4) dv.setFloat32(o, v[i]!, true);
+    dv.setInt32(o, v.length);
+    quantize(v, new Int8Array(buf.buffer, buf.byteOffset + o + 4, v.length));
+    o += 4 + v.length;
   }
   return buf;
 }

@@ -37,7 +37,9 @@ export interface MemoryEmbeddingsTable {
   source: MemorySource;
   model: string;
   dim: number;
-  /** `vector` (pgvector) or float32 `bytea` (exact-scan fallback): written through the repository's SQL only. */
+  /** `vector`, with pgvector only: without it the table holds the embedding's `sketch`, its int8
+   * values (`embedding_i8`) and the writing transaction (`xid`) instead (migrations 0012–0017).
+   * Written and read through the repository's SQL only. */
   embedding: ColumnType<unknown, never, never>;
   embedded_at: CreatedAt;
 }

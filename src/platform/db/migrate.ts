@@ -39,7 +39,11 @@ export function listMigrations(vector: boolean): MigrationFile[] {
  * now. */
 export async function migrate(
   handle: DatabaseHandle,
-  opts: { pgvector?: boolean } = {},
+  opts: {
+    pgvector?: boolean;
+    /** Stop after this migration (tests of a migration's conversion of existing rows). */
+    until?: string;
+  } = {},
 ): Promise<{ applied: string[] }> {
   const { db } = handle;
   const made = await sql<{ migrated: boolean; sketch: boolean }>`
@@ -62,6 +66,7 @@ export async function migrate(
     );
     const applied: string[] = [];
     for (const m of listMigrations(handle.capabilities.vector)) {
+      if (opts.until !== undefined && m.name > opts.until) break;
       if (done.has(m.name)) continue;
       const text = readFileSync(MIGRATIONS_DIR + m.file, 'utf8');
       await sql.raw(text).execute(trx);
