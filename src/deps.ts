@@ -244,7 +244,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // The builtin protocols (spec "Protocol ids"); inserts only the missing ones.
     await protocols.seed();
 
-    defineMaintenanceJobs(jobs, db, counters);
+    defineMaintenanceJobs(jobs, db, counters, memory);
 
     if (opts.jobs !== false) {
       await jobs.start({ work: config.services.includes('worker') });

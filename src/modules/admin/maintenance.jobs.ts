@@ -1,5 +1,6 @@
 // Housekeeping that every deployment needs: finished rate-limit windows, long-expired refresh
-// tokens and idempotency keys older than a day are deleted hourly. The job re-enqueues itself; the singleton key keeps one
+// tokens, idempotency keys older than a day and the memory's old tombstones (without pgvector)
+// are deleted hourly. The job re-enqueues itself; the singleton key keeps one
 // pending run however many nodes start.
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
@@ -7,6 +8,7 @@ import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { deleteExpiredRefreshTokens } from '../auth/auth.repository.js';
 import { deleteExpiredIdempotencyKeys } from '../inventory/idempotency.js';
+import type { MemoryService } from '../memory/memory.service.js';
 
 export const SWEEP_JOB = 'maintenance.sweep';
 const HOUR = 3600;
@@ -16,7 +18,12 @@ export function scheduleMaintenance(jobs: JobQueue, db: Db) {
   return jobs.enqueue(db, SWEEP_JOB, {}, { singletonKey: SWEEP_JOB, startAfterSeconds: 60 });
 }
 
-export function defineMaintenanceJobs(jobs: JobQueue, db: Db, counters: CounterStore) {
+export function defineMaintenanceJobs(
+  jobs: JobQueue,
+  db: Db,
+  counters: CounterStore,
+  memory: Pick<MemoryService, 'sweep'>,
+) {
   jobs.define({
     name: SWEEP_JOB,
     schema: z.object({}).strict(),
@@ -25,7 +32,8 @@ export function defineMaintenanceJobs(jobs: JobQueue, db: Db, counters: CounterS
       const counters_ = await counters.sweep();
       await deleteExpiredRefreshTokens(db);
       await deleteExpiredIdempotencyKeys(db, 24);
-      log.debug({ counters: counters_ }, 'maintenance sweep done');
+      const tombstones = await memory.sweep();
+      log.debug({ counters: counters_, tombstones }, 'maintenance sweep done');
       await jobs.enqueue(db, SWEEP_JOB, {}, { singletonKey: SWEEP_JOB, startAfterSeconds: HOUR });
     },
   });

@@ -242,15 +242,13 @@ export interface SketchQuery {
 
 /** The sketches of scopes, ranked in the service (memory.sketch-index.ts): `open` starts bringing
  * a scope's up to date; the scan then gives the `count` nearest chunks by the cosine of their int8
- * embeddings among the `pool` sketch-nearest, nearest first (ties by id), and `forget` drops
- * chunks found gone since. */
+ * embeddings among the `pool` sketch-nearest, nearest first (ties by id). */
 export interface SketchSearch {
   open(db: Executor, scope: Scope): SketchScan;
 }
 
 export interface SketchScan {
-  nearest(q: SketchQuery): Promise<{ id: number; distance: number }[]>;
-  forget(chunkIds: number[]): void;
+  nearest(q: SketchQuery): Promise<(ChunkKey & { distance: number })[]>;
 }
 
 export interface SearchRow {
@@ -283,9 +281,8 @@ export function rerankPool(candidates: number): number {
  * over mis-estimated CTE scans once cost more than both sides together).
  * With pgvector the database scans the scope exactly. Without it, the scope is ranked by the
  * Hamming distance of the embeddings' sketches in this process (`sketches`, kept up to date from
- * the database on every search), the `rerankPool` nearest are reranked there by the cosine of
- * their int8 embeddings, and the `candidates` nearest are read by primary key (their keys, and
- * whether they still exist). */
+ * the database on every search), and the `rerankPool` nearest are reranked there by the cosine
+ * of their int8 embeddings: the vector side reads nothing once the index is up to date. */
 export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
   // The sketches are brought up to date while the query is being embedded (not at all for a search
   // by full text alone).
@@ -306,7 +303,7 @@ export async function searchChunks(db: Executor, vector: boolean, p: SearchParam
   return [...byId.values()];
 }
 
-type ChunkKey = Omit<SearchRow, 'distance' | 'rank'>;
+export type ChunkKey = Omit<SearchRow, 'distance' | 'rank'>;
 
 async function textSide(db: Executor, p: SearchParams): Promise<(ChunkKey & { rank: number })[]> {
   const r = await sql<ChunkKey & { rank: number }>`
@@ -336,61 +333,40 @@ async function vectorSide(
     return r.rows;
   }
   if (!scan) throw new Error('no sketch index for the vector side');
-  const query = {
+  return scan.nearest({
     model: p.embedding.model,
     dim: q.length,
     query: q,
     pool: rerankPool(p.candidates),
     count: p.candidates,
-  };
-  // A chunk deleted since the index last saw its scope comes back from the index but not from the
-  // database: the index forgets it, and the ranking runs again until the candidates are all alive
-  // or the scope exhausted (deletions are rare; each round forgets every dead chunk it met).
-  for (let round = 0; ; round++) {
-    const near = await scan.nearest(query);
-    const rows = await chunkKeys(
-      db,
-      near.map((n) => n.id),
-    );
-    if (rows.length < near.length) {
-      const alive = new Set(rows.map((r) => r.id));
-      scan.forget(near.filter((n) => !alive.has(n.id)).map((n) => n.id));
-      if (round < 3 && near.length === p.candidates) continue;
-    }
-    const distance = new Map(near.map((n) => [n.id, n.distance]));
-    return rows.map((row) => ({ ...row, distance: distance.get(row.id)! }));
-  }
-}
-
-/** Chunks by id, in the order asked; chunks gone are left out. */
-async function chunkKeys(db: Executor, ids: number[]): Promise<ChunkKey[]> {
-  if (ids.length === 0) return [];
-  const r = await sql<ChunkKey>`
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id
-    from unnest(${ids}::bigint[]) with ordinality as n(chunk_id, k)
-    cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c
-    order by n.k`.execute(db);
-  return r.rows;
+  });
 }
 
 /** A part of a scope whose sketches the index keeps: one user's embeddings, or the whole world
- * tier; `since` (a transaction id, from `horizon`) limits it to rows written since. */
+ * tier; `since` (a transaction id, from `horizon`) limits it to rows written, and embeddings
+ * deleted (their tombstones), since. */
 export interface SketchPart {
   userId?: number;
   since?: string | undefined;
 }
 
-export type SketchRow = Pick<
-  MemoryEmbeddingsTable,
-  'chunk_id' | 'user_id' | 'tier' | 'source' | 'model' | 'dim'
-> & {
+/** An embedding as the sketch index holds it, or (`gone`) the tombstone of a deleted one. */
+export type SketchRow = {
   /** The index of the part (in the `parts` asked) the row belongs to. */
   part: number;
-  /** SKETCH_BITS / 8 bytes, most significant bit first (varbit's own order). */
-  sketch: Uint8Array;
-  /** The embedding as int8 values (memory.sketch.ts `quantize`). */
-  embedding_i8: Uint8Array;
-};
+  chunk_id: number;
+} & (
+  | ({ gone: false } & Pick<
+      MemoryEmbeddingsTable,
+      'user_id' | 'tier' | 'source' | 'model' | 'dim' | 'memory_id' | 'chunk_index' | 'conversation_id'
+    > & {
+        /** SKETCH_BITS / 8 bytes, most significant bit first (varbit's own order). */
+        sketch: Uint8Array;
+        /** The embedding as int8 values (memory.sketch.ts `quantize`). */
+        embedding_i8: Uint8Array;
+      })
+  | { gone: true }
+);
 
 /** The rows of each part (world when `userId` is absent), and the horizon to ask from next time:
  * the oldest transaction still running when this statement took its snapshot (migration 0016). */
@@ -398,12 +374,24 @@ export async function sketchRows(
   db: Executor,
   parts: SketchPart[],
 ): Promise<{ horizon: string; rows: SketchRow[] }> {
-  const branches = parts.map((p, k) => {
-    const since = p.since !== undefined ? sql` and e.xid >= ${p.since}::xid8` : sql``;
-    const owner = p.userId !== undefined ? sql`e.user_id = ${p.userId}` : sql`e.tier = 'world'`;
-    return sql`select ${sql.lit(k)}::int as part, e.chunk_id, e.user_id, e.tier, e.source, e.model, e.dim,
-        substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8
-      from memory_embeddings e where ${owner}${since}`;
+  const branches = parts.flatMap((p, k) => {
+    const owner = (t: string) =>
+      p.userId !== undefined
+        ? sql`${sql.ref(`${t}.user_id`)} = ${p.userId}`
+        : sql`${sql.ref(`${t}.tier`)} = 'world'`;
+    const since = (t: string) =>
+      p.since !== undefined ? sql` and ${sql.ref(`${t}.xid`)} >= ${p.since}::xid8` : sql``;
+    const rows = sql`select ${sql.lit(k)}::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
+        e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
+        e.chunk_index, e.conversation_id
+      from memory_embeddings e where ${owner('e')}${since('e')}`;
+    // A whole part needs no tombstones: what was deleted is not there.
+    if (p.since === undefined) return [rows];
+    return [
+      rows,
+      sql`select ${sql.lit(k)}::int, true, g.chunk_id, null, null, null, null, null, null, null, null, null, null
+        from memory_embeddings_gone g where ${owner('g')}${since('g')}`,
+    ];
   });
   const r = await sql<SketchRow & { horizon: string }>`
     select h.horizon::text as horizon, d.*
@@ -411,6 +399,16 @@ export async function sketchRows(
     left join lateral (${sql.join(branches, sql` union all `)}) d on true`.execute(db);
   const horizon = r.rows[0]!.horizon;
   return { horizon, rows: r.rows.filter((row) => row.chunk_id !== null) };
+}
+
+/** Tombstones of deleted embeddings older than `hours` (the sketch index reads a part whole when it
+ * has not read it for far less). */
+export async function sweepSketchTombstones(db: Executor, hours: number): Promise<number> {
+  const r =
+    await sql`delete from memory_embeddings_gone where gone_at < now() - ${hours} * interval '1 hour'`.execute(
+      db,
+    );
+  return Number(r.numAffectedRows ?? 0);
 }
 
 /** Plain lexical search over the same scope (the benchmark's baseline): best chunk per memory. */
@@ -531,7 +529,16 @@ export async function insertEmbeddings(
   db: Executor,
   vector: boolean,
   model: string,
-  chunks: { ids: number[]; userIds: number[]; tiers: MemoryTier[]; sources: MemorySource[] },
+  chunks: {
+    ids: number[];
+    userIds: number[];
+    tiers: MemoryTier[];
+    sources: MemorySource[];
+    /** Without pgvector the chunk's keys are stored with its embedding. */
+    memoryIds: number[];
+    chunkIndexes: number[];
+    conversationIds: (number | null)[];
+  },
   enc: EncodedEmbeddings,
 ) {
   if (chunks.ids.length === 0) return;
@@ -546,11 +553,12 @@ export async function insertEmbeddings(
     return;
   }
   await sql`
-    insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch, embedding_i8)
-    select x.id, x.user_id, x.tier, x.source, ${model}, x.dim, x.k, x.e
-    from unnest(${cols}, ${enc.sketches!}::varbit[], ${enc.int8!}::bytea[]) as x(id, user_id, tier, source, dim, k, e)`.execute(
-    db,
-  );
+    insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch, embedding_i8,
+      memory_id, chunk_index, conversation_id)
+    select x.id, x.user_id, x.tier, x.source, ${model}, x.dim, x.k, x.e, x.m, x.n, x.c
+    from unnest(${cols}, ${enc.sketches!}::varbit[], ${enc.int8!}::bytea[], ${chunks.memoryIds}::bigint[],
+      ${chunks.chunkIndexes}::int[], ${chunks.conversationIds}::bigint[])
+      as x(id, user_id, tier, source, dim, k, e, m, n, c)`.execute(db);
 }
 
 /** Stores embeddings (replacing an older model's), takes the chunks off the queue and clears
@@ -581,8 +589,11 @@ export async function writeEmbeddings(
     stored = sql`with v as (select * from unnest(${ids}::bigint[], ${enc.dims}::int[], ${enc.int8!}::bytea[],
               ${enc.sketches!}::varbit[]) as v(id, d, e, s)),
           ins as (
-            insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch, embedding_i8)
-            select v.id, c.user_id, c.tier, c.source, ${model}, v.d, v.s, v.e from v join memory_chunks c on c.id = v.id
+            insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch, embedding_i8,
+              memory_id, chunk_index, conversation_id)
+            select v.id, c.user_id, c.tier, c.source, ${model}, v.d, v.s, v.e, c.memory_id, c.chunk_index,
+              c.conversation_id
+            from v join memory_chunks c on c.id = v.id
             on conflict (chunk_id) do update
             set model = excluded.model, dim = excluded.dim, sketch = excluded.sketch,
               embedding_i8 = excluded.embedding_i8, embedded_at = now()

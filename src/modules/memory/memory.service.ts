@@ -24,7 +24,7 @@ import {
   type MemoryTier,
 } from './memory.rules.js';
 import type { MemoryDto } from './memory.schemas.js';
-import { SketchIndex } from './memory.sketch-index.js';
+import { SketchIndex, TOMBSTONE_HOURS } from './memory.sketch-index.js';
 
 export const EMBED_JOB = 'memory.embed';
 /** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
@@ -345,6 +345,9 @@ export class MemoryService {
           userIds: chunks.map((c) => list[c.memory]!.userId),
           tiers: chunks.map((c) => list[c.memory]!.tier),
           sources: chunks.map((c) => list[c.memory]!.source),
+          memoryIds: chunks.map((c) => ids[c.memory]!),
+          chunkIndexes: chunks.map((c) => c.index),
+          conversationIds: chunks.map((c) => list[c.memory]!.conversationId),
         },
         embedded.encoded,
       );
@@ -382,6 +385,9 @@ export class MemoryService {
         userIds: ids.map(() => m.user_id),
         tiers: ids.map(() => m.tier),
         sources: ids.map(() => m.source),
+        memoryIds: ids.map(() => m.id),
+        chunkIndexes: ids.map((_, i) => i),
+        conversationIds: ids.map(() => m.conversation_id),
       },
       embedded.encoded,
     );
@@ -740,6 +746,11 @@ export class MemoryService {
       const m = memories.get(f.memoryId);
       return m ? [retrieved(m, f.similarity)] : [];
     });
+  }
+
+  /** Deletes the sketch index's old tombstones (without pgvector; the maintenance job, hourly). */
+  async sweep(): Promise<number> {
+    return this.sketches ? repo.sweepSketchTombstones(this.db, TOMBSTONE_HOURS) : 0;
   }
 
   /** GET /api/assistant/memory. A non-admin may only search as themselves. */

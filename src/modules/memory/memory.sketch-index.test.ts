@@ -16,7 +16,7 @@ import { hashEmbedding, OFFLINE_EMBEDDING_MODEL } from '../../platform/models/of
 import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
 import type { Scope } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
-import { RELOAD_MS, SketchIndex } from './memory.sketch-index.js';
+import { SketchIndex, STALE_MS } from './memory.sketch-index.js';
 import {
   cosineDistanceInt8,
   norm,
@@ -99,8 +99,15 @@ describe('the sketch index', () => {
     const npcPart =
       s.npcUserId !== undefined ? sql` or (e.user_id = ${s.npcUserId} and e.tier = 'assistant_core')` : sql``;
     const source = s.source ? sql` and e.source = ${s.source}` : sql``;
-    const r = await sql<{ chunk_id: number; e: Uint8Array }>`
-      select e.chunk_id, e.embedding_i8 as e from memory_embeddings e
+    const r = await sql<{
+      chunk_id: number;
+      e: Uint8Array;
+      memory_id: number;
+      chunk_index: number;
+      conversation_id: number | null;
+    }>`
+      select e.chunk_id, e.embedding_i8 as e, c.memory_id, c.chunk_index, c.conversation_id
+      from memory_embeddings e join memory_chunks c on c.id = e.chunk_id
       where (e.user_id = ${s.userId} or e.tier = 'world'${npcPart})${source}
         and e.model = ${OFFLINE_EMBEDDING_MODEL} and e.dim = 384
       order by bit_count(e.sketch # ${sketchLiteral(hashEmbedding(query))}::varbit), e.chunk_id
@@ -109,6 +116,9 @@ describe('the sketch index', () => {
     return r.rows
       .map((row) => ({
         id: Number(row.chunk_id),
+        memory_id: Number(row.memory_id),
+        chunk_index: row.chunk_index,
+        conversation_id: row.conversation_id === null ? null : Number(row.conversation_id),
         distance: cosineDistanceInt8(
           q,
           norm(q),
@@ -187,11 +197,15 @@ describe('the sketch index', () => {
     expect(after).toEqual(await scanInSql(scope, QUERY, 500));
     expect(after).toHaveLength(20 + 1 + 25);
 
-    // An edit re-chunks and re-embeds: the new chunk is read as new, the old one is gone from the
-    // database, and the first search that meets it (through the repository) drops it here.
+    // An edit re-chunks and re-embeds: the new chunk is read as new, the old one's tombstone drops it.
     await m.patchOwn(carol.id, added!.id, { content: 'Cellars and marshes, said Carol.' });
-    await m.retrieve(scope, 'zzzz-no-word-matches', 10, {});
     expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));
+    // Moved into a conversation: new chunks again, with the conversation among their keys.
+    const conversation = await t.deps.services.conversations.create(carol.id, {});
+    await m.patchOwn(carol.id, added!.id, { metadata: { conversationId: conversation.id } });
+    const moved = await nearest(scope, QUERY, 500);
+    expect(moved).toEqual(await scanInSql(scope, QUERY, 500));
+    expect(moved.find((n) => n.memory_id === added!.id)!.conversation_id).toBe(conversation.id);
 
     // An embedding rewritten in place (re-embedding by another model): its new model is seen.
     await t.deps.db
@@ -208,15 +222,17 @@ describe('the sketch index', () => {
       .execute();
     expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));
 
-    // Deleted: the index still holds the chunks until a search meets them, then forgets them.
+    // Deleted: their tombstones drop them at the next read.
     const { memories: rows } = await m.listOwn(carol.id, { limit: 100, offset: 0 });
     for (const r of rows.slice(0, 15)) await m.deleteOwn(carol.id, r.id);
     const held = index.stats().rows;
+    const left = await nearest(scope, QUERY, 500);
+    expect(left).toEqual(await scanInSql(scope, QUERY, 500));
+    expect(left).toHaveLength(rows.length - 15 + 25);
+    expect(index.stats().rows).toBe(held - 15);
     const hits = await m.retrieve(scope, 'zzzz-no-word-matches', 50, {});
     expect(new Set(hits.map((h) => h.userId))).toEqual(new Set([carol.id, assistant]));
     expect(hits).toHaveLength(Math.min(50, rows.length - 15 + 25));
-    expect(hits.some((h) => rows.slice(0, 15).some((r) => r.id === h.id))).toBe(false);
-    expect(index.stats().rows).toBeLessThan(held);
   });
 
   it('sees a write whose transaction was open during its previous read', async () => {
@@ -275,7 +291,7 @@ describe('the sketch index', () => {
     }
   });
 
-  it('reads a part whole again RELOAD_MS after its last full read, dropping deleted chunks', async () => {
+  it('reads a part whole when it has not read it for STALE_MS', async () => {
     let clock = 0;
     const own = new SketchIndex({ maxBytes: 1 << 30, now: () => clock });
     const erin = await createUser(t, 'public');
@@ -284,15 +300,27 @@ describe('the sketch index', () => {
     const search = () => ask(own, scope, QUERY, 500);
     await search();
     const held = own.stats().rows;
-    // Deleted behind the index's back: the read of rows written since does not report it.
+    // Deleted, and its tombstone swept before the index read it (as for a part idle a day).
     await t.deps.services.memory.deleteOwn(erin.id, gone!.id);
+    await sql`delete from memory_embeddings_gone where user_id = ${erin.id}`.execute(t.deps.db);
+    clock = STALE_MS - 1;
     await search();
     expect(own.stats().rows).toBe(held);
-    // Past RELOAD_MS the search answers from the part it holds and reads it whole in the background.
-    clock = RELOAD_MS + 1;
-    await search();
-    await vi.waitFor(() => expect(own.stats().rows).toBe(held - 1));
+    // Not read for STALE_MS: read whole.
+    clock = 2 * STALE_MS;
     expect(await search()).toEqual(await scanInSql(scope, QUERY, 500));
+    expect(own.stats().rows).toBe(held - 1);
+  });
+
+  it('keeps tombstones for TOMBSTONE_HOURS (the maintenance sweep)', async () => {
+    const frank = await createUser(t, 'public');
+    await sql`insert into memory_embeddings_gone (chunk_id, user_id, tier, gone_at) values
+      (-1, ${frank.id}, 'shared', now() - interval '25 hours'),
+      (-2, ${frank.id}, 'shared', now() - interval '23 hours')`.execute(t.deps.db);
+    await t.deps.services.memory.sweep();
+    const left = await sql<{ chunk_id: number }>`
+      select chunk_id from memory_embeddings_gone where user_id = ${frank.id}`.execute(t.deps.db);
+    expect(left.rows.map((r) => Number(r.chunk_id))).toEqual([-2]);
   });
 
   it('evicts the least recently used parts beyond its size, and reads them again', async () => {
@@ -364,6 +392,18 @@ describe('migration 0017', () => {
         Array.from(hashEmbedding('foxes and orchards near the bells')),
       ];
       const float32 = (v: number[]) => Buffer.from(Float32Array.from(v).buffer);
+      const user = await sql<{ id: number }>`insert into users (name) values ('M') returning id`.execute(
+        database.db,
+      );
+      const memory = await sql<{ id: number }>`insert into memories (user_id, content, source, tier)
+        values (${user.rows[0]!.id}, 'm', 'shared', 'shared') returning id`.execute(database.db);
+      const memoryId = Number(memory.rows[0]!.id);
+      for (const [n, chunkId] of [1, 2, 3, 9].entries())
+        await sql`insert into memory_chunks (id, memory_id, user_id, tier, source, conversation_id, chunk_index, content)
+          overriding system value
+          values (${chunkId}, ${memoryId}, ${user.rows[0]!.id}, 'shared', 'shared', ${chunkId === 2 ? 77 : null}, ${n}, 'm')`.execute(
+          database.db,
+        );
       for (const [i, v] of vectors.entries()) {
         await sql`insert into memory_embeddings (chunk_id, user_id, tier, source, model, dim, sketch)
           values (${i + 1}, 1, 'shared', 'shared', 'm', ${v.length}, ${sketchLiteral(v)}::varbit)`.execute(
@@ -381,9 +421,22 @@ describe('migration 0017', () => {
 
       const { applied } = await migrate(database, { pgvector: false });
       expect(applied[0]).toBe('0017_memory_int8');
-      const r = await sql<{ chunk_id: number; e: Uint8Array }>`
-        select chunk_id, embedding_i8 as e from memory_embeddings order by chunk_id`.execute(database.db);
-      expect(r.rows.map((row) => Number(row.chunk_id))).toEqual([1, 2, 3]);
+      const r = await sql<{
+        chunk_id: number;
+        e: Uint8Array;
+        memory_id: number;
+        chunk_index: number;
+        conversation_id: number | null;
+      }>`
+        select chunk_id, embedding_i8 as e, memory_id, chunk_index, conversation_id
+        from memory_embeddings order by chunk_id`.execute(database.db);
+      expect(
+        r.rows.map((row) => [row.chunk_id, row.memory_id, row.chunk_index, row.conversation_id].map(Number)),
+      ).toEqual([
+        [1, memoryId, 0, 0],
+        [2, memoryId, 1, 77],
+        [3, memoryId, 2, 0],
+      ]);
       for (const [i, v] of vectors.entries())
         expect(Array.from(new Int8Array(Buffer.from(r.rows[i]!.e)))).toEqual(
           Array.from(quantize(Float32Array.from(v))),

@@ -6,16 +6,15 @@
 // was the largest step of a chat turn).
 //
 // A cache, not state: the database stays the truth and every search first reads what changed
-// since this process last looked, so searches on any node see every committed write.
+// since this process last looked, so searches on any node see every committed write and delete.
 // - Each row of memory_embeddings carries the id of the transaction that wrote it (`xid`, set on
 //   insert and update, migration 0016). A read notes its snapshot's xmin, the oldest transaction
 //   still running then (the horizon): any row the read did not see was written by a transaction
 //   with an id at least that (running then, or begun later). The next read asks for rows with
 //   `xid >= horizon` of the parts it keeps: usually none or the few of the last exchange.
-// - Deleted chunks are not reported by that read. They stay here until the search meets one among
-//   its nearest (the database then no longer returns it: the repository calls `forget`) or the
-//   part is read again whole, `RELOAD_MS` after its last full read (in the background: searches
-//   meanwhile use the part as it is).
+// - A deleted embedding leaves a tombstone with the deleting transaction's id (migration 0017),
+//   read the same way: the index drops the chunk. Tombstones are swept after TOMBSTONE_HOURS; a
+//   part not read for STALE_MS (far less) is read whole again instead of brought up to date.
 // - The parts: one user's embeddings (all tiers; the caller's own, or an NPC's core tier), and
 //   the world tier (any owner). Parts are evicted least recently used beyond `maxBytes`.
 import type { Executor } from '../../platform/db/database.js';
@@ -25,11 +24,14 @@ import type { MemoryTier } from './memory.rules.js';
 import { cosineDistanceInt8, norm, SKETCH_BITS, sketchBytes } from './memory.sketch.js';
 
 const SKETCH_BYTES = SKETCH_BITS / 8;
-/** A part is read whole again this long after its last full read (drops deleted chunks). */
-export const RELOAD_MS = 30 * 60_000;
-/** Bytes a slot costs besides its embedding: id, owner, tier, source, model/size, sketch, and the
- * embedding's reference. */
-const SLOT_BYTES = 8 + 8 + 1 + 1 + 2 + SKETCH_BYTES + 8;
+/** A part not read for this long is read whole again (its tombstones may be swept meanwhile, and
+ * a whole read costs less than a long delta). */
+export const STALE_MS = 60 * 60_000;
+/** Tombstones of deleted embeddings are kept this long (maintenance sweep). */
+export const TOMBSTONE_HOURS = 24;
+/** Bytes a slot costs besides its embedding: id, owner, tier, source, model/size, sketch, the
+ * chunk's keys (memory, position, conversation) and the embedding's reference. */
+const SLOT_BYTES = 8 + 8 + 1 + 1 + 2 + SKETCH_BYTES + 8 + 4 + 8 + 8;
 
 const TIERS: MemoryTier[] = ['world', 'assistant_core', 'shared'];
 const NONE = 0xffff;
@@ -69,6 +71,10 @@ class Part {
   sources = new Uint8Array(0);
   kinds = new Uint16Array(0);
   sketches = new Uint8Array(0);
+  memoryIds = new Float64Array(0);
+  chunkIndexes = new Int32Array(0);
+  /** NaN for none. */
+  conversationIds = new Float64Array(0);
   /** The int8 embeddings (views of the rows read). */
   embeddings: Int8Array[] = [];
   private embeddingBytes = 0;
@@ -77,12 +83,12 @@ class Part {
    * not applied over a newer one (the newer saw everything it saw). */
   ticket = 0;
   applied = 0;
-  reloading = false;
 
   constructor(
     readonly id: PartId,
     public horizon: string,
-    readonly loadedAt: number,
+    /** When the latest read applied began. */
+    public readAt: number,
   ) {}
 
   get key(): string {
@@ -93,7 +99,7 @@ class Part {
     return this.ids.length * SLOT_BYTES + this.embeddingBytes;
   }
 
-  put(row: repo.SketchRow, source: number, kind: number): void {
+  put(row: HeldRow, source: number, kind: number): void {
     let s = this.slots.get(row.chunk_id);
     if (s === undefined) {
       if (this.size === this.ids.length) this.grow(Math.max(64, this.size * 2));
@@ -109,6 +115,20 @@ class Part {
     this.sources[s] = source;
     this.kinds[s] = kind;
     this.sketches.set(row.sketch.subarray(0, SKETCH_BYTES), s * SKETCH_BYTES);
+    this.memoryIds[s] = row.memory_id;
+    this.chunkIndexes[s] = row.chunk_index;
+    this.conversationIds[s] = row.conversation_id ?? NaN;
+  }
+
+  /** The chunk's keys, as the search returns them. */
+  keys(s: number): repo.ChunkKey {
+    const conversation = this.conversationIds[s]!;
+    return {
+      id: this.ids[s]!,
+      memory_id: this.memoryIds[s]!,
+      chunk_index: this.chunkIndexes[s]!,
+      conversation_id: Number.isNaN(conversation) ? null : conversation,
+    };
   }
 
   /** Drops a chunk: the last slot moves into its place. */
@@ -127,11 +147,14 @@ class Part {
     this.sources[s] = this.sources[last]!;
     this.kinds[s] = this.kinds[last]!;
     this.sketches.copyWithin(s * SKETCH_BYTES, last * SKETCH_BYTES, (last + 1) * SKETCH_BYTES);
+    this.memoryIds[s] = this.memoryIds[last]!;
+    this.chunkIndexes[s] = this.chunkIndexes[last]!;
+    this.conversationIds[s] = this.conversationIds[last]!;
     this.slots.set(this.ids[s], s);
   }
 
   private grow(capacity: number): void {
-    const grown = <T extends Float64Array | Uint8Array | Uint16Array>(a: T, n: number): T => {
+    const grown = <T extends Float64Array | Int32Array | Uint8Array | Uint16Array>(a: T, n: number): T => {
       const b = new (a.constructor as new (n: number) => T)(n);
       b.set(a);
       return b;
@@ -142,8 +165,14 @@ class Part {
     this.sources = grown(this.sources, capacity);
     this.kinds = grown(this.kinds, capacity);
     this.sketches = grown(this.sketches, capacity * SKETCH_BYTES);
+    this.memoryIds = grown(this.memoryIds, capacity);
+    this.chunkIndexes = grown(this.chunkIndexes, capacity);
+    this.conversationIds = grown(this.conversationIds, capacity);
   }
 }
+
+/** A row held (not a tombstone). */
+type HeldRow = Extract<repo.SketchRow, { gone: false }>;
 
 /** A part held, with the rows of it a search's scope reads. */
 type Use = Omit<PartUse, keyof PartId> & { part: Part };
@@ -176,19 +205,16 @@ export class SketchIndex implements repo.SketchSearch {
     const ready = this.refresh(db, this.keysOf(scope));
     // Awaited by `nearest`; a search that never gets its embedding leaves it unawaited.
     ready.catch(() => undefined);
-    return {
-      nearest: async (p) => this.rank(await ready, { ...scope, ...p }),
-      forget: (chunkIds) => this.forget(scope, chunkIds),
-    };
+    return { nearest: async (p) => this.rank(await ready, { ...scope, ...p }) };
   }
 
   /** The `count` nearest chunks of a scope (up to date first) by the cosine of their int8
    * embeddings, among the `pool` sketch-nearest; nearest first. */
-  nearest(db: Executor, p: repo.Scope & repo.SketchQuery): Promise<{ id: number; distance: number }[]> {
+  nearest(db: Executor, p: repo.Scope & repo.SketchQuery): Promise<(repo.ChunkKey & { distance: number })[]> {
     return this.open(db, p).nearest(p);
   }
 
-  private rank(uses: Use[], p: repo.Scope & repo.SketchQuery): { id: number; distance: number }[] {
+  private rank(uses: Use[], p: repo.Scope & repo.SketchQuery): (repo.ChunkKey & { distance: number })[] {
     const kind = this.kinds.find(`${p.model}/${p.dim}`);
     const source = p.source === undefined ? undefined : this.sources.find(p.source);
     const pool = Math.max(p.pool, p.count);
@@ -219,12 +245,12 @@ export class SketchIndex implements repo.SketchSearch {
     }
     let limit = 0;
     for (let seen = 0; limit <= SKETCH_BITS; limit++) if ((seen += histogram[limit]!) >= pool) break;
-    const picked: { d: number; id: number; embedding: Int8Array }[] = [];
+    const picked: { d: number; id: number; part: Part; slot: number }[] = [];
     at = 0;
     for (const { part } of uses) {
       for (let s = 0; s < part.size; s++) {
         const d = this.distances[at + s]!;
-        if (d <= limit) picked.push({ d, id: part.ids[s]!, embedding: part.embeddings[s]! });
+        if (d <= limit) picked.push({ d, id: part.ids[s]!, part, slot: s });
       }
       at += part.size;
     }
@@ -233,16 +259,12 @@ export class SketchIndex implements repo.SketchSearch {
     return picked
       .sort((a, b) => a.d - b.d || a.id - b.id)
       .slice(0, pool)
-      .map((x) => ({ id: x.id, distance: cosineDistanceInt8(p.query, qNorm, x.embedding) }))
+      .map((x) => ({
+        ...x.part.keys(x.slot),
+        distance: cosineDistanceInt8(p.query, qNorm, x.part.embeddings[x.slot]!),
+      }))
       .sort((a, b) => a.distance - b.distance || a.id - b.id)
       .slice(0, p.count);
-  }
-
-  private forget(scope: repo.Scope, chunkIds: number[]): void {
-    for (const { key } of this.keysOf(scope)) {
-      const part = this.parts.get(key);
-      if (part) for (const id of chunkIds) part.remove(id);
-    }
   }
 
   /** Brings the scope's parts up to date: parts not held are read whole (one read per part at a
@@ -254,10 +276,13 @@ export class SketchIndex implements repo.SketchSearch {
     const held: Part[] = [];
     const joined: Promise<Part>[] = [];
     const parts = keys.map((k): Promise<Part> => {
-      const part = this.parts.get(k.key);
+      let part = this.parts.get(k.key);
+      if (part && this.now() - part.readAt > STALE_MS) {
+        this.parts.delete(k.key);
+        part = undefined;
+      }
       if (part) {
         this.touch(part);
-        if (!part.reloading && this.now() - part.loadedAt > RELOAD_MS) this.reloadLater(db, k);
         held.push(part);
         return Promise.resolve(part);
       }
@@ -274,9 +299,11 @@ export class SketchIndex implements repo.SketchSearch {
     return keys.map((k, i) => ({ part: resolved[i]!, tier: k.tier, notOwner: k.notOwner }));
   }
 
-  /** One statement reads the rows of `parts` written since each one's horizon. */
+  /** One statement reads the rows of `parts` written, and the embeddings deleted, since each one's
+   * horizon. */
   private async update(db: Executor, parts: Part[]): Promise<void> {
     if (parts.length === 0) return;
+    const startedAt = this.now();
     const tickets = parts.map((part) => ({ part, ticket: ++part.ticket }));
     const read = await repo.sketchRows(
       db,
@@ -286,7 +313,12 @@ export class SketchIndex implements repo.SketchSearch {
       if (ticket <= part.applied) return;
       part.applied = ticket;
       part.horizon = read.horizon;
-      for (const row of read.rows) if (row.part === i) this.put(part, row);
+      part.readAt = startedAt;
+      // A chunk id is never used again, so a tombstone and a row of the same chunk never meet.
+      for (const row of read.rows)
+        if (row.part !== i) continue;
+        else if (row.gone) part.remove(row.chunk_id);
+        else this.put(part, row);
     });
     // Usually nothing was written since: only new rows can grow a part past the limit.
     if (read.rows.length) this.evict();
@@ -294,9 +326,10 @@ export class SketchIndex implements repo.SketchSearch {
 
   private load(db: Executor, k: PartId): Promise<Part> {
     const loaded = (async () => {
+      const startedAt = this.now();
       const read = await repo.sketchRows(db, [{ userId: k.userId }]);
-      const part = new Part({ key: k.key, userId: k.userId }, read.horizon, this.now());
-      for (const row of read.rows) this.put(part, row);
+      const part = new Part({ key: k.key, userId: k.userId }, read.horizon, startedAt);
+      for (const row of read.rows) if (!row.gone) this.put(part, row);
       this.parts.set(k.key, part);
       this.evict(part);
       return part;
@@ -305,17 +338,7 @@ export class SketchIndex implements repo.SketchSearch {
     return loaded;
   }
 
-  /** A part read whole again (deleted chunks drop out); until then searches use the old one, and
-   * afterwards read from the new one's horizon. */
-  private reloadLater(db: Executor, k: PartId): void {
-    const held = this.parts.get(k.key)!;
-    held.reloading = true;
-    this.load(db, k).catch(() => {
-      held.reloading = false;
-    });
-  }
-
-  private put(part: Part, row: repo.SketchRow): void {
+  private put(part: Part, row: HeldRow): void {
     part.put(row, this.sources.of(row.source), this.kinds.of(`${row.model}/${row.dim}`));
   }
 

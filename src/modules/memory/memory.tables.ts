@@ -41,6 +41,10 @@ export interface MemoryEmbeddingsTable {
    * values (`embedding_i8`) and the writing transaction (`xid`) instead (migrations 0012–0017).
    * Written and read through the repository's SQL only. */
   embedding: ColumnType<unknown, never, never>;
+  /** The chunk's keys, without pgvector only (migration 0017). */
+  memory_id: number;
+  chunk_index: number;
+  conversation_id: number | null;
   embedded_at: CreatedAt;
 }
 

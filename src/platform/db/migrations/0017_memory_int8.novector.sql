@@ -1,10 +1,21 @@
--- Memory retrieval without pgvector (issues 3 and 5): the rerank's embeddings move into the
--- service's sketch index. Each embedding is stored as int8 values (memory.sketch.ts `quantize`:
--- scaled so the largest magnitude is 127; cosine needs no scale) in memory_embeddings itself, so the
--- index reads it with the sketch and the rerank needs no read at all (before, the 240 nearest
--- chunks' float32 embeddings, 1.5 KB each at 384 dimensions, were read on every search). The
--- float32 table goes: an embedding is written once, to one table, at a quarter of the size.
-alter table memory_embeddings add column embedding_i8 bytea;
+-- Memory retrieval without pgvector (issues 3 and 5): the vector side runs wholly in the service's
+-- sketch index (memory.sketch-index.ts), with no read of its own on a search.
+-- - Each embedding is stored as int8 values (memory.sketch.ts `quantize`: scaled so the largest
+--   magnitude is 127; cosine needs no scale) in memory_embeddings itself, so the index reads it with
+--   the sketch and reranks there (before, the 240 nearest chunks' float32 embeddings, 1.5 KB each at
+--   384 dimensions, were read on every search). The float32 table goes: an embedding is written
+--   once, to one table, at a quarter of the size.
+-- - The chunk's keys (memory, position, conversation; fixed for a chunk's life: an edit makes new
+--   chunks) are copied beside it, so the index answers with them.
+-- - A deleted embedding leaves a tombstone, written by the transaction that deleted it and read
+--   like a new row (`xid >= horizon`), so the index drops deleted chunks at its next read instead
+--   of finding them gone in the database. Tombstones are swept after a day (the maintenance job);
+--   the index reads a part whole when it has not read it for an hour.
+alter table memory_embeddings
+  add column embedding_i8 bytea,
+  add column memory_id bigint,
+  add column chunk_index integer,
+  add column conversation_id bigint;
 
 -- The stored float32 embeddings (little-endian), converted here as `quantize` does (the same
 -- float8 arithmetic, so the same bytes).
@@ -33,18 +44,36 @@ with f as (
   from f
 )
 update memory_embeddings e set embedding_i8 = q.bytes from q where q.chunk_id = e.chunk_id;
+update memory_embeddings e set memory_id = c.memory_id, chunk_index = c.chunk_index, conversation_id = c.conversation_id
+  from memory_chunks c where c.id = e.chunk_id;
 
 -- An embedding without its float32 row (none is expected) is made again by the embedding job.
 insert into memory_embed_queue (chunk_id)
   select chunk_id from memory_embeddings where embedding_i8 is null on conflict do nothing;
-delete from memory_embeddings where embedding_i8 is null;
-alter table memory_embeddings alter column embedding_i8 set not null;
+delete from memory_embeddings where embedding_i8 is null or memory_id is null;
+alter table memory_embeddings
+  alter column embedding_i8 set not null,
+  alter column memory_id set not null,
+  alter column chunk_index set not null;
 
 drop table memory_embedding_vectors;
 
+create table memory_embeddings_gone (
+  chunk_id bigint not null,
+  user_id bigint not null,
+  tier text not null,
+  xid xid8 not null default pg_current_xact_id(),
+  gone_at timestamptz not null default clock_timestamp()
+);
+create index memory_embeddings_gone_owner_xid on memory_embeddings_gone (user_id, xid);
+create index memory_embeddings_gone_world_xid on memory_embeddings_gone (xid) where tier = 'world';
+create index memory_embeddings_gone_at on memory_embeddings_gone (gone_at);
+
 create or replace function memory_chunks_gone() returns trigger language plpgsql as $$
 begin
-  delete from memory_embeddings e using gone g where e.chunk_id = g.id;
+  with d as (delete from memory_embeddings e using gone g where e.chunk_id = g.id
+             returning e.chunk_id, e.user_id, e.tier)
+  insert into memory_embeddings_gone (chunk_id, user_id, tier) select * from d;
   delete from memory_embed_queue q using gone g where q.chunk_id = g.id;
   return null;
 end $$;
