@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import wabtInit from 'wabt';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
 import { dropSchema } from '../../../test/schema.js';
 import { openDatabase, transaction, type Trx } from '../../platform/db/database.js';
