@@ -186,12 +186,20 @@ export class ChatService {
         userMessage = existing;
       }
 
-      const [speakers, attachments] = await Promise.all([
-        this.speakersFor(conversation.npc_user_ids, input.npcUserId),
-        this.attachments(user.id, input),
-      ]);
-      // Retrieval goes on while the message is stored (answer() awaits it; a failure surfaces there).
-      void this.startContext(prepared, user, speakers[0]!, input.message, conversation.id);
+      // Retrieval starts now, with the lead speaker's id (its name and description, read beside
+      // it, are needed only once retrieval is done), and goes on while the message is stored
+      // (answer() awaits it; a failure surfaces there or, for a bad speaker, just below).
+      const speakersRead = this.speakersFor(conversation.npc_user_ids, input.npcUserId);
+      const leadId = await this.leadOf(conversation.npc_user_ids, input.npcUserId);
+      if (leadId !== undefined)
+        void this.startContext(
+          prepared,
+          user,
+          { id: leadId, info: speakersRead.then((s) => s[0]!) },
+          input.message,
+          conversation.id,
+        );
+      const [speakers, attachments] = await Promise.all([speakersRead, this.attachments(user.id, input)]);
 
       if (!userMessage) {
         const stored = await this.storeUserMessage(
@@ -336,6 +344,14 @@ export class ChatService {
     return [await this.speaker(assistantId)];
   }
 
+  /** The id of the speaker `speakersFor` puts first, without reading it; undefined for a request
+   * it refuses (the NPC is not part of the conversation). */
+  private async leadOf(npcUserIds: number[], requested: number | undefined): Promise<number | undefined> {
+    const assistantId = await this.d.characters.assistantUserId();
+    if (requested === undefined) return npcUserIds[0] ?? assistantId;
+    return requested === assistantId || npcUserIds.includes(requested) ? requested : undefined;
+  }
+
   private async speaker(id: number): Promise<Speaker> {
     try {
       const { npc, state } = await this.d.characters.getNpcWithState(id);
@@ -369,11 +385,18 @@ export class ChatService {
   private startContext(
     prepared: Prepared,
     user: UserPrincipal,
-    lead: Speaker,
+    lead: { id: number; info: Speaker | Promise<Speaker> },
     text: string,
     conversationId: number,
   ): Promise<[ConversationContext, string]> {
     if (!prepared.context) {
+      const npcInfo = Promise.resolve(lead.info).then((s) => ({
+        name: s.name,
+        description: s.description,
+        assistant_user_id: s.id,
+      }));
+      // Awaited once retrieval is done; a bad speaker fails the turn where it is read.
+      npcInfo.catch(() => undefined);
       prepared.context = Promise.all([
         this.d.memory.gatherContext(
           user.id,
@@ -383,7 +406,7 @@ export class ChatService {
           conversationId,
           {
             queryEmbedding: prepared.queryEmbedding,
-            npcInfo: { name: lead.name, description: lead.description, assistant_user_id: lead.id },
+            npcInfo,
           },
         ),
         this.d.inventory.promptSummary(user.id),
@@ -492,7 +515,7 @@ export class ChatService {
     const [routing, replyId, [context, inventorySummary], history] = await Promise.all([
       prepared.routing,
       group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
-      this.startContext(prepared, user, lead, text, conversationId),
+      this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId),
       repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
     ]);
     const memoryContext = [

@@ -112,7 +112,7 @@ export interface GatherOptions {
   perTier?: { world?: number; assistant?: number; personal?: number };
   /** What the caller knows of the NPC: used when no npcInfo provider is registered, instead of
    * reading the NPC's name. */
-  npcInfo?: NpcInfo | undefined;
+  npcInfo?: NpcInfo | Promise<NpcInfo> | undefined;
 }
 
 export function toDto(m: repo.MemoryRow): MemoryDto {
@@ -841,7 +841,7 @@ export class MemoryService {
       .filter((m) => m.userId === playerUserId && m.tier !== 'world')
       .slice(0, per.personal);
     const lines = (ms: RetrievedMemory[]) => ms.map((m) => `- ${m.content}`).join('\n');
-    let npc = npcInfo ?? options.npcInfo;
+    let npc = npcInfo ?? (await options.npcInfo);
     if (!npc) {
       const u = await repo.findUserIdentity(this.db, npcUserId);
       npc = { name: u?.name ?? '', description: '', assistant_user_id: npcUserId };
