@@ -1,13 +1,13 @@
 // Memory benchmark (issue 3): seeds N memories over U users plus W world memories with the
 // offline embedder, then measures on the embedded database (PGlite + pgvector) and on PostgreSQL
 // (DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test when it answers; without pgvector
-// there, so the real[] exact scan):
+// there, so the sketch index with its int8 rerank; PGVECTOR=off runs PGlite on it too):
 //   - ingest throughput (memories/s, through addMemories, until every embedding is stored: by
 //     addMemories itself with the offline embedder, else by the jobs, drained) and its ratio to a
 //     plain batched INSERT of the same rows into a bare copy of the table;
 //   - hybrid top-10 latency (query embedding + both sides + fusion), p50 / p95;
-//   - recall@10 of the hybrid path's vector side against an exact scan computed here in JS (and
-//     the same counting exact ties with the 10th best as right);
+//   - recall@10 of the hybrid path's vector side against an exact float cosine scan computed here
+//     in JS (and the same counting exact ties with the 10th best as right);
 //   - retrieval quality against plain lexical search (ts_rank over the same chunks) on queries
 //     whose answer is known: hit@10 and MRR.
 // Run: npx tsx bench/memory.ts [--memories 100000] [--users 1000] [--world 5000] [--queries 200] [--db pglite,postgres] [--keep]
@@ -378,7 +378,7 @@ async function run(kind: 'pglite' | 'postgres') {
       db: kind,
       vector: deps.database.capabilities.vector
         ? 'pgvector (exact scan)'
-        : 'sketch index (in process) + exact cosine rerank',
+        : 'sketch index (in process) + int8 cosine rerank',
       memories: rows.length,
       chunks: embedded.total,
       embedded: embedded.current,
