@@ -114,10 +114,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     deps.log,
     deps.config.limits.bodyBytes * 30,
   );
-  app.addHook('onClose', attachRealtimeAdapter(io, deps));
+  const releaseAdapter = attachRealtimeAdapter(io, deps);
   for (const m of modules) m.sockets?.(io, deps);
   app.addHook('onClose', async () => {
     await io.close();
+    await releaseAdapter();
   });
 
   await app.ready();

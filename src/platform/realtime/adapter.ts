@@ -7,7 +7,8 @@ import pg from 'pg';
 import type { Server as SocketServer } from 'socket.io';
 import type { Deps } from '../../deps.js';
 
-/** Attaches the adapter that fits the database; returns the function that releases it. */
+/** Attaches the adapter that fits the database; returns the function that releases it, to be
+ * called after the Socket.IO server is closed. */
 export function attachRealtimeAdapter(
   io: SocketServer,
   deps: Pick<Deps, 'database' | 'config' | 'log'>,
@@ -23,6 +24,9 @@ export function attachRealtimeAdapter(
     ...(schema ? { options: `-c search_path="${schema}",public` } : {}),
   });
   pool.on('error', (err) => log.warn({ err }, 'realtime adapter connection error'));
+  const held = new Set<pg.PoolClient>();
+  pool.on('acquire', (client) => held.add(client));
+  pool.on('release', (_err, client) => held.delete(client));
   io.adapter(
     createAdapter(pool, {
       // NOTIFY channels are database-wide; deployments (or test schemas) sharing one database
@@ -32,6 +36,39 @@ export function attachRealtimeAdapter(
     }),
   );
   return async () => {
+    // Called after io.close(), which closed the adapter and released its LISTEN connection, unless
+    // the adapter was still setting that connection up (it takes it asynchronously at start, and
+    // keeps it only once connected and its LISTEN statements are done): closed meanwhile, as when a
+    // node stops right after it started, it keeps it for good and pool.end() would wait forever.
+    // Such a connection is ended here once its statements are done (without the adapter's
+    // reconnection), as is one still connecting once it is handed over.
+    for (let waited = 0; pool.totalCount > pool.idleCount && waited < 5000; waited += 10) {
+      for (const client of held) {
+        await statementsDone(client);
+        // A publishing statement's client goes back to the pool by itself once done.
+        if (!held.has(client)) continue;
+        client.removeAllListeners('end');
+        client.release(true);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
     await pool.end().catch(() => undefined);
   };
+}
+
+/** Resolves once the client runs no statement and has none queued, and the code awaiting its last
+ * one has run (at most 5 s). */
+async function statementsDone(client: pg.PoolClient): Promise<void> {
+  // node-postgres keeps these on the client; they are not in its type declarations.
+  const busy = () => {
+    const c = client as unknown as { activeQuery?: unknown; queryQueue?: unknown[] };
+    return Boolean(c.activeQuery) || (c.queryQueue?.length ?? 0) > 0;
+  };
+  for (let waited = 0; waited < 5000; waited += 10) {
+    if (!busy()) {
+      await new Promise((r) => setImmediate(r));
+      if (!busy()) return;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }
