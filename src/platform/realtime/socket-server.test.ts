@@ -80,3 +80,16 @@ describe('default namespace authentication', () => {
     expect(socket.connected).toBe(false);
   });
 });
+
+describe('shutdown', () => {
+  // On PostgreSQL the realtime adapter takes its LISTEN connection asynchronously at start; a
+  // server closed meanwhile once kept that connection and never finished closing.
+  it('closes at once right after it started', { timeout: 60_000 }, async () => {
+    for (let i = 0; i < 6; i++) {
+      const t = await createTestApp();
+      const started = Date.now();
+      await t.close();
+      expect(Date.now() - started).toBeLessThan(10_000);
+    }
+  });
+});
