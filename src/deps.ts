@@ -183,7 +183,6 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       chunkSize: config.memory.chunkSize,
       chunkOverlap: config.memory.chunkOverlap,
       embedBatch: config.memory.embedBatch,
-      // PGlite has one connection: statements started together would only queue.
       sketchIndexBytes: config.memory.sketchCacheBytes,
       assistantName: config.assistantName,
     });

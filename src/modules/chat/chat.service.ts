@@ -117,7 +117,7 @@ interface Prepared {
   embeddingsStored: Promise<void>;
   /** Reserved with the user's message (storeUserMessage). */
   replyId?: number;
-  /** Retrieval and the inventory summary (startContext), started once the speaker is known. */
+  /** Retrieval and the inventory summary (startContext), started once the conversation is known. */
   context?: Promise<[ConversationContext, string]>;
 }
 
@@ -332,20 +332,18 @@ export class ChatService {
     requested: number | undefined,
     direct = false,
   ): Promise<Speaker[]> {
-    const assistantId = await this.d.characters.assistantUserId();
-    if (requested !== undefined) {
-      if (!direct && requested !== assistantId && !npcUserIds.includes(requested))
-        throw new AppError('validation_failed', 'That character is not part of this conversation', {
-          errors: [{ path: 'chatMessage.npcUserId', message: 'not a character of this conversation' }],
-        });
-      return [await this.speaker(requested)];
-    }
-    if (npcUserIds.length > 0) return Promise.all(npcUserIds.map((id) => this.speaker(id)));
-    return [await this.speaker(assistantId)];
+    if (requested === undefined && npcUserIds.length > 0)
+      return Promise.all(npcUserIds.map((id) => this.speaker(id)));
+    const lead = direct ? requested : await this.leadOf(npcUserIds, requested);
+    if (lead === undefined)
+      throw new AppError('validation_failed', 'That character is not part of this conversation', {
+        errors: [{ path: 'chatMessage.npcUserId', message: 'not a character of this conversation' }],
+      });
+    return [await this.speaker(lead)];
   }
 
-  /** The id of the speaker `speakersFor` puts first, without reading it; undefined for a request
-   * it refuses (the NPC is not part of the conversation). */
+  /** The id of the speaker `speakersFor` puts first, without reading it (the rule it applies);
+   * undefined for a request it refuses (the NPC is not part of the conversation). */
   private async leadOf(npcUserIds: number[], requested: number | undefined): Promise<number | undefined> {
     const assistantId = await this.d.characters.assistantUserId();
     if (requested === undefined) return npcUserIds[0] ?? assistantId;

@@ -8,7 +8,7 @@ import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-m
 import { transaction } from '../../platform/db/database.js';
 import { hashEmbedding } from '../../platform/models/offline.js';
 import * as repo from './memory.repository.js';
-import { quantize, sketchBytes } from './memory.sketch.js';
+import { int8View, quantize, sketchBytes } from './memory.sketch.js';
 
 async function chunksOf(t: TestApp, memoryIds: number[]) {
   const r = await sql<{
@@ -40,11 +40,7 @@ async function storedEmbedding(t: TestApp, chunkId: number) {
     select embedding_i8 as e, sketch::text as s from memory_embeddings where chunk_id = ${chunkId}`.execute(
     t.deps.db,
   );
-  const bytes = r.rows[0]!.e;
-  return {
-    int8: Array.from(new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
-    sketch: r.rows[0]!.s,
-  };
+  return { int8: Array.from(int8View(r.rows[0]!.e)), sketch: r.rows[0]!.s };
 }
 
 /** The chunk's stored embedding is exactly `expected` in the database's variant. */

@@ -1,7 +1,7 @@
 // SQL only: memories, their chunks and the chunks' embeddings. The vector side comes in two
 // forms, pgvector's `vector` (an exact scan of the scope) and the fallback without pgvector (a
-// Hamming prefilter over binary sketches, ranked in the service by memory.sketch-index.ts from
-// rows read here, then the exact cosine of the few hundred closest); which one runs follows the
+// Hamming prefilter over binary sketches, then the cosine of the few hundred closest by their int8
+// embeddings, both in the service's memory.sketch-index.ts, from rows read here); which one runs follows the
 // migration variant applied (deps.database.capabilities.vector), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
@@ -260,7 +260,7 @@ export interface SearchRow {
   rank: number | null;
 }
 
-/** How many sketch-nearest candidates the fallback reranks exactly, for `candidates` results.
+/** How many sketch-nearest candidates the fallback reranks by cosine, for `candidates` results.
  * Measured on the memory bench's data (2048-bit sketches, 5,100 chunks in scope): the exact top 10
  * lies within the 100 nearest 98% of the time and within the 150 nearest 99%; the exact top 50
  * within the 100 nearest 81% (fusion weighs the first ranks most). The rerank runs in the index

@@ -19,12 +19,22 @@ import type { MemorySource } from './memory.rules.js';
 import { SketchIndex, STALE_MS } from './memory.sketch-index.js';
 import {
   cosineDistanceInt8,
+  int8View,
   norm,
   quantize,
   SKETCH_BITS,
   sketchBytes,
   sketchLiteral,
 } from './memory.sketch.js';
+
+/** A stored embedding's int8 values (`e`) and chunk keys, as the tests read them. */
+type StoredEmbedding = {
+  chunk_id: number;
+  e: Uint8Array;
+  memory_id: number;
+  chunk_index: number;
+  conversation_id: number | null;
+};
 
 const TOPICS = ['kites', 'lanterns', 'ferries', 'orchards', 'foxes', 'cellars', 'bells', 'marshes'];
 const text = (who: string, i: number) =>
@@ -99,13 +109,7 @@ describe('the sketch index', () => {
     const npcPart =
       s.npcUserId !== undefined ? sql` or (e.user_id = ${s.npcUserId} and e.tier = 'assistant_core')` : sql``;
     const source = s.source ? sql` and e.source = ${s.source}` : sql``;
-    const r = await sql<{
-      chunk_id: number;
-      e: Uint8Array;
-      memory_id: number;
-      chunk_index: number;
-      conversation_id: number | null;
-    }>`
+    const r = await sql<StoredEmbedding>`
       select e.chunk_id, e.embedding_i8 as e, c.memory_id, c.chunk_index, c.conversation_id
       from memory_embeddings e join memory_chunks c on c.id = e.chunk_id
       where (e.user_id = ${s.userId} or e.tier = 'world'${npcPart})${source}
@@ -119,11 +123,7 @@ describe('the sketch index', () => {
         memory_id: Number(row.memory_id),
         chunk_index: row.chunk_index,
         conversation_id: row.conversation_id === null ? null : Number(row.conversation_id),
-        distance: cosineDistanceInt8(
-          q,
-          norm(q),
-          new Int8Array(row.e.buffer, row.e.byteOffset, row.e.byteLength),
-        ),
+        distance: cosineDistanceInt8(q, norm(q), int8View(row.e)),
       }))
       .sort((a, b) => a.distance - b.distance || a.id - b.id);
   }
@@ -421,13 +421,7 @@ describe('migration 0017', () => {
 
       const { applied } = await migrate(database, { pgvector: false });
       expect(applied[0]).toBe('0017_memory_int8');
-      const r = await sql<{
-        chunk_id: number;
-        e: Uint8Array;
-        memory_id: number;
-        chunk_index: number;
-        conversation_id: number | null;
-      }>`
+      const r = await sql<StoredEmbedding>`
         select chunk_id, embedding_i8 as e, memory_id, chunk_index, conversation_id
         from memory_embeddings order by chunk_id`.execute(database.db);
       expect(
@@ -438,9 +432,7 @@ describe('migration 0017', () => {
         [3, memoryId, 2, 0],
       ]);
       for (const [i, v] of vectors.entries())
-        expect(Array.from(new Int8Array(Buffer.from(r.rows[i]!.e)))).toEqual(
-          Array.from(quantize(Float32Array.from(v))),
-        );
+        expect(Array.from(int8View(r.rows[i]!.e))).toEqual(Array.from(quantize(Float32Array.from(v))));
       const queued = await sql<{ chunk_id: number }>`select chunk_id from memory_embed_queue`.execute(
         database.db,
       );

@@ -21,7 +21,7 @@ import type { Executor } from '../../platform/db/database.js';
 import { HammingKernel } from './memory.hamming.js';
 import * as repo from './memory.repository.js';
 import type { MemoryTier } from './memory.rules.js';
-import { cosineDistanceInt8, norm, SKETCH_BITS, sketchBytes } from './memory.sketch.js';
+import { cosineDistanceInt8, int8View, norm, SKETCH_BITS, sketchBytes } from './memory.sketch.js';
 
 const SKETCH_BYTES = SKETCH_BITS / 8;
 /** A part not read for this long is read whole again (its tombstones may be swept meanwhile, and
@@ -106,9 +106,8 @@ class Part {
       s = this.size++;
       this.slots.set(row.chunk_id, s);
     } else this.embeddingBytes -= this.embeddings[s]!.length;
-    const e = row.embedding_i8;
-    this.embeddings[s] = new Int8Array(e.buffer, e.byteOffset, e.byteLength);
-    this.embeddingBytes += e.byteLength;
+    this.embeddings[s] = int8View(row.embedding_i8);
+    this.embeddingBytes += row.embedding_i8.byteLength;
     this.ids[s] = row.chunk_id;
     this.owners[s] = row.user_id;
     this.tiers[s] = TIERS.indexOf(row.tier);

@@ -147,6 +147,11 @@ export function cosineDistanceInt8(q: ArrayLike<number>, qNorm: number, stored: 
   return qNorm && ns ? 1 - dot / (qNorm * Math.sqrt(ns)) : 1;
 }
 
+/** Stored int8 bytes (a `bytea` as read) as the values they are, without a copy. */
+export function int8View(bytes: Uint8Array): Int8Array {
+  return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export function norm(v: ArrayLike<number>): number {
   let s = 0;
   for (let i = 0; i < v.length; i++) s += v[i]! * v[i]!;

@@ -29,6 +29,8 @@ create function pg_temp.float4_le(b bytea, o int) returns float8 language sql im
                ((get_byte(b, o + 2) & 127) << 16) | (get_byte(b, o + 1) << 8) | get_byte(b, o) as m) x
 $$;
 
+-- One pass over the table: each row gets its int8 values (null without a float32 row) and its
+-- chunk's keys (none for a row whose chunk is gone).
 with f as (
   select v.chunk_id, array_agg(pg_temp.float4_le(v.embedding, 4 * (i - 1)) order by i) as xs
   from memory_embedding_vectors v, generate_series(1, length(v.embedding) / 4) i
@@ -43,13 +45,16 @@ with f as (
   ) as bytes
   from f
 )
-update memory_embeddings e set embedding_i8 = q.bytes from q where q.chunk_id = e.chunk_id;
-update memory_embeddings e set memory_id = c.memory_id, chunk_index = c.chunk_index, conversation_id = c.conversation_id
-  from memory_chunks c where c.id = e.chunk_id;
+update memory_embeddings e
+  set embedding_i8 = q.bytes, memory_id = c.memory_id, chunk_index = c.chunk_index,
+    conversation_id = c.conversation_id
+  from memory_chunks c left join q on q.chunk_id = c.id
+  where c.id = e.chunk_id;
 
 -- An embedding without its float32 row (none is expected) is made again by the embedding job.
 insert into memory_embed_queue (chunk_id)
-  select chunk_id from memory_embeddings where embedding_i8 is null on conflict do nothing;
+  select chunk_id from memory_embeddings where embedding_i8 is null and memory_id is not null
+  on conflict do nothing;
 delete from memory_embeddings where embedding_i8 is null or memory_id is null;
 alter table memory_embeddings
   alter column embedding_i8 set not null,
