@@ -188,6 +188,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     });
     // World memories belong to the assistant's own user, which the characters module creates.
     memory.setAssistantResolver(() => characters.assistantUserId());
+    const metrics = createMetrics();
     const chat = new ChatService(
       {
         db,
@@ -201,6 +202,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         characters,
         conversations,
         files,
+        metrics,
         assistantName: config.assistantName,
       },
       {
@@ -265,7 +267,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       bus,
       counters,
       tokens,
-      metrics: createMetrics(),
+      metrics,
       health,
       redis,
       services,

@@ -15,7 +15,8 @@ import type { CounterStore } from '../../platform/http/rate-limit.js';
 import { vetUrl, SafeFetchError } from '../../platform/http/safe-fetch.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
-import type { ModelGateway } from '../../platform/models/gateway.js';
+import { withModelTime, type ModelGateway } from '../../platform/models/gateway.js';
+import type { Metrics } from '../../platform/http/metrics.js';
 import type { ChatMessage as ModelMessage, ChatResult } from '../../platform/models/provider.js';
 import type { FilesService } from '../files/files.service.js';
 import type { InventoryService } from '../inventory/inventory.service.js';
@@ -86,6 +87,7 @@ export interface ChatServiceDeps {
   characters: CharactersService;
   conversations: ConversationsService;
   files: FilesService;
+  metrics: Pick<Metrics, 'chatTurn'>;
   assistantName: string;
 }
 
@@ -148,7 +150,52 @@ export class ChatService {
 
   /** One chatMessage. Resolves with the ids for the ack; throws ChatTurnError (already a chatError
    * payload) on any failure. */
-  async handleMessage(
+  handleMessage(
+    user: UserPrincipal,
+    raw: unknown,
+    emit: TurnEmitter,
+  ): Promise<{ conversationId: number; messageId: number }> {
+    return this.timed('chatMessage', emit, (timedEmit) => this.message(user, raw, timedEmit));
+  }
+
+  /** directNpcMessage: the named NPC answers, bypassing the group director. */
+  handleDirectNpcMessage(
+    user: UserPrincipal,
+    raw: unknown,
+    emit: TurnEmitter,
+  ): Promise<{ conversationId: number; messageId: number }> {
+    return this.timed('directNpcMessage', emit, (timedEmit) => this.directNpcMessage(user, raw, timedEmit));
+  }
+
+  /** Runs a turn and records its latency (received → last response sent) and its model calls'
+   * share in the metrics. */
+  private timed<T>(event: string, emit: TurnEmitter, turn: (emit: TurnEmitter) => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let answered = 0;
+    const timedEmit: TurnEmitter = {
+      ...emit,
+      response: (e) => {
+        emit.response(e);
+        answered = performance.now();
+      },
+      directResponse: (e) => {
+        emit.directResponse(e);
+        answered = performance.now();
+      },
+    };
+    return withModelTime(async (model) => {
+      try {
+        const result = await turn(timedEmit);
+        this.d.metrics.chatTurn(event, 'ok', (answered || performance.now()) - started, model.ms);
+        return result;
+      } catch (err) {
+        this.d.metrics.chatTurn(event, 'error', performance.now() - started, model.ms);
+        throw err;
+      }
+    });
+  }
+
+  private async message(
     user: UserPrincipal,
     raw: unknown,
     emit: TurnEmitter,
@@ -239,8 +286,7 @@ export class ChatService {
     }
   }
 
-  /** directNpcMessage: the named NPC answers, bypassing the group director. */
-  async handleDirectNpcMessage(user: UserPrincipal, raw: unknown, emit: TurnEmitter) {
+  private async directNpcMessage(user: UserPrincipal, raw: unknown, emit: TurnEmitter) {
     let conversationId: number | null = null;
     let userMessage: MessageRow | undefined;
     try {

@@ -103,6 +103,41 @@ describe('chatMessage', () => {
     c.socket.close();
   });
 
+  it("records the turn's latency and, apart from the model's time, its overhead in /metrics", async () => {
+    const read = async () => {
+      const text = (await t.api('GET', '/metrics')).text;
+      const value = (name: string) => Number(text.match(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm'))?.[1] ?? 0);
+      return {
+        okTurns: value('chat_turn_duration_seconds_count\\{event="chatMessage",outcome="ok"\\}'),
+        turnSeconds: value('chat_turn_duration_seconds_sum\\{event="chatMessage",outcome="ok"\\}'),
+        overheadTurns: value('chat_turn_overhead_seconds_count\\{event="chatMessage"\\}'),
+        overheadSeconds: value('chat_turn_overhead_seconds_sum\\{event="chatMessage"\\}'),
+        failedTurns: value('chat_turn_duration_seconds_count\\{event="chatMessage",outcome="error"\\}'),
+      };
+    };
+    const c = await client(alice);
+    const before = await read();
+    // A slow model: its 400 ms belong to the turn's latency, not to the service's overhead.
+    fake.replyChat({ text: 'Slowly, yes.', delayMs: 400 });
+    expect((await send(c, 'chatMessage', { message: 'Are you slow?' })).ack.ok).toBe(true);
+    const after = await read();
+    expect(after.okTurns - before.okTurns).toBe(1);
+    expect(after.overheadTurns - before.overheadTurns).toBe(1);
+    const turn = after.turnSeconds - before.turnSeconds;
+    const overhead = after.overheadSeconds - before.overheadSeconds;
+    expect(turn).toBeGreaterThanOrEqual(0.4);
+    expect(overhead).toBeGreaterThanOrEqual(0);
+    expect(overhead).toBeLessThanOrEqual(turn - 0.4);
+
+    // A failed turn counts as an error, without an overhead.
+    fake.failNext('chat', { status: 400 });
+    expect((await send(c, 'chatMessage', { message: 'And now?' })).ack.ok).toBe(false);
+    const failed = await read();
+    expect(failed.failedTurns - after.failedTurns).toBe(1);
+    expect(failed.overheadTurns).toBe(after.overheadTurns);
+    c.socket.close();
+  });
+
   it("embeds the previous exchange in the next turn's one embedding request, stored by the turn's end", async () => {
     const c = await client(alice);
     fake.replyChat({ text: 'The ferry leaves at noon.' });

@@ -1,7 +1,8 @@
 // Prometheus metrics: request counts and latencies per route template (never the raw URL,
-// which would explode the label set), plus Node's default process metrics.
+// which would explode the label set), chat turns' latency and the service's own share of it,
+// plus Node's default process metrics.
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry, Summary } from 'prom-client';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -19,7 +20,37 @@ export function createMetrics() {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  return { registry, requests, duration };
+  // A chat turn, server side: the event received → its last response sent. Its overhead is that
+  // time minus the turn's model calls (as model_calls records them): what the service itself
+  // costs, the figure to watch when a model is fast. The summary's quantiles are this node's, over
+  // the last 10 minutes.
+  const chatTurns = new Histogram({
+    name: 'chat_turn_duration_seconds',
+    help: 'Chat turn latency, event received to last response sent, by event and outcome',
+    labelNames: ['event', 'outcome'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const chatTurnOverhead = new Summary({
+    name: 'chat_turn_overhead_seconds',
+    help: "Answered chat turns' latency minus their model calls' time, by event",
+    labelNames: ['event'] as const,
+    percentiles: [0.5, 0.9, 0.99],
+    maxAgeSeconds: 600,
+    ageBuckets: 5,
+    registers: [registry],
+  });
+  return {
+    registry,
+    requests,
+    duration,
+    chatTurnOverhead,
+    /** One chat turn: its latency and, when it was answered, its model calls' share of it (ms). */
+    chatTurn(event: string, outcome: 'ok' | 'error', ms: number, modelMs: number) {
+      chatTurns.observe({ event, outcome }, ms / 1000);
+      if (outcome === 'ok') chatTurnOverhead.observe({ event }, Math.max(0, ms - modelMs) / 1000);
+    },
+  };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

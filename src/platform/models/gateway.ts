@@ -3,6 +3,7 @@
 // process-wide concurrency limit, and a row in `model_calls` (purpose, model, tokens in/out,
 // latency, attempts, outcome). A call that still fails raises 503 `model_unavailable`.
 // Never call it inside an open transaction: read, call, write.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Insertable } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
@@ -29,6 +30,16 @@ export interface GatewayOptions {
   concurrency: number;
   /** First backoff delay; doubles each retry, with jitter. */
   retryBaseMs: number;
+}
+
+/** The model time of one unit of work (a chat turn), for telling the service's own latency from
+ * the model's: every call the gateway makes inside `withModelTime` (in any promise started there)
+ * adds its duration, as recorded in `model_calls` (waits for a free slot and retries included). */
+const modelTime = new AsyncLocalStorage<{ ms: number }>();
+
+export function withModelTime<T>(fn: (account: { readonly ms: number }) => T): T {
+  const account = { ms: 0 };
+  return modelTime.run(account, () => fn(account));
 }
 
 /** A counting semaphore: at most `limit` model calls in flight from this process. */
@@ -166,6 +177,10 @@ export class ModelGateway {
     callerSignal: AbortSignal | undefined,
   ): Promise<T> {
     const started = performance.now();
+    const account = modelTime.getStore();
+    const charge = () => {
+      if (account) account.ms += performance.now() - started;
+    };
     for (let attempts = 1; ; attempts++) {
       await this.limiter.acquire();
       const timeout = AbortSignal.timeout(this.opts.timeoutMs);
@@ -174,6 +189,7 @@ export class ModelGateway {
       try {
         const result = await attempt(signal);
         this.limiter.release();
+        charge();
         const usage = usageOf(result);
         this.record({ kind, purpose, model, usage, started, attempts, error: null });
         return result;
@@ -186,6 +202,7 @@ export class ModelGateway {
       }
       const giveUp = !failure.retryable || attempts > this.opts.maxRetries || callerSignal?.aborted === true;
       if (giveUp) {
+        charge();
         this.record({
           kind,
           purpose,
