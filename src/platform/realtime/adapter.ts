@@ -59,10 +59,11 @@ export function attachRealtimeAdapter(
 /** Resolves once the client runs no statement and has none queued, and the code awaiting its last
  * one has run (at most 5 s). */
 async function statementsDone(client: pg.PoolClient): Promise<void> {
-  // node-postgres keeps these on the client; they are not in its type declarations.
+  // node-postgres keeps these on the client, outside its type declarations (pg 8's public getters
+  // for them print a deprecation warning; the socket-server test's quick close fails if they move).
   const busy = () => {
-    const c = client as unknown as { activeQuery?: unknown; queryQueue?: unknown[] };
-    return Boolean(c.activeQuery) || (c.queryQueue?.length ?? 0) > 0;
+    const c = client as unknown as { _activeQuery?: unknown; _queryQueue?: unknown[] };
+    return Boolean(c._activeQuery) || (c._queryQueue?.length ?? 0) > 0;
   };
   for (let waited = 0; waited < 5000; waited += 10) {
     if (!busy()) {
