@@ -17,7 +17,7 @@ import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { withModelTime, type ModelGateway } from '../../platform/models/gateway.js';
 import type { Metrics } from '../../platform/http/metrics.js';
-import type { ChatMessage as ModelMessage, ChatResult } from '../../platform/models/provider.js';
+import type { ChatMessage as ModelMessage, ChatResult, ToolSpec } from '../../platform/models/provider.js';
 import type { FilesService } from '../files/files.service.js';
 import type { InventoryService } from '../inventory/inventory.service.js';
 import type { ConversationContext, MemoryService } from '../memory/memory.service.js';
@@ -135,17 +135,20 @@ function clientMessageIdOf(raw: unknown): string | null {
 
 export class ChatService {
   private readonly tools: ChatTool[];
+  /** The tools' specs (JSON schemas), made once. */
+  private readonly specs: ToolSpec[];
 
   constructor(
     private readonly d: ChatServiceDeps,
     private readonly opts: ChatServiceOptions,
   ) {
     this.tools = chatTools({ inventory: d.inventory, memory: d.memory });
+    this.specs = toolSpecs(this.tools);
   }
 
   /** The tools the model may be offered in a chat turn (each protocol allows a subset). */
-  toolCatalogue() {
-    return toolSpecs(this.tools);
+  toolCatalogue(): ToolSpec[] {
+    return this.specs;
   }
 
   /** One chatMessage. Resolves with the ids for the ack; throws ChatTurnError (already a chatError
@@ -571,7 +574,7 @@ export class ChatService {
       .filter(Boolean)
       .join('\n\n');
     const composed = composeSystemPrompt(routing.resolved, {
-      tools: group ? [] : toolSpecs(this.tools),
+      tools: group ? [] : this.specs,
       values: {
         assistantName: this.d.assistantName,
         playerName: user.name,
@@ -609,7 +612,8 @@ export class ChatService {
       tone: routing.protocol,
       speakerName: lead.name,
     };
-    const offeredTools = group ? [] : this.tools.filter((t) => composed.tools.some((c) => c.name === t.name));
+    const offered = group ? [] : this.specs.filter((spec) => composed.tools.some((c) => c.name === spec.name));
+    const offeredTools = this.tools.filter((t) => offered.some((spec) => spec.name === t.name));
 
     const filter = new ChoicesFilter();
     const onDelta = (delta: string) => {
@@ -622,7 +626,7 @@ export class ChatService {
         purpose: group ? 'chat.director' : 'chat.turn',
         system,
         messages: [...messages, ...extra],
-        tools: withTools ? toolSpecs(offeredTools) : [],
+        tools: withTools ? offered : [],
         toolChoice: withTools && offeredTools.length > 0 ? ('auto' as const) : ('none' as const),
         maxOutputTokens: maxTokensFor(prefs) * (group ? speakers.length : 1),
         grounding,

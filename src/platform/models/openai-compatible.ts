@@ -83,12 +83,18 @@ function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
 // (the chat turn) decides what to run, keeping to the spec's "at most two chat calls".
 function toToolSet(tools: ToolSpec[] | undefined): ToolSet | undefined {
   if (!tools?.length) return undefined;
-  return Object.fromEntries(
-    tools.map((t) => [
-      t.name,
-      tool({ description: t.description, inputSchema: jsonSchema(t.parameters as never) }),
-    ]),
-  );
+  return Object.fromEntries(tools.map((t) => [t.name, sdkTool(t)]));
+}
+
+// A spec's SDK tool, made once per spec object (a chat turn offers the same specs every time).
+const sdkTools = new WeakMap<ToolSpec, ToolSet[string]>();
+function sdkTool(spec: ToolSpec): ToolSet[string] {
+  let made = sdkTools.get(spec);
+  if (!made) {
+    made = tool({ description: spec.description, inputSchema: jsonSchema(spec.parameters as never) });
+    sdkTools.set(spec, made);
+  }
+  return made;
 }
 
 /** SDK errors → the gateway's retry vocabulary: 429, 408 and 5xx (and network failures) retry. */
@@ -128,6 +134,10 @@ export class OpenAICompatibleModels implements ModelProvider {
   readonly visionModel: string;
   readonly embeddingDimensions: number | undefined;
   private readonly provider: OpenAICompatibleProvider;
+  // The SDK's model objects, made once: making one builds its response schemas (zod), which cost
+  // more than a chat turn's own bookkeeping.
+  private readonly chatModels = new Map<string, ReturnType<OpenAICompatibleProvider['chatModel']>>();
+  private embedder: ReturnType<OpenAICompatibleProvider['embeddingModel']> | undefined;
 
   constructor(opts: OpenAICompatibleOptions) {
     this.chatModel = opts.chatModel;
@@ -142,10 +152,19 @@ export class OpenAICompatibleModels implements ModelProvider {
     });
   }
 
+  private chatModelNamed(name: string) {
+    let model = this.chatModels.get(name);
+    if (!model) {
+      model = this.provider.chatModel(name);
+      this.chatModels.set(name, model);
+    }
+    return model;
+  }
+
   private base(req: ChatRequest, signal: AbortSignal, model: string) {
     const tools = toToolSet(req.tools);
     return {
-      model: this.provider.chatModel(model),
+      model: this.chatModelNamed(model),
       ...(req.system ? { system: req.system } : {}),
       messages: toModelMessages(req.messages),
       ...(tools ? { tools, toolChoice: req.toolChoice ?? 'auto' } : {}),
@@ -229,7 +248,7 @@ export class OpenAICompatibleModels implements ModelProvider {
   async embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {
     try {
       const r = await embedMany({
-        model: this.provider.embeddingModel(this.embeddingModel),
+        model: (this.embedder ??= this.provider.embeddingModel(this.embeddingModel)),
         values: texts,
         ...(this.embeddingDimensions ? { dimensions: this.embeddingDimensions } : {}),
         maxRetries: 0,
@@ -259,7 +278,7 @@ export class OpenAICompatibleModels implements ModelProvider {
   async describeImage(req: VisionRequest, signal: AbortSignal): Promise<VisionResult> {
     try {
       const r = await generateText({
-        model: this.provider.chatModel(this.visionModel),
+        model: this.chatModelNamed(this.visionModel),
         messages: toModelMessages([
           {
             role: 'user',
