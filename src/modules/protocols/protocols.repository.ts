@@ -38,6 +38,26 @@ export function latestOfFamily(db: Executor, family: string) {
     .executeTakeFirst();
 }
 
+/** A protocol (by id, or the newest of a family) and, for a reference protocol, the record its
+ * definition names as base: one read for a chat turn's routing. */
+export async function findWithBase(db: Executor, by: { id: string } | { family: string }) {
+  const row = await db
+    .selectFrom('protocols as p')
+    .leftJoin('protocols as b', (join) => join.on(sql<boolean>`b.id = p.definition->>'base'`))
+    .select(columns.map((c) => `p.${c}` as const))
+    .select(['b.id as base_id', 'b.definition as base_definition'])
+    .$call((q) => ('id' in by ? q.where('p.id', '=', by.id) : q.where('p.family', '=', by.family)))
+    .orderBy('p.version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { base_id, base_definition, ...protocol } = row;
+  return {
+    row: protocol,
+    base: base_id !== null && base_definition !== null ? { id: base_id, definition: base_definition } : null,
+  };
+}
+
 /** Ids of the protocols whose definition names `id` as their base. */
 export async function usedAsBaseBy(db: Executor, id: string): Promise<string[]> {
   const rows = await db

@@ -47,6 +47,13 @@ function toView(row: Row): ProtocolView {
 
 const stored = (row: Row): StoredProtocol => ({ id: row.id, definition: row.definition });
 
+/** A protocol read with its base (repo.findWithBase), ready for composeSystemPrompt. */
+function resolvedWithBase({ row, base }: NonNullable<Awaited<ReturnType<typeof repo.findWithBase>>>) {
+  if (row.definition.kind === 'reference' && !base)
+    throw new Error(`protocol ${row.id} references the missing base ${row.definition.base}`);
+  return resolveProtocol(stored(row), base);
+}
+
 function invalid(problems: { path: string; message: string }[]): AppError {
   return new AppError('invalid_definition', 'The protocol definition does not validate', {
     errors: problems,
@@ -185,17 +192,9 @@ export class ProtocolsService {
   /** A protocol by id with its base template loaded, ready for composeSystemPrompt (and for
    * mergeProtocols, when it is a workflow protocol). */
   async resolve(id: string, executor: Executor = this.db): Promise<ResolvedProtocol> {
-    const row = await repo.findById(executor, id);
-    if (!row) throw notFound('protocol');
-    return this.resolveRow(row, executor);
-  }
-
-  private async resolveRow(row: Row, executor: Executor): Promise<ResolvedProtocol> {
-    const def = row.definition;
-    if (def.kind === 'string') return resolveProtocol(stored(row));
-    const base = await repo.findById(executor, def.base);
-    if (!base) throw new Error(`protocol ${row.id} references the missing base ${def.base}`);
-    return resolveProtocol(stored(row), stored(base));
+    const found = await repo.findWithBase(executor, { id });
+    if (!found) throw notFound('protocol');
+    return resolvedWithBase(found);
   }
 
   /** Routing for a user id (loads the user's role and account type from the database). */
@@ -222,21 +221,23 @@ export class ProtocolsService {
       personaType,
       channelProtocolId,
     });
-    const row =
+    const found = await repo.findWithBase(
+      this.db,
       decision.source === 'channel'
-        ? await repo.findById(this.db, decision.protocolId)
-        : await repo.latestOfFamily(this.db, ROUTING_FAMILIES[decision.category]);
+        ? { id: decision.protocolId }
+        : { family: ROUTING_FAMILIES[decision.category] },
+    );
     // Seeding creates every routing family and nothing deletes protocols; channel protocols are
     // foreign keys. A miss here is a broken installation, not a client error.
-    if (!row) throw new Error(`no protocol record for routing decision ${JSON.stringify(decision)}`);
+    if (!found) throw new Error(`no protocol record for routing decision ${JSON.stringify(decision)}`);
     return {
-      protocolId: row.id,
-      protocol: categoryOf(row.id),
+      protocolId: found.row.id,
+      protocol: categoryOf(found.row.id),
       enforced: decision.enforced,
       reason: `rule ${decision.step}: ${decision.reason}`,
       decision,
       personaType,
-      resolved: await this.resolveRow(row, this.db),
+      resolved: resolvedWithBase(found),
     };
   }
 }
