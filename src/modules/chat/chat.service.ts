@@ -121,6 +121,8 @@ interface Prepared {
   replyId?: number;
   /** Retrieval and the inventory summary (startContext), started once the conversation is known. */
   context?: Promise<[ConversationContext, string]>;
+  /** The conversation's messages before this one, read once the conversation is known. */
+  history?: Promise<MessageRow[]>;
 }
 
 interface Attachment {
@@ -236,6 +238,14 @@ export class ChatService {
         userMessage = existing;
       }
 
+      // The history before this message (before it is stored; a retried one's is before its id).
+      prepared.history = repo.history(
+        this.d.db,
+        conversation.id,
+        this.opts.historyMessages + 1,
+        userMessage?.id,
+      );
+      prepared.history.catch(() => undefined);
       // Retrieval starts now, with the lead speaker's id (its name and description, read beside
       // it, are needed only once retrieval is done), and goes on while the message is stored
       // (answer() awaits it; a failure surfaces there or, for a bad speaker, just below).
@@ -563,7 +573,8 @@ export class ChatService {
       prepared.routing,
       group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
       this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId),
-      repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
+      prepared.history ??
+        repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
     ]);
     const memoryContext = [
       context.memoryContext.worldContext && `World:\n${context.memoryContext.worldContext}`,

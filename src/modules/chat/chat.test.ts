@@ -222,6 +222,23 @@ describe('chatMessage', () => {
     c.socket.close();
   });
 
+  it("sends the model the conversation's earlier messages once, then the new one", async () => {
+    const user = await createUser(t, 'public', { name: 'Historian' });
+    const c = await client(user);
+    fake.replyChat({ text: 'First answer.' });
+    const first = await send(c, 'chatMessage', { message: 'First question' });
+    fake.reset();
+    fake.replyChat({ text: 'Second answer.' });
+    await send(c, 'chatMessage', { message: 'Second question', conversationId: first.ack.conversationId });
+    const sent = fake.chatRequests()[0]!.body.messages.filter((m: any) => m.role !== 'system');
+    expect(sent.map((m: any) => [m.role, m.content])).toEqual([
+      ['user', 'First question'],
+      ['assistant', 'First answer.'],
+      ['user', 'Second question'],
+    ]);
+    c.socket.close();
+  });
+
   it('composes the routed protocol into the system prompt for each identity', async () => {
     const cases = [
       ['core_primary', 'Private protocol'],
