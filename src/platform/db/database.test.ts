@@ -25,6 +25,12 @@ describe('database layer', () => {
     expect(t.deps.database.kind).toBe(isPostgres() ? 'postgres' : 'pglite');
   });
 
+  it('keeps rate-limit windows in an unlogged table (a hit commits without a WAL flush)', async () => {
+    const r = await sql<{ relpersistence: string }>`
+      select relpersistence from pg_class where oid = 'rate_limit_counters'::regclass`.execute(t.deps.db);
+    expect(r.rows).toEqual([{ relpersistence: 'u' }]);
+  });
+
   it('keeps the vector variant it was migrated with when migrated again with pgvector off', async () => {
     const before = t.deps.database.capabilities.vector;
     // PGlite ships pgvector, so its database was made with it; this PostgreSQL has none.
