@@ -29,7 +29,12 @@ export function findById(db: Executor, id: number) {
 
 export function findByIds(db: Executor, ids: number[]) {
   if (ids.length === 0) return Promise.resolve([]);
-  return db.selectFrom('memories').select(memoryColumns).where('id', 'in', ids).execute();
+  // One array parameter: a fixed shape, prepared once per connection (retrieval runs it each turn).
+  return db
+    .selectFrom('memories')
+    .select(memoryColumns)
+    .where('id', '=', sql<number>`any(${ids}::bigint[])`)
+    .execute();
 }
 
 export interface NewMemory {
