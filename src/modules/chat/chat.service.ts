@@ -623,7 +623,9 @@ export class ChatService {
       tone: routing.protocol,
       speakerName: lead.name,
     };
-    const offered = group ? [] : this.specs.filter((spec) => composed.tools.some((c) => c.name === spec.name));
+    const offered = group
+      ? []
+      : this.specs.filter((spec) => composed.tools.some((c) => c.name === spec.name));
     const offeredTools = this.tools.filter((t) => offered.some((spec) => spec.name === t.name));
 
     const filter = new ChoicesFilter();
@@ -711,7 +713,7 @@ export class ChatService {
         replyToId: userMessage.id,
         metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
       })),
-      { messageId: userMessage.id, conversationId },
+      { messageId: userMessage.id },
     );
     // After the responses are sent (the turn ends only when it is done): the exchange becomes shared
     // memory of the player, its embedding riding along with the next turn's query embedding (or a

@@ -128,8 +128,17 @@ function messageValues(v: NewMessage) {
   };
 }
 
+/** The conversation's activity (its place in the user's list) is when a message arrives: the
+ * user's message touches it in the statement that stores it, off the path to the reply. */
+function touching(db: Executor, conversationId: number) {
+  return db.with('touched', (qb) =>
+    qb.updateTable('conversations').set({ updated_at: dbNow() }).where('id', '=', conversationId),
+  );
+}
+
+/** A message (its conversation touched). */
 export function insertMessage(db: Executor, v: NewMessage) {
-  return db
+  return touching(db, v.conversationId)
     .insertInto('chat_messages')
     .values(messageValues(v))
     .returning(messageColumns)
@@ -139,7 +148,7 @@ export function insertMessage(db: Executor, v: NewMessage) {
 /** A user's message, and the id its reply will take (reserved in the same statement, so the reply
  * sorts after it and a streamed delta can name it before it is stored). */
 export async function insertMessageReservingReply(db: Executor, v: NewMessage) {
-  const row = await db
+  const row = await touching(db, v.conversationId)
     .insertInto('chat_messages')
     .values(messageValues(v))
     .returning([
@@ -151,20 +160,12 @@ export async function insertMessageReservingReply(db: Executor, v: NewMessage) {
   return { message, replyId: Number(reply_id) };
 }
 
-/** A turn's replies, its user message marked answered and its conversation touched: one
- * statement (a round trip each cost the turn more than the writes themselves). Replies come back
- * in the order given. */
-export async function storeReplies(
-  db: Executor,
-  replies: NewMessage[],
-  answered: { messageId: number; conversationId: number },
-) {
+/** A turn's replies and its user message marked answered: one statement (a round trip each cost
+ * the turn more than the writes themselves). Replies come back in the order given. */
+export async function storeReplies(db: Executor, replies: NewMessage[], answered: { messageId: number }) {
   const rows = await db
     .with('answered', (qb) =>
       qb.updateTable('chat_messages').set({ status: 'answered' }).where('id', '=', answered.messageId),
-    )
-    .with('touched', (qb) =>
-      qb.updateTable('conversations').set({ updated_at: dbNow() }).where('id', '=', answered.conversationId),
     )
     .insertInto('chat_messages')
     .values(replies.map(messageValues))
