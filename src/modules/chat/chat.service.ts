@@ -210,8 +210,8 @@ export class ChatService {
     let userMessage: MessageRow | undefined;
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
-      // The reads run beside the rate-limit hit (routing and the pending chunks' read among them);
-      // nothing is written or sent before it passed. The query's embedding is requested as soon as
+      // The reads the turn needs first run beside the rate-limit hit (the conversation, the pending
+      // chunks' read); nothing is written or sent before it passed. The query's embedding is requested as soon as
       // it passed: the turn's longest chain is that request, then retrieval.
       const limited = this.rateLimit(user.id);
       const prepared = this.prepare(user, input.message, limited);
@@ -426,7 +426,10 @@ export class ChatService {
     // spec: at most one embedding request per message: the query, batched with pending memories.
     const embedded = this.d.memory.embedQueryBatched(text, undefined, gate);
     const prepared: Prepared = {
-      routing: this.d.protocols.routeUser(user.id),
+      // After the rate limit passed (it is needed only to compose the prompt): a turn's first
+      // statements are the ones its embedding request waits for, and a refused message costs no
+      // routing reads.
+      routing: (gate ?? Promise.resolve()).then(() => this.d.protocols.routeUser(user.id)),
       queryEmbedding: embedded.embedding,
       embeddingsStored: embedded.stored,
     };
