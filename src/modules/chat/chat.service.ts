@@ -115,8 +115,8 @@ interface Speaker {
 interface Prepared {
   routing: ReturnType<ProtocolsService['routeUser']>;
   queryEmbedding: Promise<number[] | undefined>;
-  /** The pending memories embedded with the query, stored while the turn goes on (never rejects). */
-  embeddingsStored: Promise<void>;
+  /** Stores the pending memories embedded with the query (once the reply is sent; never rejects). */
+  storeEmbeddings: () => Promise<void>;
   /** Reserved with the user's message (storeUserMessage). */
   replyId?: number;
   /** Retrieval and the inventory summary (startContext), started once the conversation is known. */
@@ -431,11 +431,12 @@ export class ChatService {
       // routing reads.
       routing: (gate ?? Promise.resolve()).then(() => this.d.protocols.routeUser(user.id)),
       queryEmbedding: embedded.embedding,
-      embeddingsStored: embedded.stored,
+      storeEmbeddings: embedded.store,
     };
     // A turn that fails before it awaits these must not leave a rejection unhandled; awaiting them
     // later still throws.
-    for (const p of Object.values(prepared)) (p as Promise<unknown>).catch(() => undefined);
+    prepared.routing.catch(() => undefined);
+    prepared.queryEmbedding.catch(() => undefined);
     return prepared;
   }
 
@@ -725,6 +726,7 @@ export class ChatService {
     // not happen; a failure here costs the memory, not the answered turn.
     const names = new Map(speakers.map((s) => [s.id, s.name]));
     const finish = async () => {
+      const embeddingsStored = prepared.storeEmbeddings();
       try {
         await this.d.memory.addMemories(
           [
@@ -746,7 +748,7 @@ export class ChatService {
       } catch (err) {
         this.d.log.warn({ err, conversationId }, 'could not store the chat exchange as a memory');
       }
-      await prepared.embeddingsStored;
+      await embeddingsStored;
     };
     return { replies, finish };
   }

@@ -603,14 +603,15 @@ export class MemoryService {
   async embedQuery(text: string, opts: { includePending?: boolean } = {}): Promise<number[] | undefined> {
     if (!opts.includePending) return this.embedQueryBatched(text, 0).embedding;
     const batched = this.embedQueryBatched(text);
-    const [embedding] = await Promise.all([batched.embedding, batched.stored]);
+    const [embedding] = await Promise.all([batched.embedding, batched.store()]);
     return embedding;
   }
 
-  /** The query's embedding as soon as the request answers, and apart from it the write of the
-   * pending chunks embedded in the same request: a chat turn searches while they are stored, and
-   * waits for `stored` before it ends. `stored` never rejects: a failed write leaves the chunks
-   * queued, and the embedding job (their delayed backstop) stores them later. A local embedder
+  /** The query's embedding as soon as the request answers; and `store`, which writes the pending
+   * chunks embedded in the same request when called: a chat turn calls it once its reply is sent,
+   * so the write (their sketches, one statement) does not compete with the turn's retrieval.
+   * `store` never rejects and runs once: a failed write, or one never asked for, leaves the chunks
+   * queued, and the embedding job (their delayed backstop) embeds them later. A local embedder
    * has no request to share (memories are embedded as they are written), so it embeds the query
    * alone. */
   embedQueryBatched(
@@ -620,7 +621,7 @@ export class MemoryService {
      * read meanwhile. When it rejects, so do both promises' sources, quietly: the embedding
      * resolves undefined and nothing is stored. */
     gate?: Promise<unknown>,
-  ): { embedding: Promise<number[] | undefined>; stored: Promise<void> } {
+  ): { embedding: Promise<number[] | undefined>; store: () => Promise<void> } {
     let refused = false;
     const request = (async () => {
       const read =
@@ -648,28 +649,29 @@ export class MemoryService {
         return undefined;
       },
     );
-    const stored = request.then(
-      async ({ pending, result }) => {
-        if (pending.length === 0) return;
-        await repo.writeEmbeddings(
-          this.db,
-          this.opts.vector,
-          result.model,
-          pending.map((p) => p.id),
-          await this.encode(result.embeddings.slice(1)),
-        );
-      },
-      () => undefined,
-    );
-    return {
-      embedding,
-      stored: stored.catch((err: unknown) => {
-        this.log.warn(
-          { err: err instanceof Error ? err.message : err },
-          'storing embeddings made with a query failed; they stay queued for the embedding job',
-        );
-      }),
-    };
+    let stored: Promise<void> | undefined;
+    const store = () =>
+      (stored ??= request
+        .then(
+          async ({ pending, result }) => {
+            if (pending.length === 0) return;
+            await repo.writeEmbeddings(
+              this.db,
+              this.opts.vector,
+              result.model,
+              pending.map((p) => p.id),
+              await this.encode(result.embeddings.slice(1)),
+            );
+          },
+          () => undefined,
+        )
+        .catch((err: unknown) => {
+          this.log.warn(
+            { err: err instanceof Error ? err.message : err },
+            'storing embeddings made with a query failed; they stay queued for the embedding job',
+          );
+        }));
+    return { embedding, store };
   }
 
   async embeddingStatus() {
