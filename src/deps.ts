@@ -18,7 +18,7 @@ import { AccountEmailService } from './modules/auth/account-email.service.js';
 import { OAuthService } from './modules/auth/oauth.service.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { UsersService } from './modules/users/users.service.js';
-import { personaTypeFromProfiles, ProtocolsService } from './modules/protocols/protocols.service.js';
+import { ProtocolsService } from './modules/protocols/protocols.service.js';
 import { ChatPlatformService } from './modules/chat-platform/chat-platform.service.js';
 import { FilesService } from './modules/files/files.service.js';
 import { ConversationsService } from './modules/chat/conversations.service.js';
@@ -162,9 +162,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // Routing reads the channel's protocol; the persona type is the server's own (the character
     // profile; persona sessions join when they exist), never a client's claim.
     const protocols = new ProtocolsService(db, {
-      users,
       channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
-      personaTypeOf: personaTypeFromProfiles((userId) => characters.getNpc(userId)),
+      subjectOf: (userId) => characters.routingSubject(userId),
     });
     const files = new FilesService(db, {
       fileBytes: config.limits.uploadBytes,

@@ -31,6 +31,16 @@ export function findCharacter(db: Executor, id: number) {
     .where('users.id', '=', id)
     .executeTakeFirst();
 }
+/** Any user's role and account type, with their profile's persona type when they have one. */
+export function findUserWithPersona(db: Executor, id: number) {
+  return db
+    .selectFrom('users')
+    .leftJoin('character_profiles', 'character_profiles.user_id', 'users.id')
+    .select(['users.id', 'users.role', 'users.account_type', 'character_profiles.persona_type'])
+    .where('users.id', '=', id)
+    .executeTakeFirst();
+}
+
 export type CharacterRow = NonNullable<Awaited<ReturnType<typeof findCharacter>>>;
 
 export function findAssistant(db: Executor) {

@@ -114,6 +114,14 @@ export class CharactersService {
     return toNpc(await this.character(id, executor));
   }
 
+  /** A user as protocol routing sees them: role, account type, and the persona type of their
+   * character profile (none without one). One read; not_found for no such user. */
+  async routingSubject(userId: number) {
+    const row = await repo.findUserWithPersona(this.db, userId);
+    if (!row) throw notFound('user');
+    return { id: row.id, role: row.role, accountType: row.account_type, personaType: row.persona_type };
+  }
+
   /** Profile and state from one read (the chat turn needs both for the speaking character). */
   async getNpcWithState(
     id: number,

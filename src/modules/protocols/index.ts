@@ -2,10 +2,10 @@ import type { AppModule } from '../index.js';
 import { protocolsRoutes } from './protocols.routes.js';
 import './protocols.tables.js';
 
-export { ProtocolsService, personaTypeFromProfiles } from './protocols.service.js';
+export { ProtocolsService } from './protocols.service.js';
 export type {
   ChannelProtocolLookup,
-  PersonaTypeResolver,
+  SubjectResolver,
   RoutingOutcome,
   RouteOptions,
   RoutingSubject,

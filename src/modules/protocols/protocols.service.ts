@@ -4,7 +4,6 @@
 import { transaction, type Db, type Executor } from '../../platform/db/database.js';
 import { AppError, notFound } from '../../platform/http/problem.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
-import type { UsersService } from '../users/users.service.js';
 import * as repo from './protocols.repository.js';
 import {
   categoryOf,
@@ -60,23 +59,6 @@ function invalid(problems: { path: string; message: string }[]): AppError {
   });
 }
 
-/** The persona type of a user as the server knows it (persona session or character profile). */
-export type PersonaTypeResolver = (userId: number) => Promise<string | null>;
-/** A resolver reading the persona type of a character profile (the assistant and NPCs are users
- * with profiles); a user without a profile has none. */
-export function personaTypeFromProfiles(
-  profile: (userId: number) => Promise<{ personaType: string | null }>,
-): PersonaTypeResolver {
-  return async (userId) => {
-    try {
-      return (await profile(userId)).personaType;
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'not_found') return null;
-      throw err;
-    }
-  };
-}
-
 /** The protocol id a chat-platform channel carries, or null. */
 export type ChannelProtocolLookup = (channelId: string) => Promise<string | null>;
 
@@ -86,9 +68,14 @@ export interface RoutingSubject {
   accountType: AccountType;
 }
 
+/** A user as routing sees them: role, account type and persona type as the server knows it
+ * (persona session or character profile; never a client's claim), in one read. Throws not_found
+ * for no such user. */
+export type SubjectResolver = (userId: number) => Promise<RoutingSubject & { personaType: string | null }>;
+
 export interface RouteOptions {
   channelId?: string | null | undefined;
-  /** Server-known persona type; undefined asks the resolver. Never pass a client's claim. */
+  /** Server-known persona type; undefined takes the subject's. Never pass a client's claim. */
   personaType?: string | null | undefined;
 }
 
@@ -104,20 +91,15 @@ export interface RoutingOutcome {
 }
 
 export interface ProtocolsServiceOptions {
-  users: UsersService;
+  subjectOf: SubjectResolver;
   channelProtocol: ChannelProtocolLookup;
-  personaTypeOf?: PersonaTypeResolver | undefined;
 }
 
 export class ProtocolsService {
-  private readonly personaTypeOf: PersonaTypeResolver;
-
   constructor(
     private readonly db: Db,
     private readonly opts: ProtocolsServiceOptions,
-  ) {
-    this.personaTypeOf = opts.personaTypeOf ?? (async () => null);
-  }
+  ) {}
 
   /** First start: creates the builtin protocols that do not exist yet; never overwrites. */
   async seed(): Promise<{ inserted: string[] }> {
@@ -197,23 +179,21 @@ export class ProtocolsService {
     return resolvedWithBase(found);
   }
 
-  /** Routing for a user id (loads the user's role and account type from the database). */
+  /** Routing for a user id (reads the user's role, account type and persona type). */
   async routeUser(userId: number, opts: RouteOptions = {}): Promise<RoutingOutcome> {
-    // The user and their persona type are read together (a chat turn waits for routing).
-    const [user, personaType] = await Promise.all([
-      this.opts.users.get(userId),
-      opts.personaType !== undefined ? opts.personaType : this.personaTypeOf(userId),
-    ]);
-    return this.route(
-      { id: user.id, role: user.role, accountType: user.account_type },
-      { ...opts, personaType },
-    );
+    const subject = await this.opts.subjectOf(userId);
+    return this.route(subject, {
+      ...opts,
+      personaType: opts.personaType !== undefined ? opts.personaType : subject.personaType,
+    });
   }
 
   /** spec "Routing decision order": the protocol for this subject, and why. */
-  async route(subject: RoutingSubject, opts: RouteOptions = {}): Promise<RoutingOutcome> {
-    const personaType =
-      opts.personaType !== undefined ? opts.personaType : await this.personaTypeOf(subject.id);
+  private async route(
+    subject: RoutingSubject,
+    opts: RouteOptions & { personaType: string | null },
+  ): Promise<RoutingOutcome> {
+    const { personaType } = opts;
     const channelProtocolId = opts.channelId ? await this.opts.channelProtocol(opts.channelId) : null;
     const decision = routeProtocol({
       role: subject.role,

@@ -113,6 +113,12 @@ describe('GET /api/protocol/routing', () => {
     expect((await routing(npc, `?userId=${npc.id}&personaType=coder`)).status).toBe(403);
   });
 
+  it('answers 404 not_found when an admin previews a user that does not exist', async () => {
+    const res = await routing(cso, '?userId=2000000000');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'not_found' });
+  });
+
   it('lets an admin preview another user and persona type', async () => {
     expect((await routing(cso, `?userId=${core.id}`)).body).toMatchObject({
       protocolId: 'private_protocol_v1',
