@@ -243,27 +243,38 @@ export class SketchIndex implements repo.SketchSearch {
       at += part.size;
     }
     let limit = 0;
-    for (let seen = 0; limit <= SKETCH_BITS; limit++) if ((seen += histogram[limit]!) >= pool) break;
-    const picked: { d: number; id: number; part: Part; slot: number }[] = [];
+    let below = 0;
+    for (; limit <= SKETCH_BITS; limit++) {
+      if (below + histogram[limit]! >= pool) break;
+      below += histogram[limit]!;
+    }
+    // The pool: every slot nearer than `limit` (fewer than `pool`), then those at `limit` with the
+    // smallest chunk ids (ties by id, as a scan in SQL orders them). Only that tie is sorted: the
+    // cosine orders the pool anyway.
+    const members: { part: Part; slot: number; distance: number }[] = [];
+    const tied: { part: Part; slot: number }[] = [];
+    const qNorm = norm(p.query);
     at = 0;
     for (const { part } of uses) {
       for (let s = 0; s < part.size; s++) {
         const d = this.distances[at + s]!;
-        if (d <= limit) picked.push({ d, id: part.ids[s]!, part, slot: s });
+        if (d < limit)
+          members.push({
+            part,
+            slot: s,
+            distance: cosineDistanceInt8(p.query, qNorm, part.embeddings[s]!),
+          });
+        else if (d === limit) tied.push({ part, slot: s });
       }
       at += part.size;
     }
-    // The pool: the sketch-nearest (ties by id, as a scan in SQL orders them); then the cosine.
-    const qNorm = norm(p.query);
-    return picked
-      .sort((a, b) => a.d - b.d || a.id - b.id)
-      .slice(0, pool)
-      .map((x) => ({
-        ...x.part.keys(x.slot),
-        distance: cosineDistanceInt8(p.query, qNorm, x.part.embeddings[x.slot]!),
-      }))
-      .sort((a, b) => a.distance - b.distance || a.id - b.id)
-      .slice(0, p.count);
+    if (below < pool)
+      for (const x of tied.sort((a, b) => a.part.ids[a.slot]! - b.part.ids[b.slot]!).slice(0, pool - below))
+        members.push({ ...x, distance: cosineDistanceInt8(p.query, qNorm, x.part.embeddings[x.slot]!) });
+    return members
+      .sort((a, b) => a.distance - b.distance || a.part.ids[a.slot]! - b.part.ids[b.slot]!)
+      .slice(0, p.count)
+      .map((x) => ({ ...x.part.keys(x.slot), distance: x.distance }));
   }
 
   /** Brings the scope's parts up to date: parts not held are read whole (one read per part at a
