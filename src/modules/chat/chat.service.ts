@@ -211,8 +211,8 @@ export class ChatService {
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
       // The reads the turn needs first run beside the rate-limit hit (the conversation, the pending
-      // chunks' read); nothing is written or sent before it passed. The query's embedding is requested as soon as
-      // it passed: the turn's longest chain is that request, then retrieval.
+      // chunks' read); nothing is written or sent before it passed. The query's embedding is
+      // requested as soon as it passed: the turn's longest chain is that request, then retrieval.
       const limited = this.rateLimit(user.id);
       const prepared = this.prepare(user, input.message, limited);
       const [, conversation, existing] = await Promise.all([
@@ -627,10 +627,9 @@ export class ChatService {
       tone: routing.protocol,
       speakerName: lead.name,
     };
-    const offered = group
-      ? []
-      : this.specs.filter((spec) => composed.tools.some((c) => c.name === spec.name));
-    const offeredTools = this.tools.filter((t) => offered.some((spec) => spec.name === t.name));
+    const allowed = new Set(group ? [] : composed.tools.map((c) => c.name));
+    const offered = this.specs.filter((spec) => allowed.has(spec.name));
+    const offeredTools = this.tools.filter((t) => allowed.has(t.name));
 
     const filter = new ChoicesFilter();
     const onDelta = (delta: string) => {
@@ -717,7 +716,7 @@ export class ChatService {
         replyToId: userMessage.id,
         metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
       })),
-      { messageId: userMessage.id },
+      userMessage.id,
     );
     // After the responses are sent (the turn ends only when it is done): the exchange becomes shared
     // memory of the player, its embedding riding along with the next turn's query embedding (or a

@@ -163,18 +163,17 @@ export async function insertMessageReservingReply(db: Executor, v: NewMessage) {
 /** A turn's replies and its user message marked answered: one statement (a round trip each cost
  * the turn more than the writes themselves). Replies come back in the order given.
  * Called outside any transaction, it commits asynchronously (`synchronous_commit` off for its own
- * implicit transaction): the response is
- * sent without waiting for the WAL flush. A database crash in the next fraction of a second can
- * lose the replies and the `answered` mark together, never the user's message (stored before,
- * synchronously): the message is then `received`, and a retry with its clientMessageId answers it
- * again. */
-export async function storeReplies(db: Executor, replies: NewMessage[], answered: { messageId: number }) {
+ * implicit transaction): the response is sent without waiting for the WAL flush. A database crash
+ * in the next fraction of a second can lose the replies and the `answered` mark together, never
+ * the user's message (stored before, synchronously): the message is then `received`, and a retry
+ * with its clientMessageId answers it again. */
+export async function storeReplies(db: Executor, replies: NewMessage[], answeredId: number) {
   const rows = await db
     .with('answered', (qb) =>
       qb
         .updateTable('chat_messages')
         .set({ status: 'answered' })
-        .where('id', '=', answered.messageId)
+        .where('id', '=', answeredId)
         // Evaluated once, before the statement's implicit transaction commits.
         .where(sql<boolean>`(select set_config('synchronous_commit', 'off', true)) = 'off'`),
     )

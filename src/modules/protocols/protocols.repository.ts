@@ -27,17 +27,6 @@ export function list(db: Executor) {
   return db.selectFrom('protocols').select(columns).orderBy('family').orderBy('version').execute();
 }
 
-/** The newest version of a family. */
-export function latestOfFamily(db: Executor, family: string) {
-  return db
-    .selectFrom('protocols')
-    .select(columns)
-    .where('family', '=', family)
-    .orderBy('version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-}
-
 /** A protocol (by id, or the newest of a family) and, for a reference protocol, the record its
  * definition names as base: one read for a chat turn's routing. */
 export async function findWithBase(db: Executor, by: { id: string } | { family: string }) {
