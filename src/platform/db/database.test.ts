@@ -123,26 +123,20 @@ describe('database layer', () => {
     expect(names.filter((s) => s.includes('list-probe') || s.includes('rows-probe'))).toHaveLength(0);
   });
 
-  it('keeps the event loop responsive while a 200 ms query runs', async () => {
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const healthMs = async () => {
-      const at = performance.now();
+  it('keeps the event loop responsive while a long query runs', async () => {
+    // Ordering, not timing: every health check (an HTTP round trip through this process's event
+    // loop) is answered while the query still holds the database. A query run on the event loop's
+    // thread (PGlite without its worker) would block them all until it finished.
+    let slowDone = false;
+    const slow = sql`select pg_sleep(1)`.execute(t.deps.db).then(() => (slowDone = true));
+    await new Promise((r) => setTimeout(r, 20));
+    const answeredWhileRunning: boolean[] = [];
+    for (let i = 0; i < 5; i++) {
       const res = await t.api('GET', '/api/health');
       expect(res.status).toBe(200);
-      return performance.now() - at;
-    };
-    const baseline: number[] = [];
-    for (let i = 0; i < 5; i++) baseline.push(await healthMs());
-
-    let slowDone = false;
-    const slow = sql`select pg_sleep(0.2)`.execute(t.deps.db).then(() => (slowDone = true));
-    await new Promise((r) => setTimeout(r, 10));
-    const during: number[] = [];
-    for (let i = 0; i < 5; i++) during.push(await healthMs());
-    const ranDuringQuery = !slowDone;
+      answeredWhileRunning.push(!slowDone);
+    }
     await slow;
-    // The checks really ran while the query held the database, and were not held up by it.
-    expect(ranDuringQuery).toBe(true);
-    expect(median(during) - median(baseline)).toBeLessThan(50);
+    expect(answeredWhileRunning).toEqual([true, true, true, true, true]);
   });
 });
