@@ -91,6 +91,13 @@ const envSchema = z.object({
     .positive()
     .default(20 * 1024 * 1024),
   UPLOAD_MAX_FILES: z.coerce.number().int().positive().max(100).default(10),
+  UPLOAD_RATE_LIMIT: z.coerce.number().int().positive().default(30),
+  UPLOAD_QUOTA_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024 * 1024),
+  UPLOAD_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   ATTACHMENT_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -169,6 +176,12 @@ export interface Config {
     uploadBytes: number;
     /** Files per upload request. */
     uploadFiles: number;
+    /** Upload requests per minute per user. */
+    uploadsPerMinute: number;
+    /** Bytes of stored uploads per user (every context not yet deleted or expired). */
+    uploadQuotaBytes: number;
+    /** Days an upload context is kept; the hourly maintenance sweep deletes older ones. */
+    uploadRetentionDays: number;
     /** Attachment URLs fetched server-side (safe-fetch): size and time caps per URL. */
     attachmentBytes: number;
     attachmentTimeoutMs: number;
@@ -278,6 +291,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       bodyBytes: e.BODY_LIMIT,
       uploadBytes: e.UPLOAD_LIMIT,
       uploadFiles: e.UPLOAD_MAX_FILES,
+      uploadsPerMinute: e.UPLOAD_RATE_LIMIT,
+      uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
+      uploadRetentionDays: e.UPLOAD_RETENTION_DAYS,
       attachmentBytes: e.ATTACHMENT_MAX_BYTES,
       attachmentTimeoutMs: e.ATTACHMENT_TIMEOUT_MS,
       authPerMinute: e.AUTH_RATE_LIMIT,

@@ -165,9 +165,12 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
       subjectOf: (userId) => characters.routingSubject(userId),
     });
-    const files = new FilesService(db, {
+    const files = new FilesService(db, counters, {
       fileBytes: config.limits.uploadBytes,
       files: config.limits.uploadFiles,
+      perMinute: config.limits.uploadsPerMinute,
+      quotaBytes: config.limits.uploadQuotaBytes,
+      retentionDays: config.limits.uploadRetentionDays,
     });
     const models = new ModelGateway(createModelProvider(config), db, log, {
       timeoutMs: config.models.timeoutMs,
@@ -244,7 +247,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // The builtin protocols (spec "Protocol ids"); inserts only the missing ones.
     await protocols.seed();
 
-    defineMaintenanceJobs(jobs, db, counters, memory);
+    defineMaintenanceJobs(jobs, db, counters, memory, files);
 
     if (opts.jobs !== false) {
       await jobs.start({ work: config.services.includes('worker') });

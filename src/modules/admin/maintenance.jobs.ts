@@ -1,6 +1,6 @@
 // Housekeeping that every deployment needs: finished rate-limit windows, long-expired refresh
-// tokens, idempotency keys older than a day and the memory's old tombstones (without pgvector)
-// are deleted hourly. The job re-enqueues itself; the singleton key keeps one
+// tokens, idempotency keys older than a day, the memory's old tombstones (without pgvector) and
+// upload contexts past their retention are deleted hourly. The job re-enqueues itself; the singleton key keeps one
 // pending run however many nodes start.
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
@@ -8,6 +8,7 @@ import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { deleteExpiredRefreshTokens } from '../auth/auth.repository.js';
 import { deleteExpiredIdempotencyKeys } from '../inventory/idempotency.js';
+import type { FilesService } from '../files/files.service.js';
 import type { MemoryService } from '../memory/memory.service.js';
 
 export const SWEEP_JOB = 'maintenance.sweep';
@@ -23,6 +24,7 @@ export function defineMaintenanceJobs(
   db: Db,
   counters: CounterStore,
   memory: Pick<MemoryService, 'sweep'>,
+  files: Pick<FilesService, 'sweep'>,
 ) {
   jobs.define({
     name: SWEEP_JOB,
@@ -33,7 +35,8 @@ export function defineMaintenanceJobs(
       await deleteExpiredRefreshTokens(db);
       await deleteExpiredIdempotencyKeys(db, 24);
       const tombstones = await memory.sweep();
-      log.debug({ counters: counters_, tombstones }, 'maintenance sweep done');
+      const uploads = await files.sweep();
+      log.debug({ counters: counters_, tombstones, uploads }, 'maintenance sweep done');
       await jobs.enqueue(db, SWEEP_JOB, {}, { singletonKey: SWEEP_JOB, startAfterSeconds: HOUR });
     },
   });

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { type Db, transaction } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { ApiKeyPrincipal } from '../../platform/http/auth.js';
-import type { CounterStore } from '../../platform/http/rate-limit.js';
+import { rateLimited, type CounterStore } from '../../platform/http/rate-limit.js';
 import type { AccessTokens } from '../../platform/security/jwt.js';
 import type { ApiScope, ClientType } from '../../platform/security/identity.rules.js';
 import { burnPasswordCheck, randomToken, sha256, verifyPassword } from '../../platform/security/secrets.js';
@@ -44,13 +44,7 @@ export class AuthService {
     const key = `login-fail:${ip}:${email.trim().toLowerCase()}`;
     const failures = await this.counters.peek(key);
     if (failures && failures.count >= this.opts.loginFailureLimit) {
-      const retry = Math.max(1, Math.ceil((failures.resetAt - Date.now()) / 1000));
-      throw new AppError(
-        'rate_limited',
-        'Too many failed sign-in attempts; try again later',
-        { retryAfter: retry },
-        { 'retry-after': String(retry) },
-      );
+      throw rateLimited(failures.resetAt, () => 'Too many failed sign-in attempts; try again later');
     }
     const user = await this.users.findByEmail(email.trim());
     const ok = user?.password_hash

@@ -3,6 +3,7 @@
 // vision_analysis memory of the player linked to the conversation.
 import { z } from 'zod';
 import type { Logger } from 'pino';
+import { AppError } from '../../platform/http/problem.js';
 import { safeFetch, SafeFetchError } from '../../platform/http/safe-fetch.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
@@ -86,10 +87,16 @@ export function defineChatJobs(
         mediaType = sniffImage(data);
         visionContext = 'inline image';
       } else {
-        const file = (await d.files.readContext(job.userId, img.uploadContextId)).find(
-          (f) => String(f.id) === String(img.fileId),
-        );
-        if (!file) return;
+        // Deleted by its owner or expired meanwhile: nothing to describe, and retries won't help.
+        const files = await d.files.readContext(job.userId, img.uploadContextId).catch((err: unknown) => {
+          if (err instanceof AppError && err.code === 'not_found') return [];
+          throw err;
+        });
+        const file = files.find((f) => String(f.id) === String(img.fileId));
+        if (!file) {
+          log.warn({ uploadContextId: img.uploadContextId }, 'uploaded image is gone');
+          return;
+        }
         data = file.data;
         mediaType = file.mimeType;
         visionContext = file.name;

@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import { type Db, transaction } from '../../platform/db/database.js';
 import { AppError, parseOrThrow, toProblem, type Problem } from '../../platform/http/problem.js';
-import type { CounterStore } from '../../platform/http/rate-limit.js';
+import { enforceLimit, type CounterStore } from '../../platform/http/rate-limit.js';
 import { vetUrl, SafeFetchError } from '../../platform/http/safe-fetch.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
@@ -372,16 +372,14 @@ export class ChatService {
     return new ChatTurnError({ ...problem, conversationId, clientMessageId }, err);
   }
 
-  private async rateLimit(userId: number) {
-    const c = await this.d.counters.hit(`chat:${userId}`, 60_000);
-    if (c.count > this.opts.messagesPerMinute) {
-      const retry = Math.max(1, Math.ceil((c.resetAt - Date.now()) / 1000));
-      throw new AppError(
-        'rate_limited',
-        `At most ${this.opts.messagesPerMinute} messages a minute; retry in ${retry} s`,
-        { retryAfter: retry },
-      );
-    }
+  private rateLimit(userId: number) {
+    return enforceLimit(
+      this.d.counters,
+      `chat:${userId}`,
+      this.opts.messagesPerMinute,
+      60_000,
+      'messages a minute',
+    );
   }
 
   /** Who may answer: the named NPC (it must be in the conversation, or be the assistant), the

@@ -5,6 +5,7 @@ import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+import { VISION_JOB } from './chat.jobs.js';
 
 let fake: FakeModelServer;
 let t: TestApp;
@@ -444,6 +445,20 @@ describe('chatMessage', () => {
     const visionCall = fake.chatRequests().find((r) => JSON.stringify(r.body).includes('image_url'));
     expect(visionCall).toBeDefined();
     c.socket.close();
+  });
+
+  it('drops the vision job of an uploaded image deleted before it ran, without retrying it', async () => {
+    const user = await createUser(t);
+    const failedBefore = (await t.deps.jobs.status()).queues.find((q) => q.name === VISION_JOB)!.failed;
+    await t.deps.jobs.enqueue(t.deps.db, VISION_JOB, {
+      userId: user.id,
+      conversationId: (await t.deps.services.conversations.resolve(user.id, undefined)).id,
+      messageId: 1,
+      image: { kind: 'upload', uploadContextId: '00000000-0000-4000-8000-000000000000', fileId: 1 },
+    });
+    await t.deps.jobs.drain(15_000);
+    expect((await t.deps.jobs.status()).queues.find((q) => q.name === VISION_JOB)!.failed).toBe(failedBefore);
+    expect(fake.chatRequests().filter((r) => JSON.stringify(r.body).includes('image_url'))).toHaveLength(0);
   });
 });
 

@@ -3,10 +3,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { currentUser } from '../../platform/http/auth.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
-import { problems } from '../../platform/http/types.js';
+import { noContent, problems } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
 import type { IncomingFile } from './files.service.js';
-import { uploadResponse } from './files.schemas.js';
+import { uploadContextParams, uploadResponse } from './files.schemas.js';
 
 /** @fastify/multipart's limit errors → the contract's problems. */
 function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
@@ -55,13 +55,15 @@ export function filesRoutes(app: App, deps: Deps) {
             'Upload one or more files (multipart/form-data); the upload context id attaches them to a chat message',
           description:
             'multipart/form-data with one or more file parts (any field name; other fields are ignored). Each file may be at most ' +
-            'UPLOAD_LIMIT bytes (413), UPLOAD_MAX_FILES files per request; the type is sniffed from the bytes: PNG, JPEG, GIF, WebP, PDF, DOCX and UTF-8 text are accepted (415 otherwise).',
+            'UPLOAD_LIMIT bytes (413), UPLOAD_MAX_FILES files per request; the type is sniffed from the bytes: PNG, JPEG, GIF, WebP, PDF, DOCX and UTF-8 text are accepted (415 otherwise). ' +
+            'Each user may send UPLOAD_RATE_LIMIT uploads a minute (429) and keep UPLOAD_QUOTA_BYTES of uploads stored (413, extensions quota and used); an upload context is deleted after UPLOAD_RETENTION_DAYS days.',
           consumes: ['multipart/form-data'],
-          response: { 201: uploadResponse, ...problems(400, 401, 413, 415) },
+          response: { 201: uploadResponse, ...problems(400, 401, 413, 415, 429) },
         },
       },
       async (req, reply) => {
         const user = currentUser(req);
+        await files.admit(user.id);
         const received: IncomingFile[] = [];
         try {
           for await (const part of req.parts()) {
@@ -72,6 +74,22 @@ export function filesRoutes(app: App, deps: Deps) {
           throw uploadError(err, limits);
         }
         return reply.status(201).send(await files.upload(user.id, received));
+      },
+    );
+
+    scope.delete(
+      '/api/files/upload/:uploadContextId',
+      {
+        schema: {
+          tags,
+          summary: 'Delete one of the caller’s upload contexts and its files (frees quota)',
+          params: uploadContextParams,
+          response: { 204: noContent, ...problems(400, 401, 404) },
+        },
+      },
+      async (req, reply) => {
+        await files.deleteContext(currentUser(req).id, req.params.uploadContextId);
+        return reply.status(204).send(null);
       },
     );
 

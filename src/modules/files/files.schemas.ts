@@ -14,3 +14,6 @@ export const uploadResponse = z
   })
   .meta({ id: 'Upload' });
 export type UploadResult = z.infer<typeof uploadResponse>;
+
+/** Any string: a malformed id answers 404 like an unknown one (it names nothing the caller owns). */
+export const uploadContextParams = z.object({ uploadContextId: z.string().max(64) });

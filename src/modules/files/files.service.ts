@@ -1,9 +1,12 @@
 // Uploads: files sniffed by their bytes, stored in the database under an upload context that
-// belongs to the uploader; the chat turn reads a context's files for its owner only.
+// belongs to the uploader; the chat turn reads a context's files for its owner only. Each user has
+// a request rate, a quota of stored bytes, and contexts expire after the retention period (the
+// hourly maintenance sweep); an owner may delete a context sooner.
 import { randomUUID } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import { transaction, type Db } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import { enforceLimit, type CounterStore } from '../../platform/http/rate-limit.js';
 import * as repo from './files.repository.js';
 import { acceptedType, safeFileName } from './files.rules.js';
 import type { UploadResult } from './files.schemas.js';
@@ -24,13 +27,29 @@ export interface StoredFile {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+export interface UploadLimits {
+  fileBytes: number;
+  files: number;
+  perMinute: number;
+  quotaBytes: number;
+  retentionDays: number;
+}
+
 export class FilesService {
   constructor(
     private readonly db: Db,
-    private readonly limits: { fileBytes: number; files: number },
+    private readonly counters: CounterStore,
+    private readonly limits: UploadLimits,
   ) {}
 
-  /** Sniffs each file's type (415 when not accepted) and stores them all, or none. */
+  /** Counts an upload request against the user's per-minute limit (429 past it). Called before
+   * the body is read, so a refused request costs no parsing. */
+  admit(userId: number): Promise<void> {
+    return enforceLimit(this.counters, `upload:${userId}`, this.limits.perMinute, 60_000, 'uploads a minute');
+  }
+
+  /** Sniffs each file's type (415 when not accepted) and stores them all, or none (413 when they
+   * would take the user's stored bytes past the quota). */
   async upload(userId: number, files: readonly IncomingFile[]): Promise<UploadResult> {
     if (files.length === 0) throw validationFailed([{ path: 'file', message: 'send at least one file' }]);
     if (files.length > this.limits.files)
@@ -57,7 +76,17 @@ export class FilesService {
       checked.push({ name, mimeType, data: f.data });
     }
     const uploadContextId = randomUUID();
+    const bytes = checked.reduce((sum, f) => sum + f.data.length, 0);
     return transaction(this.db, async (trx) => {
+      // Under the user's lock, so two concurrent uploads cannot both fit in the last free bytes.
+      await repo.lockUserUploads(trx, userId);
+      const used = await repo.storedBytes(trx, userId);
+      if (used + bytes > this.limits.quotaBytes)
+        throw new AppError(
+          'payload_too_large',
+          `These files (${bytes} bytes) would take your stored uploads past the quota of ${this.limits.quotaBytes} bytes (${used} used); delete an upload or wait for old ones to expire`,
+          { quota: this.limits.quotaBytes, used },
+        );
       await repo.insertContext(trx, uploadContextId, userId);
       const stored = [];
       for (const [position, f] of checked.entries()) {
@@ -75,5 +104,16 @@ export class FilesService {
     const rows = await repo.filesOfContext(this.db, uploadContextId, userId);
     if (rows.length === 0) throw notFound('upload context');
     return rows.map((r) => ({ id: r.id, name: r.name, mimeType: r.mime_type, size: r.size, data: r.data }));
+  }
+
+  /** Deletes the caller's own upload context and its files; 404 for anyone else's or an unknown id. */
+  async deleteContext(userId: number, uploadContextId: string): Promise<void> {
+    if (!UUID.test(uploadContextId) || !(await repo.deleteContext(this.db, uploadContextId, userId)))
+      throw notFound('upload context');
+  }
+
+  /** Deletes the contexts past the retention period (the maintenance sweep). */
+  sweep(): Promise<number> {
+    return repo.deleteContextsOlderThan(this.db, this.limits.retentionDays);
   }
 }

@@ -1,5 +1,6 @@
 // Uploads over real multipart HTTP, on the real app and database; type sniffing and limits.
 import { crc32 } from 'node:zlib';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { AppError } from '../../platform/http/problem.js';
@@ -230,5 +231,114 @@ describe('upload rules', () => {
     ['x'.repeat(300), 'x'.repeat(255)],
   ])('names %j as %j', (name, expected) => {
     expect(safeFileName(name)).toBe(expected);
+  });
+});
+
+describe('upload quota, rate and retention', () => {
+  // Its own service: a 100-byte quota, 6 uploads a minute, 7 days of retention.
+  let q: TestApp;
+  let carol: TestUser;
+  let dave: TestUser;
+  const post = async (app: TestApp, data: Buffer, token: string) => {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(data)]), 'notes.txt');
+    const res = await fetch(`${app.url}/api/files/upload`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+  };
+  const storedBytes = async (userId: number) =>
+    Number(
+      (
+        await q.deps.db
+          .selectFrom('uploaded_files as f')
+          .innerJoin('upload_contexts as c', 'c.id', 'f.upload_context_id')
+          .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('f.size'), eb.val('0')).as('n'))
+          .where('c.user_id', '=', userId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  beforeAll(async () => {
+    q = await createTestApp({
+      UPLOAD_QUOTA_BYTES: '100',
+      UPLOAD_RATE_LIMIT: '6',
+      UPLOAD_RETENTION_DAYS: '7',
+    });
+    [carol, dave] = await Promise.all([createUser(q, 'public'), createUser(q, 'public')]);
+  });
+  afterAll(() => q.close());
+
+  it('refuses an upload past the quota with 413, storing nothing; deleting one frees its bytes', async () => {
+    const first = await post(q, Buffer.alloc(60, 'a'), carol.accessToken);
+    expect(first.status).toBe(201);
+    const over = await post(q, Buffer.alloc(41, 'b'), carol.accessToken);
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ code: 'payload_too_large', quota: 100, used: 60 });
+    expect(await storedBytes(carol.id)).toBe(60);
+    // The quota is each user's own.
+    expect((await post(q, Buffer.alloc(100, 'd'), dave.accessToken)).status).toBe(201);
+
+    // Only the owner deletes a context; anyone else (and a malformed id) gets 404.
+    const path = `/api/files/upload/${first.body.uploadContextId}`;
+    expect((await q.api('DELETE', path)).status).toBe(401);
+    const foreign = await q.api('DELETE', path, { token: dave.accessToken });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe('not_found');
+    expect((await q.api('DELETE', '/api/files/upload/nonsense', { token: carol.accessToken })).status).toBe(
+      404,
+    );
+    expect(await storedBytes(carol.id)).toBe(60);
+    expect((await q.api('DELETE', path, { token: carol.accessToken })).status).toBe(204);
+    expect((await q.api('DELETE', path, { token: carol.accessToken })).status).toBe(404);
+    expect(await storedBytes(carol.id)).toBe(0);
+    await expect(
+      q.deps.services.files.readContext(carol.id, first.body.uploadContextId),
+    ).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    expect((await post(q, Buffer.alloc(100, 'c'), carol.accessToken)).status).toBe(201);
+  });
+
+  it('lets concurrent uploads fill the quota, never pass it', async () => {
+    const erin = await createUser(q, 'public');
+    const results = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => post(q, Buffer.alloc(40, String(i)), erin.accessToken)),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 413, 413]);
+    expect(await storedBytes(erin.id)).toBe(80);
+  });
+
+  it('answers 429 with Retry-After past the per-minute limit', async () => {
+    const frank = await createUser(q, 'public');
+    const statuses: number[] = [];
+    let limited: Awaited<ReturnType<typeof post>> | undefined;
+    for (let i = 0; i < 7; i++) {
+      const res = await post(q, Buffer.alloc(1, 'f'), frank.accessToken);
+      statuses.push(res.status);
+      if (res.status === 429) limited = res;
+    }
+    expect(statuses).toEqual([201, 201, 201, 201, 201, 201, 429]);
+    expect(limited!.body.code).toBe('rate_limited');
+    expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await storedBytes(frank.id)).toBe(6);
+  });
+
+  it('deletes contexts past the retention period in the maintenance sweep, and only those', async () => {
+    const grace = await createUser(q, 'public');
+    const old = await post(q, Buffer.alloc(10, 'o'), grace.accessToken);
+    const recent = await post(q, Buffer.alloc(10, 'r'), grace.accessToken);
+    await sql`update upload_contexts set created_at = now() - interval '8 days'
+      where id = ${old.body.uploadContextId}`.execute(q.deps.db);
+    expect(await q.deps.services.files.sweep()).toBe(1);
+    await expect(q.deps.services.files.readContext(grace.id, old.body.uploadContextId)).rejects.toMatchObject(
+      {
+        code: 'not_found',
+      },
+    );
+    expect(await q.deps.services.files.readContext(grace.id, recent.body.uploadContextId)).toHaveLength(1);
+    expect(await storedBytes(grace.id)).toBe(10);
   });
 });

@@ -5,6 +5,7 @@ import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
+import { AppError } from './problem.js';
 
 export interface Counter {
   count: number;
@@ -88,6 +89,25 @@ export class RedisCounterStore implements CounterStore {
   async sweep(): Promise<number> {
     return 0;
   }
+}
+
+/** 429 rate_limited for a window ending at `resetAt`: `retryAfter` (seconds) in the body and the
+ * Retry-After header (HTTP routes send it; a socket event carries the body). */
+export function rateLimited(resetAt: number, detail: (retrySeconds: number) => string): AppError {
+  const retry = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
+  return new AppError('rate_limited', detail(retry), { retryAfter: retry }, { 'retry-after': String(retry) });
+}
+
+/** Counts one more event in the key's window; past `max` throws rate_limited. */
+export async function enforceLimit(
+  counters: CounterStore,
+  key: string,
+  max: number,
+  windowMs: number,
+  what: string,
+): Promise<void> {
+  const c = await counters.hit(key, windowMs);
+  if (c.count > max) throw rateLimited(c.resetAt, (retry) => `At most ${max} ${what}; retry in ${retry} s`);
 }
 
 /** Adapts a CounterStore to @fastify/rate-limit's store interface. */
