@@ -53,7 +53,7 @@ describe('GET /api/admin/health', () => {
       database: { ok: true, migrations: { pending: 0 } },
       jobs: { running: true },
     });
-    expect(res.body.vector.mode).toBe(t.deps.database.capabilities.vector ? 'pgvector' : 'exact-scan');
+    expect(res.body.vector.mode).toBe(t.deps.database.capabilities.vector ? 'pgvector' : 'sketch-index');
     // The sketch index exists only without pgvector.
     if (t.deps.database.capabilities.vector) expect(res.body.vector.sketchIndex).toBeUndefined();
     else expect(res.body.vector.sketchIndex).toEqual(t.deps.services.memory.sketches!.stats());

@@ -27,7 +27,7 @@ const adminHealthSchema = healthSchema
   .extend({
     vector: z.object({
       supported: z.boolean(),
-      mode: z.enum(['pgvector', 'exact-scan']),
+      mode: z.enum(['pgvector', 'sketch-index']),
       /** Without pgvector: this process's sketch index (parts held, their rows and bytes). */
       sketchIndex: z.object({ parts: z.number(), rows: z.number(), bytes: z.number() }).optional(),
     }),
@@ -85,7 +85,7 @@ export function healthRoutes(app: App, deps: Deps) {
       ...basic(),
       vector: {
         supported: deps.database.capabilities.vector,
-        mode: deps.database.capabilities.vector ? ('pgvector' as const) : ('exact-scan' as const),
+        mode: deps.database.capabilities.vector ? ('pgvector' as const) : ('sketch-index' as const),
         ...(deps.services.memory.sketches ? { sketchIndex: deps.services.memory.sketches.stats() } : {}),
       },
       jobs: await deps.jobs.status(),

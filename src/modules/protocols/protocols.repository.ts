@@ -18,11 +18,6 @@ export function findById(db: Executor, id: string) {
   return db.selectFrom('protocols').select(columns).where('id', '=', id).executeTakeFirst();
 }
 
-export function findMany(db: Executor, ids: readonly string[]) {
-  if (ids.length === 0) return Promise.resolve([]);
-  return db.selectFrom('protocols').select(columns).where('id', 'in', ids).execute();
-}
-
 export function list(db: Executor) {
   return db.selectFrom('protocols').select(columns).orderBy('family').orderBy('version').execute();
 }
