@@ -215,13 +215,18 @@ export class ChatService {
       // requested as soon as it passed: the turn's longest chain is that request, then retrieval.
       const limited = this.rateLimit(user.id);
       const prepared = this.prepare(user, input.message, limited);
+      const conversationRead = this.d.conversations.resolve(user.id, input.conversationId);
       const [, conversation, existing] = await Promise.all([
         limited,
-        this.d.conversations.resolve(user.id, input.conversationId),
+        conversationRead,
         input.clientMessageId
           ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)
           : undefined,
-      ]);
+      ]).catch(async (err: unknown) => {
+        // A refused message's chatError still names its conversation when it is the caller's.
+        conversationId = (await conversationRead.catch(() => null))?.id ?? null;
+        throw err;
+      });
       conversationId = conversation.id;
 
       // A retry of a message already stored: answer it again, or finish it; never store it twice.
@@ -238,7 +243,9 @@ export class ChatService {
         userMessage = existing;
       }
 
-      // The history before this message (before it is stored; a retried one's is before its id).
+      // The history before this message, read while it is being stored: one row more than the
+      // turn sends, as the message may already be committed when the read runs (answer() keeps
+      // the rows before it). A retried message's history is read before its id.
       prepared.history = repo.history(
         this.d.db,
         conversation.id,
@@ -613,8 +620,9 @@ export class ChatService {
     ]
       .filter(Boolean)
       .join('\n\n');
+    const earlier = history.filter((m) => m.id < userMessage.id).slice(-this.opts.historyMessages);
     const messages: ModelMessage[] = [
-      ...history.map((m): ModelMessage =>
+      ...earlier.map((m): ModelMessage =>
         m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text },
       ),
       { role: 'user', content: text },

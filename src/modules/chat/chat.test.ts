@@ -487,30 +487,81 @@ describe('directNpcMessage', () => {
   });
 });
 
-describe('chat rate limit', () => {
-  it('answers rate_limited past the per-minute limit', async () => {
-    const limited = await createTestApp(fake.env({ CHAT_RATE_LIMIT: '2' }));
+describe('chat history', () => {
+  it('sends the model the last CHAT_HISTORY_MESSAGES earlier messages, never the new one twice', async () => {
+    const short = await createTestApp(fake.env({ CHAT_HISTORY_MESSAGES: '3' }));
+    let socket: Socket | undefined;
     try {
-      const user = await createUser(limited);
-      const socket = connect(limited.url, {
+      const user = await createUser(short);
+      socket = connect(short.url, {
         auth: { token: user.accessToken },
         transports: ['websocket'],
         reconnection: false,
         forceNew: true,
       });
-      await new Promise<void>((r) => socket.on('connect', () => r()));
+      await new Promise<void>((r) => socket!.on('connect', () => r()));
+      for (let i = 1; i <= 4; i++) {
+        fake.reset();
+        fake.replyChat({ text: `Answer ${i}.` });
+        const ack = await socket.timeout(20_000).emitWithAck('chatMessage', { message: `Question ${i}` });
+        expect(ack.ok).toBe(true);
+        const sent = fake.chatRequests()[0]!.body.messages.filter((m: any) => m.role !== 'system');
+        const all = Array.from({ length: i - 1 }, (_, k) => [
+          ['user', `Question ${k + 1}`],
+          ['assistant', `Answer ${k + 1}.`],
+        ]).flat();
+        expect(sent.map((m: any) => [m.role, m.content])).toEqual([
+          ...all.slice(-3),
+          ['user', `Question ${i}`],
+        ]);
+      }
+    } finally {
+      socket?.close();
+      await short.close();
+    }
+  });
+});
+
+describe('chat rate limit', () => {
+  it('answers rate_limited past the per-minute limit', async () => {
+    const limited = await createTestApp(fake.env({ CHAT_RATE_LIMIT: '2' }));
+    let socket: Socket | undefined;
+    try {
+      const user = await createUser(limited);
+      socket = connect(limited.url, {
+        auth: { token: user.accessToken },
+        transports: ['websocket'],
+        reconnection: false,
+        forceNew: true,
+      });
+      await new Promise<void>((r) => socket!.on('connect', () => r()));
       const acks = [];
+      const errors: unknown[] = [];
+      socket.on('chatError', (e: unknown) => errors.push(e));
       for (let i = 0; i < 3; i++) {
         if (i === 2) fake.reset();
-        acks.push(await socket.timeout(20_000).emitWithAck('chatMessage', { message: `m${i}` }));
+        acks.push(
+          await socket
+            .timeout(20_000)
+            .emitWithAck('chatMessage', { message: `m${i}`, clientMessageId: `rl-${i}` }),
+        );
       }
       expect(acks.map((a) => a.ok)).toEqual([true, true, false]);
       expect(acks[2].error).toMatchObject({ code: 'rate_limited', status: 429 });
+      expect(acks[2].error.retryAfter).toBeGreaterThan(0);
+      // The chatError names the message and its conversation, so the client can retry it there.
+      expect(errors).toEqual([
+        expect.objectContaining({
+          code: 'rate_limited',
+          clientMessageId: 'rl-2',
+          conversationId: acks[0].conversationId,
+        }),
+      ]);
       // The refused message cost no model call: its embedding waits for the rate limit.
       expect(fake.embeddingRequests()).toHaveLength(0);
       expect(fake.chatRequests()).toHaveLength(0);
-      socket.close();
     } finally {
+      socket?.close();
       await limited.close();
     }
   });
