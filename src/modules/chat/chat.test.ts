@@ -29,8 +29,8 @@ interface Recorded {
   payload: any;
 }
 
-async function client(user: TestUser): Promise<{ socket: Socket; events: Recorded[] }> {
-  const socket = connect(t.url, {
+async function client(user: TestUser, app: TestApp = t): Promise<{ socket: Socket; events: Recorded[] }> {
+  const socket = connect(app.url, {
     auth: { token: user.accessToken },
     transports: ['websocket'],
     reconnection: false,
@@ -490,20 +490,13 @@ describe('directNpcMessage', () => {
 describe('chat history', () => {
   it('sends the model the last CHAT_HISTORY_MESSAGES earlier messages, never the new one twice', async () => {
     const short = await createTestApp(fake.env({ CHAT_HISTORY_MESSAGES: '3' }));
-    let socket: Socket | undefined;
+    let c: Awaited<ReturnType<typeof client>> | undefined;
     try {
-      const user = await createUser(short);
-      socket = connect(short.url, {
-        auth: { token: user.accessToken },
-        transports: ['websocket'],
-        reconnection: false,
-        forceNew: true,
-      });
-      await new Promise<void>((r) => socket!.on('connect', () => r()));
+      c = await client(await createUser(short), short);
       for (let i = 1; i <= 4; i++) {
         fake.reset();
         fake.replyChat({ text: `Answer ${i}.` });
-        const ack = await socket.timeout(20_000).emitWithAck('chatMessage', { message: `Question ${i}` });
+        const { ack } = await send(c, 'chatMessage', { message: `Question ${i}` });
         expect(ack.ok).toBe(true);
         const sent = fake.chatRequests()[0]!.body.messages.filter((m: any) => m.role !== 'system');
         const all = Array.from({ length: i - 1 }, (_, k) => [
@@ -516,7 +509,7 @@ describe('chat history', () => {
         ]);
       }
     } finally {
-      socket?.close();
+      c?.socket.close();
       await short.close();
     }
   });
@@ -525,32 +518,20 @@ describe('chat history', () => {
 describe('chat rate limit', () => {
   it('answers rate_limited past the per-minute limit', async () => {
     const limited = await createTestApp(fake.env({ CHAT_RATE_LIMIT: '2' }));
-    let socket: Socket | undefined;
+    let c: Awaited<ReturnType<typeof client>> | undefined;
     try {
-      const user = await createUser(limited);
-      socket = connect(limited.url, {
-        auth: { token: user.accessToken },
-        transports: ['websocket'],
-        reconnection: false,
-        forceNew: true,
-      });
-      await new Promise<void>((r) => socket!.on('connect', () => r()));
-      const acks = [];
-      const errors: unknown[] = [];
-      socket.on('chatError', (e: unknown) => errors.push(e));
+      c = await client(await createUser(limited), limited);
+      const turns = [];
       for (let i = 0; i < 3; i++) {
         if (i === 2) fake.reset();
-        acks.push(
-          await socket
-            .timeout(20_000)
-            .emitWithAck('chatMessage', { message: `m${i}`, clientMessageId: `rl-${i}` }),
-        );
+        turns.push(await send(c, 'chatMessage', { message: `m${i}`, clientMessageId: `rl-${i}` }));
       }
+      const acks = turns.map((turn) => turn.ack);
       expect(acks.map((a) => a.ok)).toEqual([true, true, false]);
       expect(acks[2].error).toMatchObject({ code: 'rate_limited', status: 429 });
       expect(acks[2].error.retryAfter).toBeGreaterThan(0);
       // The chatError names the message and its conversation, so the client can retry it there.
-      expect(errors).toEqual([
+      expect(turns[2]!.events.filter((e) => e.name === 'chatError').map((e) => e.payload)).toEqual([
         expect.objectContaining({
           code: 'rate_limited',
           clientMessageId: 'rl-2',
@@ -561,7 +542,7 @@ describe('chat rate limit', () => {
       expect(fake.embeddingRequests()).toHaveLength(0);
       expect(fake.chatRequests()).toHaveLength(0);
     } finally {
-      socket?.close();
+      c?.socket.close();
       await limited.close();
     }
   });
