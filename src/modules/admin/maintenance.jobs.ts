@@ -1,7 +1,7 @@
 // Housekeeping that every deployment needs: finished rate-limit windows, long-expired refresh
 // tokens, idempotency keys older than a day, the memory's old tombstones (without pgvector) and
-// upload contexts past their retention are deleted hourly. The job re-enqueues itself; the singleton key keeps one
-// pending run however many nodes start.
+// upload contexts past their retention are deleted hourly. The job re-enqueues itself; the
+// singleton key keeps one pending run however many nodes start.
 import { z } from 'zod';
 import type { Db } from '../../platform/db/database.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
