@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { AppError } from '../../platform/http/problem.js';
+import * as repo from './files.repository.js';
 import { acceptedType, looksLikeText, safeFileName } from './files.rules.js';
 
 /** A stored (uncompressed) zip archive: enough for a DOCX the sniffer recognises. */
@@ -249,17 +250,7 @@ describe('upload quota, rate and retention', () => {
     });
     return { status: res.status, headers: res.headers, body: (await res.json()) as any };
   };
-  const storedBytes = async (userId: number) =>
-    Number(
-      (
-        await q.deps.db
-          .selectFrom('uploaded_files as f')
-          .innerJoin('upload_contexts as c', 'c.id', 'f.upload_context_id')
-          .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('f.size'), eb.val('0')).as('n'))
-          .where('c.user_id', '=', userId)
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  const storedBytes = (userId: number) => repo.storedBytes(q.deps.db, userId);
 
   beforeAll(async () => {
     q = await createTestApp({
