@@ -116,3 +116,6 @@ export async function createUser(
   const tokens = await t.deps.services.auth.issue(row, 'web_portal');
   return { id: row.id, email, password, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
 }
+
+export { eventually } from './eventually.js';
+export { connectSocket, closeSockets, type TestSocket, type RecordedEvent } from './socket-client.js';

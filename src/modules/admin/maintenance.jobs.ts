@@ -7,7 +7,7 @@ import type { Db } from '../../platform/db/database.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { deleteExpiredRefreshTokens } from '../auth/auth.repository.js';
-import { deleteExpiredIdempotencyKeys } from '../inventory/idempotency.js';
+import { deleteExpiredIdempotencyKeys } from '../../platform/http/idempotency.js';
 import type { FilesService } from '../files/files.service.js';
 import type { MemoryService } from '../memory/memory.service.js';
 

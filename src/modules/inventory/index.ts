@@ -10,13 +10,6 @@ export {
   type DirectorChange,
 } from './inventory.service.js';
 export {
-  deleteExpiredIdempotencyKeys,
-  idempotencyClaim,
-  idempotencyHeaders,
-  once,
-  type IdempotencyClaim,
-} from './idempotency.js';
-export {
   inventorySchema,
   itemSchema,
   directorModifyCurrencyArgs,

@@ -3,7 +3,7 @@ import { currentUser, selfOrAdmin } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
-import { idempotencyClaim, idempotencyHeaders } from './idempotency.js';
+import { idempotencyClaim, idempotencyHeaders } from '../../platform/http/idempotency.js';
 import {
   idParam,
   inventorySchema,

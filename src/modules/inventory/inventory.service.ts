@@ -4,7 +4,7 @@
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent, TimelineService } from '../timeline/index.js';
-import { once, type IdempotencyClaim } from './idempotency.js';
+import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js';
 import * as repo from './inventory.repository.js';
 import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
 import type { InventoryView, Item, ItemInput, ModifyInput } from './inventory.schemas.js';

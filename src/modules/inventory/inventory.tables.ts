@@ -36,20 +36,10 @@ export interface EconomyLedgerTable {
   created_at: CreatedAt;
 }
 
-export interface IdempotencyKeysTable {
-  scope: string;
-  key: string;
-  fingerprint: string;
-  status_code: number | null;
-  response: Json<unknown> | null;
-  created_at: CreatedAt;
-}
-
 declare module '../../platform/db/schema.js' {
   interface Database {
     items: ItemsTable;
     user_inventory: UserInventoryTable;
     economy_ledger: EconomyLedgerTable;
-    idempotency_keys: IdempotencyKeysTable;
   }
 }

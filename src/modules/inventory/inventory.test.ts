@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
-import { deleteExpiredIdempotencyKeys } from './idempotency.js';
+import { deleteExpiredIdempotencyKeys } from '../../platform/http/idempotency.js';
 import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
 
 describe('inventory rules', () => {

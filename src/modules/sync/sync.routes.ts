@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import type { Deps } from '../../deps.js';
-import { idempotencyClaim, idempotencyHeaders } from '../inventory/index.js';
+import { idempotencyClaim, idempotencyHeaders } from '../../platform/http/idempotency.js';
 import { timelineEventSchema } from '../timeline/index.js';
 import { ingestBody, universalStateQuery, universalStateSchema } from './sync.schemas.js';
 

@@ -3,7 +3,8 @@
 import { type Db, transaction } from '../../platform/db/database.js';
 import { validationFailed } from '../../platform/http/problem.js';
 import type { CharactersService } from '../characters/index.js';
-import { once, type IdempotencyClaim, type InventoryService } from '../inventory/index.js';
+import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js';
+import type { InventoryService } from '../inventory/index.js';
 import type { TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { IngestInput, UniversalState } from './sync.schemas.js';
 

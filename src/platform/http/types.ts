@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod, ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { problemSchema } from './problem.js';
 
@@ -12,6 +12,10 @@ export type App = FastifyInstance<
   FastifyBaseLogger,
   ZodTypeProvider
 >;
+
+/** A module's HTTP door: a Fastify plugin given only the services its routes call (never the
+ * whole composition root), mounted by app.ts with `app.register(plugin, options)`. */
+export type AppPlugin<Options extends object> = FastifyPluginAsyncZod<Options>;
 
 /** Error responses for OpenAPI: route schemas spread this into `response`. */
 export const problems = (...statuses: number[]) =>

@@ -7,8 +7,9 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import type { Executor } from '../../platform/db/database.js';
-import { AppError } from '../../platform/http/problem.js';
+import type { Executor } from '../db/database.js';
+import { AppError } from './problem.js';
+import './idempotency.tables.js';
 
 export interface IdempotencyClaim {
   scope: string;
