@@ -1,7 +1,24 @@
 // Type-aware linting: the async mistakes a server dies of (floating promises, misused promises)
-// and non-exhaustive switches are errors.
+// and non-exhaustive switches are errors. The structure is enforced too: modules reach each other
+// only through their index.ts, platform code never imports a module, and nothing but the entry
+// points imports the composition root (deps.ts). Import cycles are found by dpdm (`npm run lint`
+// runs both), which counts type-only imports as well.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+const outsideTheDoor = {
+  // `../<module>/<file>` from inside a module, unless the file is that module's index.ts.
+  regex: '^\\.\\./[^./][^/]*/(?!index\\.js$)[^/]+$',
+  message: "Import another module through its index.ts (its door), not its internal files.",
+};
+const compositionRoot = {
+  regex: '(^|/)deps\\.js$',
+  message: 'Only app.ts, main.ts, cli.ts and tests use deps.ts; give a module the services it needs as options.',
+};
+const modulesFromPlatform = {
+  regex: '(^|/)modules/',
+  message: 'src/platform/ is infrastructure: it must not depend on a module.',
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', '**/*.mjs'] },
@@ -23,6 +40,24 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/restrict-template-expressions': 'off',
+    },
+  },
+  {
+    files: ['src/modules/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [outsideTheDoor, compositionRoot] }],
+    },
+  },
+  {
+    // Tests may read their own module's internals, but another module's only through its door.
+    files: ['src/modules/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [outsideTheDoor] }] },
+  },
+  {
+    files: ['src/platform/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [modulesFromPlatform, compositionRoot] }],
     },
   },
   {
