@@ -1,5 +1,6 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
 import { memoryRoutes } from './memory.routes.js';
+import type { MemoryService } from './memory.service.js';
 import './memory.tables.js';
 
 export {
@@ -15,4 +16,6 @@ export {
   type SlotProvider,
 } from './memory.service.js';
 export { tierOf, SOURCE_TIER, MEMORY_SOURCES, type MemorySource, type MemoryTier } from './memory.rules.js';
-export const memoryModule: AppModule = { name: 'memory', routes: memoryRoutes };
+
+/** The module's HTTP door (mounted by app.ts). */
+export const memoryPlugin: AppPlugin<{ memory: MemoryService }> = async (app, opts) => memoryRoutes(app, opts);

@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
 import {
   adminListQuery,
   createMemoryBody,
@@ -17,10 +16,9 @@ import {
   searchQuery,
   searchResponse,
 } from './memory.schemas.js';
-import { toSearchResult } from './memory.service.js';
+import { toSearchResult, type MemoryService } from './memory.service.js';
 
-export function memoryRoutes(app: App, deps: Deps) {
-  const { memory } = deps.services;
+export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
   const tags = ['memory'];
 
   app.post(
