@@ -1,4 +1,5 @@
-// buildApp(deps): the HTTP server and Socket.IO, without listening (tests call it directly).
+// buildApp(deps): the HTTP server and Socket.IO, without listening (tests call it directly). Each
+// module is a Fastify plugin given only the services its routes call; its socket handlers likewise.
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import fastifyRateLimit from '@fastify/rate-limit';
@@ -11,16 +12,27 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import type { Server as SocketServer } from 'socket.io';
+import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import { AppError, registerProblemHandlers } from './platform/http/problem.js';
 import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
-import { createSocketServer } from './platform/realtime/socket-server.js';
+import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
-import { modules } from './modules/index.js';
+import { adminPlugin } from './modules/admin/index.js';
+import { authPlugin } from './modules/auth/index.js';
+import { charactersPlugin } from './modules/characters/index.js';
+import { chatPlatformPlugin } from './modules/chat-platform/index.js';
+import { chatPlugin, chatSockets } from './modules/chat/index.js';
+import { filesPlugin } from './modules/files/index.js';
+import { inventoryPlugin } from './modules/inventory/index.js';
+import { memoryPlugin } from './modules/memory/index.js';
+import { observerPlugin, observerSockets } from './modules/observer/index.js';
+import { protocolsPlugin } from './modules/protocols/index.js';
+import { syncPlugin } from './modules/sync/index.js';
+import { usersPlugin } from './modules/users/index.js';
 import { VERSION } from './version.js';
 
 export interface BuiltApp {
@@ -101,21 +113,27 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
   registerMetrics(app, deps.metrics);
 
-  for (const m of modules) m.routes?.(app, deps);
+  await registerModules(app, deps);
   options.extraRoutes?.(app);
 
-  const io = createSocketServer(
-    app.server,
-    {
-      verifyAccessToken: (t) => deps.tokens.verify(t),
-      verifyApiKey: async () => null,
-      adminUserIds: deps.config.adminUserIds,
-    },
-    deps.log,
-    deps.config.limits.bodyBytes * 30,
-  );
-  const releaseAdapter = attachRealtimeAdapter(io, deps);
-  for (const m of modules) m.sockets?.(io, deps);
+  const socketAuth = {
+    verifyAccessToken: (t: string) => deps.tokens.verify(t),
+    verifyApiKey: async () => null,
+    adminUserIds: deps.config.adminUserIds,
+  };
+  const io = createSocketServer(app.server, socketAuth, deps.log, deps.config.limits.bodyBytes * 30);
+  const releaseAdapter = attachRealtimeAdapter(io, {
+    database: deps.database,
+    url: deps.config.database.url,
+    log: deps.log,
+  });
+  const s = deps.services;
+  chatSockets(io, { chat: s.chat });
+  observerSockets(io, {
+    observer: s.observer,
+    bus: deps.bus,
+    authenticate: (nsp: Namespace) => authenticateSocket(nsp, socketAuth, deps.log),
+  });
   app.addHook('onClose', async () => {
     await io.close();
     await releaseAdapter();
@@ -123,4 +141,51 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   await app.ready();
   return { app, io };
+}
+
+/** Mounts each module's plugin with the services and settings it needs, in a fixed order (the
+ * order of the OpenAPI document's paths). */
+async function registerModules(app: App, deps: Deps): Promise<void> {
+  const { config, services: s } = deps;
+  await app.register(authPlugin, {
+    auth: s.auth,
+    accountEmail: s.accountEmail,
+    oauth: s.oauth,
+    authPerMinute: config.limits.authPerMinute,
+    countryHeader: config.oauth.countryHeader,
+    publicUrl: config.publicUrl,
+  });
+  await app.register(usersPlugin, { users: s.users });
+  await app.register(adminPlugin, {
+    health: {
+      health: deps.health,
+      database: { kind: deps.database.kind, vector: deps.database.capabilities.vector },
+      jobs: () => deps.jobs.status(),
+      models: () => deps.modelStatus(),
+      sketchIndex: () => s.memory.sketchIndexStats(),
+      services: config.services,
+      rateLimitStore: deps.redis ? 'redis' : 'database',
+    },
+    stats: {
+      users: s.users,
+      memory: s.memory,
+      chat: s.conversations,
+      timeline: s.timeline,
+      models: deps.models,
+    },
+  });
+  await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
+  await app.register(observerPlugin, { observer: s.observer });
+  await app.register(charactersPlugin, { characters: s.characters });
+  await app.register(inventoryPlugin, { inventory: s.inventory });
+  await app.register(syncPlugin, { sync: s.sync });
+  await app.register(protocolsPlugin, { protocols: s.protocols });
+  await app.register(chatPlatformPlugin, { chatPlatform: s.chatPlatform });
+  await app.register(memoryPlugin, { memory: s.memory });
+  // Last: its routes were registered after every other module's before modules became plugins,
+  // and the OpenAPI document keeps that order.
+  await app.register(filesPlugin, {
+    files: s.files,
+    limits: { fileBytes: config.limits.uploadBytes, files: config.limits.uploadFiles },
+  });
 }

@@ -13,24 +13,22 @@ import { DbCounterStore, RedisCounterStore, type CounterStore } from './platform
 import { createMetrics, type Metrics } from './platform/http/metrics.js';
 import { JobQueue } from './platform/jobs/queue.js';
 import { AccessTokens } from './platform/security/jwt.js';
-import { AuthService } from './modules/auth/auth.service.js';
-import { AccountEmailService } from './modules/auth/account-email.service.js';
-import { OAuthService } from './modules/auth/oauth.service.js';
+import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
+import { HealthMonitor } from './platform/db/health-monitor.js';
 import { createMailer } from './platform/mail/mailer.js';
-import { UsersService } from './modules/users/users.service.js';
-import { ProtocolsService } from './modules/protocols/protocols.service.js';
-import { ChatPlatformService } from './modules/chat-platform/chat-platform.service.js';
-import { FilesService } from './modules/files/files.service.js';
-import { ConversationsService } from './modules/chat/conversations.service.js';
-import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/maintenance.jobs.js';
-import { HealthMonitor } from './modules/admin/health.service.js';
+import { AccountEmailService, AuthService, OAuthService } from './modules/auth/index.js';
+import { UsersService } from './modules/users/index.js';
+import { ProtocolsService } from './modules/protocols/index.js';
+import { ChatPlatformService } from './modules/chat-platform/index.js';
+import { FilesService } from './modules/files/index.js';
+import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/index.js';
 import { TimelineService } from './modules/timeline/index.js';
 import { ObserverService } from './modules/observer/index.js';
 import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
-import { ChatService, defineChatJobs } from './modules/chat/index.js';
+import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
@@ -247,7 +245,13 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // The builtin protocols (spec "Protocol ids"); inserts only the missing ones.
     await protocols.seed();
 
-    defineMaintenanceJobs(jobs, db, counters, memory, files);
+    defineMaintenanceJobs(jobs, db, {
+      rateLimitWindows: () => counters.sweep(),
+      refreshTokens: () => auth.sweepExpiredTokens(),
+      idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
+      memoryTombstones: () => memory.sweep(),
+      uploads: () => files.sweep(),
+    });
 
     if (opts.jobs !== false) {
       await jobs.start({ work: config.services.includes('worker') });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { DatabaseHealth } from '../../platform/db/health-monitor.js';
 import { VERSION } from '../../version.js';
 
 const migrationsSchema = z.object({
@@ -43,14 +43,29 @@ const adminHealthSchema = healthSchema
   })
   .meta({ id: 'AdminHealth' });
 
-export function healthRoutes(app: App, deps: Deps) {
+export interface HealthRoutesOptions {
+  /** The background database probe's latest answer. */
+  health: { snapshot(): DatabaseHealth & { ageMs: number } };
+  database: { kind: 'pglite' | 'postgres'; vector: boolean };
+  /** The job queues' state. */
+  jobs(): Promise<z.infer<typeof adminHealthSchema>['jobs']>;
+  /** The model provider's and the memory embeddings' state. */
+  models(): Promise<Record<string, unknown>>;
+  /** Without pgvector: this process's sketch index (parts held, their rows and bytes). */
+  sketchIndex(): { parts: number; rows: number; bytes: number } | undefined;
+  /** This node's roles (SERVICES). */
+  services: string[];
+  rateLimitStore: 'database' | 'redis';
+}
+
+export function healthRoutes(app: App, opts: HealthRoutesOptions) {
   const started = Date.now();
   function basic() {
-    const { ok, migrations, ageMs } = deps.health.snapshot();
+    const { ok, migrations, ageMs } = opts.health.snapshot();
     return {
       status: ok && migrations.pending === 0 ? ('ok' as const) : ('degraded' as const),
       version: VERSION,
-      database: { kind: deps.database.kind, ok, probeAgeMs: ageMs, migrations },
+      database: { kind: opts.database.kind, ok, probeAgeMs: ageMs, migrations },
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
     };
   }
@@ -81,17 +96,20 @@ export function healthRoutes(app: App, deps: Deps) {
         response: { 200: adminHealthSchema, ...problems(401, 403) },
       },
     },
-    async () => ({
-      ...basic(),
-      vector: {
-        supported: deps.database.capabilities.vector,
-        mode: deps.database.capabilities.vector ? ('pgvector' as const) : ('sketch-index' as const),
-        ...(deps.services.memory.sketches ? { sketchIndex: deps.services.memory.sketches.stats() } : {}),
-      },
-      jobs: await deps.jobs.status(),
-      models: await deps.modelStatus(),
-      services: deps.config.services,
-      rateLimitStore: deps.redis ? ('redis' as const) : ('database' as const),
-    }),
+    async () => {
+      const sketchIndex = opts.sketchIndex();
+      return {
+        ...basic(),
+        vector: {
+          supported: opts.database.vector,
+          mode: opts.database.vector ? ('pgvector' as const) : ('sketch-index' as const),
+          ...(sketchIndex ? { sketchIndex } : {}),
+        },
+        jobs: await opts.jobs(),
+        models: await opts.models(),
+        services: opts.services,
+        rateLimitStore: opts.rateLimitStore,
+      };
+    },
   );
 }

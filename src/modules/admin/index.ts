@@ -1,11 +1,18 @@
-import type { AppModule } from '../index.js';
-import { healthRoutes } from './health.routes.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import { healthRoutes, type HealthRoutesOptions } from './health.routes.js';
 import { statsRoutes } from './stats.routes.js';
+import type { StatsSources } from './stats.service.js';
 
-export const adminModule: AppModule = {
-  name: 'admin',
-  routes: (app, deps) => {
-    healthRoutes(app, deps);
-    statsRoutes(app, deps);
-  },
+export { defineMaintenanceJobs, scheduleMaintenance, SWEEP_JOB, type Sweepers } from './maintenance.jobs.js';
+export type { StatsSources } from './stats.service.js';
+
+export interface AdminPluginOptions {
+  health: HealthRoutesOptions;
+  stats: StatsSources;
+}
+
+/** Health (public and admin) and system statistics (mounted by app.ts). */
+export const adminPlugin: AppPlugin<AdminPluginOptions> = async (app, opts) => {
+  healthRoutes(app, opts.health);
+  statsRoutes(app, opts);
 };

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
-import { systemStats } from './stats.service.js';
+import { systemStats, type StatsSources } from './stats.service.js';
 
 const count = z.number().int();
 const statsSchema = z
@@ -27,7 +26,7 @@ const statsSchema = z
   })
   .meta({ id: 'SystemStats' });
 
-export function statsRoutes(app: App, deps: Deps) {
+export function statsRoutes(app: App, { stats }: { stats: StatsSources }) {
   app.get(
     '/api/admin/stats',
     {
@@ -47,9 +46,6 @@ export function statsRoutes(app: App, deps: Deps) {
         response: { 200: statsSchema, ...problems(400, 401, 403) },
       },
     },
-    async (req) => {
-      await deps.models.flush();
-      return systemStats(deps.db, { hours: req.query.hours });
-    },
+    async (req) => systemStats(stats, req.query.hours),
   );
 }

@@ -1,17 +1,19 @@
 // Email verification and password reset (spec "Authentication endpoints"; API-CONTRACT.md
 // "Identity and tokens").
 import { z } from 'zod';
-import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/types.js';
+import type { AccountEmailService } from './account-email.service.js';
 import { problems } from '../../platform/http/types.js';
 import { emailSchema, passwordSchema } from './auth.schemas.js';
 import { publicAuthRoute } from './auth.config.js';
 
 const tokenField = z.string().min(1).max(200);
 
-export function accountEmailRoutes(app: App, deps: Deps) {
-  const { accountEmail } = deps.services;
-  const config = publicAuthRoute(deps.config);
+export function accountEmailRoutes(
+  app: App,
+  { accountEmail, authPerMinute }: { accountEmail: AccountEmailService; authPerMinute: number },
+) {
+  const config = publicAuthRoute(authPerMinute);
   const tags = ['auth'];
   const accepted = z.object({ accepted: z.literal(true) });
 

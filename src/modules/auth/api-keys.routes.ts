@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
+import type { AuthService } from './auth.service.js';
 import { noContent, problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
 import { apiKeySchema, createApiKeyBody, createdApiKeySchema } from './auth.schemas.js';
 
-export function apiKeyRoutes(app: App, deps: Deps) {
-  const { auth } = deps.services;
+export function apiKeyRoutes(app: App, { auth }: { auth: AuthService }) {
   const config = { auth: 'admin' as const };
   const tags = ['admin'];
 

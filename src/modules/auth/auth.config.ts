@@ -1,12 +1,10 @@
-import type { Config } from '../../config.js';
-
 /** Route config shared by every /api/auth/* route: public, and one rate-limit window per IP for
  * all of them together (API-CONTRACT.md "Limits"): the same key makes the routes share it. */
-export function publicAuthRoute(config: Config) {
+export function publicAuthRoute(authPerMinute: number) {
   return {
     auth: 'public' as const,
     rateLimit: {
-      max: config.limits.authPerMinute,
+      max: authPerMinute,
       timeWindow: 60_000,
       keyGenerator: (req: { ip: string }) => `auth:${req.ip}`,
     },

@@ -1,12 +1,11 @@
 import type { App } from '../../platform/http/types.js';
+import type { AuthService } from './auth.service.js';
 import { problems, noContent } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
 import { loginBody, refreshBody, registerBody, tokenBody, tokenResponse } from './auth.schemas.js';
 import { publicAuthRoute } from './auth.config.js';
 
-export function authRoutes(app: App, deps: Deps) {
-  const { auth } = deps.services;
-  const config = publicAuthRoute(deps.config);
+export function authRoutes(app: App, { auth, authPerMinute }: { auth: AuthService; authPerMinute: number }) {
+  const config = publicAuthRoute(authPerMinute);
   const tags = ['auth'];
 
   app.post(

@@ -159,4 +159,10 @@ export class AuthService {
     if (Number(r.numUpdatedRows) === 0 && !(await repo.apiKeyExists(this.db, id)))
       throw new AppError('not_found', 'No such API key');
   }
+
+  /** The maintenance sweep: refresh tokens that expired more than a day ago. */
+  async sweepExpiredTokens(): Promise<number> {
+    const r = await repo.deleteExpiredRefreshTokens(this.db);
+    return r.reduce((n, x) => n + Number(x.numDeletedRows), 0);
+  }
 }

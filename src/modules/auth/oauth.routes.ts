@@ -1,11 +1,10 @@
 // External login (API-CONTRACT.md "Identity and tokens"): GET /api/auth/<idp> → the provider,
 // GET /api/auth/<idp>/callback → the app with a one-time code, POST /api/auth/exchange → tokens.
 import { z } from 'zod';
-import type { Deps } from '../../deps.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import { clientTypeSchema, tokenResponse } from './auth.schemas.js';
-import type { OAuthRedirect } from './oauth.service.js';
+import type { OAuthRedirect, OAuthService } from './oauth.service.js';
 import { publicAuthRoute } from './auth.config.js';
 
 const idpParams = z.object({ idp: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, 'not a provider name') });
@@ -20,18 +19,21 @@ function parseCookies(header: string | undefined): Record<string, string> {
   return out;
 }
 
-export function oauthRoutes(app: App, deps: Deps) {
-  const { oauth } = deps.services;
-  const config = publicAuthRoute(deps.config);
+export function oauthRoutes(
+  app: App,
+  opts: { oauth: OAuthService; authPerMinute: number; countryHeader: string | undefined; publicUrl: string },
+) {
+  const { oauth } = opts;
+  const config = publicAuthRoute(opts.authPerMinute);
   const tags = ['auth'];
-  const countryHeader = deps.config.oauth.countryHeader?.toLowerCase();
+  const countryHeader = opts.countryHeader?.toLowerCase();
   const country = (headers: Record<string, string | string[] | undefined>) => {
     const v = countryHeader ? headers[countryHeader] : undefined;
     return Array.isArray(v) ? v[0] : v;
   };
   // The browser-binding cookie: sent back only to this provider's callback, never readable by
   // scripts, and (SameSite=Lax) still sent on the provider's top-level redirect back to us.
-  const secure = deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  const secure = opts.publicUrl.startsWith('https:') ? '; Secure' : '';
   const setCookie = (idp: string, r: OAuthRedirect): string | undefined => {
     const attrs = `Path=/api/auth/${idp}/callback; HttpOnly; SameSite=Lax${secure}`;
     if (r.setCookie)

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { CharactersService } from './characters.service.js';
 import {
   characterStateSchema,
   idParam,
@@ -21,8 +21,7 @@ import {
   relationshipSchema,
 } from './characters.schemas.js';
 
-export function charactersRoutes(app: App, deps: Deps) {
-  const { characters } = deps.services;
+export function charactersRoutes(app: App, { characters }: { characters: CharactersService }) {
   const admin = { auth: 'admin' as const };
   const tags = ['characters'];
 

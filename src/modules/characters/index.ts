@@ -1,4 +1,5 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import type { CharactersService } from './characters.service.js';
 import { charactersRoutes } from './characters.routes.js';
 import './characters.tables.js';
 
@@ -10,4 +11,6 @@ export {
   relationshipSchema,
 } from './characters.schemas.js';
 export type { CharacterState, Npc, PlayerQuest, Relationship } from './characters.schemas.js';
-export const charactersModule: AppModule = { name: 'characters', routes: charactersRoutes };
+
+/** The module's HTTP door (mounted by app.ts). */
+export const charactersPlugin: AppPlugin<{ characters: CharactersService }> = async (app, opts) => charactersRoutes(app, opts);

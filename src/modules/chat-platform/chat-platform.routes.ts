@@ -1,11 +1,10 @@
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { ChatPlatformService } from './chat-platform.service.js';
 import { channelConfigBody, channelConfigSchema, channelIdParam } from './chat-platform.schemas.js';
 
-export function chatPlatformRoutes(app: App, deps: Deps) {
-  const { chatPlatform } = deps.services;
+export function chatPlatformRoutes(app: App, { chatPlatform }: { chatPlatform: ChatPlatformService }) {
   const tags = ['chat-platform'];
 
   app.get(

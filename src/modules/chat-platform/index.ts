@@ -1,6 +1,9 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import type { ChatPlatformService } from './chat-platform.service.js';
 import { chatPlatformRoutes } from './chat-platform.routes.js';
 import './chat-platform.tables.js';
 
 export { ChatPlatformService } from './chat-platform.service.js';
-export const chatPlatformModule: AppModule = { name: 'chat-platform', routes: chatPlatformRoutes };
+
+/** The module's HTTP door (mounted by app.ts). */
+export const chatPlatformPlugin: AppPlugin<{ chatPlatform: ChatPlatformService }> = async (app, opts) => chatPlatformRoutes(app, opts);

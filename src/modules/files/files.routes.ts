@@ -4,8 +4,7 @@ import { currentUser } from '../../platform/http/auth.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
-import type { IncomingFile } from './files.service.js';
+import type { FilesService, IncomingFile } from './files.service.js';
 import { uploadContextParams, uploadResponse } from './files.schemas.js';
 
 /** @fastify/multipart's limit errors → the contract's problems. */
@@ -26,9 +25,13 @@ function uploadError(err: unknown, limits: { fileBytes: number; files: number })
   return err;
 }
 
-export function filesRoutes(app: App, deps: Deps) {
-  const { files } = deps.services;
-  const limits = { fileBytes: deps.config.limits.uploadBytes, files: deps.config.limits.uploadFiles };
+export interface FilesRoutesOptions {
+  files: FilesService;
+  /** Upload limits: bytes per file and files per upload. */
+  limits: { fileBytes: number; files: number };
+}
+
+export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
   const tags = ['files'];
 
   // Multipart parsing is registered in this scope only: no other route accepts multipart bodies.

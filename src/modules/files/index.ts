@@ -1,6 +1,9 @@
-import type { AppModule } from '../index.js';
-import { filesRoutes } from './files.routes.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import { filesRoutes, type FilesRoutesOptions } from './files.routes.js';
 import './files.tables.js';
 
 export { FilesService, type StoredFile } from './files.service.js';
-export const filesModule: AppModule = { name: 'files', routes: filesRoutes };
+
+/** The module's HTTP door (mounted by app.ts): uploads, with the multipart parser in its scope. */
+export const filesPlugin: AppPlugin<FilesRoutesOptions> = async (app, opts) => filesRoutes(app, opts);
+export type { FilesRoutesOptions as FilesPluginOptions };

@@ -1,4 +1,5 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import type { InventoryService } from './inventory.service.js';
 import { inventoryRoutes } from './inventory.routes.js';
 import './inventory.tables.js';
 
@@ -18,4 +19,6 @@ export {
   type Item,
 } from './inventory.schemas.js';
 export { inventorySummary } from './inventory.rules.js';
-export const inventoryModule: AppModule = { name: 'inventory', routes: inventoryRoutes };
+
+/** The module's HTTP door (mounted by app.ts). */
+export const inventoryPlugin: AppPlugin<{ inventory: InventoryService }> = async (app, opts) => inventoryRoutes(app, opts);

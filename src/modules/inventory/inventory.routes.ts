@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { currentUser, selfOrAdmin } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { InventoryService } from './inventory.service.js';
 import { idempotencyClaim, idempotencyHeaders } from '../../platform/http/idempotency.js';
 import {
   idParam,
@@ -14,8 +14,7 @@ import {
   modifyBody,
 } from './inventory.schemas.js';
 
-export function inventoryRoutes(app: App, deps: Deps) {
-  const { inventory } = deps.services;
+export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryService }) {
   const tags = ['inventory'];
   const admin = { auth: 'admin' as const };
 

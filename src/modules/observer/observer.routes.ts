@@ -1,7 +1,7 @@
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { ObserverService } from './observer.service.js';
 import { instanceSchema } from '../timeline/index.js';
 import {
   createInstanceBody,
@@ -11,8 +11,7 @@ import {
   patchInstanceBody,
 } from './observer.schemas.js';
 
-export function observerRoutes(app: App, deps: Deps) {
-  const { observer } = deps.services;
+export function observerRoutes(app: App, { observer }: { observer: ObserverService }) {
   const config = { auth: 'admin' as const };
   const tags = ['instances'];
 

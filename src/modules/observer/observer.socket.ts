@@ -2,10 +2,12 @@
 // connect with `auth: { token, observerId }`; each socket joins its observer's room; committed
 // timeline events and activity changes are broadcast to that room only. On Postgres the Socket.IO
 // adapter carries a broadcast to the sockets held by other nodes.
-import type { Server as SocketServer } from 'socket.io';
-import type { Deps } from '../../deps.js';
+import type { Namespace, Server as SocketServer } from 'socket.io';
+import type { EventBus } from '../../platform/events/bus.js';
 import { AppError, toProblem, zodErrors, makeProblem } from '../../platform/http/problem.js';
-import { authenticateSocket, connectError, type SocketData } from '../../platform/realtime/socket-server.js';
+import { connectError, type SocketData } from '../../platform/realtime/socket-server.js';
+import type { InstanceActivity, TimelineEvent } from '../timeline/index.js';
+import type { ObserverService } from './observer.service.js';
 import { observerHandshake } from './observer.schemas.js';
 
 type ObserverSocketData = SocketData & { observerId: number };
@@ -13,17 +15,23 @@ type ObserverSocketData = SocketData & { observerId: number };
 export const OBSERVER_NAMESPACE = '/observer';
 export const observerRoom = (observerId: number) => `observer:${observerId}`;
 
-export function observerSockets(io: SocketServer, deps: Deps) {
-  const nsp = io.of(OBSERVER_NAMESPACE);
-  authenticateSocket(
-    nsp,
-    {
-      verifyAccessToken: (t) => deps.tokens.verify(t),
-      verifyApiKey: async () => null,
-      adminUserIds: deps.config.adminUserIds,
-    },
-    deps.log,
-  );
+/** What the server sends on `/observer` (clients send nothing but the handshake). */
+export interface ObserverServerEvents {
+  timeline_update: (event: TimelineEvent) => void;
+  instance_activity: (activity: InstanceActivity) => void;
+}
+export type ObserverNamespace = Namespace<Record<string, never>, ObserverServerEvents>;
+
+export interface ObserverSocketOptions {
+  observer: ObserverService;
+  bus: EventBus;
+  /** Admits a namespace's sockets by their access token (the same check as the main namespace). */
+  authenticate(nsp: Namespace): void;
+}
+
+export function observerSockets(io: SocketServer, { observer, bus, authenticate }: ObserverSocketOptions) {
+  const nsp: ObserverNamespace = io.of(OBSERVER_NAMESPACE);
+  authenticate(nsp);
   nsp.use((socket, next) => {
     const parsed = observerHandshake.safeParse(socket.handshake.auth ?? {});
     if (!parsed.success) {
@@ -37,7 +45,7 @@ export function observerSockets(io: SocketServer, deps: Deps) {
       return;
     }
     const user = (socket.data as SocketData).user;
-    deps.services.observer.authorizeWatcher(user, parsed.data.observerId).then(
+    observer.authorizeWatcher(user, parsed.data.observerId).then(
       () => {
         (socket.data as ObserverSocketData).observerId = parsed.data.observerId;
         next();
@@ -50,10 +58,10 @@ export function observerSockets(io: SocketServer, deps: Deps) {
     void socket.join(observerRoom((socket.data as ObserverSocketData).observerId));
   });
 
-  deps.bus.on('timeline.recorded', (event) => {
+  bus.on('timeline.recorded', (event) => {
     nsp.to(observerRoom(event.observerId)).emit('timeline_update', event);
   });
-  deps.bus.on('instance.activity', ({ observerId, activity }) => {
+  bus.on('instance.activity', ({ observerId, activity }) => {
     nsp.to(observerRoom(observerId)).emit('instance_activity', activity);
   });
 }

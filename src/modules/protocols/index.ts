@@ -1,4 +1,5 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import type { ProtocolsService } from './protocols.service.js';
 import { protocolsRoutes } from './protocols.routes.js';
 import './protocols.tables.js';
 
@@ -21,4 +22,6 @@ export {
   type ResolvedProtocol,
   type ToolDefinition,
 } from './protocols.rules.js';
-export const protocolsModule: AppModule = { name: 'protocols', routes: protocolsRoutes };
+
+/** The module's HTTP door (mounted by app.ts). */
+export const protocolsPlugin: AppPlugin<{ protocols: ProtocolsService }> = async (app, opts) => protocolsRoutes(app, opts);

@@ -3,7 +3,7 @@ import { currentUser } from '../../platform/http/auth.js';
 import { AppError, forbidden, zodErrors } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { ProtocolsService } from './protocols.service.js';
 import {
   createProtocolBody,
   protocolIdParam,
@@ -29,8 +29,7 @@ function rejectInvalidDefinition(
   throw new AppError('invalid_definition', 'The protocol definition does not validate', { errors });
 }
 
-export function protocolsRoutes(app: App, deps: Deps) {
-  const { protocols } = deps.services;
+export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsService }) {
   const tags = ['protocols'];
 
   app.get(

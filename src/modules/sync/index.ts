@@ -1,5 +1,8 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import type { SyncService } from './sync.service.js';
 import { syncRoutes } from './sync.routes.js';
 
 export { SyncService, type MemoryReader } from './sync.service.js';
-export const syncModule: AppModule = { name: 'sync', routes: syncRoutes };
+
+/** The module's HTTP door (mounted by app.ts). */
+export const syncPlugin: AppPlugin<{ sync: SyncService }> = async (app, opts) => syncRoutes(app, opts);

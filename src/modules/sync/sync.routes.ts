@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { SyncService } from './sync.service.js';
 import { idempotencyClaim, idempotencyHeaders } from '../../platform/http/idempotency.js';
 import { timelineEventSchema } from '../timeline/index.js';
 import { ingestBody, universalStateQuery, universalStateSchema } from './sync.schemas.js';
@@ -12,8 +12,7 @@ function caller(req: FastifyRequest): string {
   return `${p.kind}:${p.id}`;
 }
 
-export function syncRoutes(app: App, deps: Deps) {
-  const { sync } = deps.services;
+export function syncRoutes(app: App, { sync }: { sync: SyncService }) {
   const tags = ['sync'];
   const security: Record<string, string[]>[] = [{ bearer: [] }, { apiKey: [] }];
 

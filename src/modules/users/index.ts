@@ -1,6 +1,9 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import type { UsersService } from './users.service.js';
 import { usersRoutes } from './users.routes.js';
 import './users.tables.js';
 
 export { UsersService, toProfile } from './users.service.js';
-export const usersModule: AppModule = { name: 'users', routes: usersRoutes };
+
+/** The module's HTTP door (mounted by app.ts). */
+export const usersPlugin: AppPlugin<{ users: UsersService }> = async (app, opts) => usersRoutes(app, opts);

@@ -1,7 +1,7 @@
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { UsersService } from './users.service.js';
 import {
   adminUsersQuery,
   adminUsersResponse,
@@ -11,8 +11,7 @@ import {
 } from './users.schemas.js';
 import { toProfile } from './users.service.js';
 
-export function usersRoutes(app: App, deps: Deps) {
-  const { users } = deps.services;
+export function usersRoutes(app: App, { users }: { users: UsersService }) {
 
   app.get(
     '/api/user/profile',

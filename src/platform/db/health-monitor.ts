@@ -2,8 +2,8 @@
 // behind a slow query on the embedded database's single connection: the event loop answers at
 // once, and the answer says how fresh the database probe is.
 import { sql } from 'kysely';
-import type { DatabaseHandle } from '../../platform/db/database.js';
-import { migrationStatus } from '../../platform/db/migrate.js';
+import type { DatabaseHandle } from './database.js';
+import { migrationStatus } from './migrate.js';
 
 export interface DatabaseHealth {
   ok: boolean;

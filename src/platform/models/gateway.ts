@@ -347,4 +347,34 @@ export class ModelGateway {
       lastErrors: lastErrors.map((e) => ({ ...e, at: e.created_at.toISOString(), created_at: undefined })),
     };
   }
+
+  /** For the admin statistics: calls in the last `hours` by kind and outcome, with their tokens
+   * and latency (every call made so far is written first). */
+  async usage(hours: number) {
+    await this.flush();
+    const rows = await this.db
+      .selectFrom('model_calls')
+      .where('created_at', '>', sql<Date>`now() - make_interval(hours => ${hours})`)
+      .select([
+        'kind',
+        'outcome',
+        (eb) => eb.fn.countAll<number>().as('calls'),
+        sql<number>`coalesce(sum(tokens_in), 0)`.as('tokensIn'),
+        sql<number>`coalesce(sum(tokens_out), 0)`.as('tokensOut'),
+        sql<number>`coalesce(round(avg(latency_ms)), 0)`.as('avgLatencyMs'),
+        sql<number>`coalesce(percentile_disc(0.95) within group (order by latency_ms), 0)`.as('p95LatencyMs'),
+      ])
+      .groupBy(['kind', 'outcome'])
+      .orderBy('kind')
+      .execute();
+    return rows.map((m) => ({
+      kind: m.kind,
+      outcome: m.outcome,
+      calls: Number(m.calls),
+      tokensIn: Number(m.tokensIn),
+      tokensOut: Number(m.tokensOut),
+      avgLatencyMs: Number(m.avgLatencyMs),
+      p95LatencyMs: Number(m.p95LatencyMs),
+    }));
+  }
 }

@@ -5,21 +5,21 @@
 import { createAdapter } from '@socket.io/postgres-adapter';
 import pg from 'pg';
 import type { Server as SocketServer } from 'socket.io';
-import type { Deps } from '../../deps.js';
+import type { Logger } from 'pino';
+import type { DatabaseHandle } from '../db/database.js';
 
 /** Attaches the adapter that fits the database; returns the function that releases it, to be
  * called after the Socket.IO server is closed. */
 export function attachRealtimeAdapter(
   io: SocketServer,
-  deps: Pick<Deps, 'database' | 'config' | 'log'>,
+  { database, url, log }: { database: DatabaseHandle; url: string | undefined; log: Logger },
 ): () => Promise<void> {
-  const { database, config, log } = deps;
-  if (database.kind !== 'postgres' || !config.database.url) return async () => undefined;
+  if (database.kind !== 'postgres' || !url) return async () => undefined;
   const schema = database.schema;
   // One connection stays LISTENing; the others publish. Never the application's pool: a held
   // LISTEN connection must not starve requests.
   const pool = new pg.Pool({
-    connectionString: config.database.url,
+    connectionString: url,
     max: 3,
     ...(schema ? { options: `-c search_path="${schema}",public` } : {}),
   });
