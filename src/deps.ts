@@ -125,8 +125,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       refreshTtlSeconds: config.jwt.refreshTtl,
       loginFailureLimit: config.limits.loginFailures,
       loginFailureWindowSec: config.limits.loginFailureWindowSec,
-      // Registration sends the verification mail; accountEmail is built just below.
-      onRegistered: (user): Promise<void> => accountEmail.sendVerification(user),
+      // Registration sends the verification mail: the account-mail service (built below, it
+      // revokes sessions through this one) listens for the event.
+      onRegistered: async (user) => bus.publish('user.registered', user),
     });
     const mailer = createMailer(config.mail, db, log);
     cleanup.unshift(() => mailer.close());
@@ -136,6 +137,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       resetTtlSeconds: config.accountEmail.resetTtl,
       mailsPerHour: config.accountEmail.mailsPerHour,
     });
+    bus.on('user.registered', (user) => accountEmail.sendVerification(user));
     const oauth = new OAuthService(db, users, auth, log, {
       providers: config.oauth.providers,
       publicUrl: config.publicUrl,
@@ -152,10 +154,6 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const observer = new ObserverService(db, timeline);
     const characters = new CharactersService(db, users);
     const inventory = new InventoryService(db, timeline);
-    // universal-state reads the player's newest memories through the memory service (built below).
-    const sync = new SyncService(db, timeline, characters, inventory, (userId, limit) =>
-      memory.newestForUser(userId, limit),
-    );
     const chatPlatform = new ChatPlatformService(db);
     // Routing reads the channel's protocol; the persona type is the server's own (the character
     // profile; persona sessions join when they exist), never a client's claim.
@@ -188,6 +186,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     });
     // World memories belong to the assistant's own user, which the characters module creates.
     memory.setAssistantResolver(() => characters.assistantUserId());
+    // universal-state reads the player's newest memories through the memory service.
+    const sync = new SyncService(db, timeline, characters, inventory, (userId, limit) =>
+      memory.newestForUser(userId, limit),
+    );
     const metrics = createMetrics();
     const chat = new ChatService(
       {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { API_SCOPES, CLIENT_TYPES } from '../../platform/security/identity.rules.js';
-import { profileSchema } from '../users/users.schemas.js';
-import { MAX_PASSWORD, MIN_PASSWORD } from '../users/users.service.js';
+import { MAX_PASSWORD, MIN_PASSWORD, profileSchema } from '../users/index.js';
 
 // NIST 800-63B: length is the rule (8 to 256); no composition rules.
 export const passwordSchema = z

@@ -8,7 +8,7 @@ import { rateLimited, type CounterStore } from '../../platform/http/rate-limit.j
 import type { AccessTokens } from '../../platform/security/jwt.js';
 import type { ApiScope, ClientType } from '../../platform/security/identity.rules.js';
 import { burnPasswordCheck, randomToken, sha256, verifyPassword } from '../../platform/security/secrets.js';
-import { toProfile, type UsersService, type UserRow } from '../users/users.service.js';
+import { toProfile, type UsersService, type UserRow } from '../users/index.js';
 import * as repo from './auth.repository.js';
 import type { TokenResponse } from './auth.schemas.js';
 

@@ -1,5 +1,6 @@
 import './auth.tables.js';
 import './oauth.tables.js';
+import './auth.events.js';
 
 export { AuthService } from './auth.service.js';
 export { AccountEmailService } from './account-email.service.js';

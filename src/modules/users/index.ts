@@ -3,7 +3,15 @@ import type { UsersService } from './users.service.js';
 import { usersRoutes } from './users.routes.js';
 import './users.tables.js';
 
-export { UsersService, toProfile } from './users.service.js';
+export {
+  UsersService,
+  toProfile,
+  MIN_PASSWORD,
+  MAX_PASSWORD,
+  type UserRow,
+  type CreateUserInput,
+} from './users.service.js';
+export { profileSchema, type Profile } from './users.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const usersPlugin: AppPlugin<{ users: UsersService }> = async (app, opts) => usersRoutes(app, opts);
