@@ -148,4 +148,3 @@ export const routingResponse = z
     reason: z.string(),
   })
   .meta({ id: 'ProtocolRouting' });
-export type RoutingView = z.infer<typeof routingResponse>;
