@@ -4,7 +4,7 @@
 // with `token_expired` and disconnects. Other namespaces (`/observer`) are added by their modules
 // through `authenticateSocket`.
 import type { Server as HttpServer } from 'node:http';
-import { Server, type Namespace, type Socket } from 'socket.io';
+import { Server, type Namespace } from 'socket.io';
 import type { Logger } from 'pino';
 import { AppError, makeProblem, toProblem, type Problem } from '../http/problem.js';
 import { userFromToken, type AuthDeps, type UserPrincipal } from '../http/auth.js';
@@ -13,13 +13,6 @@ export interface SocketData {
   user: UserPrincipal;
   tokenExp: number;
 }
-
-export type AppSocket = Socket<
-  Record<string, (...args: never[]) => void>,
-  Record<string, (...args: never[]) => void>,
-  Record<string, never>,
-  SocketData
->;
 
 /** A connect_error carrying the problem object as `data`. */
 export function connectError(problem: Problem): Error & { data: Problem } {
