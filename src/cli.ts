@@ -1,4 +1,4 @@
-// Operator commands (API-CONTRACT.md "Operations"): one JSON object on stdout, logs on stderr.
+// Operator commands (contract: "Operations"): one JSON object on stdout, logs on stderr.
 // Every command applies pending migrations first.
 //   migrate
 //   users create --email E --password P --role R --account-type A [--name N]

@@ -144,7 +144,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       appUrl: config.appUrl,
       blockedCountries: config.oauth.blockedCountries,
       stateTtlSeconds: config.oauthFlow.stateTtl,
-      loginCodeTtlSeconds: 60, // API-CONTRACT.md: the app trades the code once, within 60 s
+      loginCodeTtlSeconds: 60, // the API contract: the app trades the code once, within 60 s
       providerTimeoutSeconds: config.oauthFlow.providerTimeout,
     });
     if (config.oauth.blockedCountries.length > 0 && !config.oauth.countryHeader)
@@ -240,7 +240,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       chat,
     };
 
-    // First start: the assistant's own user and the root observer (API-CONTRACT.md). Both steps
+    // First start: the assistant's own user and the root observer (the API contract). Both steps
     // are idempotent and safe when several nodes start together.
     await characters.ensureAssistant(config.assistantName);
     await timeline.ensureRootObserver();

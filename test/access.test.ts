@@ -1,4 +1,4 @@
-// API-CONTRACT.md "Who may call what" as a test table: every identity kind against one route of
+// contract: "Who may call what" as a test table: every identity kind against one route of
 // every row, expecting the contract's answer. Plus the problem+json shapes and the auth limit.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

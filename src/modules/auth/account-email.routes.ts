@@ -1,4 +1,4 @@
-// Email verification and password reset (spec "Authentication endpoints"; API-CONTRACT.md
+// Email verification and password reset (spec "Authentication endpoints"; the API contract
 // "Identity and tokens").
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';

@@ -1,4 +1,4 @@
-// Email verification and password reset (spec "Authentication endpoints"; API-CONTRACT.md
+// Email verification and password reset (spec "Authentication endpoints"; the API contract
 // "Identity and tokens"). Tokens are random, stored as SHA-256 hashes, single-use and expiring.
 //
 // Mail goes out from a job, never from the request: the request only enqueues (by address for a
@@ -121,7 +121,7 @@ export class AccountEmailService {
       await repo.spendAllTokens(trx, user.id, 'reset_password');
       // Following the link proved the mailbox is theirs.
       await repo.markEmailVerified(trx, user.id, row.email);
-      // API-CONTRACT.md: reset-password revokes every refresh token of the user.
+      // the API contract: reset-password revokes every refresh token of the user.
       await this.auth.revokeAllSessions(user.id, trx);
       return true;
     });
@@ -158,7 +158,7 @@ export class AccountEmailService {
     await this.mailer.send(this.compose(job.purpose, user, token, ttl));
   }
 
-  /** API-CONTRACT.md "Operations": mail links are APP_URL/verify-email?token= and
+  /** contract: "Operations": mail links are APP_URL/verify-email?token= and
    * APP_URL/reset-password?token=. */
   private compose(purpose: AccountTokenPurpose, user: UserRow, token: string, ttl: number): MailMessage {
     const to = user.email!;

@@ -198,7 +198,7 @@ describe('with SMTP', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ reset: true });
 
-      // API-CONTRACT.md: every refresh token of the user is revoked.
+      // the API contract: every refresh token of the user is revoked.
       expect(
         (await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } })).status,
       ).toBe(401);

@@ -1,5 +1,5 @@
 /** Route config shared by every /api/auth/* route: public, and one rate-limit window per IP for
- * all of them together (API-CONTRACT.md "Limits"): the same key makes the routes share it. */
+ * all of them together (contract: "Limits"): the same key makes the routes share it. */
 export function publicAuthRoute(authPerMinute: number) {
   return {
     auth: 'public' as const,

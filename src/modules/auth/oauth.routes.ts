@@ -1,4 +1,4 @@
-// External login (API-CONTRACT.md "Identity and tokens"): GET /api/auth/<idp> → the provider,
+// External login (contract: "Identity and tokens"): GET /api/auth/<idp> → the provider,
 // GET /api/auth/<idp>/callback → the app with a one-time code, POST /api/auth/exchange → tokens.
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';

@@ -1,4 +1,4 @@
-// External login (spec "Authentication": external OAuth 2.0; API-CONTRACT.md "Identity and
+// External login (spec "Authentication": external OAuth 2.0; contract: "Identity and
 // tokens"): the authorisation-code flow with state, nonce and PKCE (S256) through openid-client,
 // account creation or linking, and a one-time code that the app trades for our tokens, so no
 // token ever appears in a URL. Every piece of flow state lives in the database (several nodes).
@@ -14,7 +14,7 @@ import type { AuthService } from './auth.service.js';
 import type { TokenResponse } from './auth.schemas.js';
 import * as repo from './oauth.repository.js';
 
-/** The `#error=` codes of API-CONTRACT.md "Identity and tokens". */
+/** The `#error=` codes of contract: "Identity and tokens". */
 export type OAuthFailure = 'access_denied' | 'invalid_state' | 'provider_error' | 'region_blocked';
 
 export interface OAuthServiceOptions {
@@ -24,7 +24,7 @@ export interface OAuthServiceOptions {
   blockedCountries: string[];
   /** How long a started login may take before its state is refused. */
   stateTtlSeconds: number;
-  /** Seconds the app has to trade the one-time code (API-CONTRACT.md: 60). */
+  /** Seconds the app has to trade the one-time code (the API contract: 60). */
   loginCodeTtlSeconds: number;
   /** Seconds allowed for each request to a provider. */
   providerTimeoutSeconds: number;
@@ -56,7 +56,7 @@ interface Provider {
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const isLoopback = (url: URL) => LOOPBACK.has(url.hostname);
 
-/** API-CONTRACT.md "Operations": provider URLs must be https, except loopback hosts. */
+/** contract: "Operations": provider URLs must be https, except loopback hosts. */
 function checkProviderUrls(p: OAuthProviderConfig): URL[] {
   const urls = [p.issuer, p.authorizationUrl, p.tokenUrl, p.userinfoUrl]
     .filter((u): u is string => u !== undefined)
@@ -91,7 +91,7 @@ export class OAuthService {
     this.blocked = new Set(opts.blockedCountries.map((c) => c.toUpperCase()));
   }
 
-  /** The redirect URI registered at the provider (API-CONTRACT.md "Operations"). */
+  /** The redirect URI registered at the provider (contract: "Operations"). */
   callbackUrl(name: string): string {
     return `${this.opts.publicUrl}/api/auth/${encodeURIComponent(name)}/callback`;
   }

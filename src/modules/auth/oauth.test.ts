@@ -1,6 +1,6 @@
 // External login against a real identity provider (oidc-provider on loopback), driven by a real
 // HTTP client that follows redirects and keeps cookies: an OIDC discovery issuer and a plain
-// OAuth 2.0 provider with explicit endpoints, and every failure of API-CONTRACT.md's list.
+// OAuth 2.0 provider with explicit endpoints, and every failure of the API contract's list.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../platform/security/secrets.js';
 import { OAuthService } from './oauth.service.js';

@@ -1,4 +1,4 @@
-// Characters and their state (API-CONTRACT.md "Characters and their state"): the assistant's own
+// Characters and their state (contract: "Characters and their state"): the assistant's own
 // user, NPC users with profiles, character state (persona, emotions, config), relationships per
 // player and character, and quests with each player's status and progress.
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
@@ -79,7 +79,7 @@ export class CharactersService {
     return id;
   }
 
-  /** The assistant's user id (API-CONTRACT.md: created at first start). */
+  /** The assistant's user id (the API contract: created at first start). */
   async assistantUserId(executor: Executor = this.db): Promise<number> {
     if (this.assistantId !== undefined) return this.assistantId;
     const a = await repo.findAssistant(executor);

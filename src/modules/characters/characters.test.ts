@@ -1,4 +1,4 @@
-// Characters (API-CONTRACT.md "Characters and their state"): the seeded assistant, NPC admin CRUD,
+// Characters (contract: "Characters and their state"): the seeded assistant, NPC admin CRUD,
 // character state, relationships and quests, and who may reach them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';

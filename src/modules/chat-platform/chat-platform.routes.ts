@@ -23,7 +23,7 @@ export function chatPlatformRoutes(app: App, { chatPlatform }: { chatPlatform: C
   app.post(
     '/api/chat-platform/channel/config',
     {
-      // API-CONTRACT.md: channel-configuration writes need an admin.
+      // the API contract: channel-configuration writes need an admin.
       config: { auth: 'admin' },
       schema: {
         tags,

@@ -1,4 +1,4 @@
-// Chat-platform channel configuration (API-CONTRACT.md "Protocols and conversations").
+// Chat-platform channel configuration (contract: "Protocols and conversations").
 import { z } from 'zod';
 import { protocolIdSchema } from '../protocols/protocols.schemas.js';
 

@@ -9,7 +9,7 @@ export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 // base64 grows data by 4/3; a data: URL prefix adds a little.
 const MAX_IMAGE_BASE64 = Math.ceil((MAX_IMAGE_BYTES * 4) / 3) + 100;
 
-// spec: "Default namespace, client to server" + API-CONTRACT.md "Real time".
+// spec: "Default namespace, client to server" + contract: "Real time".
 export const chatMessageSchema = z.object({
   message: z.string().trim().min(1).max(MAX_MESSAGE_CHARS),
   clientMessageId: z.string().min(1).max(100).optional(),

@@ -1,4 +1,4 @@
-// The default namespace's chat events (API-CONTRACT.md "Real time"). Authentication happened at
+// The default namespace's chat events (contract: "Real time"). Authentication happened at
 // connect (platform/realtime/socket-server.ts); here each event runs a turn and maps the turn's
 // output to events: assistantThinking, assistantResponseDelta, assistantResponse, assistantIdle,
 // npcThinking, directNpcResponse, and chatError with the problem, conversationId, clientMessageId.

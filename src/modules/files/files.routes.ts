@@ -96,7 +96,7 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
       },
     );
 
-    // The spec lists GET for this path; uploading needs POST (API-CONTRACT.md: GET answers 405).
+    // The spec lists GET for this path; uploading needs POST (the API contract: GET answers 405).
     scope.get(
       '/api/files/upload',
       { schema: { tags, summary: 'Not allowed: upload with POST', response: problems(401, 405) } },

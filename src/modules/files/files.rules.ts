@@ -1,7 +1,7 @@
 // Pure upload rules: which sniffed types are accepted, plain-text recognition, file names.
 // The type is decided from the bytes, never from the client's declared type or file name.
 
-/** Images the vision model takes, PDF, DOCX (issue 5; API-CONTRACT.md "Errors" 415). Plain text
+/** Images the vision model takes, PDF, DOCX (issue 5; contract: "Errors" 415). Plain text
  * has no magic number and is recognised separately. */
 export const ACCEPTED_SNIFFED_TYPES: readonly string[] = [
   'image/png',

@@ -188,7 +188,7 @@ export interface Scope {
   source?: MemorySource | undefined;
 }
 
-// spec: Memory rule 1, API-CONTRACT.md "Memory": the caller's (or named user's) memories, the
+// spec: Memory rule 1, contract: "Memory": the caller's (or named user's) memories, the
 // whole world tier, and the named NPC's core tier.
 function scopeFilter(alias: string, s: Scope): RawBuilder<unknown> {
   const a = sql.ref(alias);

@@ -1,4 +1,4 @@
-// Memory endpoints (API-CONTRACT.md "Memory"): write and search under /api/assistant/memory, the
+// Memory endpoints (contract: "Memory"): write and search under /api/assistant/memory, the
 // admin listing, and the caller's own memories under /api/memories (another user's memory: 404).
 import { Readable } from 'node:stream';
 import { z } from 'zod';

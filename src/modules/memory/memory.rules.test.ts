@@ -10,7 +10,7 @@ import {
   type MemoryTier,
 } from './memory.rules.js';
 
-describe('source → tier (API-CONTRACT.md "Memory")', () => {
+describe('source → tier (contract: "Memory")', () => {
   const table: [MemorySource, MemoryTier][] = [
     ['world', 'world'],
     ['assistant_core', 'assistant_core'],

@@ -1,7 +1,7 @@
 // Pure memory rules, table-tested in memory.rules.test.ts: which tier a source lands in, who owns
 // a new memory, how content is chunked, and how the two retrieval signals are fused.
 
-// spec: Memory "Memory source values in use"; API-CONTRACT.md "Memory": the core-tier sources
+// spec: Memory "Memory source values in use"; contract: "Memory": the core-tier sources
 // belong to the owning character, vision_analysis is shared.
 export const SOURCE_TIER = {
   world: 'world',
@@ -29,7 +29,7 @@ export type OwnerDecision =
   | { ok: true; ownerId: number; tier: MemoryTier; mustBeCharacter: boolean }
   | { ok: false; reason: 'forbidden'; detail: string };
 
-/** Who owns a memory written by `caller` (API-CONTRACT.md "Memory"): non-admins write `shared`
+/** Who owns a memory written by `caller` (contract: "Memory"): non-admins write `shared`
  * memories for themselves only; admins write any source for anyone, but `world` always belongs to
  * the assistant's own user and the core tier to a character (the assistant by default). */
 export function decideOwner(input: {

@@ -1,4 +1,4 @@
-// Memory: the three tiers (spec "Memory"; API-CONTRACT.md "Memory"), chunked hybrid retrieval and
+// Memory: the three tiers (spec "Memory"; contract: "Memory"), chunked hybrid retrieval and
 // context gathering (spec "Conversation context"). A memory and its chunks are written in one
 // transaction together with the embedding job; the job embeds outside any transaction and may
 // fail and retry without losing anything: retrieval falls back to full text meanwhile.
@@ -205,7 +205,7 @@ export class MemoryService {
   }
 
   /** After the job queue started: re-embed in the background when the embedding model or size
-   * changed since the stored embeddings were made (API-CONTRACT.md "Memory"). */
+   * changed since the stored embeddings were made (contract: "Memory"). */
   async start(): Promise<void> {
     // Chunks still queued (a job lost with a reset queue, or the 0012 migration re-embedding
     // everything on servers without pgvector): one job embeds them all.

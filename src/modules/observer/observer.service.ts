@@ -1,4 +1,4 @@
-// The instance registry (spec: "Instance registry"; API-CONTRACT.md "Instances, timeline and
+// The instance registry (spec: "Instance registry"; contract: "Instances, timeline and
 // sync") and who may watch an observer's real-time channel.
 import { type Db, transaction } from '../../platform/db/database.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
@@ -115,7 +115,7 @@ export class ObserverService {
     });
   }
 
-  /** `/observer` admission: only a CSO, an admin, or the observer's owner (API-CONTRACT.md "Real
+  /** `/observer` admission: only a CSO, an admin, or the observer's owner (contract: "Real
    * time"). An observer the caller may not see is `forbidden`, never "not found" (no oracle). */
   async authorizeWatcher(user: UserPrincipal, observerId: number): Promise<Instance> {
     const row = await repo.findInstance(this.db, observerId);

@@ -1,4 +1,4 @@
-// The `/observer` namespace (spec: "Events", observer namespace; API-CONTRACT.md "Real time"):
+// The `/observer` namespace (spec: "Events", observer namespace; contract: "Real time"):
 // connect with `auth: { token, observerId }`; each socket joins its observer's room; committed
 // timeline events and activity changes are broadcast to that room only. On Postgres the Socket.IO
 // adapter carries a broadcast to the sockets held by other nodes.

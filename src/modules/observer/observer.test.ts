@@ -1,5 +1,5 @@
 // Instance registry, the root observer, and the `/observer` namespace: who may join, room
-// isolation, and the events that reach a room (API-CONTRACT.md "Real time").
+// isolation, and the events that reach a room (contract: "Real time").
 import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';

@@ -28,7 +28,7 @@ export function parseProtocolId(id: string): { family: string; version: number }
   return { family: m[1]!, version };
 }
 
-/** API-CONTRACT.md: `protocol` is the category of the record; CUSTOM for any other family. */
+/** the API contract: `protocol` is the category of the record; CUSTOM for any other family. */
 export function categoryOf(id: string): ProtocolCategory {
   const family = parseProtocolId(id)?.family;
   for (const [category, f] of Object.entries(ROUTING_FAMILIES))

@@ -1,4 +1,4 @@
-// Protocol records and routing (spec "Protocols and routing"; API-CONTRACT.md "Protocols and
+// Protocol records and routing (spec "Protocols and routing"; contract: "Protocols and
 // conversations"). One schema per shape: HTTP validation, OpenAPI and the stored definition.
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-// Sync endpoints for the external world platform (spec: "Sync endpoints"; API-CONTRACT.md
+// Sync endpoints for the external world platform (spec: "Sync endpoints"; the API contract
 // "Instances, timeline and sync"): read the assistant's universal state, write timeline events.
 import { type Db, transaction } from '../../platform/db/database.js';
 import { validationFailed } from '../../platform/http/problem.js';

@@ -1,4 +1,4 @@
-// Sync endpoints (API-CONTRACT.md "Instances, timeline and sync"): hybrid authentication and
+// Sync endpoints (contract: "Instances, timeline and sync"): hybrid authentication and
 // scopes, ingest validation, the broadcast of an ingested event, idempotent replays, and the
 // universal state.
 import { io as connect, type Socket } from 'socket.io-client';

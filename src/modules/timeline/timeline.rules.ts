@@ -1,5 +1,5 @@
 // Pure rules of the timeline: which observer an event belongs to, and when an instance's
-// activity counts as changed (API-CONTRACT.md "Instances, timeline and sync").
+// activity counts as changed (contract: "Instances, timeline and sync").
 
 export interface InstanceRef {
   id: number;

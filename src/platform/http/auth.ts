@@ -1,4 +1,4 @@
-// Who may call what (API-CONTRACT.md "Who may call what"), deny by default: a route must say
+// Who may call what (contract: "Who may call what"), deny by default: a route must say
 // `config: { auth: 'public' }` to be reachable without credentials; a route that says nothing
 // needs a valid access token. One onRequest hook enforces it for every route.
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -1,4 +1,4 @@
-// RFC 9457 problem+json for every error, with the stable codes of API-CONTRACT.md "Errors".
+// RFC 9457 problem+json for every error, with the stable codes of contract: "Errors".
 // Services throw AppError; the handler below turns it (and Fastify's own errors) into a body.
 // Unknown errors are logged with the request id and answered with a generic 500.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 // Socket.IO on the same HTTP server. The default namespace authenticates with the access token at
-// connect (API-CONTRACT.md "Real time"); a bad or missing token fails the connection with a
+// connect (contract: "Real time"); a bad or missing token fails the connection with a
 // problem object as `connect_error` data. When the token expires the server sends `chatError`
 // with `token_expired` and disconnects. Other namespaces (`/observer`) are added by their modules
 // through `authenticateSocket`.

@@ -1,5 +1,5 @@
 -- Instance registry (spec: "Instance registry") and the unified timeline (spec: "Events",
--- API-CONTRACT.md "Instances, timeline and sync").
+-- contract: "Instances, timeline and sync").
 
 create table instances (
   id bigint generated always as identity primary key,

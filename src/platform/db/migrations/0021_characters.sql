@@ -1,5 +1,5 @@
 -- Characters (the assistant and NPCs are silicon + npc users), their state, relationships with
--- players, and quests (API-CONTRACT.md "Characters and their state").
+-- players, and quests (contract: "Characters and their state").
 
 create table character_profiles (
   user_id bigint primary key references users (id) on delete cascade,

@@ -22,7 +22,7 @@ create table oauth_flows (
 );
 create index oauth_flows_expires on oauth_flows (expires_at);
 
--- The one-time code the app trades at POST /api/auth/exchange (API-CONTRACT.md: once, 60 s).
+-- The one-time code the app trades at POST /api/auth/exchange (the API contract: once, 60 s).
 create table oauth_login_codes (
   id bigint generated always as identity primary key,
   code_hash text not null unique,

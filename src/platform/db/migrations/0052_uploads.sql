@@ -1,5 +1,5 @@
 -- Uploaded files (POST /api/files/upload). An upload context groups the files of one request and
--- belongs to its uploader; a chat message naming it attaches them (API-CONTRACT.md). The bytes
+-- belongs to its uploader; a chat message naming it attaches them (the API contract). The bytes
 -- live in the database so every API node sees them (ARCHITECTURE.md "Conventions" 10).
 
 create table upload_contexts (
