@@ -62,19 +62,22 @@ export interface ProtocolValues {
   userId: number | null;
 }
 
+/** The row's own columns (its authors aside). */
+function rowOf(v: ProtocolValues) {
+  return {
+    id: v.id,
+    family: v.family,
+    version: v.version,
+    name: v.definition.name,
+    definition: JSON.stringify(v.definition),
+    builtin: v.builtin,
+  };
+}
+
 export function insert(db: Executor, v: ProtocolValues) {
   return db
     .insertInto('protocols')
-    .values({
-      id: v.id,
-      family: v.family,
-      version: v.version,
-      name: v.definition.name,
-      definition: JSON.stringify(v.definition),
-      builtin: v.builtin,
-      created_by_user_id: v.userId,
-      updated_by_user_id: v.userId,
-    })
+    .values({ ...rowOf(v), created_by_user_id: v.userId, updated_by_user_id: v.userId })
     .returning(columns)
     .executeTakeFirstOrThrow();
 }
@@ -83,14 +86,7 @@ export function insert(db: Executor, v: ProtocolValues) {
 export async function insertIfAbsent(db: Executor, v: ProtocolValues): Promise<boolean> {
   const row = await db
     .insertInto('protocols')
-    .values({
-      id: v.id,
-      family: v.family,
-      version: v.version,
-      name: v.definition.name,
-      definition: JSON.stringify(v.definition),
-      builtin: v.builtin,
-    })
+    .values(rowOf(v))
     .onConflict((oc) => oc.doNothing())
     .returning('id')
     .executeTakeFirst();
