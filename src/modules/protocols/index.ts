@@ -24,4 +24,5 @@ export {
 } from './protocols.rules.js';
 
 /** The module's HTTP door (mounted by app.ts). */
-export const protocolsPlugin: AppPlugin<{ protocols: ProtocolsService }> = async (app, opts) => protocolsRoutes(app, opts);
+export const protocolsPlugin: AppPlugin<{ protocols: ProtocolsService }> = async (app, opts) =>
+  protocolsRoutes(app, opts);
