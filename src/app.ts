@@ -128,7 +128,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     log: deps.log,
   });
   const s = deps.services;
-  chatSockets(io, { chat: s.chat });
+  chatSockets(io, { chat: s.chat, log: deps.log });
   observerSockets(io, {
     observer: s.observer,
     bus: deps.bus,

@@ -3,7 +3,8 @@
 // output to events: assistantThinking, assistantResponseDelta, assistantResponse, assistantIdle,
 // npcThinking, directNpcResponse, and chatError with the problem, conversationId, clientMessageId.
 import type { Server, Socket } from 'socket.io';
-import type { Deps } from '../../deps.js';
+import type { Logger } from 'pino';
+import type { ChatService } from './chat.service.js';
 import type { SocketData } from '../../platform/realtime/socket-server.js';
 import { ChatTurnError, type TurnEmitter } from './chat.service.js';
 
@@ -20,8 +21,7 @@ function emitterFor(socket: Socket): TurnEmitter {
   };
 }
 
-export function chatSockets(io: Server, deps: Deps) {
-  const { chat } = deps.services;
+export function chatSockets(io: Server, { chat, log }: { chat: ChatService; log: Logger }) {
   io.of('/').on('connection', (socket) => {
     const user = () => (socket.data as SocketData).user;
     const emit = emitterFor(socket);
@@ -48,7 +48,7 @@ export function chatSockets(io: Server, deps: Deps) {
                     conversationId: null,
                     clientMessageId: null,
                   };
-            if (!(err instanceof ChatTurnError)) deps.log.error({ err }, `${name} failed`);
+            if (!(err instanceof ChatTurnError)) log.error({ err }, `${name} failed`);
             socket.emit('chatError', problem);
             if (typeof ack === 'function') ack({ ok: false, error: problem });
           },

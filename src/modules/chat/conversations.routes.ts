@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { ConversationsService } from './conversations.service.js';
 import {
   choiceSchema,
   choicesQuery,
@@ -15,8 +15,7 @@ import {
 } from './chat.schemas.js';
 import { presentConversation, presentMessage } from './conversations.service.js';
 
-export function conversationRoutes(app: App, deps: Deps) {
-  const { conversations } = deps.services;
+export function conversationRoutes(app: App, { conversations }: { conversations: ConversationsService }) {
   const tags = ['conversations'];
 
   app.post(

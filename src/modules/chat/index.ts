@@ -1,17 +1,21 @@
-import type { AppModule } from '../index.js';
+import type { AppPlugin } from '../../platform/http/types.js';
+import type { ChatService } from './chat.service.js';
+import type { ConversationsService } from './conversations.service.js';
 import { conversationRoutes } from './conversations.routes.js';
-import { chatSockets } from './chat.socket.js';
 import { toolRoutes } from './tools.routes.js';
 import './chat.tables.js';
 
 export { ConversationsService } from './conversations.service.js';
 export { ChatService } from './chat.service.js';
 export { defineChatJobs } from './chat.jobs.js';
-export const chatModule: AppModule = {
-  name: 'chat',
-  routes: (app, deps) => {
-    conversationRoutes(app, deps);
-    toolRoutes(app, deps);
-  },
-  sockets: chatSockets,
+export { chatSockets } from './chat.socket.js';
+
+/** The module's HTTP door (mounted by app.ts): conversations, history, choices and the tool list;
+ * the chat turn itself runs on the main Socket.IO namespace (`chatSockets`). */
+export const chatPlugin: AppPlugin<{ chat: ChatService; conversations: ConversationsService }> = async (
+  app,
+  opts,
+) => {
+  conversationRoutes(app, opts);
+  toolRoutes(app, opts);
 };

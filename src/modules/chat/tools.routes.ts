@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { Deps } from '../../deps.js';
+import type { ChatService } from './chat.service.js';
 
 const toolSchema = z
   .object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })
   .meta({ id: 'Tool' });
 
-export function toolRoutes(app: App, deps: Deps) {
+export function toolRoutes(app: App, { chat }: { chat: ChatService }) {
   app.get(
     '/api/tools',
     {
@@ -19,7 +19,7 @@ export function toolRoutes(app: App, deps: Deps) {
       },
     },
     async () => ({
-      tools: deps.services.chat
+      tools: chat
         .toolCatalogue()
         .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
     }),
