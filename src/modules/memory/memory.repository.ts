@@ -662,3 +662,11 @@ export function findUserIdentity(db: Executor, id: number) {
     .where('id', '=', id)
     .executeTakeFirst();
 }
+
+export function countByTier(db: Executor) {
+  return db
+    .selectFrom('memories')
+    .select(['tier', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('tier')
+    .execute();
+}

@@ -755,6 +755,17 @@ export class MemoryService {
     return this.sketches ? repo.sweepSketchTombstones(this.db, TOMBSTONE_HOURS) : 0;
   }
 
+  /** For /api/admin/health: without pgvector, this process's sketch index (parts, rows, bytes). */
+  sketchIndexStats(): { parts: number; rows: number; bytes: number } | undefined {
+    return this.sketches?.stats();
+  }
+
+  /** For the admin statistics: memories by tier. */
+  async countByTier(): Promise<{ tier: string; count: number }[]> {
+    const rows = await repo.countByTier(this.db);
+    return rows.map((m) => ({ tier: m.tier, count: Number(m.n) }));
+  }
+
   /** GET /api/assistant/memory. A non-admin may only search as themselves. */
   async search(
     caller: Caller,
