@@ -87,7 +87,17 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    // Named schemas sorted by name: their order would otherwise follow the order in which modules
+    // happen to be imported, and the document would change with a refactor that changes nothing.
+    transformObject: (doc) => {
+      const out = jsonSchemaTransformObject(doc) as { components?: { schemas?: Record<string, unknown> } };
+      const schemas = out.components?.schemas;
+      if (!schemas) return out;
+      const sorted = Object.keys(schemas)
+        .sort()
+        .map((name) => [name, schemas[name]] as const);
+      return { ...out, components: { ...out.components, schemas: Object.fromEntries(sorted) } };
+    },
   });
   await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/api/openapi.json' } });
   app.get('/api/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () =>
