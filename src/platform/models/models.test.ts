@@ -1,6 +1,6 @@
 // The model gateway through the real OpenAI-compatible provider code to a real local HTTP server
 // (test/fake-model-server.ts), and the offline models.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, createUser, type TestApp } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import { AppError } from '../http/problem.js';
@@ -20,6 +20,44 @@ afterAll(async () => {
   await t.close();
   await fake.close();
 });
+
+/** Fake timers for the gateway's backoff (its sleep is a setTimeout): the clock stands still
+ * until the test moves it. `requested(ms)` resolves once something asks it to wait exactly `ms`
+ * (a signal; under fake timers `eventually` could not wait, its pause being a setTimeout). */
+function fakeClock() {
+  const [realSetTimeout, realClearTimeout] = [globalThis.setTimeout, globalThis.clearTimeout];
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  type Schedule = (fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => NodeJS.Timeout;
+  const faked = globalThis.setTimeout as unknown as Schedule;
+  const asked: number[] = [];
+  const waiting = new Map<number, () => void>();
+  const asking: Schedule = (fn, ms, ...args) => {
+    asked.push(ms ?? 0);
+    waiting.get(ms ?? 0)?.();
+    return faked(fn, ms, ...args);
+  };
+  const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(asking as unknown as typeof setTimeout);
+  return {
+    requested(ms: number): Promise<void> {
+      if (asked.includes(ms)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        // A failsafe on the real clock, for a readable failure instead of the test's timeout.
+        const failsafe = realSetTimeout(
+          () => reject(new Error(`no wait of ${ms} ms was asked for (asked: ${asked.join(', ')})`)),
+          10_000,
+        );
+        waiting.set(ms, () => {
+          realClearTimeout(failsafe);
+          resolve();
+        });
+      });
+    },
+    restore() {
+      spy.mockRestore();
+      vi.useRealTimers();
+    },
+  };
+}
 
 const calls = async () => {
   await t.deps.models.flush();
@@ -107,18 +145,37 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
     expect(fake.chatRequests()[0]!.body.stream).toBe(true);
   });
 
-  it('retries 429 and 5xx with backoff, then succeeds', async () => {
-    fake.failNext('chat', { status: 429, retryAfter: 0 });
-    fake.failNext('chat', { status: 503 });
+  it('retries 429 and 5xx, waiting as long as Retry-After asks, then succeeds', async () => {
+    fake.failNext('chat', { status: 429, retryAfter: 2 });
+    fake.failNext('chat', { status: 503, retryAfter: 6 });
     fake.replyChat({ text: 'third time lucky' });
-    const r = await t.deps.models.chat({
-      purpose: 'test.retry',
-      messages: [{ role: 'user', content: 'hi' }],
-    });
-    expect(r.text).toBe('third time lucky');
-    expect(fake.chatRequests()).toHaveLength(3);
-    const last = (await calls()).at(-1)!;
-    expect(last).toMatchObject({ purpose: 'test.retry', outcome: 'ok', attempts: 3 });
+    const clock = fakeClock();
+    try {
+      const answer = t.deps.models.chat({
+        purpose: 'test.retry',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      for (const [failed, seconds] of [
+        [1, 2],
+        [2, 6],
+      ] as const) {
+        // The answer to attempt `failed` asked for `seconds`: the gateway waits exactly that long
+        // (its backoff, a few ms here, is shorter)...
+        await clock.requested(seconds * 1000);
+        expect(fake.chatRequests()).toHaveLength(failed);
+        await vi.advanceTimersByTimeAsync(seconds * 1000 - 1);
+        expect(fake.chatRequests()).toHaveLength(failed);
+        // ...and tries again once that time has passed.
+        await vi.advanceTimersByTimeAsync(1);
+      }
+      const r = await answer;
+      expect(r.text).toBe('third time lucky');
+      expect(fake.chatRequests()).toHaveLength(3);
+      const last = (await calls()).at(-1)!;
+      expect(last).toMatchObject({ purpose: 'test.retry', outcome: 'ok', attempts: 3 });
+    } finally {
+      clock.restore();
+    }
   });
 
   it('gives up after MODEL_MAX_RETRIES with model_unavailable and records the failure', async () => {
@@ -151,17 +208,31 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
   });
 
   it('keeps to the concurrency limit', async () => {
-    for (let i = 0; i < 4; i++) fake.replyChat({ text: `r${i}`, delayMs: 100 });
-    const started = Date.now();
-    await Promise.all(
+    // MODEL_CONCURRENCY=2: a request reaches the server while at most one other is unanswered, and
+    // the third goes out only once one of the first two was answered (answers are counted before
+    // the gateway's next request can reach the server). The delay keeps the first answer back
+    // until the second request has arrived.
+    let answered = 0;
+    const unansweredAtArrival: number[] = [];
+    const arrived = () => {
+      unansweredAtArrival.push(fake.chatRequests().length - answered);
+      return true;
+    };
+    for (let i = 0; i < 4; i++) fake.replyChat({ text: `r${i}`, delayMs: 200, when: arrived });
+    const texts = await Promise.all(
       Array.from({ length: 4 }, () =>
-        t.deps.models.chat({ purpose: 'test.limit', messages: [{ role: 'user', content: 'x' }] }),
+        t.deps.models
+          .chat({ purpose: 'test.limit', messages: [{ role: 'user', content: 'x' }] })
+          .then((r) => {
+            answered++;
+            return r.text;
+          }),
       ),
     );
-    // Four 100 ms calls two at a time take two rounds.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
-    const at = fake.chatRequests().map((r) => r.at);
-    expect(at[2]! - at[0]!).toBeGreaterThanOrEqual(90);
+    expect(texts.sort()).toEqual(['r0', 'r1', 'r2', 'r3']);
+    expect(unansweredAtArrival).toHaveLength(4);
+    // Two at a time, never more.
+    expect(Math.max(...unansweredAtArrival)).toBe(2);
   });
 
   it('embeds a batch in one request', async () => {
