@@ -1,15 +1,19 @@
-// Instance registry, the root observer, and the `/observer` namespace: who may join, room
-// isolation, and the events that reach a room (contract: "Real time").
-import { io as connect, type Socket } from 'socket.io-client';
+// The `/observer` namespace: who may join, room isolation, and the events that reach a room
+// (contract: "Real time"). The instance registry and the timeline are timeline.test.ts's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
-import { activityUpdate, IDLE_AFTER_MS, observerOf } from '../timeline/timeline.rules.js';
+import {
+  closeSockets,
+  connectSocket,
+  createTestApp,
+  createUser,
+  type TestApp,
+  type TestUser,
+} from '../../../test/harness.js';
 
 let t: TestApp;
 let cso: TestUser;
 let owner: TestUser;
 let stranger: TestUser;
-const sockets: Socket[] = [];
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -18,189 +22,21 @@ beforeAll(async () => {
   stranger = await createUser(t, 'public');
 });
 afterAll(async () => {
-  for (const s of sockets) s.disconnect();
+  closeSockets();
   await t.close();
 });
 
-/** Connects to /observer; resolves with the socket, or rejects with the connect_error data
- * (the problem object). */
-async function watch(auth: Record<string, unknown>): Promise<Socket> {
-  const socket = connect(`${t.url}/observer`, {
-    auth,
-    transports: ['websocket'],
-    forceNew: true,
-    reconnection: false,
-  });
-  sockets.push(socket);
-  const outcome = await new Promise<{ ok: true } | { ok: false; problem: unknown }>((resolve) => {
-    socket.once('connect', () => resolve({ ok: true }));
-    socket.once('connect_error', (err: Error & { data?: unknown }) =>
-      resolve({ ok: false, problem: err.data ?? err }),
-    );
-  });
-  if (!outcome.ok) throw outcome.problem;
-  return socket;
-}
+/** Connects to /observer; rejects with the connect_error's problem object. */
+const watch = (auth: Record<string, unknown>) => connectSocket(t.url, { namespace: '/observer', auth });
 
-function collect(socket: Socket, event: string): unknown[] {
-  const seen: unknown[] = [];
-  socket.on(event, (p: unknown) => seen.push(p));
-  return seen;
-}
-
-async function until(check: () => boolean, ms = 3000) {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-async function newObserver(ownerId: number | undefined, name = 'Obs') {
-  const r = await t.api('POST', '/api/admin/instances', {
-    token: cso.accessToken,
-    body: { name, level: 8, source: 'portal', ...(ownerId ? { userId: ownerId } : {}) },
-  });
+async function newInstance(body: Record<string, unknown>): Promise<{ id: number }> {
+  const r = await t.api('POST', '/api/admin/instances', { token: cso.accessToken, body });
   expect(r.status).toBe(201);
   return r.body as { id: number };
 }
 
-describe('timeline rules', () => {
-  it.each([
-    [null, 1, 1],
-    [{ id: 7, level: 8 as const, parent_instance_id: null }, 1, 7],
-    [{ id: 9, level: 5 as const, parent_instance_id: 7 }, 1, 7],
-    [{ id: 9, level: 5 as const, parent_instance_id: null }, 1, 1],
-  ])('observerOf(%j, root %s) = %s', (instance, root, expected) => {
-    expect(observerOf(instance, root)).toBe(expected);
-  });
-
-  it('touches lastSeenAt at most once a second and announces activity after idleness', () => {
-    const now = new Date('2026-01-01T00:10:00Z');
-    expect(activityUpdate(null, now)).toEqual({ touch: true, announce: true });
-    expect(activityUpdate(new Date(now.getTime() - 10), now)).toEqual({ touch: false, announce: false });
-    expect(activityUpdate(new Date(now.getTime() - 2000), now)).toEqual({ touch: true, announce: false });
-    expect(activityUpdate(new Date(now.getTime() - IDLE_AFTER_MS), now)).toEqual({
-      touch: true,
-      announce: true,
-    });
-  });
-});
-
-describe('instance registry', () => {
-  it('has a root observer from first start, owned by the first CSO once one exists', async () => {
-    const rootId = await t.deps.services.timeline.ensureRootObserver();
-    const root = await t.api('GET', `/api/admin/instances/${rootId}`, { token: cso.accessToken });
-    expect(root.body).toMatchObject({ name: 'Observer', level: 8, isRoot: true, userId: cso.id });
-    // Starting again (another node) creates no second root.
-    await Promise.all([
-      t.deps.services.timeline.ensureRootObserver(),
-      t.deps.services.timeline.ensureRootObserver(),
-    ]);
-    const roots = await t.deps.db.selectFrom('instances').select('id').where('is_root', '=', true).execute();
-    expect(roots).toEqual([{ id: rootId }]);
-  });
-
-  it('creates, lists, shows and patches instances; creation is a timeline event', async () => {
-    const obs = await newObserver(owner.id, 'Country');
-    const l5 = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: {
-        name: 'Portal fragment',
-        level: 5,
-        source: 'chat_platform',
-        personaId: 3,
-        parentInstanceId: obs.id,
-        channelId: 'c-1',
-        metadata: { a: 1 },
-      },
-    });
-    expect(l5.status).toBe(201);
-    expect(l5.body).toMatchObject({
-      level: 5,
-      source: 'chat_platform',
-      personaId: 3,
-      parentInstanceId: obs.id,
-      channelId: 'c-1',
-      isActive: true,
-      metadata: { a: 1 },
-      isRoot: false,
-    });
-    expect(l5.body.lastSeenAt).not.toBeNull();
-    const events = await t.deps.services.timeline.list({ observerId: obs.id, limit: 10 });
-    expect(events.find((e) => e.instanceId === l5.body.id)).toMatchObject({
-      eventType: 'instance_created',
-      source: 'chat_platform',
-      personaId: 3,
-      metadata: { instance: { level: 5, name: 'Portal fragment' } },
-    });
-
-    const list = await t.api(
-      'GET',
-      `/api/admin/instances?level=5&source=chat_platform&active=true&parentInstanceId=${obs.id}`,
-      { token: cso.accessToken },
-    );
-    expect(list.body).toMatchObject({ total: 1, instances: [{ id: l5.body.id }] });
-    const patched = await t.api('PATCH', `/api/admin/instances/${l5.body.id}`, {
-      token: cso.accessToken,
-      body: { isActive: false, metadata: { b: 2 } },
-    });
-    expect(patched.body).toMatchObject({ isActive: false, metadata: { b: 2 } });
-    expect(
-      (await t.api('GET', `/api/admin/instances/${l5.body.id}`, { token: cso.accessToken })).body.isActive,
-    ).toBe(false);
-  });
-
-  it('rejects bad input, unknown references, non-admins and the unauthenticated', async () => {
-    const bad = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: { name: 'x', level: 6, source: 'portal' },
-    });
-    expect(bad.status).toBe(400);
-    const parent = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: { name: 'x', level: 5, source: 'portal', parentInstanceId: 999999 },
-    });
-    expect(parent.body).toMatchObject({ status: 400, errors: [{ path: 'parentInstanceId' }] });
-    const l5 = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: { name: 'leaf', level: 5, source: 'portal' },
-    });
-    const underLeaf = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: { name: 'x', level: 5, source: 'portal', parentInstanceId: l5.body.id },
-    });
-    expect(underLeaf.status).toBe(400);
-    const noUser = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: { name: 'x', level: 8, source: 'portal', userId: 999999 },
-    });
-    expect(noUser.body).toMatchObject({ status: 400, errors: [{ path: 'userId' }] });
-    expect(
-      (await t.api('PATCH', `/api/admin/instances/${l5.body.id}`, { token: cso.accessToken, body: {} }))
-        .status,
-    ).toBe(400);
-    expect((await t.api('GET', '/api/admin/instances/999999', { token: cso.accessToken })).status).toBe(404);
-    expect(
-      (
-        await t.api('PATCH', '/api/admin/instances/999999', {
-          token: cso.accessToken,
-          body: { isActive: true },
-        })
-      ).status,
-    ).toBe(404);
-    expect((await t.api('GET', '/api/admin/instances', { token: owner.accessToken })).status).toBe(403);
-    expect(
-      (
-        await t.api('POST', '/api/admin/instances', {
-          token: owner.accessToken,
-          body: { name: 'x', level: 8, source: 'portal' },
-        })
-      ).status,
-    ).toBe(403);
-    expect((await t.api('GET', '/api/admin/instances')).status).toBe(401);
-  });
-});
+const newObserver = (userId: number, name = 'Obs') =>
+  newInstance({ name, level: 8, source: 'portal', userId });
 
 describe('/observer namespace', () => {
   it('admits a CSO, an admin and the owner; refuses others with a problem object', async () => {
@@ -220,6 +56,11 @@ describe('/observer namespace', () => {
     await expect(watch({ token: cso.accessToken, observerId: 999999 })).rejects.toMatchObject({
       code: 'not_found',
     });
+    // A Level-5 instance is no observer.
+    const leaf = await newInstance({ name: 'leaf', level: 5, source: 'portal', parentInstanceId: obs.id });
+    await expect(watch({ token: cso.accessToken, observerId: leaf.id })).rejects.toMatchObject({
+      code: 'not_found',
+    });
     await expect(watch({ observerId: obs.id })).rejects.toMatchObject({ code: 'unauthenticated' });
     await expect(watch({ token: 'not-a-jwt', observerId: obs.id })).rejects.toMatchObject({ status: 401 });
     await expect(watch({ token: cso.accessToken })).rejects.toMatchObject({ code: 'validation_failed' });
@@ -231,33 +72,40 @@ describe('/observer namespace', () => {
   it("never delivers observer B's events to a subscriber of observer A", async () => {
     const a = await newObserver(owner.id, 'A');
     const b = await newObserver(stranger.id, 'B');
-    const child = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: { name: 'B child', level: 5, source: 'game_client', parentInstanceId: b.id },
+    const child = await newInstance({
+      name: 'B child',
+      level: 5,
+      source: 'game_client',
+      parentInstanceId: b.id,
     });
     const sa = await watch({ token: owner.accessToken, observerId: a.id });
     const sb = await watch({ token: stranger.accessToken, observerId: b.id });
-    const seenA = collect(sa, 'timeline_update');
-    const seenB = collect(sb, 'timeline_update');
     const key = await t.deps.services.auth.createApiKey('isolation', ['sync:write'], null);
-    for (const instanceId of [b.id, child.body.id, a.id]) {
+    // B's two events commit (and are broadcast) before A's one.
+    for (const instanceId of [b.id, child.id, a.id]) {
       const r = await t.api('POST', '/api/sync/ingest-event', {
         apiKey: key.key,
         body: { userId: owner.id, eventType: 'ping', metadata: { instanceId } },
       });
       expect(r.status).toBe(201);
     }
-    await until(() => seenA.length >= 1 && seenB.length >= 2);
-    await new Promise((r) => setTimeout(r, 100));
+    // A's event arriving is the signal: anything of B's sent to A's room would have come before
+    // it, on the same connection.
+    await sa.next('timeline_update', { match: (e) => e.instanceId === a.id });
+    const seenA = sa.events.filter((e) => e.name === 'timeline_update').map((e) => e.payload);
     expect(seenA).toHaveLength(1);
     expect(seenA[0]).toMatchObject({ observerId: a.id, instanceId: a.id });
-    expect(seenB.map((e) => (e as { observerId: number }).observerId)).toEqual([b.id, b.id]);
+    await sb.next('timeline_update', { match: (e) => e.instanceId === child.id });
+    const seenB = sb.events.filter((e) => e.name === 'timeline_update').map((e) => e.payload);
+    expect(seenB.map((e) => [e.observerId, e.instanceId])).toEqual([
+      [b.id, b.id],
+      [b.id, child.id],
+    ]);
   });
 
   it('broadcasts a director currency change to the root observer, and activity changes', async () => {
     const rootId = await t.deps.services.timeline.rootObserverId();
     const s = await watch({ token: cso.accessToken, observerId: rootId });
-    const updates = collect(s, 'timeline_update');
     const player = await createUser(t, 'public');
     const assistant = await t.deps.services.characters.assistantUserId();
     const { event } = await t.deps.services.inventory.directorModifyCurrency({
@@ -265,32 +113,24 @@ describe('/observer namespace', () => {
       amount: 5,
       actorUserId: assistant,
     });
-    await until(() => updates.some((u) => (u as { id: number }).id === event.id));
-    expect(updates.find((u) => (u as { id: number }).id === event.id)).toMatchObject({
+    const update = await s.next('timeline_update', { match: (u) => u.id === event.id });
+    expect(update.payload).toMatchObject({
       eventType: 'currency_changed',
       observerId: rootId,
       userId: player.id,
     });
 
-    const activity = collect(s, 'instance_activity') as {
-      instanceId: number;
-      isActive: boolean;
-      lastSeenAt: string | null;
-    }[];
-    const leaf = await t.api('POST', '/api/admin/instances', {
-      token: cso.accessToken,
-      body: { name: 'leaf', level: 5, source: 'portal' },
-    });
-    // First activity (its creation event) is announced, then the switch-off.
-    await until(() => activity.some((a) => a.instanceId === leaf.body.id && a.isActive));
-    await t.api('PATCH', `/api/admin/instances/${leaf.body.id}`, {
+    // A Level-5 instance without a parent reports to the root: its first activity (the creation
+    // event) is announced, then the switch-off.
+    const leaf = await newInstance({ name: 'leaf', level: 5, source: 'portal' });
+    const ofLeaf = (a: { instanceId: number }) => a.instanceId === leaf.id;
+    await s.next('instance_activity', { match: (a) => ofLeaf(a) && a.isActive });
+    await t.api('PATCH', `/api/admin/instances/${leaf.id}`, {
       token: cso.accessToken,
       body: { isActive: false },
     });
-    await until(() => activity.some((a) => a.instanceId === leaf.body.id && !a.isActive));
-    expect(activity.filter((a) => a.instanceId === leaf.body.id).map((a) => a.isActive)).toEqual([
-      true,
-      false,
-    ]);
+    await s.next('instance_activity', { match: (a) => ofLeaf(a) && !a.isActive });
+    const activity = s.events.filter((e) => e.name === 'instance_activity' && ofLeaf(e.payload));
+    expect(activity.map((e) => e.payload.isActive)).toEqual([true, false]);
   });
 });
