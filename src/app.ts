@@ -90,13 +90,14 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // Named schemas sorted by name: their order would otherwise follow the order in which modules
     // happen to be imported, and the document would change with a refactor that changes nothing.
     transformObject: (doc) => {
-      const out = jsonSchemaTransformObject(doc) as { components?: { schemas?: Record<string, unknown> } };
-      const schemas = out.components?.schemas;
+      const out = jsonSchemaTransformObject(doc);
+      const components = (out as { components?: { schemas?: Record<string, unknown> } }).components;
+      const schemas = components?.schemas;
       if (!schemas) return out;
       const sorted = Object.keys(schemas)
         .sort()
         .map((name) => [name, schemas[name]] as const);
-      return { ...out, components: { ...out.components, schemas: Object.fromEntries(sorted) } };
+      return { ...out, components: { ...components, schemas: Object.fromEntries(sorted) } } as typeof out;
     },
   });
   await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/api/openapi.json' } });

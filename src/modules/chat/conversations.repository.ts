@@ -245,3 +245,22 @@ export function findNpcs(db: Executor, ids: number[]) {
     .where('account_type', '=', 'npc')
     .execute();
 }
+
+export function countConversations(db: Executor) {
+  return db
+    .selectFrom('conversations')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+}
+
+/** Messages in all, created in the last `hours`, and failed. */
+export function countMessages(db: Executor, hours: number) {
+  return db
+    .selectFrom('chat_messages')
+    .select([
+      (eb) => eb.fn.countAll<number>().as('total'),
+      sql<number>`count(*) filter (where created_at > now() - make_interval(hours => ${hours}))`.as('recent'),
+      sql<number>`count(*) filter (where status = 'failed')`.as('failed'),
+    ])
+    .executeTakeFirstOrThrow();
+}

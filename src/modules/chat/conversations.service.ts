@@ -75,4 +75,20 @@ export class ConversationsService {
   assertOwner(c: { user_id: number }, userId: number) {
     if (c.user_id !== userId) throw new AppError('not_found', 'No such conversation');
   }
+
+  /** For the admin statistics: conversations, and messages in all, in the last `hours` and failed. */
+  async stats(hours: number) {
+    const [conversations, messages] = await Promise.all([
+      repo.countConversations(this.db),
+      repo.countMessages(this.db, hours),
+    ]);
+    return {
+      conversations: Number(conversations.n),
+      messages: {
+        total: Number(messages.total),
+        recent: Number(messages.recent),
+        failed: Number(messages.failed),
+      },
+    };
+  }
 }

@@ -191,3 +191,16 @@ export function listEvents(
   if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
   return q.orderBy('timeline_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
 }
+
+/** Events in all, and those that occurred in the last `hours`. */
+export function countEvents(db: Executor, hours: number) {
+  return db
+    .selectFrom('timeline_events')
+    .select([
+      (eb) => eb.fn.countAll<number>().as('total'),
+      sql<number>`count(*) filter (where occurred_at > now() - make_interval(hours => ${hours}))`.as(
+        'recent',
+      ),
+    ])
+    .executeTakeFirstOrThrow();
+}

@@ -195,4 +195,10 @@ export class TimelineService {
       await this.rootObserverId(executor),
     );
   }
+
+  /** For the admin statistics: timeline events in all, and in the last `hours`. */
+  async stats(hours: number): Promise<{ total: number; recent: number }> {
+    const r = await repo.countEvents(this.db, hours);
+    return { total: Number(r.total), recent: Number(r.recent) };
+  }
 }

@@ -97,3 +97,11 @@ export async function list(
   ]);
   return { rows, total: Number(total.n) };
 }
+
+export function countByRoleAndType(db: Executor) {
+  return db
+    .selectFrom('users')
+    .select(['role', 'account_type', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy(['role', 'account_type'])
+    .execute();
+}

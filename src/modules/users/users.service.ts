@@ -115,4 +115,10 @@ export class UsersService {
   async setPassword(id: number, password: string, executor: Executor = this.db): Promise<void> {
     await repo.update(executor, id, { password_hash: await hashPassword(password) });
   }
+
+  /** For the admin statistics: accounts by role and account type. */
+  async countByRoleAndType(): Promise<{ role: string; accountType: string; count: number }[]> {
+    const rows = await repo.countByRoleAndType(this.db);
+    return rows.map((u) => ({ role: u.role, accountType: u.account_type, count: Number(u.n) }));
+  }
 }
