@@ -9,11 +9,12 @@ import tseslint from 'typescript-eslint';
 const outsideTheDoor = {
   // `../<module>/<file>` from inside a module, unless the file is that module's index.ts.
   regex: '^\\.\\./[^./][^/]*/(?!index\\.js$)[^/]+$',
-  message: "Import another module through its index.ts (its door), not its internal files.",
+  message: 'Import another module through its index.ts (its door), not its internal files.',
 };
 const compositionRoot = {
   regex: '(^|/)deps\\.js$',
-  message: 'Only app.ts, main.ts, cli.ts and tests use deps.ts; give a module the services it needs as options.',
+  message:
+    'Only app.ts, main.ts, cli.ts and tests use deps.ts; give a module the services it needs as options.',
 };
 const modulesFromPlatform = {
   regex: '(^|/)modules/',

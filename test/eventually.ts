@@ -16,7 +16,7 @@ export async function eventually<T>(
   { timeoutMs = 10_000, intervalMs = 10 }: EventuallyOptions = {},
 ): Promise<Exclude<T, false>> {
   const deadline = performance.now() + timeoutMs;
-  let last: unknown = new Error('the condition never held');
+  let last: unknown;
   for (;;) {
     try {
       const value = await check();

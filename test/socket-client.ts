@@ -56,6 +56,8 @@ export async function connectSocket(url: string, opts: ConnectOptions = {}): Pro
     socket.once('connect_error', (err: Error & { data?: unknown }) => {
       open.delete(socket);
       socket.close();
+      // The problem object the server sent (what tests assert on), or the transport's Error.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       reject(err.data ?? err);
     });
   });

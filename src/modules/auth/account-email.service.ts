@@ -14,7 +14,7 @@ import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { Mailer, MailMessage } from '../../platform/mail/mailer.js';
 import { randomToken, sha256 } from '../../platform/security/secrets.js';
-import type { UserRow, UsersService } from '../users/users.service.js';
+import type { UserRow, UsersService } from '../users/index.js';
 import type { AuthService } from './auth.service.js';
 import * as repo from './account-email.repository.js';
 import type { AccountTokenPurpose } from './oauth.tables.js';

@@ -9,7 +9,7 @@ import { type Db, transaction } from '../../platform/db/database.js';
 import { AppError, notFound } from '../../platform/http/problem.js';
 import type { ClientType } from '../../platform/security/identity.rules.js';
 import { randomToken, safeEqual, sha256 } from '../../platform/security/secrets.js';
-import type { UserRow, UsersService } from '../users/users.service.js';
+import type { UserRow, UsersService } from '../users/index.js';
 import type { AuthService } from './auth.service.js';
 import type { TokenResponse } from './auth.schemas.js';
 import * as repo from './oauth.repository.js';

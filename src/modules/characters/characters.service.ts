@@ -3,7 +3,7 @@
 // player and character, and quests with each player's status and progress.
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
-import type { UsersService } from '../users/users.service.js';
+import type { UsersService } from '../users/index.js';
 import * as repo from './characters.repository.js';
 import type {
   CharacterState,

@@ -13,4 +13,5 @@ export {
 export type { CharacterState, Npc, PlayerQuest, Relationship } from './characters.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts). */
-export const charactersPlugin: AppPlugin<{ characters: CharactersService }> = async (app, opts) => charactersRoutes(app, opts);
+export const charactersPlugin: AppPlugin<{ characters: CharactersService }> = async (app, opts) =>
+  charactersRoutes(app, opts);

@@ -1,6 +1,6 @@
 // Chat-platform channel configuration (contract: "Protocols and conversations").
 import { z } from 'zod';
-import { protocolIdSchema } from '../protocols/protocols.schemas.js';
+import { protocolIdSchema } from '../protocols/index.js';
 
 // At most 100 characters: Fastify's path-parameter limit, so every channel that can be set can be read.
 export const channelIdSchema = z.string().trim().min(1).max(100);

@@ -6,4 +6,5 @@ import './chat-platform.tables.js';
 export { ChatPlatformService } from './chat-platform.service.js';
 
 /** The module's HTTP door (mounted by app.ts). */
-export const chatPlatformPlugin: AppPlugin<{ chatPlatform: ChatPlatformService }> = async (app, opts) => chatPlatformRoutes(app, opts);
+export const chatPlatformPlugin: AppPlugin<{ chatPlatform: ChatPlatformService }> = async (app, opts) =>
+  chatPlatformRoutes(app, opts);

@@ -7,8 +7,8 @@ import { AppError } from '../../platform/http/problem.js';
 import { safeFetch, SafeFetchError } from '../../platform/http/safe-fetch.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
-import type { FilesService } from '../files/files.service.js';
-import type { MemoryService } from '../memory/memory.service.js';
+import type { FilesService } from '../files/index.js';
+import type { MemoryService } from '../memory/index.js';
 
 export const VISION_JOB = 'chat.vision';
 

@@ -18,12 +18,12 @@ import type { JobQueue } from '../../platform/jobs/queue.js';
 import { withModelTime, type ModelGateway } from '../../platform/models/gateway.js';
 import type { Metrics } from '../../platform/http/metrics.js';
 import type { ChatMessage as ModelMessage, ChatResult, ToolSpec } from '../../platform/models/provider.js';
-import type { FilesService } from '../files/files.service.js';
-import type { InventoryService } from '../inventory/inventory.service.js';
-import type { ConversationContext, MemoryService } from '../memory/memory.service.js';
-import type { ProtocolsService } from '../protocols/protocols.service.js';
-import { composeSystemPrompt } from '../protocols/protocols.rules.js';
-import type { CharactersService } from '../characters/characters.service.js';
+import type { FilesService } from '../files/index.js';
+import type { InventoryService } from '../inventory/index.js';
+import type { ConversationContext, MemoryService } from '../memory/index.js';
+import type { ProtocolsService } from '../protocols/index.js';
+import { composeSystemPrompt } from '../protocols/index.js';
+import type { CharactersService } from '../characters/index.js';
 import {
   CHOICES_INSTRUCTION,
   ChoicesFilter,

@@ -5,8 +5,8 @@
 import { z } from 'zod';
 import { AppError } from '../../platform/http/problem.js';
 import type { ToolCall, ToolSpec } from '../../platform/models/provider.js';
-import type { InventoryService } from '../inventory/inventory.service.js';
-import type { MemoryService } from '../memory/memory.service.js';
+import type { InventoryService } from '../inventory/index.js';
+import type { MemoryService } from '../memory/index.js';
 
 export interface ToolContext {
   playerUserId: number;

@@ -21,4 +21,5 @@ export {
 export { inventorySummary } from './inventory.rules.js';
 
 /** The module's HTTP door (mounted by app.ts). */
-export const inventoryPlugin: AppPlugin<{ inventory: InventoryService }> = async (app, opts) => inventoryRoutes(app, opts);
+export const inventoryPlugin: AppPlugin<{ inventory: InventoryService }> = async (app, opts) =>
+  inventoryRoutes(app, opts);

@@ -18,4 +18,5 @@ export {
 export { tierOf, SOURCE_TIER, MEMORY_SOURCES, type MemorySource, type MemoryTier } from './memory.rules.js';
 
 /** The module's HTTP door (mounted by app.ts). */
-export const memoryPlugin: AppPlugin<{ memory: MemoryService }> = async (app, opts) => memoryRoutes(app, opts);
+export const memoryPlugin: AppPlugin<{ memory: MemoryService }> = async (app, opts) =>
+  memoryRoutes(app, opts);

@@ -26,7 +26,7 @@ export interface ObserverSocketOptions {
   observer: ObserverService;
   bus: EventBus;
   /** Admits a namespace's sockets by their access token (the same check as the main namespace). */
-  authenticate(nsp: Namespace): void;
+  authenticate: (nsp: Namespace) => void;
 }
 
 export function observerSockets(io: SocketServer, { observer, bus, authenticate }: ObserverSocketOptions) {

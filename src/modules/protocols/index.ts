@@ -23,6 +23,8 @@ export {
   type ToolDefinition,
 } from './protocols.rules.js';
 
+export { protocolIdSchema } from './protocols.schemas.js';
+
 /** The module's HTTP door (mounted by app.ts). */
 export const protocolsPlugin: AppPlugin<{ protocols: ProtocolsService }> = async (app, opts) =>
   protocolsRoutes(app, opts);

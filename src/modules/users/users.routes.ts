@@ -12,7 +12,6 @@ import {
 import { toProfile } from './users.service.js';
 
 export function usersRoutes(app: App, { users }: { users: UsersService }) {
-
   app.get(
     '/api/user/profile',
     {
