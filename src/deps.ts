@@ -150,10 +150,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     if (config.oauth.blockedCountries.length > 0 && !config.oauth.countryHeader)
       log.warn('BLOCKED_COUNTRIES has no effect without COUNTRY_HEADER (the header a trusted proxy sets)');
     const conversations = new ConversationsService(db);
-    const timeline = new TimelineService(db, bus);
+    const timeline = new TimelineService(db, bus, users);
     const observer = new ObserverService(db, timeline);
     const characters = new CharactersService(db, users);
-    const inventory = new InventoryService(db, timeline);
+    const inventory = new InventoryService(db, timeline, users);
     const chatPlatform = new ChatPlatformService(db);
     // Routing reads the channel's protocol; the persona type is the server's own (the character
     // profile; persona sessions join when they exist), never a client's claim.

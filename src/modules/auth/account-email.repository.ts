@@ -53,13 +53,3 @@ export function deleteStaleTokens(db: Executor) {
     .where('expires_at', '<', sql<Date>`now() - interval '1 day'`)
     .execute();
 }
-
-/** Marks the address verified only while the account still has the address the token went to. */
-export function markEmailVerified(db: Executor, userId: number, email: string) {
-  return db
-    .updateTable('users')
-    .set({ email_verified: true, updated_at: now() })
-    .where('id', '=', userId)
-    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
-    .executeTakeFirst();
-}

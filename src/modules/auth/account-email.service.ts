@@ -103,8 +103,7 @@ export class AccountEmailService {
       const row = await repo.consumeToken(trx, 'verify_email', sha256(token));
       if (!row) return false;
       // The account's address changed since the mail went out: that mail proves nothing now.
-      const r = await repo.markEmailVerified(trx, row.user_id, row.email);
-      return Number(r.numUpdatedRows) > 0;
+      return this.users.markEmailVerified(row.user_id, row.email, trx);
     });
     if (!ok) throw validationFailed([{ path: 'body.token', message: INVALID_TOKEN }], INVALID_TOKEN);
     return { verified: true };
@@ -120,7 +119,7 @@ export class AccountEmailService {
       await this.users.setPassword(user.id, password, trx);
       await repo.spendAllTokens(trx, user.id, 'reset_password');
       // Following the link proved the mailbox is theirs.
-      await repo.markEmailVerified(trx, user.id, row.email);
+      await this.users.markEmailVerified(user.id, row.email, trx);
       // the API contract: reset-password revokes every refresh token of the user.
       await this.auth.revokeAllSessions(user.id, trx);
       return true;

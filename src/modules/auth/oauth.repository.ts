@@ -106,13 +106,3 @@ export function touchIdentity(db: Executor, id: number, email: string | null) {
     .where('id', '=', id)
     .execute();
 }
-
-/** The owner of a verified address takes over an account registered with it but never verified:
- * the password was set by someone who never proved the address, so it goes. */
-export function claimUnverifiedAccount(db: Executor, userId: number) {
-  return db
-    .updateTable('users')
-    .set({ email_verified: true, password_hash: null, updated_at: now() })
-    .where('id', '=', userId)
-    .execute();
-}

@@ -370,7 +370,7 @@ export class OAuthService {
         if (!existing.email_verified) {
           // Whoever registered this address never proved it; its verified owner takes the
           // account over, and any session the registrant opened ends.
-          await repo.claimUnverifiedAccount(trx, existing.id);
+          await this.users.claim(existing.id, trx);
           await this.auth.revokeAllSessions(existing.id, trx);
         }
         await repo.insertIdentity(trx, {

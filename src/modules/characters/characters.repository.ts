@@ -105,18 +105,6 @@ export function updateProfile(
     .execute();
 }
 
-export function renameUser(db: Executor, id: number, name: string) {
-  return db.updateTable('users').set({ name, updated_at: now() }).where('id', '=', id).execute();
-}
-
-export function deleteUser(db: Executor, id: number) {
-  return db.deleteFrom('users').where('id', '=', id).execute();
-}
-
-export function userExists(db: Executor, id: number) {
-  return db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
-}
-
 export function upsertRelationship(
   db: Executor,
   v: {

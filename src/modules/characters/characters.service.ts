@@ -140,7 +140,7 @@ export class CharactersService {
   async replaceNpc(id: number, input: NpcInput): Promise<Npc> {
     return transaction(this.db, async (trx) => {
       await this.character(id, trx);
-      await repo.renameUser(trx, id, input.name);
+      await this.users.rename(id, input.name, trx);
       await repo.updateProfile(trx, id, {
         description: input.description,
         persona_type: input.personaType ?? null,
@@ -154,7 +154,7 @@ export class CharactersService {
     await transaction(this.db, async (trx) => {
       const row = await this.character(id, trx);
       if (row.is_assistant) throw new AppError('conflict', 'The assistant itself cannot be deleted');
-      await repo.deleteUser(trx, id);
+      await this.users.remove(id, trx);
     });
   }
 
@@ -166,7 +166,7 @@ export class CharactersService {
   async putState(id: number, input: PutStateInput): Promise<CharacterState> {
     return transaction(this.db, async (trx) => {
       await this.character(id, trx);
-      if (input.persona?.name !== undefined) await repo.renameUser(trx, id, input.persona.name);
+      if (input.persona?.name !== undefined) await this.users.rename(id, input.persona.name, trx);
       await repo.updateProfile(trx, id, {
         ...(input.persona?.description !== undefined ? { description: input.persona.description } : {}),
         ...(input.persona?.personaType !== undefined ? { persona_type: input.persona.personaType } : {}),
@@ -185,7 +185,7 @@ export class CharactersService {
   /** Sets a player's relationship with a character; given fields replace the stored ones. */
   async putRelationship(input: RelationshipInput): Promise<Relationship> {
     return transaction(this.db, async (trx) => {
-      if (!(await repo.userExists(trx, input.userId)))
+      if (!(await this.users.exists(input.userId, trx)))
         throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
       if (!(await repo.findCharacter(trx, input.npcUserId)))
         throw validationFailed([{ path: 'npcUserId', message: `no character ${input.npcUserId}` }]);
@@ -254,7 +254,7 @@ export class CharactersService {
   ): Promise<PlayerQuest> {
     return transaction(this.db, async (trx) => {
       if (!(await repo.findQuest(trx, questId))) throw notFound('quest');
-      if (!(await repo.userExists(trx, userId))) throw notFound('user');
+      if (!(await this.users.exists(userId, trx))) throw notFound('user');
       await repo.upsertPlayerQuest(trx, { questId, userId, ...change });
       const [row] = await this.playerQuests(userId, questId, trx);
       return row!;

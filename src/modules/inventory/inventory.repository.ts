@@ -65,27 +65,6 @@ export function userInventory(db: Executor, userId: number) {
     .execute();
 }
 
-export function balanceForUpdate(db: Executor, userId: number) {
-  return db
-    .selectFrom('users')
-    .select('energy_coins')
-    .where('id', '=', userId)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
-/** spec: inventory rule 2. One statement: the UPDATE takes the row lock, and the condition (with
- * the CHECK constraint behind it) keeps the balance at 0 or above. No row: refused or no user. */
-export function addToBalance(db: Executor, userId: number, amount: number) {
-  return db
-    .updateTable('users')
-    .set({ energy_coins: sql<number>`energy_coins + ${amount}` })
-    .where('id', '=', userId)
-    .where(sql<boolean>`energy_coins + ${amount} >= 0`)
-    .returning('energy_coins')
-    .executeTakeFirst();
-}
-
 export function heldForUpdate(db: Executor, userId: number, itemId: number) {
   return db
     .selectFrom('user_inventory')
@@ -126,10 +105,6 @@ export function deleteHeld(db: Executor, userId: number, itemId: number) {
     .where('user_id', '=', userId)
     .where('item_id', '=', itemId)
     .execute();
-}
-
-export function userExists(db: Executor, id: number) {
-  return db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
 }
 
 export function appendLedger(

@@ -4,6 +4,7 @@
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent, TimelineService } from '../timeline/index.js';
+import type { UsersService } from '../users/index.js';
 import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js';
 import * as repo from './inventory.repository.js';
 import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
@@ -68,6 +69,8 @@ export class InventoryService {
   constructor(
     private readonly db: Db,
     private readonly timeline: TimelineService,
+    /** Owner of the user row, where the balance column lives: its writes go through it. */
+    private readonly users: UsersService,
   ) {}
 
   /** Appends one change to the ledger (every inventory and currency change does). */
@@ -97,21 +100,20 @@ export class InventoryService {
     amount: number,
   ): Promise<{ before: number; after: number }> {
     checkChange(amount, 'amount');
-    const row = await repo.addToBalance(trx, userId, amount);
-    if (row) return { before: Number(row.energy_coins) - amount, after: Number(row.energy_coins) };
+    const after = await this.users.addToBalance(userId, amount, trx);
+    if (after !== undefined) return { before: after - amount, after };
     // Refused, or the user is missing. Under READ COMMITTED another change may have committed
     // since, so decide again holding the row lock: the answer's `balance` is then exact.
-    const current = await repo.balanceForUpdate(trx, userId);
-    if (!current) throw notFound('user');
-    const balance = Number(current.energy_coins);
+    const balance = await this.users.balance(userId, trx, true);
+    if (balance === undefined) throw notFound('user');
     if (!currencyAllowed(balance, amount))
       throw new AppError(
         'insufficient_funds',
         `The balance is ${balance}; a change of ${amount} would take it below 0`,
         { balance },
       );
-    const retried = await repo.addToBalance(trx, userId, amount);
-    return { before: Number(retried!.energy_coins) - amount, after: Number(retried!.energy_coins) };
+    const retried = (await this.users.addToBalance(userId, amount, trx))!;
+    return { before: retried - amount, after: retried };
   }
 
   /** spec: inventory rule 2, in the caller's transaction (row lock; never below 0, else 409
@@ -148,7 +150,7 @@ export class InventoryService {
   ): Promise<{ before: number; after: number }> {
     checkChange(quantity, 'quantity');
     if (!(await repo.findItem(trx, itemId))) throw notFound('item');
-    if (!(await repo.userExists(trx, userId))) throw notFound('user');
+    if (!(await this.users.exists(userId, trx))) throw notFound('user');
     if (quantity > 0) {
       // Insert-or-add in one statement: a missing record is created, atomically.
       const { quantity: after } = await repo.addHeld(trx, userId, itemId, quantity);

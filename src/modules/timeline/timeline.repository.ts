@@ -52,10 +52,10 @@ export async function insertRootIfMissing(db: Executor, name: string) {
 }
 
 /** The root observer is owned by the first CSO; until one exists it has no owner. */
-export function adoptRootOwner(db: Executor) {
+export function adoptRootOwner(db: Executor, csoId: number) {
   return db
     .updateTable('instances')
-    .set({ user_id: sql<number>`(select min(id) from users where role = 'cso')` })
+    .set({ user_id: csoId })
     .where('is_root', '=', true)
     .where('user_id', 'is', null)
     .execute();

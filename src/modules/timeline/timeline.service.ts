@@ -80,13 +80,16 @@ export class TimelineService {
   constructor(
     private readonly db: Db,
     private readonly bus: EventBus,
+    /** Who owns the root observer: the first CSO (the users module's answer). */
+    private readonly users: { firstCsoId(executor?: Executor): Promise<number | undefined> },
   ) {}
 
   /** Creates the root observer unless it exists, and gives it an owner (the first CSO) when it has
    * none. Idempotent; safe when several nodes start together. */
   async ensureRootObserver(executor: Executor = this.db): Promise<number> {
     await repo.insertRootIfMissing(executor, 'Observer');
-    await repo.adoptRootOwner(executor);
+    const csoId = await this.users.firstCsoId(executor);
+    if (csoId !== undefined) await repo.adoptRootOwner(executor, csoId);
     const root = await repo.findRoot(executor);
     this.rootId = root!.id;
     return root!.id;

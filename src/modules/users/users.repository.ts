@@ -105,3 +105,58 @@ export function countByRoleAndType(db: Executor) {
     .groupBy(['role', 'account_type'])
     .execute();
 }
+
+export function exists(db: Executor, id: number) {
+  return db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst();
+}
+
+export function remove(db: Executor, id: number) {
+  return db.deleteFrom('users').where('id', '=', id).execute();
+}
+
+/** Marks the address verified only while the account still has the address the token went to. */
+export function markEmailVerified(db: Executor, id: number, email: string) {
+  return db
+    .updateTable('users')
+    .set({ email_verified: true, updated_at: dbNow() })
+    .where('id', '=', id)
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** The verified owner of the address takes the account over: verified, and no password. */
+export function claim(db: Executor, id: number) {
+  return db
+    .updateTable('users')
+    .set({ email_verified: true, password_hash: null, updated_at: dbNow() })
+    .where('id', '=', id)
+    .execute();
+}
+
+export function firstCsoId(db: Executor) {
+  return db
+    .selectFrom('users')
+    .select((eb) => eb.fn.min<number>('id').as('id'))
+    .where('role', '=', 'cso')
+    .executeTakeFirst();
+}
+
+export function balanceForUpdate(db: Executor, id: number) {
+  return db.selectFrom('users').select('energy_coins').where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** One statement: the UPDATE takes the row lock, and the condition (with the CHECK constraint
+ * behind it) keeps the balance at 0 or above. No row: refused, or no such user. */
+export function addToBalance(db: Executor, id: number, amount: number) {
+  return db
+    .updateTable('users')
+    .set({ energy_coins: sql<number>`energy_coins + ${amount}` })
+    .where('id', '=', id)
+    .where(sql<boolean>`energy_coins + ${amount} >= 0`)
+    .returning('energy_coins')
+    .executeTakeFirst();
+}
+
+export function balance(db: Executor, id: number) {
+  return db.selectFrom('users').select('energy_coins').where('id', '=', id).executeTakeFirst();
+}

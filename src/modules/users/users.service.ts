@@ -1,5 +1,6 @@
 // Users: profiles, admin listing and role changes, account creation (register, CLI, characters).
 import type { Db, Executor } from '../../platform/db/database.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { isAllowedCombination, type AccountType, type Role } from '../../platform/security/identity.rules.js';
 import { hashPassword } from '../../platform/security/secrets.js';
@@ -31,10 +32,6 @@ export interface CreateUserInput {
   role?: Role;
   accountType?: AccountType;
   emailVerified?: boolean;
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23505';
 }
 
 export class UsersService {
@@ -120,5 +117,53 @@ export class UsersService {
   async countByRoleAndType(): Promise<{ role: string; accountType: string; count: number }[]> {
     const rows = await repo.countByRoleAndType(this.db);
     return rows.map((u) => ({ role: u.role, accountType: u.account_type, count: Number(u.n) }));
+  }
+
+  // ---- doors for the modules that act on accounts (the users table is this module's alone) ----
+
+  async exists(id: number, executor: Executor = this.db): Promise<boolean> {
+    return (await repo.exists(executor, id)) !== undefined;
+  }
+
+  /** Renames an account (characters rename their NPC's user). */
+  async rename(id: number, name: string, executor: Executor = this.db): Promise<void> {
+    await repo.update(executor, id, { name });
+  }
+
+  /** Deletes an account; what references it cascades (characters delete NPCs). */
+  async remove(id: number, executor: Executor = this.db): Promise<void> {
+    await repo.remove(executor, id);
+  }
+
+  /** Marks `email` verified while it is still the account's address; false when it is not. */
+  async markEmailVerified(id: number, email: string, executor: Executor = this.db): Promise<boolean> {
+    const r = await repo.markEmailVerified(executor, id, email);
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** The verified owner of the address claims an account registered with it but never verified:
+   * its password goes (whoever set it never proved the address). */
+  async claim(id: number, executor: Executor = this.db): Promise<void> {
+    await repo.claim(executor, id);
+  }
+
+  /** The first CSO's id (the root observer's owner), if any CSO exists. */
+  async firstCsoId(executor: Executor = this.db): Promise<number | undefined> {
+    return (await repo.firstCsoId(executor))?.id ?? undefined;
+  }
+
+  /** The energy coin balance, or undefined for no such user; `forUpdate` locks the row for the
+   * caller's transaction. */
+  async balance(id: number, executor: Executor = this.db, forUpdate = false): Promise<number | undefined> {
+    const row = await (forUpdate ? repo.balanceForUpdate(executor, id) : repo.balance(executor, id));
+    return row ? Number(row.energy_coins) : undefined;
+  }
+
+  /** Adds `amount` (negative to spend) in one conditional statement that never takes the balance
+   * below 0: the new balance, or undefined when refused or the user does not exist. The economy's
+   * rules and ledger are the inventory module's; this is only the column's write. */
+  async addToBalance(id: number, amount: number, executor: Executor): Promise<number | undefined> {
+    const row = await repo.addToBalance(executor, id, amount);
+    return row ? Number(row.energy_coins) : undefined;
   }
 }
