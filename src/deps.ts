@@ -16,7 +16,7 @@ import { AccessTokens } from './platform/security/jwt.js';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
 import { HealthMonitor } from './platform/db/health-monitor.js';
 import { createMailer } from './platform/mail/mailer.js';
-import { AccountEmailService, AuthService, OAuthService } from './modules/auth/index.js';
+import { AccountEmailService, AuthService, enqueueVerification, OAuthService } from './modules/auth/index.js';
 import { UsersService } from './modules/users/index.js';
 import { ProtocolsService } from './modules/protocols/index.js';
 import { ChatPlatformService } from './modules/chat-platform/index.js';
@@ -125,9 +125,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       refreshTtlSeconds: config.jwt.refreshTtl,
       loginFailureLimit: config.limits.loginFailures,
       loginFailureWindowSec: config.limits.loginFailureWindowSec,
-      // Registration sends the verification mail: the account-mail service (built below, it
-      // revokes sessions through this one) listens for the event.
-      onRegistered: async (user) => bus.publish('user.registered', user),
+      // Registration queues the verification mail (the account-mail module's job) before it answers.
+      onRegistered: (user) => enqueueVerification(jobs, db, log, user),
     });
     const mailer = createMailer(config.mail, db, log);
     cleanup.unshift(() => mailer.close());
@@ -137,7 +136,6 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       resetTtlSeconds: config.accountEmail.resetTtl,
       mailsPerHour: config.accountEmail.mailsPerHour,
     });
-    bus.on('user.registered', (user) => accountEmail.sendVerification(user));
     const oauth = new OAuthService(db, users, auth, log, {
       providers: config.oauth.providers,
       publicUrl: config.publicUrl,

@@ -8,7 +8,7 @@
 // and the mail; the job carries no secret.
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import { type Db, transaction } from '../../platform/db/database.js';
+import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { validationFailed } from '../../platform/http/problem.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
@@ -50,6 +50,17 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Queues the verification mail of a new account (registration calls it before it answers; the
+ * job is this module's). A failure is logged, never fails the registration. */
+export async function enqueueVerification(jobs: JobQueue, db: Executor, log: Logger, user: UserRow) {
+  if (!user.email || user.email_verified) return;
+  try {
+    await jobs.enqueue(db, ACCOUNT_EMAIL_JOB, { purpose: 'verify_email', userId: user.id });
+  } catch (err) {
+    log.error({ err, userId: user.id }, 'could not enqueue the verification mail');
+  }
+}
+
 export class AccountEmailService {
   constructor(
     private readonly db: Db,
@@ -73,12 +84,7 @@ export class AccountEmailService {
   /** Registration sends the verification mail (issue 6). A failure to enqueue must not fail a
    * registration that already happened: it is logged, and the user can ask again. */
   async sendVerification(user: UserRow): Promise<void> {
-    if (!user.email || user.email_verified) return;
-    try {
-      await this.jobs.enqueue(this.db, ACCOUNT_EMAIL_JOB, { purpose: 'verify_email', userId: user.id });
-    } catch (err) {
-      this.log.error({ err, userId: user.id }, 'could not enqueue the verification mail');
-    }
+    await enqueueVerification(this.jobs, this.db, this.log, user);
   }
 
   /** POST /api/auth/resend-verification: same shape as a reset request, same silence. */

@@ -1,8 +1,7 @@
 import './auth.tables.js';
 import './oauth.tables.js';
-import './auth.events.js';
 
 export { AuthService } from './auth.service.js';
-export { AccountEmailService } from './account-email.service.js';
+export { AccountEmailService, enqueueVerification } from './account-email.service.js';
 export { OAuthService } from './oauth.service.js';
 export { authPlugin, type AuthPluginOptions } from './auth.plugin.js';
