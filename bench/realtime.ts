@@ -51,7 +51,7 @@ const player = await deps.services.users.create({ email: null, password: null, n
 const observerIds: number[] = [];
 for (let i = 0; i < OBSERVERS; i++)
   observerIds.push(
-    (await deps.services.observer.create({ name: `bench-${i}`, level: 8, source: 'portal' }, cso.id)).id,
+    (await deps.services.instances.create({ name: `bench-${i}`, level: 8, source: 'portal' }, cso.id)).id,
   );
 
 const worker = new Worker(new URL('./realtime-subscribers.mjs', import.meta.url), {

@@ -29,9 +29,10 @@ import { chatPlugin, chatSockets } from './modules/chat/index.js';
 import { filesPlugin } from './modules/files/index.js';
 import { inventoryPlugin } from './modules/inventory/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
-import { observerPlugin, observerSockets } from './modules/observer/index.js';
+import { observerSockets } from './modules/observer/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
+import { timelinePlugin } from './modules/timeline/index.js';
 import { usersPlugin } from './modules/users/index.js';
 import { VERSION } from './version.js';
 
@@ -141,7 +142,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const s = deps.services;
   chatSockets(io, { chat: s.chat, log: deps.log });
   observerSockets(io, {
-    observer: s.observer,
+    instances: s.instances,
     bus: deps.bus,
     authenticate: (nsp: Namespace) => authenticateSocket(nsp, socketAuth, deps.log),
   });
@@ -186,7 +187,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     },
   });
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
-  await app.register(observerPlugin, { observer: s.observer });
+  await app.register(timelinePlugin, { instances: s.instances });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });
   await app.register(syncPlugin, { sync: s.sync });

@@ -22,8 +22,7 @@ import { ProtocolsService } from './modules/protocols/index.js';
 import { ChatPlatformService } from './modules/chat-platform/index.js';
 import { FilesService } from './modules/files/index.js';
 import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/index.js';
-import { TimelineService } from './modules/timeline/index.js';
-import { ObserverService } from './modules/observer/index.js';
+import { InstancesService, TimelineService } from './modules/timeline/index.js';
 import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
@@ -41,7 +40,7 @@ export interface Services {
   accountEmail: AccountEmailService;
   oauth: OAuthService;
   timeline: TimelineService;
-  observer: ObserverService;
+  instances: InstancesService;
   characters: CharactersService;
   inventory: InventoryService;
   sync: SyncService;
@@ -149,7 +148,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       log.warn('BLOCKED_COUNTRIES has no effect without COUNTRY_HEADER (the header a trusted proxy sets)');
     const conversations = new ConversationsService(db);
     const timeline = new TimelineService(db, bus, users);
-    const observer = new ObserverService(db, timeline);
+    const instances = new InstancesService(db, timeline);
     const characters = new CharactersService(db, users);
     const inventory = new InventoryService(db, timeline, users);
     const chatPlatform = new ChatPlatformService(db);
@@ -227,7 +226,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       oauth,
       conversations,
       timeline,
-      observer,
+      instances,
       characters,
       inventory,
       sync,

@@ -1,8 +1,5 @@
-import type { AppPlugin } from '../../platform/http/types.js';
-import { observerRoutes } from './observer.routes.js';
-import type { ObserverService } from './observer.service.js';
-
-export { ObserverService } from './observer.service.js';
+// The `/observer` namespace: observers watch their timeline live (the registry of instances and
+// observers, and the timeline itself, are the timeline module's).
 export {
   OBSERVER_NAMESPACE,
   observerRoom,
@@ -10,7 +7,3 @@ export {
   type ObserverServerEvents,
   type ObserverSocketOptions,
 } from './observer.socket.js';
-
-/** The module's HTTP door (mounted by app.ts); its `/observer` namespace is `observerSockets`. */
-export const observerPlugin: AppPlugin<{ observer: ObserverService }> = async (app, opts) =>
-  observerRoutes(app, opts);

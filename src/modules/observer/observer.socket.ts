@@ -6,8 +6,7 @@ import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
 import { AppError, toProblem, zodErrors, makeProblem } from '../../platform/http/problem.js';
 import { connectError, type SocketData } from '../../platform/realtime/socket-server.js';
-import type { InstanceActivity, TimelineEvent } from '../timeline/index.js';
-import type { ObserverService } from './observer.service.js';
+import type { InstanceActivity, InstancesService, TimelineEvent } from '../timeline/index.js';
 import { observerHandshake } from './observer.schemas.js';
 
 type ObserverSocketData = SocketData & { observerId: number };
@@ -23,13 +22,13 @@ export interface ObserverServerEvents {
 export type ObserverNamespace = Namespace<Record<string, never>, ObserverServerEvents>;
 
 export interface ObserverSocketOptions {
-  observer: ObserverService;
+  instances: Pick<InstancesService, 'authorizeWatcher'>;
   bus: EventBus;
   /** Admits a namespace's sockets by their access token (the same check as the main namespace). */
   authenticate: (nsp: Namespace) => void;
 }
 
-export function observerSockets(io: SocketServer, { observer, bus, authenticate }: ObserverSocketOptions) {
+export function observerSockets(io: SocketServer, { instances, bus, authenticate }: ObserverSocketOptions) {
   const nsp: ObserverNamespace = io.of(OBSERVER_NAMESPACE);
   authenticate(nsp);
   nsp.use((socket, next) => {
@@ -45,7 +44,7 @@ export function observerSockets(io: SocketServer, { observer, bus, authenticate 
       return;
     }
     const user = (socket.data as SocketData).user;
-    observer.authorizeWatcher(user, parsed.data.observerId).then(
+    instances.authorizeWatcher(user, parsed.data.observerId).then(
       () => {
         (socket.data as ObserverSocketData).observerId = parsed.data.observerId;
         next();

@@ -1,3 +1,6 @@
+import type { AppPlugin } from '../../platform/http/types.js';
+import { instancesRoutes } from './instances.routes.js';
+import type { InstancesService } from './instances.service.js';
 import './timeline.tables.js';
 
 export {
@@ -7,7 +10,7 @@ export {
   type AfterCommit,
   type RecordInput,
 } from './timeline.service.js';
-export * as instancesRepository from './timeline.repository.js';
+export { InstancesService } from './instances.service.js';
 export {
   timelineEventSchema,
   instanceSchema,
@@ -17,3 +20,7 @@ export {
   INSTANCE_SOURCES,
 } from './timeline.schemas.js';
 export type { TimelineEvent, Instance, InstanceActivity } from './timeline.schemas.js';
+
+/** The instance registry's HTTP door (`/api/admin/instances`, mounted by app.ts). */
+export const timelinePlugin: AppPlugin<{ instances: InstancesService }> = async (app, opts) =>
+  instancesRoutes(app, opts);

@@ -3,19 +3,14 @@
 import { type Db, transaction } from '../../platform/db/database.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
-import {
-  instancesRepository as repo,
-  toInstance,
-  type Instance,
-  type TimelineService,
-} from '../timeline/index.js';
-import type { CreateInstanceInput, PatchInstanceInput } from './observer.schemas.js';
+import { isForeignKeyViolation } from '../../platform/db/errors.js';
+import type { CreateInstanceInput, PatchInstanceInput } from './instances.schemas.js';
+import * as repo from './timeline.repository.js';
+import type { Instance } from './timeline.schemas.js';
+import { toInstance, type TimelineService } from './timeline.service.js';
 
-function isForeignKeyViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: string }).code === '23503';
-}
-
-export class ObserverService {
+/** The instance registry: the timeline module owns the `instances` table. */
+export class InstancesService {
   constructor(
     private readonly db: Db,
     private readonly timeline: TimelineService,

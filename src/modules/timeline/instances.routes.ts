@@ -1,17 +1,17 @@
 import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { ObserverService } from './observer.service.js';
-import { instanceSchema } from '../timeline/index.js';
+import type { InstancesService } from './instances.service.js';
+import { instanceSchema } from './timeline.schemas.js';
 import {
   createInstanceBody,
   instanceIdParam,
   instanceListResponse,
   listInstancesQuery,
   patchInstanceBody,
-} from './observer.schemas.js';
+} from './instances.schemas.js';
 
-export function observerRoutes(app: App, { observer }: { observer: ObserverService }) {
+export function instancesRoutes(app: App, { instances }: { instances: InstancesService }) {
   const config = { auth: 'admin' as const };
   const tags = ['instances'];
 
@@ -26,7 +26,7 @@ export function observerRoutes(app: App, { observer }: { observer: ObserverServi
         response: { 201: instanceSchema, ...problems(400, 401, 403) },
       },
     },
-    async (req, reply) => reply.status(201).send(await observer.create(req.body, currentUser(req).id)),
+    async (req, reply) => reply.status(201).send(await instances.create(req.body, currentUser(req).id)),
   );
 
   app.get(
@@ -41,7 +41,7 @@ export function observerRoutes(app: App, { observer }: { observer: ObserverServi
       },
     },
     async (req) => ({
-      ...(await observer.list(req.query)),
+      ...(await instances.list(req.query)),
       limit: req.query.limit,
       offset: req.query.offset,
     }),
@@ -58,7 +58,7 @@ export function observerRoutes(app: App, { observer }: { observer: ObserverServi
         response: { 200: instanceSchema, ...problems(400, 401, 403, 404) },
       },
     },
-    async (req) => observer.get(req.params.id),
+    async (req) => instances.get(req.params.id),
   );
 
   app.patch(
@@ -73,6 +73,6 @@ export function observerRoutes(app: App, { observer }: { observer: ObserverServi
         response: { 200: instanceSchema, ...problems(400, 401, 403, 404) },
       },
     },
-    async (req) => observer.patch(req.params.id, req.body),
+    async (req) => instances.patch(req.params.id, req.body),
   );
 }
