@@ -2,6 +2,7 @@
 // tokens"): the authorisation-code flow with state, nonce and PKCE (S256) through openid-client,
 // account creation or linking, and a one-time code that the app trades for our tokens, so no
 // token ever appears in a URL. Every piece of flow state lives in the database (several nodes).
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import * as client from 'openid-client';
 import type { Logger } from 'pino';
 import type { OAuthProviderConfig } from '../../config.js';
@@ -343,8 +344,7 @@ export class OAuthService {
     } catch (err) {
       // Two first logins of one provider account at once: the loser hit the unique identity (or
       // email) the winner just stored; a second pass finds it and links to it.
-      const unique =
-        (err as { code?: string }).code === '23505' || (err instanceof AppError && err.code === 'conflict');
+      const unique = isUniqueViolation(err) || (err instanceof AppError && err.code === 'conflict');
       if (!unique) throw err;
       return this.linkOrCreateOnce(provider, id);
     }

@@ -1,5 +1,6 @@
 // Chat-platform channel configuration: a channel can carry a protocol id, which routing uses
 // (spec "Protocols and routing": it overrides routing except for core_primary accounts).
+import { isForeignKeyViolation } from '../../platform/db/errors.js';
 import type { Db } from '../../platform/db/database.js';
 import { notFound, validationFailed } from '../../platform/http/problem.js';
 import * as repo from './chat-platform.repository.js';
@@ -45,7 +46,7 @@ export class ChatPlatformService {
       return toView(row);
     } catch (err) {
       // The foreign key is the existence check: no window between checking and writing.
-      if ((err as { code?: string }).code === '23503')
+      if (isForeignKeyViolation(err))
         throw validationFailed([{ path: 'protocolId', message: `no protocol ${input.protocolId} exists` }]);
       throw err;
     }

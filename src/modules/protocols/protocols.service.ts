@@ -1,6 +1,7 @@
 // Protocols: the records (seeded, listed, created and updated by admins, validated), and routing
 // (spec "Protocols and routing"): which protocol a user gets, and the resolved protocol the chat
 // turn composes its system prompt from.
+import { isUniqueViolation } from '../../platform/db/errors.js';
 import { transaction, type Db, type Executor } from '../../platform/db/database.js';
 import { AppError, notFound } from '../../platform/http/problem.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
@@ -144,8 +145,7 @@ export class ProtocolsService {
         return toView(await repo.insert(trx, { id, ...parsed, definition, builtin: false, userId }));
       } catch (err) {
         // Two creations of one id at once: the loser sees the primary key.
-        if ((err as { code?: string }).code === '23505')
-          throw new AppError('conflict', `Protocol ${id} already exists`);
+        if (isUniqueViolation(err)) throw new AppError('conflict', `Protocol ${id} already exists`);
         throw err;
       }
     });

@@ -1,5 +1,6 @@
 // Sync endpoints for the external world platform (spec: "Sync endpoints"; the API contract
 // "Instances, timeline and sync"): read the assistant's universal state, write timeline events.
+import { isForeignKeyViolation } from '../../platform/db/errors.js';
 import { type Db, transaction } from '../../platform/db/database.js';
 import { validationFailed } from '../../platform/http/problem.js';
 import type { CharactersService } from '../characters/index.js';
@@ -7,11 +8,6 @@ import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js'
 import type { InventoryService } from '../inventory/index.js';
 import type { TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { IngestInput, UniversalState } from './sync.schemas.js';
-
-function isForeignKeyViolation(err: unknown, constraint: string): boolean {
-  const e = err as { code?: string; constraint?: string } | null;
-  return typeof e === 'object' && e !== null && e.code === '23503' && e.constraint === constraint;
-}
 
 /** Newest memories of a player, if a memory service is wired in (see deps.ts). */
 export type MemoryReader = (userId: number, limit: number) => Promise<UniversalState['memories']>;
