@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { currentUser } from '../../platform/http/auth.js';
+import { pageQuery } from '../../platform/http/pagination.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
 import type { CharactersService } from './characters.service.js';
@@ -9,7 +10,6 @@ import {
   npcBody,
   npcListResponse,
   npcSchema,
-  pageQuery,
   playerQuestBody,
   playerQuestParams,
   playerQuestSchema,

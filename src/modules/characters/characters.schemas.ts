@@ -1,11 +1,8 @@
 import { z } from 'zod';
+import { pageMeta } from '../../platform/http/pagination.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 export const idParam = z.object({ id: z.coerce.number().int().positive() });
-export const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
-});
 
 export const npcBody = z.object({
   name: z.string().trim().min(1).max(100),
@@ -28,9 +25,7 @@ export const npcSchema = z
 export type Npc = z.infer<typeof npcSchema>;
 export const npcListResponse = z.object({
   npcs: z.array(npcSchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageMeta,
 });
 
 export const emotionsSchema = z.record(z.string().min(1).max(50), z.number().min(0).max(1));
@@ -97,9 +92,7 @@ export const questSchema = z
 export type Quest = z.infer<typeof questSchema>;
 export const questListResponse = z.object({
   quests: z.array(questSchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageMeta,
 });
 
 export const QUEST_STATUSES = ['active', 'completed', 'failed'] as const;

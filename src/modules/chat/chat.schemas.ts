@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageQuery } from '../../platform/http/pagination.js';
 
 export const idParam = z.object({ id: z.coerce.number().int().positive() });
 
@@ -16,10 +17,7 @@ export const createConversationBody = z.object({
   npcUserIds: z.array(z.number().int().positive()).max(10).optional(),
 });
 
-export const listConversationsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
-});
+export const listConversationsQuery = pageQuery;
 
 export const messageSchema = z
   .object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageFields, pageMeta } from '../../platform/http/pagination.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 // Bounded so a sum can never leave JavaScript's exact integer range.
@@ -33,14 +34,11 @@ export type ItemInput = z.infer<typeof itemBody>;
 
 export const itemsQuery = z.object({
   type: z.string().max(50).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  ...pageFields(),
 });
 export const itemListResponse = z.object({
   items: z.array(itemSchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageMeta,
 });
 
 export const inventoryEntrySchema = z.object({

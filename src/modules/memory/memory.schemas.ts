@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageFields, pageMeta } from '../../platform/http/pagination.js';
 import { MEMORY_SOURCES, MEMORY_TIERS } from './memory.rules.js';
 
 const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -73,17 +74,13 @@ export const searchResultSchema = z.object({
 });
 export const searchResponse = z.object({ memories: z.array(searchResultSchema) });
 
-const page = {
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-};
+// A deep OFFSET costs a long scan: paging stops at a million.
+const page = pageFields({ maxOffset: 1_000_000 });
 export const adminListQuery = z.object({ userId: id.optional(), source: sourceSchema.optional(), ...page });
 export const ownListQuery = z.object({ source: sourceSchema.optional(), ...page });
 export const listResponse = z.object({
   memories: z.array(memorySchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageMeta,
 });
 
 export const patchMemoryBody = z

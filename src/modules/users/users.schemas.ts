@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageMeta, pageQuery } from '../../platform/http/pagination.js';
 import { ACCOUNT_TYPES, ROLES } from '../../platform/security/identity.rules.js';
 
 export const roleSchema = z.enum(ROLES);
@@ -19,11 +20,6 @@ export const profileSchema = z
   .meta({ id: 'UserProfile' });
 export type Profile = z.infer<typeof profileSchema>;
 
-export const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
-});
-
 export const adminUsersQuery = pageQuery.extend({
   q: z.string().max(200).optional().describe('case-insensitive match on email or name'),
   role: roleSchema.optional(),
@@ -32,9 +28,7 @@ export const adminUsersQuery = pageQuery.extend({
 
 export const adminUsersResponse = z.object({
   users: z.array(profileSchema),
-  total: z.number().int(),
-  limit: z.number().int(),
-  offset: z.number().int(),
+  ...pageMeta,
 });
 
 export const patchUserBody = z
