@@ -246,3 +246,16 @@ describe('PATCH /api/admin/users/:id', () => {
     expect(await stored(target.id)).toMatchObject({ role: 'carbon', accountType: 'public' });
   });
 });
+
+describe('the users table', () => {
+  it('refuses a role and account type outside the spec table even if code slipped', async () => {
+    const u = await createUser(t);
+    await expect(
+      t.deps.db
+        .updateTable('users')
+        .set({ role: 'cso', account_type: 'npc' })
+        .where('id', '=', u.id)
+        .execute(),
+    ).rejects.toThrow();
+  });
+});
