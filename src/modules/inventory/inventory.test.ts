@@ -1,46 +1,10 @@
-// Inventory and currency (spec: "Inventory endpoints" rules 1-4): the rules as tables, every
-// route, concurrency against one balance and one item, idempotent replays, the ledger.
+// Inventory and currency (spec: "Inventory endpoints" rules 1-4; the rules' tables are in
+// inventory.rules.test.ts): every route, concurrency against one balance and one item, idempotent
+// replays, the ledger.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { deleteExpiredIdempotencyKeys } from '../../platform/http/idempotency.js';
-import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
-
-describe('inventory rules', () => {
-  it.each([
-    // held, quantity → outcome (spec: inventory rule 1)
-    [null, 3, { kind: 'insert', after: 3 }],
-    [2, 3, { kind: 'update', after: 5 }],
-    [5, -2, { kind: 'update', after: 3 }],
-    [5, -5, { kind: 'delete', after: 0 }],
-    [5, -6, { kind: 'insufficient', held: 5 }],
-    [null, -1, { kind: 'insufficient', held: 0 }],
-  ] as const)('itemChange(%s, %s)', (held, quantity, outcome) => {
-    expect(itemChange(held, quantity)).toEqual(outcome);
-  });
-
-  it.each([
-    [10, -10, true],
-    [10, -11, false],
-    [0, 5, true],
-    [0, -1, false],
-  ])('currencyAllowed(%s, %s) = %s', (balance, amount, ok) => {
-    expect(currencyAllowed(balance, amount)).toBe(ok);
-  });
-
-  it('summarises items with quantities and the coin balance (rule 4)', () => {
-    expect(
-      inventorySummary(
-        [
-          { name: 'Sword', quantity: 1 },
-          { name: 'Potion', quantity: 3 },
-        ],
-        42,
-      ),
-    ).toBe('Sword x 1\nPotion x 3\nEnergy coins: 42');
-    expect(inventorySummary([], 0)).toBe('(no items)\nEnergy coins: 0');
-  });
-});
 
 let t: TestApp;
 let admin: TestUser;
