@@ -244,7 +244,7 @@ async function run(kind: 'pglite' | 'postgres') {
         db,
       )
     ).rows.map((r) => r.id);
-    const assistant = await memory.assistantUserId();
+    const assistant = await deps.services.characters.assistantUserId();
 
     // The same rows for both ingest paths.
     const rows: (AddMemoryInput & { fact: Fact })[] = [];

@@ -172,17 +172,25 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       retryBaseMs: config.models.retryBaseMs,
     });
     cleanup.unshift(() => models.flush());
-    const memory = new MemoryService(db, jobs, models, log, {
-      vector: database.capabilities.vector,
-      maxContentBytes: config.limits.memoryContentBytes,
-      chunkSize: config.memory.chunkSize,
-      chunkOverlap: config.memory.chunkOverlap,
-      embedBatch: config.memory.embedBatch,
-      sketchIndexBytes: config.memory.sketchCacheBytes,
-      assistantName: config.assistantName,
-    });
-    // World memories belong to the assistant's own user, which the characters module creates.
-    memory.setAssistantResolver(() => characters.assistantUserId());
+    const memory = new MemoryService(
+      db,
+      jobs,
+      models,
+      log,
+      {
+        vector: database.capabilities.vector,
+        maxContentBytes: config.limits.memoryContentBytes,
+        chunkSize: config.memory.chunkSize,
+        chunkOverlap: config.memory.chunkOverlap,
+        embedBatch: config.memory.embedBatch,
+        sketchIndexBytes: config.memory.sketchCacheBytes,
+      },
+      {
+        // World memories belong to the assistant's own user, which the characters module creates.
+        assistantUserId: () => characters.assistantUserId(),
+        identity: (id) => users.identity(id),
+      },
+    );
     // universal-state reads the player's newest memories through the memory service.
     const sync = new SyncService(db, timeline, characters, inventory, (userId, limit) =>
       memory.newestForUser(userId, limit),

@@ -641,28 +641,6 @@ export async function hasStaleEmbeddings(
   return r.rows.length > 0;
 }
 
-/** The assistant's own user until the characters module provides it: the first silicon NPC
- * account carrying the configured assistant name. */
-export function findAssistantUser(db: Executor, name: string) {
-  return db
-    .selectFrom('users')
-    .select(['id'])
-    .where('role', '=', 'silicon')
-    .where('account_type', '=', 'npc')
-    .where('name', '=', name)
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
-}
-
-export function findUserIdentity(db: Executor, id: number) {
-  return db
-    .selectFrom('users')
-    .select(['id', 'role', 'account_type', 'name'])
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 export function countByTier(db: Executor) {
   return db
     .selectFrom('memories')

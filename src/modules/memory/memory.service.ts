@@ -9,7 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
-import { AppError, forbidden, notFound, validationFailed } from '../../platform/http/problem.js';
+import { forbidden, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import * as repo from './memory.repository.js';
@@ -44,7 +44,12 @@ export interface MemoryServiceOptions {
   embedBatch: number;
   /** Without pgvector: bytes of sketches the process keeps for ranking (memory.sketch-index.ts). */
   sketchIndexBytes: number;
-  assistantName: string;
+}
+
+/** Who the accounts are: the assistant (characters, its one source) and any user (users). */
+export interface MemoryAccounts {
+  assistantUserId(): Promise<number>;
+  identity(id: number): Promise<{ role: string; name: string } | undefined>;
 }
 
 export interface Caller {
@@ -174,8 +179,6 @@ export class MemoryService {
   /** Without pgvector: the sketches ranked by the vector side (a cache checked on every search). */
   readonly sketches: SketchIndex | undefined;
   private readonly slots = new Map<ContextSlot, SlotProvider<ContextSlot>>();
-  private assistantResolver: (() => Promise<number>) | undefined;
-  private assistantId: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -183,6 +186,7 @@ export class MemoryService {
     private readonly models: ModelGateway,
     private readonly log: Logger,
     private readonly opts: MemoryServiceOptions,
+    private readonly accounts: MemoryAccounts,
   ) {
     this.sketches = opts.vector ? undefined : new SketchIndex({ maxBytes: opts.sketchIndexBytes });
     jobs.define({
@@ -227,25 +231,6 @@ export class MemoryService {
         { singletonKey: 'memory.reembed' },
       );
     }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // The assistant's own user
-
-  /** Lets the characters module say who the assistant is (it creates it at first start). */
-  setAssistantResolver(resolve: () => Promise<number>): void {
-    this.assistantResolver = resolve;
-    this.assistantId = undefined;
-  }
-
-  /** The owner of `world` memories. Until a resolver is set: the first silicon NPC account
-   * named ASSISTANT_NAME. */
-  async assistantUserId(executor: Executor = this.db): Promise<number> {
-    if (this.assistantResolver) return this.assistantResolver();
-    if (this.assistantId !== undefined) return this.assistantId;
-    const row = await repo.findAssistantUser(executor, this.opts.assistantName);
-    if (!row) throw new AppError('conflict', "The assistant's own user does not exist yet");
-    return (this.assistantId = row.id);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -446,11 +431,11 @@ export class MemoryService {
       caller,
       assistantUserId:
         caller.admin && (tier === 'world' || (tier === 'assistant_core' && body.userId === undefined))
-          ? await this.assistantUserId()
+          ? await this.accounts.assistantUserId()
           : 0,
     });
     if (!decision.ok) throw forbidden(decision.detail);
-    const owner = await repo.findUserIdentity(this.db, decision.ownerId);
+    const owner = await this.accounts.identity(decision.ownerId);
     if (!owner) throw validationFailed([{ path: 'body.userId', message: 'no such user' }]);
     if (decision.mustBeCharacter && owner.role !== 'silicon')
       throw validationFailed([
@@ -856,7 +841,7 @@ export class MemoryService {
     const lines = (ms: RetrievedMemory[]) => ms.map((m) => `- ${m.content}`).join('\n');
     let npc = npcInfo ?? (await options.npcInfo);
     if (!npc) {
-      const u = await repo.findUserIdentity(this.db, npcUserId);
+      const u = await this.accounts.identity(npcUserId);
       npc = { name: u?.name ?? '', description: '', assistant_user_id: npcUserId };
     }
     const used = new Set([...world, ...assistant, ...personal].map((m) => m.id));

@@ -90,7 +90,7 @@ describe('the sketch index', () => {
       createUser(t, 'public'),
       createUser(t, 'public'),
     ]);
-    assistant = await t.deps.services.memory.assistantUserId();
+    assistant = await t.deps.services.characters.assistantUserId();
     await seed(alice.id, 'shared', 'Alice', 60);
     await seed(alice.id, 'vision_analysis', 'Seen', 12);
     await seed(bob.id, 'shared', 'Bob', 30);

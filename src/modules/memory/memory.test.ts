@@ -99,7 +99,7 @@ describe('POST /api/assistant/memory', () => {
   });
 
   it('gives world memories to the assistant and core memories to characters (admin)', async () => {
-    const assistantId = await t.deps.services.memory.assistantUserId();
+    const assistantId = await t.deps.services.characters.assistantUserId();
     const world = await post(admin, {
       content: 'The capital of the realm is Lumen.',
       source: 'world',

@@ -166,4 +166,10 @@ export class UsersService {
     const row = await repo.addToBalance(executor, id, amount);
     return row ? Number(row.energy_coins) : undefined;
   }
+
+  /** Who an account is (role, account type, name), or undefined when it does not exist. */
+  async identity(id: number, executor: Executor = this.db) {
+    const u = await repo.findById(executor, id);
+    return u && { id: u.id, role: u.role, accountType: u.account_type, name: u.name };
+  }
 }
