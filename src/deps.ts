@@ -146,7 +146,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     });
     if (config.oauth.blockedCountries.length > 0 && !config.oauth.countryHeader)
       log.warn('BLOCKED_COUNTRIES has no effect without COUNTRY_HEADER (the header a trusted proxy sets)');
-    const conversations = new ConversationsService(db);
+    const conversations = new ConversationsService(db, users);
     const timeline = new TimelineService(db, bus, users);
     const instances = new InstancesService(db, timeline);
     const characters = new CharactersService(db, users);

@@ -95,10 +95,6 @@ export function deleteConversation(db: Executor, id: number, userId: number) {
   return db.deleteFrom('conversations').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
 }
 
-export function touchConversation(db: Executor, id: number) {
-  return db.updateTable('conversations').set({ updated_at: dbNow() }).where('id', '=', id).execute();
-}
-
 export interface NewMessage {
   /** An id reserved with reserveMessageId (streamed replies). */
   id?: number;
@@ -232,18 +228,6 @@ export function lastAssistantMessage(db: Executor, conversationId: number) {
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-}
-
-/** NPC users among the given ids (the assistant and NPCs are silicon + npc users). */
-export function findNpcs(db: Executor, ids: number[]) {
-  if (ids.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('users')
-    .select(['id', 'name'])
-    .where('id', 'in', ids)
-    .where('role', '=', 'silicon')
-    .where('account_type', '=', 'npc')
-    .execute();
 }
 
 export function countConversations(db: Executor) {

@@ -22,11 +22,15 @@ export function presentMessage(m: MessageRow) {
 }
 
 export class ConversationsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Which accounts are NPCs (the users module's answer). */
+    private readonly users: { npcsAmong(ids: number[]): Promise<{ id: number; name: string }[]> },
+  ) {}
 
   async create(userId: number, input: { title?: string | undefined; npcUserIds?: number[] | undefined }) {
     const npcUserIds = [...new Set(input.npcUserIds ?? [])];
-    const found = await repo.findNpcs(this.db, npcUserIds);
+    const found = await this.users.npcsAmong(npcUserIds);
     const missing = npcUserIds.filter((id) => !found.some((n) => n.id === id));
     if (missing.length)
       throw validationFailed(
@@ -66,10 +70,6 @@ export class ConversationsService {
     return choices.filter(
       (x): x is { id: string; text: string } => typeof x?.id === 'string' && typeof x?.text === 'string',
     );
-  }
-
-  async npcsOf(ids: number[]) {
-    return repo.findNpcs(this.db, ids);
   }
 
   assertOwner(c: { user_id: number }, userId: number) {

@@ -160,3 +160,14 @@ export function addToBalance(db: Executor, id: number, amount: number) {
 export function balance(db: Executor, id: number) {
   return db.selectFrom('users').select('energy_coins').where('id', '=', id).executeTakeFirst();
 }
+
+/** The NPC accounts (silicon + npc: the assistant and the characters) among `ids`. */
+export function npcsAmong(db: Executor, ids: number[]) {
+  return db
+    .selectFrom('users')
+    .select(['id', 'name'])
+    .where('id', '=', sql<number>`any(${ids}::int8[])`)
+    .where('role', '=', 'silicon')
+    .where('account_type', '=', 'npc')
+    .execute();
+}

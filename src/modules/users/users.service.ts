@@ -172,4 +172,9 @@ export class UsersService {
     const u = await repo.findById(executor, id);
     return u && { id: u.id, role: u.role, accountType: u.account_type, name: u.name };
   }
+
+  /** The NPC accounts (the assistant and the characters) among `ids`, with their names. */
+  async npcsAmong(ids: number[], executor: Executor = this.db): Promise<{ id: number; name: string }[]> {
+    return ids.length === 0 ? [] : repo.npcsAmong(executor, ids);
+  }
 }
