@@ -464,17 +464,10 @@ export class ChatService {
       // Awaited once retrieval is done; a bad speaker fails the turn where it is read.
       npcInfo.catch(() => undefined);
       prepared.context = Promise.all([
-        this.d.memory.gatherContext(
-          user.id,
-          lead.id,
-          text,
-          prepared.routing.then((routing) => ({ protocolId: routing.protocolId })),
-          conversationId,
-          {
-            queryEmbedding: prepared.queryEmbedding,
-            npcInfo,
-          },
-        ),
+        this.d.memory.gatherContext(user.id, lead.id, text, conversationId, {
+          queryEmbedding: prepared.queryEmbedding,
+          npcInfo,
+        }),
         this.d.inventory.promptSummary(user.id),
       ]);
       prepared.context.catch(() => undefined);

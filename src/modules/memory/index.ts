@@ -8,12 +8,9 @@ export {
   EMBED_JOB,
   type AddMemoryInput,
   type ConversationContext,
-  type ContextRequest,
-  type ContextSlot,
   type GatherOptions,
   type NpcInfo,
   type RetrievedMemory,
-  type SlotProvider,
 } from './memory.service.js';
 export { tierOf, SOURCE_TIER, MEMORY_SOURCES, type MemorySource, type MemoryTier } from './memory.rules.js';
 

@@ -95,28 +95,13 @@ export interface ConversationContext {
   memories: RetrievedMemory[];
 }
 
-/** What a slot provider is given. */
-export interface ContextRequest {
-  playerUserId: number;
-  npcUserId: number;
-  input: string;
-  protocolContext?: Record<string, unknown> | undefined;
-  conversationId?: number | undefined;
-}
-export type ContextSlot =
-  'playerState' | 'playerQuests' | 'playerInventory' | 'npcInfo' | 'systemWideKnowledge';
-export type SlotProvider<K extends ContextSlot> = (
-  req: ContextRequest,
-) => Promise<ConversationContext[K] | undefined>;
-
 export interface GatherOptions {
   /** A query embedding the caller already made or is making (with the gateway's current
    * embedding model); resolving to undefined means full text only. */
   queryEmbedding?: number[] | Promise<number[] | undefined> | undefined;
   /** Memories per tier in the context strings. */
   perTier?: { world?: number; assistant?: number; personal?: number };
-  /** What the caller knows of the NPC: used when no npcInfo provider is registered, instead of
-   * reading the NPC's name. */
+  /** What the caller knows of the NPC, instead of reading the NPC's name. */
   npcInfo?: NpcInfo | Promise<NpcInfo> | undefined;
 }
 
@@ -178,7 +163,6 @@ function retrieved(m: repo.MemoryRow, similarity: number | null): RetrievedMemor
 export class MemoryService {
   /** Without pgvector: the sketches ranked by the vector side (a cache checked on every search). */
   readonly sketches: SketchIndex | undefined;
-  private readonly slots = new Map<ContextSlot, SlotProvider<ContextSlot>>();
 
   constructor(
     private readonly db: Db,
@@ -776,61 +760,26 @@ export class MemoryService {
 
   /** Other modules fill the context's slots (inventory, quests, character state, NPC info). A
    * provider that fails leaves its slot at the default; the chat turn goes on. */
-  registerContextSlot<K extends ContextSlot>(slot: K, provider: SlotProvider<K>): void {
-    if (this.slots.has(slot)) throw new Error(`context slot ${slot} already has a provider`);
-    this.slots.set(slot, provider);
-  }
-
-  private async slot<K extends ContextSlot>(
-    slot: K,
-    req: Promise<ContextRequest>,
-  ): Promise<ConversationContext[K] | undefined> {
-    const provider = this.slots.get(slot) as SlotProvider<K> | undefined;
-    if (!provider) return undefined;
-    try {
-      return await provider(await req);
-    } catch (err) {
-      this.log.warn({ err, slot }, 'context slot provider failed');
-      return undefined;
-    }
-  }
-
   /** spec: "Conversation context". Retrieval covers the three tiers (the player's memories, the
    * world, the NPC's core) in one hybrid search; the conversation id boosts continuity. The
-   * protocol context may be a promise (a chat turn routes while it retrieves): only the slot
-   * providers wait for it. */
+   * player's state, quests and inventory are left empty here: the chat turn reads the inventory
+   * summary itself, and quests do not exist yet. */
   async gatherContext(
     playerUserId: number,
     npcUserId: number,
     input: string,
-    protocolContext?: Record<string, unknown> | Promise<Record<string, unknown> | undefined>,
     conversationId?: number,
     options: GatherOptions = {},
   ): Promise<ConversationContext> {
-    const req = Promise.resolve(protocolContext).then((pc): ContextRequest => ({
-      playerUserId,
-      npcUserId,
-      input,
-      protocolContext: pc,
-      conversationId,
-    }));
     const per = { world: 4, assistant: 4, personal: 6, ...options.perTier };
     // Not awaited: retrieval's full-text side starts while the embedding is made.
     const queryEmbedding = options.queryEmbedding ?? this.embedQuery(input, { includePending: true });
-    const [memories, playerState, playerQuests, playerInventory, npcInfo, systemWideKnowledge] =
-      await Promise.all([
-        this.retrieve(
-          { userId: playerUserId, npcUserId },
-          input,
-          per.world + per.assistant + per.personal + 10,
-          { conversationId, queryEmbedding, embed: false },
-        ),
-        this.slot('playerState', req),
-        this.slot('playerQuests', req),
-        this.slot('playerInventory', req),
-        this.slot('npcInfo', req),
-        this.slot('systemWideKnowledge', req),
-      ]);
+    const memories = await this.retrieve(
+      { userId: playerUserId, npcUserId },
+      input,
+      per.world + per.assistant + per.personal + 10,
+      { conversationId, queryEmbedding, embed: false },
+    );
     const world = memories.filter((m) => m.tier === 'world').slice(0, per.world);
     const assistant = memories
       .filter((m) => m.userId === npcUserId && m.tier === 'assistant_core')
@@ -839,23 +788,22 @@ export class MemoryService {
       .filter((m) => m.userId === playerUserId && m.tier !== 'world')
       .slice(0, per.personal);
     const lines = (ms: RetrievedMemory[]) => ms.map((m) => `- ${m.content}`).join('\n');
-    let npc = npcInfo ?? (await options.npcInfo);
+    let npc = await options.npcInfo;
     if (!npc) {
       const u = await this.accounts.identity(npcUserId);
       npc = { name: u?.name ?? '', description: '', assistant_user_id: npcUserId };
     }
     const used = new Set([...world, ...assistant, ...personal].map((m) => m.id));
     return {
-      playerState: playerState ?? {},
-      playerQuests: playerQuests ?? {},
-      playerInventory: playerInventory ?? {},
+      playerState: {},
+      playerQuests: {},
+      playerInventory: {},
       npcInfo: npc,
       memoryContext: {
         worldContext: lines(world),
         assistantContext: lines(assistant),
         personalContext: lines(personal),
       },
-      ...(systemWideKnowledge !== undefined ? { systemWideKnowledge } : {}),
       memories: memories.filter((m) => used.has(m.id)),
     };
   }
