@@ -2,15 +2,16 @@
 // connect (platform/realtime/socket-server.ts); here each event runs a turn and maps the turn's
 // output to events: assistantThinking, assistantResponseDelta, assistantResponse, assistantIdle,
 // npcThinking, directNpcResponse, and chatError with the problem, conversationId, clientMessageId.
-import type { Server, Socket } from 'socket.io';
+import type { Namespace, Server, Socket } from 'socket.io';
 import type { Logger } from 'pino';
-import type { ChatService } from './chat.service.js';
+import { toProblem } from '../../platform/http/problem.js';
 import type { SocketData } from '../../platform/realtime/socket-server.js';
-import { ChatTurnError, type TurnEmitter } from './chat.service.js';
+import type { ChatAck, ChatClientEvents, ChatServerEvents } from './chat.events.js';
+import { ChatTurnError, type ChatService, type TurnEmitter } from './chat.service.js';
 
-type Ack = (answer: unknown) => void;
+type ChatSocket = Socket<ChatClientEvents, ChatServerEvents, Record<string, never>, SocketData>;
 
-function emitterFor(socket: Socket): TurnEmitter {
+function emitterFor(socket: ChatSocket): TurnEmitter {
   return {
     thinking: (e) => socket.emit('assistantThinking', e),
     delta: (e) => socket.emit('assistantResponseDelta', e),
@@ -22,15 +23,22 @@ function emitterFor(socket: Socket): TurnEmitter {
 }
 
 export function chatSockets(io: Server, { chat, log }: { chat: ChatService; log: Logger }) {
-  io.of('/').on('connection', (socket) => {
-    const user = () => (socket.data as SocketData).user;
+  // The server is shared by namespaces and untyped; this namespace's events are the chat maps.
+  const nsp = io.of('/') as unknown as Namespace<
+    ChatClientEvents,
+    ChatServerEvents,
+    Record<string, never>,
+    SocketData
+  >;
+  nsp.on('connection', (socket) => {
+    const user = () => socket.data.user;
     const emit = emitterFor(socket);
 
     const run = (
-      name: string,
+      name: keyof ChatClientEvents,
       turn: (payload: unknown) => Promise<{ conversationId: number; messageId: number }>,
     ) =>
-      socket.on(name, (payload: unknown, ack?: Ack) => {
+      socket.on(name, (payload: unknown, ack?: (answer: ChatAck) => void) => {
         turn(payload).then(
           (ids) => {
             if (typeof ack === 'function') ack({ ok: true, ...ids });
@@ -39,15 +47,7 @@ export function chatSockets(io: Server, { chat, log }: { chat: ChatService; log:
             const problem =
               err instanceof ChatTurnError
                 ? err.problem
-                : {
-                    type: '/problems/internal',
-                    title: 'Internal server error',
-                    status: 500,
-                    detail: 'An unexpected error occurred',
-                    code: 'internal',
-                    conversationId: null,
-                    clientMessageId: null,
-                  };
+                : { ...toProblem(err), conversationId: null, clientMessageId: null };
             if (!(err instanceof ChatTurnError)) log.error({ err }, `${name} failed`);
             socket.emit('chatError', problem);
             if (typeof ack === 'function') ack({ ok: false, error: problem });
