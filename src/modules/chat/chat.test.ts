@@ -1,9 +1,14 @@
 // The chat turn end to end: a real socket client, the real server and database, and a local
 // OpenAI-compatible model server (the only fake: the outside world).
 import { sql } from 'kysely';
-import { io as connect, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import {
+  connectSocket,
+  createTestApp,
+  createUser,
+  type TestApp,
+  type TestUser,
+} from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import { VISION_JOB } from './chat.jobs.js';
 
@@ -24,44 +29,9 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-interface Recorded {
-  name: string;
-  payload: any;
-}
-
-async function client(user: TestUser, app: TestApp = t): Promise<{ socket: Socket; events: Recorded[] }> {
-  const socket = connect(app.url, {
-    auth: { token: user.accessToken },
-    transports: ['websocket'],
-    reconnection: false,
-    forceNew: true,
-  });
-  const events: Recorded[] = [];
-  socket.onAny((name: string, payload: unknown) => events.push({ name, payload }));
-  await new Promise<void>((resolve, reject) => {
-    socket.on('connect', () => resolve());
-    socket.on('connect_error', reject);
-  });
-  return { socket, events };
-}
-
-/** Sends an event and waits for its ack and the events that end the turn. */
-async function send(
-  c: { socket: Socket; events: Recorded[] },
-  event: string,
-  payload: unknown,
-  until: string = 'assistantIdle',
-) {
-  const from = c.events.length;
-  const ack = await c.socket.timeout(20_000).emitWithAck(event, payload);
-  const deadline = Date.now() + 5000;
-  while (
-    !c.events.slice(from).some((e) => e.name === until || e.name === 'chatError') &&
-    Date.now() < deadline
-  )
-    await new Promise((r) => setTimeout(r, 10));
-  return { ack, events: c.events.slice(from) };
-}
+/** A signed-in socket client of `app` (the shared test client: it records every event). */
+const client = (user: TestUser, app: TestApp = t) =>
+  connectSocket(app.url, { auth: { token: user.accessToken } });
 
 describe('chatMessage', () => {
   it('runs a plain turn: thinking, streamed deltas, one response, idle; stores both messages', async () => {
@@ -69,7 +39,7 @@ describe('chatMessage', () => {
     fake.replyChat({
       text: 'Hello Alice, welcome back! <choices>["Tell me a story","What can I do?"]</choices>',
     });
-    const { ack, events } = await send(c, 'chatMessage', { message: 'Hi there', clientMessageId: 'plain-1' });
+    const { ack, events } = await c.send('chatMessage', { message: 'Hi there', clientMessageId: 'plain-1' });
     expect(ack).toMatchObject({ ok: true });
     const names = events.map((e) => e.name);
     expect(names[0]).toBe('assistantThinking');
@@ -120,7 +90,7 @@ describe('chatMessage', () => {
     const before = await read();
     // A slow model: its 400 ms belong to the turn's latency, not to the service's overhead.
     fake.replyChat({ text: 'Slowly, yes.', delayMs: 400 });
-    expect((await send(c, 'chatMessage', { message: 'Are you slow?' })).ack.ok).toBe(true);
+    expect((await c.send('chatMessage', { message: 'Are you slow?' })).ack.ok).toBe(true);
     const after = await read();
     expect(after.okTurns - before.okTurns).toBe(1);
     expect(after.overheadTurns - before.overheadTurns).toBe(1);
@@ -132,7 +102,7 @@ describe('chatMessage', () => {
 
     // A failed turn counts as an error, without an overhead.
     fake.failNext('chat', { status: 400 });
-    expect((await send(c, 'chatMessage', { message: 'And now?' })).ack.ok).toBe(false);
+    expect((await c.send('chatMessage', { message: 'And now?' })).ack.ok).toBe(false);
     const failed = await read();
     expect(failed.failedTurns - after.failedTurns).toBe(1);
     expect(failed.overheadTurns).toBe(after.overheadTurns);
@@ -142,11 +112,11 @@ describe('chatMessage', () => {
   it("embeds the previous exchange in the next turn's one embedding request, stored by the turn's end", async () => {
     const c = await client(alice);
     fake.replyChat({ text: 'The ferry leaves at noon.' });
-    const first = await send(c, 'chatMessage', { message: 'When does the ferry leave?' });
+    const first = await c.send('chatMessage', { message: 'When does the ferry leave?' });
     expect(first.ack).toMatchObject({ ok: true });
     fake.reset();
     fake.replyChat({ text: 'At the east pier.' });
-    const second = await send(c, 'chatMessage', { message: 'Where does it leave from?' });
+    const second = await c.send('chatMessage', { message: 'Where does it leave from?' });
     expect(second.ack).toMatchObject({ ok: true });
     expect(fake.embeddingRequests()).toHaveLength(1);
     const inputs = fake.embeddedInputs();
@@ -176,7 +146,7 @@ describe('chatMessage', () => {
     );
     try {
       fake.replyChat({ text: 'The gull-refused flock nests on the pier.' });
-      const { ack, events } = await send(c, 'chatMessage', { message: 'Where do gulls nest?' });
+      const { ack, events } = await c.send('chatMessage', { message: 'Where do gulls nest?' });
       expect(ack).toMatchObject({ ok: true });
       expect(events.map((e) => e.name)).not.toContain('chatError');
       const response = events.find((e) => e.name === 'assistantResponse')!.payload;
@@ -209,8 +179,8 @@ describe('chatMessage', () => {
   it('answers a repeated clientMessageId again without storing it twice or calling the model', async () => {
     const c = await client(alice);
     fake.replyChat({ text: 'First answer' });
-    const first = await send(c, 'chatMessage', { message: 'Once only', clientMessageId: 'dup-1' });
-    const again = await send(c, 'chatMessage', { message: 'Once only', clientMessageId: 'dup-1' });
+    const first = await c.send('chatMessage', { message: 'Once only', clientMessageId: 'dup-1' });
+    const again = await c.send('chatMessage', { message: 'Once only', clientMessageId: 'dup-1' });
     expect(again.ack).toMatchObject({ ok: true, messageId: first.ack.messageId });
     expect(again.events.find((e) => e.name === 'assistantResponse')!.payload.text).toBe('First answer');
     expect(fake.chatRequests()).toHaveLength(1);
@@ -227,10 +197,10 @@ describe('chatMessage', () => {
     const user = await createUser(t, 'public', { name: 'Historian' });
     const c = await client(user);
     fake.replyChat({ text: 'First answer.' });
-    const first = await send(c, 'chatMessage', { message: 'First question' });
+    const first = await c.send('chatMessage', { message: 'First question' });
     fake.reset();
     fake.replyChat({ text: 'Second answer.' });
-    await send(c, 'chatMessage', { message: 'Second question', conversationId: first.ack.conversationId });
+    await c.send('chatMessage', { message: 'Second question', conversationId: first.ack.conversationId });
     const sent = fake.chatRequests()[0]!.body.messages.filter((m: any) => m.role !== 'system');
     expect(sent.map((m: any) => [m.role, m.content])).toEqual([
       ['user', 'First question'],
@@ -251,7 +221,7 @@ describe('chatMessage', () => {
       fake.reset();
       const user = await createUser(t, kind);
       const c = await client(user);
-      await send(c, 'chatMessage', { message: 'Who are you?' });
+      await c.send('chatMessage', { message: 'Who are you?' });
       const system = fake.chatRequests()[0]!.body.messages[0];
       expect(system.role).toBe('system');
       expect(system.content).toContain(name);
@@ -265,7 +235,7 @@ describe('chatMessage', () => {
     const c = await client(player);
     fake.replyChat({ toolCalls: [{ name: 'modifyCurrency', arguments: { amount: 25 } }] });
     fake.replyChat({ text: 'I gave you 25 energy coins.' });
-    const { ack, events } = await send(c, 'chatMessage', {
+    const { ack, events } = await c.send('chatMessage', {
       message: 'Reward me please',
       preferences: { stream: false },
     });
@@ -296,7 +266,7 @@ describe('chatMessage', () => {
     const c = await client(player);
     fake.replyChat({ toolCalls: [{ name: 'modifyCurrency', arguments: { amount: -50 } }] });
     fake.replyChat({ text: 'You cannot afford that.' });
-    await send(c, 'chatMessage', { message: 'Buy the sword' });
+    await c.send('chatMessage', { message: 'Buy the sword' });
     const toolMessage = fake.chatRequests()[1]!.body.messages.find((m: any) => m.role === 'tool');
     expect(String(toolMessage.content)).toContain('insufficient_funds');
     expect((await t.api('GET', '/api/user/profile', { token: player.accessToken })).body.energy_coins).toBe(
@@ -322,7 +292,7 @@ describe('chatMessage', () => {
         choices: ['Yes please'],
       }),
     });
-    const { events } = await send(c, 'chatMessage', {
+    const { events } = await c.send('chatMessage', {
       message: 'Hello everyone',
       conversationId: conv.body.id,
     });
@@ -338,7 +308,7 @@ describe('chatMessage', () => {
   it('reports a model failure as chatError with the ids, keeps the message, and a retry succeeds once', async () => {
     const c = await client(alice);
     fake.failNext('chat', { status: 500, times: 5 });
-    const failed = await send(c, 'chatMessage', { message: 'Are you there?', clientMessageId: 'fail-1' });
+    const failed = await c.send('chatMessage', { message: 'Are you there?', clientMessageId: 'fail-1' });
     expect(failed.ack).toMatchObject({ ok: false, error: { code: 'model_unavailable', status: 503 } });
     const error = failed.events.find((e) => e.name === 'chatError')!.payload;
     expect(error).toMatchObject({ code: 'model_unavailable', clientMessageId: 'fail-1' });
@@ -352,7 +322,7 @@ describe('chatMessage', () => {
 
     fake.reset();
     fake.replyChat({ text: 'Yes, I am here.' });
-    const retry = await send(c, 'chatMessage', { message: 'Are you there?', clientMessageId: 'fail-1' });
+    const retry = await c.send('chatMessage', { message: 'Are you there?', clientMessageId: 'fail-1' });
     expect(retry.ack.ok).toBe(true);
     const rows = await t.deps.db
       .selectFrom('chat_messages')
@@ -373,7 +343,7 @@ describe('chatMessage', () => {
       { message: 'hi', conversationId: 'abc' },
       { message: 'hi', imageBase64Array: ['a', 'b', 'c', 'd', 'e'] },
     ]) {
-      const { ack } = await send(c, 'chatMessage', payload);
+      const { ack } = await c.send('chatMessage', payload);
       expect(ack).toMatchObject({ ok: false, error: { code: 'validation_failed', status: 400 } });
       expect(Array.isArray(ack.error.errors)).toBe(true);
     }
@@ -394,7 +364,7 @@ describe('chatMessage', () => {
     });
     const bob = await createUser(t);
     const c = await client(bob);
-    const { ack } = await send(c, 'chatMessage', { message: 'sneaky', conversationId: conv.body.id });
+    const { ack } = await c.send('chatMessage', { message: 'sneaky', conversationId: conv.body.id });
     expect(ack).toMatchObject({ ok: false, error: { code: 'not_found' } });
     c.socket.close();
   });
@@ -411,7 +381,7 @@ describe('chatMessage', () => {
       'file:///etc/passwd',
       'ftp://example.com/a.png',
     ]) {
-      const { ack } = await send(c, 'chatMessage', { message: 'look at this', attachmentUrls: [url] });
+      const { ack } = await c.send('chatMessage', { message: 'look at this', attachmentUrls: [url] });
       expect(ack.ok, url).toBe(false);
       expect(ack.error.code).toBe('validation_failed');
     }
@@ -431,7 +401,7 @@ describe('chatMessage', () => {
     const hasImage = (body: unknown) => JSON.stringify(body).includes('image_url');
     fake.replyChat({ text: 'Nice picture.', when: (body) => !hasImage(body) });
     fake.replyChat({ text: 'A single white pixel.', when: hasImage });
-    const { ack } = await send(c, 'chatMessage', { message: 'What is this?', imageBase64Array: [png] });
+    const { ack } = await c.send('chatMessage', { message: 'What is this?', imageBase64Array: [png] });
     expect(ack.ok).toBe(true);
     await t.deps.jobs.drain(15_000);
     const memory = await t.deps.db
@@ -459,91 +429,5 @@ describe('chatMessage', () => {
     await t.deps.jobs.drain(15_000);
     expect((await t.deps.jobs.status()).queues.find((q) => q.name === VISION_JOB)!.failed).toBe(failedBefore);
     expect(fake.chatRequests().filter((r) => JSON.stringify(r.body).includes('image_url'))).toHaveLength(0);
-  });
-});
-
-describe('directNpcMessage', () => {
-  it('bypasses the director: npcThinking, then the NPC answers', async () => {
-    const npc = await t.deps.services.characters.createNpc({ name: 'Oren', description: 'a ferryman' });
-    const c = await client(alice);
-    fake.replyChat({ text: 'The river is calm today.' });
-    const { ack, events } = await send(
-      c,
-      'directNpcMessage',
-      { npcUserId: npc.id, message: 'How is the river?' },
-      'directNpcResponse',
-    );
-    expect(ack.ok).toBe(true);
-    expect(events.map((e) => e.name)).toEqual(['npcThinking', 'directNpcResponse']);
-    expect(events[1]!.payload).toMatchObject({
-      npcUserId: npc.id,
-      npcName: 'Oren',
-      text: 'The river is calm today.',
-    });
-    expect(fake.chatRequests()[0]!.body.messages[0].content).toContain('Oren');
-    const bad = await send(c, 'directNpcMessage', { npcUserId: alice.id, message: 'hi' });
-    expect(bad.ack).toMatchObject({ ok: false, error: { code: 'validation_failed' } });
-    c.socket.close();
-  });
-});
-
-describe('chat history', () => {
-  it('sends the model the last CHAT_HISTORY_MESSAGES earlier messages, never the new one twice', async () => {
-    const short = await createTestApp(fake.env({ CHAT_HISTORY_MESSAGES: '3' }));
-    let c: Awaited<ReturnType<typeof client>> | undefined;
-    try {
-      c = await client(await createUser(short), short);
-      for (let i = 1; i <= 4; i++) {
-        fake.reset();
-        fake.replyChat({ text: `Answer ${i}.` });
-        const { ack } = await send(c, 'chatMessage', { message: `Question ${i}` });
-        expect(ack.ok).toBe(true);
-        const sent = fake.chatRequests()[0]!.body.messages.filter((m: any) => m.role !== 'system');
-        const all = Array.from({ length: i - 1 }, (_, k) => [
-          ['user', `Question ${k + 1}`],
-          ['assistant', `Answer ${k + 1}.`],
-        ]).flat();
-        expect(sent.map((m: any) => [m.role, m.content])).toEqual([
-          ...all.slice(-3),
-          ['user', `Question ${i}`],
-        ]);
-      }
-    } finally {
-      c?.socket.close();
-      await short.close();
-    }
-  });
-});
-
-describe('chat rate limit', () => {
-  it('answers rate_limited past the per-minute limit', async () => {
-    const limited = await createTestApp(fake.env({ CHAT_RATE_LIMIT: '2' }));
-    let c: Awaited<ReturnType<typeof client>> | undefined;
-    try {
-      c = await client(await createUser(limited), limited);
-      const turns = [];
-      for (let i = 0; i < 3; i++) {
-        if (i === 2) fake.reset();
-        turns.push(await send(c, 'chatMessage', { message: `m${i}`, clientMessageId: `rl-${i}` }));
-      }
-      const acks = turns.map((turn) => turn.ack);
-      expect(acks.map((a) => a.ok)).toEqual([true, true, false]);
-      expect(acks[2].error).toMatchObject({ code: 'rate_limited', status: 429 });
-      expect(acks[2].error.retryAfter).toBeGreaterThan(0);
-      // The chatError names the message and its conversation, so the client can retry it there.
-      expect(turns[2]!.events.filter((e) => e.name === 'chatError').map((e) => e.payload)).toEqual([
-        expect.objectContaining({
-          code: 'rate_limited',
-          clientMessageId: 'rl-2',
-          conversationId: acks[0].conversationId,
-        }),
-      ]);
-      // The refused message cost no model call: its embedding waits for the rate limit.
-      expect(fake.embeddingRequests()).toHaveLength(0);
-      expect(fake.chatRequests()).toHaveLength(0);
-    } finally {
-      c?.socket.close();
-      await limited.close();
-    }
   });
 });
