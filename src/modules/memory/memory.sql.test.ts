@@ -1,0 +1,53 @@
+// The SQL the memory repository sends, snapshotted (sql/*.sql): retrieval's two sides with and
+// without pgvector, the sketch index's update read, the batched writes and the chat turn's reads.
+// A query change shows in review as a change of these files (`npx vitest run -u` rewrites them).
+import { describe, expect, it } from 'vitest';
+import { sqlSnapshot } from '../../../test/sql-snapshot.js';
+import * as repo from './memory.repository.js';
+
+const embedding = { values: [0.1, 0.2, 0.3], model: 'text-embedding-3-small' };
+const scope = { userId: 7, npcUserId: 2 };
+
+describe('memory repository SQL', () => {
+  it('retrieval: the vector and full-text sides, with pgvector and by the sketch index', async () => {
+    const text = await sqlSnapshot({
+      'searchChunks (pgvector)': (db) =>
+        repo.searchChunks(db, true, { ...scope, text: 'harbour lights', candidates: 40, embedding }),
+      'searchChunks (full text only)': (db) =>
+        repo.searchChunks(db, false, { ...scope, text: 'harbour lights', candidates: 40 }),
+      'sketchRows (a part brought up to date, and the world read whole)': (db) =>
+        repo.sketchRows(db, [
+          { userId: 7, since: '1234' },
+          { userId: undefined, since: undefined },
+        ] as never),
+      findByIds: (db) => repo.findByIds(db, [3, 5, 8]),
+      newestInScope: (db) => repo.newestInScope(db, { ...scope, source: 'shared' }, 10),
+      lexicalSearch: (db) => repo.lexicalSearch(db, { ...scope, text: 'harbour', limit: 10 }),
+    });
+    await expect(text).toMatchFileSnapshot('./sql/memory.retrieval.sql');
+  });
+
+  it('writes: memories with their chunks in one statement, embeddings, the embedding queue', async () => {
+    const memory = {
+      userId: 7,
+      content: 'The harbour lights are lit at dusk.',
+      source: 'shared' as const,
+      tier: 'shared' as const,
+      metadata: { conversationId: 4 },
+      conversationId: 4,
+      createdBy: 7,
+    };
+    const chunks = [{ memory: 0, index: 0, content: memory.content }];
+    const text = await sqlSnapshot({
+      'insertMemoriesWithChunks (queued for a remote embedder)': (db) =>
+        repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: true }),
+      'insertMemoriesWithChunks (embedded here)': (db) =>
+        repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: false }),
+      pendingChunks: (db) => repo.pendingChunks(db, { limit: 64, memoryIds: [1, 2] }),
+      recordEmbedFailure: (db) => repo.recordEmbedFailure(db, [1, 2], 'timeout'),
+      deleteMemory: (db) => repo.deleteMemory(db, 3, 7),
+      countByTier: (db) => repo.countByTier(db),
+    });
+    await expect(text).toMatchFileSnapshot('./sql/memory.writes.sql');
+  });
+});

@@ -1,0 +1,53 @@
+-- searchChunks (pgvector)
+
+    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+    where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
+    order by 5 desc, 1 limit $4;
+-- parameters: ["harbour lights",7,2,40]
+
+-- searchChunks (pgvector)
+
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
+      from (select e.chunk_id, (e.embedding <=> $1::vector)::float8 as distance
+            from memory_embeddings e where ("e".user_id = $2 or "e".tier = 'world' or ("e".user_id = $3 and "e".tier = 'assistant_core')) and e.model = $4 and e.dim = $5 order by 2, 1 limit $6) n
+      cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c;
+-- parameters: ["[0.1,0.2,0.3]",7,2,"text-embedding-3-small",3,40]
+
+-- searchChunks (full text only)
+
+    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+    where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
+    order by 5 desc, 1 limit $4;
+-- parameters: ["harbour lights",7,2,40]
+
+-- sketchRows (a part brought up to date, and the world read whole)
+
+    select h.horizon::text as horizon, d.*
+    from (select pg_snapshot_xmin(pg_current_snapshot()) as horizon) h
+    left join lateral (select 0::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
+        e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
+        e.chunk_index, e.conversation_id
+      from memory_embeddings e where "e"."user_id" = $1 and "e"."xid" >= $2::xid8 union all select 0::int, true, g.chunk_id, null, null, null, null, null, null, null, null, null, null
+        from memory_embeddings_gone g where "g"."user_id" = $3 and "g"."xid" >= $4::xid8 union all select 1::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
+        e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
+        e.chunk_index, e.conversation_id
+      from memory_embeddings e where "e"."tier" = 'world') d on true;
+-- parameters: [7,"1234",7,"1234"]
+
+-- findByIds
+select "id", "user_id", "content", "source", "tier", "metadata", "conversation_id", "created_at", "updated_at" from "memories" where "id" = any($1::bigint[]);
+-- parameters: [[3,5,8]]
+
+-- newestInScope
+select "m"."id", "m"."user_id", "m"."content", "m"."source", "m"."tier", "m"."metadata", "m"."conversation_id", "m"."created_at", "m"."updated_at" from "memories" as "m" where ("m".user_id = $1 or "m".tier = 'world' or ("m".user_id = $2 and "m".tier = 'assistant_core')) and "m".source = $3 order by "m"."created_at" desc, "m"."id" desc limit $4;
+-- parameters: [7,2,"shared",10]
+
+-- lexicalSearch
+
+    select c.memory_id, max(ts_rank(c.tsv, q.query, 1))::float8 as rank
+    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+    where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
+    group by c.memory_id order by 2 desc, 1 desc limit $4;
+-- parameters: ["harbour",7,2,10]
