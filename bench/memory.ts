@@ -19,7 +19,7 @@ import { dropSchema } from '../test/schema.js';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
-import * as repo from '../src/modules/memory/memory.repository.js';
+import * as search from '../src/modules/memory/memory.search.repository.js';
 import type { AddMemoryInput } from '../src/modules/memory/memory.service.js';
 import { cosine, hashEmbedding } from '../src/platform/models/offline.js';
 
@@ -332,7 +332,7 @@ async function run(kind: 'pglite' | 'postgres') {
     let lexRR = 0;
     for (const q of queries) {
       const s = performance.now();
-      const found = await repo.lexicalSearch(db, { userId: q.userId, text: q.text, limit: 10 });
+      const found = await search.lexicalSearch(db, { userId: q.userId, text: q.text, limit: 10 });
       llat.push(performance.now() - s);
       const rank = found.findIndex((m) => m.memory_id === q.target);
       if (rank >= 0) {
@@ -351,7 +351,7 @@ async function run(kind: 'pglite' | 'postgres') {
     const R = Math.min(30, Q);
     for (const q of queries.slice(0, R)) {
       const qv = hashEmbedding(q.text);
-      const side = await repo.searchChunks(db, deps.database.capabilities.vector, {
+      const side = await search.searchChunks(db, deps.database.capabilities.vector, {
         userId: q.userId,
         text: '',
         candidates: 10,

@@ -7,7 +7,9 @@ import { createTestApp, createUser, type TestApp, type TestUser } from '../../..
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import { transaction } from '../../platform/db/database.js';
 import { hashEmbedding } from '../../platform/models/offline.js';
-import * as repo from './memory.repository.js';
+import * as embeddings from './memory.embeddings.repository.js';
+import * as encoding from './memory.encoding.js';
+import * as search from './memory.search.repository.js';
 import { int8View, quantize, sketchBytes } from './memory.sketch.js';
 
 async function chunksOf(t: TestApp, memoryIds: number[]) {
@@ -101,8 +103,8 @@ describe('with the offline embedder', () => {
       await expectStored(t, c.id, hashEmbedding(c.content));
     }
     // No job was needed: nothing is pending and the vector side finds the memory right away.
-    expect(await repo.hasPending(t.deps.db)).toBe(false);
-    const near = await repo.searchChunks(t.deps.db, t.deps.database.capabilities.vector, {
+    expect(await embeddings.hasPending(t.deps.db)).toBe(false);
+    const near = await search.searchChunks(t.deps.db, t.deps.database.capabilities.vector, {
       userId: alice.id,
       text: 'zzzz-no-word-matches',
       candidates: 5,
@@ -177,7 +179,7 @@ describe('with the offline embedder', () => {
       expect(c).toMatchObject({ model: 'offline-hash-ngram-v1', queued: false });
       await expectStored(t, c.id, hashEmbedding(c.content));
     }
-    expect(await repo.hasPending(t.deps.db)).toBe(false);
+    expect(await embeddings.hasPending(t.deps.db)).toBe(false);
   });
 
   it('writes nothing when one memory of the batch is refused', async () => {
@@ -259,7 +261,7 @@ describe('pgvector binary parameters (PGlite)', () => {
   it('sends dense and sparse vectors alike', async () => {
     const db = t.deps.db;
     expect(t.deps.database.capabilities.vector).toBe(true);
-    const types = await repo.vectorTypes(db);
+    const types = await embeddings.vectorTypes(db);
     const [mem] = await t.deps.services.memory.addMemories([
       { userId: owner.id, source: 'shared', content: 'one' },
     ]);
@@ -267,9 +269,9 @@ describe('pgvector binary parameters (PGlite)', () => {
     const dense = Array.from({ length: 8 }, (_, i) => (i + 1) / 10);
     const sparse = [0, 0, 0.5, 0, 0, 0, -0.25, 1e-60];
     for (const v of [dense, sparse, [Number.NaN, 1, 0, 0, 0, 0, 0, 0]]) {
-      const enc = repo.encodeEmbeddings(true, types, [v]);
+      const enc = encoding.encodeEmbeddings(true, types, [v]);
       expect(enc.vectors!.sparse).toBe(v !== dense);
-      await repo.writeEmbeddings(db, true, 'test-model', [chunk!.id], enc);
+      await embeddings.writeEmbeddings(db, true, 'test-model', [chunk!.id], enc);
       const stored = await storedEmbedding(t, chunk!.id);
       // float4 values; what float4 cannot hold (NaN, underflow) is stored as 0.
       expect('values' in stored && stored.values).toEqual(

@@ -12,7 +12,10 @@ import { transaction, type Db, type Executor, type Trx } from '../../platform/db
 import { forbidden, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
+import * as embeddings from './memory.embeddings.repository.js';
+import * as encoding from './memory.encoding.js';
 import * as repo from './memory.repository.js';
+import * as search from './memory.search.repository.js';
 import {
   chunkText,
   contentProblem,
@@ -197,9 +200,9 @@ export class MemoryService {
   async start(): Promise<void> {
     // Chunks still queued (a job lost with a reset queue, or the 0012 migration re-embedding
     // everything on servers without pgvector): one job embeds them all.
-    if (await repo.hasPending(this.db))
+    if (await embeddings.hasPending(this.db))
       await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [] }, { singletonKey: 'memory.pending' });
-    const stale = await repo.hasStaleEmbeddings(this.db, {
+    const stale = await embeddings.hasStaleEmbeddings(this.db, {
       model: this.models.embeddingModel,
       dims: this.models.embeddingDimensions,
     });
@@ -305,7 +308,7 @@ export class MemoryService {
           chunks.map((c) => c.content),
         ),
       ]);
-      const stored = repo.insertEmbeddings(
+      const stored = embeddings.insertEmbeddings(
         t,
         this.opts.vector,
         embedded.model,
@@ -345,7 +348,7 @@ export class MemoryService {
       repo.insertChunks(t, m, texts, { queue: false }),
       this.embedHere(t, texts),
     ]);
-    await repo.insertEmbeddings(
+    await embeddings.insertEmbeddings(
       t,
       this.opts.vector,
       embedded.model,
@@ -370,31 +373,31 @@ export class MemoryService {
   private async embedHere(
     t: Executor,
     texts: string[],
-  ): Promise<{ model: string; encoded: repo.EncodedEmbeddings }> {
+  ): Promise<{ model: string; encoded: encoding.EncodedEmbeddings }> {
     const types = this.opts.vector ? this.vectorTypes(t) : undefined;
     await nextTurn();
     const result = await this.models.embed(texts, 'memory.embed');
     return {
       model: result.model,
-      encoded: repo.encodeEmbeddings(this.opts.vector, await types, result.embeddings),
+      encoded: encoding.encodeEmbeddings(this.opts.vector, await types, result.embeddings),
     };
   }
 
-  private types: Promise<repo.VectorTypes> | undefined;
+  private types: Promise<embeddings.VectorTypes> | undefined;
 
   /** pgvector's type OIDs, looked up once (on the executor at hand: on PGlite an open transaction
    * holds the only connection). */
-  private vectorTypes(executor: Executor): Promise<repo.VectorTypes> {
-    this.types ??= repo.vectorTypes(executor).catch((err: unknown) => {
+  private vectorTypes(executor: Executor): Promise<embeddings.VectorTypes> {
+    this.types ??= embeddings.vectorTypes(executor).catch((err: unknown) => {
       this.types = undefined;
       throw err;
     });
     return this.types;
   }
 
-  private async encode(embeddings: number[][]): Promise<repo.EncodedEmbeddings> {
+  private async encode(embeddings: number[][]): Promise<encoding.EncodedEmbeddings> {
     const types = this.opts.vector ? await this.vectorTypes(this.db) : undefined;
-    return repo.encodeEmbeddings(this.opts.vector, types, embeddings);
+    return encoding.encodeEmbeddings(this.opts.vector, types, embeddings);
   }
 
   /** POST /api/assistant/memory: authorise by the ownership rules, then addMemory. */
@@ -535,8 +538,8 @@ export class MemoryService {
     let done = 0;
     for (let round = 0; round < ROUNDS_PER_RUN; round++) {
       const rows = reembed
-        ? await repo.staleChunks(this.db, { model, dims, limit: batch })
-        : await repo.pendingChunks(this.db, { limit: batch, memoryIds });
+        ? await embeddings.staleChunks(this.db, { model, dims, limit: batch })
+        : await embeddings.pendingChunks(this.db, { limit: batch, memoryIds });
       if (rows.length === 0) return done;
       let result;
       try {
@@ -545,14 +548,14 @@ export class MemoryService {
           'memory.embed',
         );
       } catch (err) {
-        await repo.recordEmbedFailure(
+        await embeddings.recordEmbedFailure(
           this.db,
           rows.map((r) => r.id),
           err instanceof Error ? err.message : String(err),
         );
         throw err;
       }
-      await repo.writeEmbeddings(
+      await embeddings.writeEmbeddings(
         this.db,
         this.opts.vector,
         result.model,
@@ -594,7 +597,7 @@ export class MemoryService {
     let refused = false;
     const request = (async () => {
       const read =
-        pendingLimit > 0 ? repo.pendingChunks(this.db, { limit: pendingLimit }) : Promise.resolve([]);
+        pendingLimit > 0 ? embeddings.pendingChunks(this.db, { limit: pendingLimit }) : Promise.resolve([]);
       read.catch(() => undefined);
       if (gate)
         await gate.catch((err: unknown) => {
@@ -624,7 +627,7 @@ export class MemoryService {
         .then(
           async ({ pending, result }) => {
             if (pending.length === 0) return;
-            await repo.writeEmbeddings(
+            await embeddings.writeEmbeddings(
               this.db,
               this.opts.vector,
               result.model,
@@ -644,7 +647,7 @@ export class MemoryService {
   }
 
   async embeddingStatus() {
-    return repo.embeddingStats(this.db, {
+    return embeddings.embeddingStats(this.db, {
       model: this.models.embeddingModel,
       dims: this.models.embeddingDimensions,
     });
@@ -657,7 +660,7 @@ export class MemoryService {
    * full text over the scope, fused by RRF into a similarity in [0, 1], one result per memory,
    * most relevant first. With no usable embedding it runs on full text alone. */
   async retrieve(
-    scope: repo.Scope,
+    scope: search.Scope,
     text: string,
     limit: number,
     opts: {
@@ -670,7 +673,7 @@ export class MemoryService {
   ): Promise<RetrievedMemory[]> {
     const made = opts.queryEmbedding ?? (opts.embed === false ? undefined : this.embedQuery(text));
     const model = this.models.embeddingModel;
-    const rows = await repo.searchChunks(this.db, this.opts.vector, {
+    const rows = await search.searchChunks(this.db, this.opts.vector, {
       ...scope,
       text,
       candidates: Math.max(50, limit * 5),
@@ -721,7 +724,7 @@ export class MemoryService {
 
   /** Deletes the sketch index's old tombstones (without pgvector; the maintenance job, hourly). */
   async sweep(): Promise<number> {
-    return this.sketches ? repo.sweepSketchTombstones(this.db, TOMBSTONE_HOURS) : 0;
+    return this.sketches ? search.sweepSketchTombstones(this.db, TOMBSTONE_HOURS) : 0;
   }
 
   /** For /api/admin/health: without pgvector, this process's sketch index (parts, rows, bytes). */
@@ -751,7 +754,7 @@ export class MemoryService {
     if (userId !== caller.id && !caller.admin) throw forbidden("You may not read another user's memories");
     const scope = { userId, npcUserId: q.npcUserId, source: q.source };
     if (!q.query?.trim())
-      return (await repo.newestInScope(this.db, scope, q.limit)).map((m) => retrieved(m, null));
+      return (await search.newestInScope(this.db, scope, q.limit)).map((m) => retrieved(m, null));
     return this.retrieve(scope, q.query, q.limit, { conversationId: q.conversationId });
   }
 

@@ -14,7 +14,7 @@ import { openDatabase, transaction, type Trx } from '../../platform/db/database.
 import { migrate } from '../../platform/db/migrate.js';
 import { hashEmbedding, OFFLINE_EMBEDDING_MODEL } from '../../platform/models/offline.js';
 import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
-import type { Scope } from './memory.repository.js';
+import type { Scope } from './memory.search.repository.js';
 import type { MemorySource } from './memory.rules.js';
 import { SketchIndex, STALE_MS } from './memory.sketch-index.js';
 import {

@@ -19,7 +19,7 @@
 //   the world tier (any owner). Parts are evicted least recently used beyond `maxBytes`.
 import type { Executor } from '../../platform/db/database.js';
 import { HammingKernel } from './memory.hamming.js';
-import * as repo from './memory.repository.js';
+import * as search from './memory.search.repository.js';
 import type { MemoryTier } from './memory.rules.js';
 import { cosineDistanceInt8, int8View, norm, SKETCH_BITS, sketchBytes } from './memory.sketch.js';
 
@@ -120,7 +120,7 @@ class Part {
   }
 
   /** The chunk's keys, as the search returns them. */
-  keys(s: number): repo.ChunkKey {
+  keys(s: number): search.ChunkKey {
     const conversation = this.conversationIds[s]!;
     return {
       id: this.ids[s]!,
@@ -171,12 +171,12 @@ class Part {
 }
 
 /** A row held (not a tombstone). */
-type HeldRow = Extract<repo.SketchRow, { gone: false }>;
+type HeldRow = Extract<search.SketchRow, { gone: false }>;
 
 /** A part held, with the rows of it a search's scope reads. */
 type Use = Omit<PartUse, keyof PartId> & { part: Part };
 
-export class SketchIndex implements repo.SketchSearch {
+export class SketchIndex implements search.SketchSearch {
   private readonly parts = new Map<string, Part>();
   /** Full reads under way, shared by the searches that need the same part meanwhile. */
   private readonly loading = new Map<string, Promise<Part>>();
@@ -188,7 +188,7 @@ export class SketchIndex implements repo.SketchSearch {
   constructor(private readonly opts: { maxBytes: number; now?: () => number }) {}
 
   /** The parts a scope reads from, with the rows each contributes. */
-  private keysOf(s: repo.Scope): PartUse[] {
+  private keysOf(s: search.Scope): PartUse[] {
     const keys: PartUse[] = [
       { key: `user:${s.userId}`, userId: s.userId },
       { key: 'world', tier: TIERS.indexOf('world'), notOwner: s.userId },
@@ -200,7 +200,7 @@ export class SketchIndex implements repo.SketchSearch {
 
   /** Starts bringing the scope's parts up to date at once (a search does so while its query is
    * being embedded); the scan ranks them when the query is known. */
-  open(db: Executor, scope: repo.Scope): repo.SketchScan {
+  open(db: Executor, scope: search.Scope): search.SketchScan {
     const ready = this.refresh(db, this.keysOf(scope));
     // Awaited by `nearest`; a search that never gets its embedding leaves it unawaited.
     ready.catch(() => undefined);
@@ -209,11 +209,17 @@ export class SketchIndex implements repo.SketchSearch {
 
   /** The `count` nearest chunks of a scope (up to date first) by the cosine of their int8
    * embeddings, among the `pool` sketch-nearest; nearest first. */
-  nearest(db: Executor, p: repo.Scope & repo.SketchQuery): Promise<(repo.ChunkKey & { distance: number })[]> {
+  nearest(
+    db: Executor,
+    p: search.Scope & search.SketchQuery,
+  ): Promise<(search.ChunkKey & { distance: number })[]> {
     return this.open(db, p).nearest(p);
   }
 
-  private rank(uses: Use[], p: repo.Scope & repo.SketchQuery): (repo.ChunkKey & { distance: number })[] {
+  private rank(
+    uses: Use[],
+    p: search.Scope & search.SketchQuery,
+  ): (search.ChunkKey & { distance: number })[] {
     const kind = this.kinds.find(`${p.model}/${p.dim}`);
     const source = p.source === undefined ? undefined : this.sources.find(p.source);
     const pool = Math.max(p.pool, p.count);
@@ -315,7 +321,7 @@ export class SketchIndex implements repo.SketchSearch {
     if (parts.length === 0) return;
     const startedAt = this.now();
     const tickets = parts.map((part) => ({ part, ticket: ++part.ticket }));
-    const read = await repo.sketchRows(
+    const read = await search.sketchRows(
       db,
       parts.map((part) => ({ userId: part.id.userId, since: part.horizon })),
     );
@@ -337,7 +343,7 @@ export class SketchIndex implements repo.SketchSearch {
   private load(db: Executor, k: PartId): Promise<Part> {
     const loaded = (async () => {
       const startedAt = this.now();
-      const read = await repo.sketchRows(db, [{ userId: k.userId }]);
+      const read = await search.sketchRows(db, [{ userId: k.userId }]);
       const part = new Part({ key: k.key, userId: k.userId }, read.horizon, startedAt);
       for (const row of read.rows) if (!row.gone) this.put(part, row);
       this.parts.set(k.key, part);

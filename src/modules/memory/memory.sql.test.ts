@@ -3,7 +3,9 @@
 // A query change shows in review as a change of these files (`npx vitest run -u` rewrites them).
 import { describe, expect, it } from 'vitest';
 import { sqlSnapshot } from '../../../test/sql-snapshot.js';
+import * as embeddings from './memory.embeddings.repository.js';
 import * as repo from './memory.repository.js';
+import * as search from './memory.search.repository.js';
 
 const embedding = { values: [0.1, 0.2, 0.3], model: 'text-embedding-3-small' };
 const scope = { userId: 7, npcUserId: 2 };
@@ -12,17 +14,17 @@ describe('memory repository SQL', () => {
   it('retrieval: the vector and full-text sides, with pgvector and by the sketch index', async () => {
     const text = await sqlSnapshot({
       'searchChunks (pgvector)': (db) =>
-        repo.searchChunks(db, true, { ...scope, text: 'harbour lights', candidates: 40, embedding }),
+        search.searchChunks(db, true, { ...scope, text: 'harbour lights', candidates: 40, embedding }),
       'searchChunks (full text only)': (db) =>
-        repo.searchChunks(db, false, { ...scope, text: 'harbour lights', candidates: 40 }),
+        search.searchChunks(db, false, { ...scope, text: 'harbour lights', candidates: 40 }),
       'sketchRows (a part brought up to date, and the world read whole)': (db) =>
-        repo.sketchRows(db, [
+        search.sketchRows(db, [
           { userId: 7, since: '1234' },
           { userId: undefined, since: undefined },
         ] as never),
       findByIds: (db) => repo.findByIds(db, [3, 5, 8]),
-      newestInScope: (db) => repo.newestInScope(db, { ...scope, source: 'shared' }, 10),
-      lexicalSearch: (db) => repo.lexicalSearch(db, { ...scope, text: 'harbour', limit: 10 }),
+      newestInScope: (db) => search.newestInScope(db, { ...scope, source: 'shared' }, 10),
+      lexicalSearch: (db) => search.lexicalSearch(db, { ...scope, text: 'harbour', limit: 10 }),
     });
     await expect(text).toMatchFileSnapshot('./sql/memory.retrieval.sql');
   });
@@ -43,8 +45,8 @@ describe('memory repository SQL', () => {
         repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: true }),
       'insertMemoriesWithChunks (embedded here)': (db) =>
         repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: false }),
-      pendingChunks: (db) => repo.pendingChunks(db, { limit: 64, memoryIds: [1, 2] }),
-      recordEmbedFailure: (db) => repo.recordEmbedFailure(db, [1, 2], 'timeout'),
+      pendingChunks: (db) => embeddings.pendingChunks(db, { limit: 64, memoryIds: [1, 2] }),
+      recordEmbedFailure: (db) => embeddings.recordEmbedFailure(db, [1, 2], 'timeout'),
       deleteMemory: (db) => repo.deleteMemory(db, 3, 7),
       countByTier: (db) => repo.countByTier(db),
     });
