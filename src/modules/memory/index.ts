@@ -3,15 +3,14 @@ import { memoryRoutes } from './memory.routes.js';
 import type { MemoryService } from './memory.service.js';
 import './memory.tables.js';
 
-export {
-  MemoryService,
-  EMBED_JOB,
-  type AddMemoryInput,
-  type ConversationContext,
-  type GatherOptions,
-  type NpcInfo,
-  type RetrievedMemory,
-} from './memory.service.js';
+export { MemoryService, EMBED_JOB } from './memory.service.js';
+export type {
+  AddMemoryInput,
+  ConversationContext,
+  GatherOptions,
+  NpcInfo,
+  RetrievedMemory,
+} from './memory.mapping.js';
 export { tierOf, SOURCE_TIER, MEMORY_SOURCES, type MemorySource, type MemoryTier } from './memory.rules.js';
 
 /** The module's HTTP door (mounted by app.ts). */

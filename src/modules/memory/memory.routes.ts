@@ -16,7 +16,8 @@ import {
   searchQuery,
   searchResponse,
 } from './memory.schemas.js';
-import { toSearchResult, type MemoryService } from './memory.service.js';
+import { toSearchResult } from './memory.mapping.js';
+import type { MemoryService } from './memory.service.js';
 
 export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
   const tags = ['memory'];

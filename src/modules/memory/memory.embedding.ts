@@ -1,0 +1,209 @@
+// The embedding pipeline: the pending chunks' embeddings (the memory.embed job), the query's
+// embedding (batched with chunks still waiting for theirs), re-embedding after a change of model
+// or size, and with the local embedder the embeddings made beside a write.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { JobQueue } from '../../platform/jobs/queue.js';
+import type { ModelGateway } from '../../platform/models/gateway.js';
+import * as embeddings from './memory.embeddings.repository.js';
+import * as encoding from './memory.encoding.js';
+import { EMBED_JOB } from './memory.jobs.js';
+
+/** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
+const ROUNDS_PER_RUN = 50;
+
+export class MemoryEmbedding {
+  constructor(
+    private readonly db: Db,
+    private readonly jobs: JobQueue,
+    private readonly models: ModelGateway,
+    private readonly log: Logger,
+    private readonly opts: { vector: boolean; embedBatch: number },
+  ) {}
+
+  /** After the job queue started: re-embed in the background when the embedding model or size
+   * changed since the stored embeddings were made (contract: "Memory"). */
+  async start(): Promise<void> {
+    // Chunks still queued (a job lost with a reset queue, or the 0012 migration re-embedding
+    // everything on servers without pgvector): one job embeds them all.
+    if (await embeddings.hasPending(this.db))
+      await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [] }, { singletonKey: 'memory.pending' });
+    const stale = await embeddings.hasStaleEmbeddings(this.db, {
+      model: this.models.embeddingModel,
+      dims: this.models.embeddingDimensions,
+    });
+    if (stale) {
+      this.log.info(
+        { model: this.models.embeddingModel },
+        'embedding model or size changed: re-embedding memories',
+      );
+      await this.jobs.enqueue(
+        this.db,
+        EMBED_JOB,
+        { memoryIds: [], reembed: true },
+        { singletonKey: 'memory.reembed' },
+      );
+    }
+  }
+
+  /** With the local embedder: the texts' embeddings, in the form the columns take. Called right
+   * after the statement that writes the chunks was issued on `t`: it first lets that statement
+   * go out, then embeds while the database works (a worker thread for PGlite, a process for
+   * PostgreSQL). Through the gateway, so the call is recorded like any other; it cannot fail or
+   * wait on the network, which is what makes it acceptable inside a transaction. */
+  async embedHere(
+    t: Executor,
+    texts: string[],
+  ): Promise<{ model: string; encoded: encoding.EncodedEmbeddings }> {
+    const types = this.opts.vector ? this.vectorTypes(t) : undefined;
+    await nextTurn();
+    const result = await this.models.embed(texts, 'memory.embed');
+    return {
+      model: result.model,
+      encoded: encoding.encodeEmbeddings(this.opts.vector, await types, result.embeddings),
+    };
+  }
+
+  private types: Promise<embeddings.VectorTypes> | undefined;
+
+  /** pgvector's type OIDs, looked up once (on the executor at hand: on PGlite an open transaction
+   * holds the only connection). */
+  private vectorTypes(executor: Executor): Promise<embeddings.VectorTypes> {
+    this.types ??= embeddings.vectorTypes(executor).catch((err: unknown) => {
+      this.types = undefined;
+      throw err;
+    });
+    return this.types;
+  }
+
+  private async encode(embeddings: number[][]): Promise<encoding.EncodedEmbeddings> {
+    const types = this.opts.vector ? await this.vectorTypes(this.db) : undefined;
+    return encoding.encodeEmbeddings(this.opts.vector, types, embeddings);
+  }
+
+  /** The job: embeds chunks lacking an embedding of the current model and size, those of the
+   * given memories first, in batches of one request each. Idempotent (it only fills what is
+   * missing); a failure is recorded on the chunks and the job retries with backoff. */
+  async embedPending(memoryIds: number[], reembed = false): Promise<number> {
+    const model = this.models.embeddingModel;
+    const dims = this.models.embeddingDimensions;
+    const batch = this.opts.embedBatch;
+    let done = 0;
+    for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+      const rows = reembed
+        ? await embeddings.staleChunks(this.db, { model, dims, limit: batch })
+        : await embeddings.pendingChunks(this.db, { limit: batch, memoryIds });
+      if (rows.length === 0) return done;
+      let result;
+      try {
+        result = await this.models.embed(
+          rows.map((r) => r.content),
+          'memory.embed',
+        );
+      } catch (err) {
+        await embeddings.recordEmbedFailure(
+          this.db,
+          rows.map((r) => r.id),
+          err instanceof Error ? err.message : String(err),
+        );
+        throw err;
+      }
+      await embeddings.writeEmbeddings(
+        this.db,
+        this.opts.vector,
+        result.model,
+        rows.map((r) => r.id),
+        await this.encode(result.embeddings),
+      );
+      done += rows.length;
+    }
+    // More is waiting: a fresh job continues, so one run never holds the worker for long.
+    await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [], ...(reembed ? { reembed } : {}) });
+    return done;
+  }
+
+  /** Embeds a query, in the same request as chunks still waiting for their embedding (spec: at
+   * most one embedding request per chat turn). Undefined when the provider fails: callers then
+   * retrieve by full text alone. */
+  async embedQuery(text: string, opts: { includePending?: boolean } = {}): Promise<number[] | undefined> {
+    if (!opts.includePending) return this.embedQueryBatched(text, 0).embedding;
+    const batched = this.embedQueryBatched(text);
+    const [embedding] = await Promise.all([batched.embedding, batched.store()]);
+    return embedding;
+  }
+
+  /** The query's embedding as soon as the request answers; and `store`, which writes the pending
+   * chunks embedded in the same request when called: a chat turn calls it once its reply is sent,
+   * so the write (their sketches, one statement) does not compete with the turn's retrieval.
+   * `store` never rejects and runs once: a failed write, or one never asked for, leaves the chunks
+   * queued, and the embedding job (their delayed backstop) embeds them later. A local embedder
+   * has no request to share (memories are embedded as they are written), so it embeds the query
+   * alone. */
+  embedQueryBatched(
+    text: string,
+    pendingLimit = this.models.embedsLocally ? 0 : Math.max(0, this.opts.embedBatch - 1),
+    /** Nothing is requested before it resolves (a chat turn's rate limit); the pending chunks are
+     * read meanwhile. When it rejects, so do both promises' sources, quietly: the embedding
+     * resolves undefined and nothing is stored. */
+    gate?: Promise<unknown>,
+  ): { embedding: Promise<number[] | undefined>; store: () => Promise<void> } {
+    let refused = false;
+    const request = (async () => {
+      const read =
+        pendingLimit > 0 ? embeddings.pendingChunks(this.db, { limit: pendingLimit }) : Promise.resolve([]);
+      read.catch(() => undefined);
+      if (gate)
+        await gate.catch((err: unknown) => {
+          refused = true;
+          throw err;
+        });
+      const pending = await read;
+      return {
+        pending,
+        result: await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query'),
+      };
+    })();
+    const embedding = request.then(
+      ({ result }) => result.embeddings[0],
+      (err: unknown) => {
+        if (!refused)
+          this.log.warn(
+            { err: err instanceof Error ? err.message : err },
+            'query embedding failed; retrieving by full text only',
+          );
+        return undefined;
+      },
+    );
+    let stored: Promise<void> | undefined;
+    const store = () =>
+      (stored ??= request
+        .then(
+          async ({ pending, result }) => {
+            if (pending.length === 0) return;
+            await embeddings.writeEmbeddings(
+              this.db,
+              this.opts.vector,
+              result.model,
+              pending.map((p) => p.id),
+              await this.encode(result.embeddings.slice(1)),
+            );
+          },
+          () => undefined,
+        )
+        .catch((err: unknown) => {
+          this.log.warn(
+            { err: err instanceof Error ? err.message : err },
+            'storing embeddings made with a query failed; they stay queued for the embedding job',
+          );
+        }));
+    return { embedding, store };
+  }
+
+  async embeddingStatus() {
+    return embeddings.embeddingStats(this.db, {
+      model: this.models.embeddingModel,
+      dims: this.models.embeddingDimensions,
+    });
+  }
+}

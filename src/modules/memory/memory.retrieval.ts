@@ -1,0 +1,121 @@
+// Retrieval: chunked hybrid search over a scope (vector and full text, fused), the search route,
+// and the sketch index that ranks the vector side without pgvector.
+import type { Db } from '../../platform/db/database.js';
+import { forbidden } from '../../platform/http/problem.js';
+import type { ModelGateway } from '../../platform/models/gateway.js';
+import type { MemoryEmbedding } from './memory.embedding.js';
+import { retrieved, type Caller, type RetrievedMemory } from './memory.mapping.js';
+import * as repo from './memory.repository.js';
+import { fuseHits, type ChunkHit, type MemorySource } from './memory.rules.js';
+import * as search from './memory.search.repository.js';
+import { SketchIndex, TOMBSTONE_HOURS } from './memory.sketch-index.js';
+
+export class MemoryRetrieval {
+  /** Without pgvector: the sketches ranked by the vector side (a cache checked on every search). */
+  readonly sketches: SketchIndex | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly models: ModelGateway,
+    private readonly embedding: MemoryEmbedding,
+    private readonly opts: { vector: boolean; sketchIndexBytes: number },
+  ) {
+    this.sketches = opts.vector ? undefined : new SketchIndex({ maxBytes: opts.sketchIndexBytes });
+  }
+
+  /** Chunked hybrid retrieval (spec: Memory rule 1, "Conversation context"): exact vector scan and
+   * full text over the scope, fused by RRF into a similarity in [0, 1], one result per memory,
+   * most relevant first. With no usable embedding it runs on full text alone. */
+  async retrieve(
+    scope: search.Scope,
+    text: string,
+    limit: number,
+    opts: {
+      conversationId?: number | undefined;
+      /** Made or being made by the caller; without it (and unless `embed` is false) the query is
+       * embedded here. */
+      queryEmbedding?: number[] | Promise<number[] | undefined> | undefined;
+      embed?: boolean;
+    } = {},
+  ): Promise<RetrievedMemory[]> {
+    const made = opts.queryEmbedding ?? (opts.embed === false ? undefined : this.embedding.embedQuery(text));
+    const model = this.models.embeddingModel;
+    const rows = await search.searchChunks(this.db, this.opts.vector, {
+      ...scope,
+      text,
+      candidates: Math.max(50, limit * 5),
+      embedding:
+        made === undefined
+          ? undefined
+          : Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
+      sketches: this.sketches,
+    });
+    const embedding = await made;
+    const vectorRanks = new Map(
+      rows
+        .filter((r) => r.distance !== null)
+        .sort((a, b) => a.distance! - b.distance! || a.id - b.id)
+        .map((r, i) => [r.id, i + 1]),
+    );
+    const textRanks = new Map(
+      rows
+        .filter((r) => r.rank !== null)
+        .sort((a, b) => b.rank! - a.rank! || a.id - b.id)
+        .map((r, i) => [r.id, i + 1]),
+    );
+    const hits: ChunkHit[] = rows.map((r) => ({
+      chunkId: r.id,
+      memoryId: r.memory_id,
+      chunkIndex: r.chunk_index,
+      conversationId: r.conversation_id,
+      vectorRank: vectorRanks.get(r.id),
+      textRank: textRanks.get(r.id),
+    }));
+    const fused = fuseHits(hits, { sides: embedding ? 2 : 1, conversationId: opts.conversationId }).slice(
+      0,
+      limit,
+    );
+    const memories = new Map(
+      (
+        await repo.findByIds(
+          this.db,
+          fused.map((f) => f.memoryId),
+        )
+      ).map((m) => [m.id, m]),
+    );
+    return fused.flatMap((f) => {
+      const m = memories.get(f.memoryId);
+      return m ? [retrieved(m, f.similarity)] : [];
+    });
+  }
+
+  /** Deletes the sketch index's old tombstones (without pgvector; the maintenance job, hourly). */
+  async sweep(): Promise<number> {
+    return this.sketches ? search.sweepSketchTombstones(this.db, TOMBSTONE_HOURS) : 0;
+  }
+
+  /** For /api/admin/health: without pgvector, this process's sketch index (parts, rows, bytes). */
+  sketchIndexStats(): { parts: number; rows: number; bytes: number } | undefined {
+    return this.sketches?.stats();
+  }
+
+  /** GET /api/assistant/memory. A non-admin may only search as themselves. */
+  async search(
+    caller: Caller,
+    q: {
+      query?: string | undefined;
+      userId?: number | undefined;
+      npcUserId?: number | undefined;
+      source?: MemorySource | undefined;
+      limit: number;
+      conversationId?: number | undefined;
+    },
+  ): Promise<RetrievedMemory[]> {
+    const userId = q.userId ?? caller.id;
+    if (userId !== caller.id && !caller.admin) throw forbidden("You may not read another user's memories");
+    const scope = { userId, npcUserId: q.npcUserId, source: q.source };
+    if (!q.query?.trim())
+      return (await search.newestInScope(this.db, scope, q.limit)).map((m) => retrieved(m, null));
+    return this.retrieve(scope, q.query, q.limit, { conversationId: q.conversationId });
+  }
+}
