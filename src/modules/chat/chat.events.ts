@@ -1,7 +1,7 @@
 // The default namespace's event maps (contract: "Real time"): what a client sends, with its ack,
 // and what the server sends back. Socket.IO's typed Server/Socket check every emit against them.
 import type { Problem } from '../../platform/http/problem.js';
-import type { ChatErrorPayload, TurnEmitter } from './chat.service.js';
+import type { ChatErrorPayload, TurnEmitter } from './chat.types.js';
 
 type Payload<K extends keyof TurnEmitter> = Parameters<TurnEmitter[K]>[0];
 

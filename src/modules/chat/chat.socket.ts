@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { toProblem } from '../../platform/http/problem.js';
 import type { SocketData } from '../../platform/realtime/socket-server.js';
 import type { ChatAck, ChatClientEvents, ChatServerEvents } from './chat.events.js';
-import { ChatTurnError, type ChatService, type TurnEmitter } from './chat.service.js';
+import type { ChatService } from './chat.service.js';
+import { ChatTurnError, type TurnEmitter } from './chat.types.js';
 
 type ChatSocket = Socket<ChatClientEvents, ChatServerEvents, Record<string, never>, SocketData>;
 

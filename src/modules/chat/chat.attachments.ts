@@ -1,0 +1,49 @@
+// A message's images, checked before anything is stored: attachment URLs vetted by the SSRF
+// guard (first hop; the vision job fetches them later through the guarded fetcher), inline
+// base64 images decoded and sized, and the image files of the caller's own upload context.
+import { AppError } from '../../platform/http/problem.js';
+import { vetUrl, SafeFetchError } from '../../platform/http/safe-fetch.js';
+import type { FilesService } from '../files/index.js';
+import { decodeBase64Image, MAX_IMAGE_BYTES, type ChatMessageInput } from './chat.rules.js';
+import type { Attachment } from './chat.types.js';
+
+export class ChatAttachments {
+  constructor(
+    private readonly files: FilesService,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Checks every attachment before anything is stored; the fetch and the vision call run later. */
+  async attachments(userId: number, input: ChatMessageInput): Promise<Attachment[]> {
+    const out: Attachment[] = [];
+    for (const [i, url] of (input.attachmentUrls ?? []).entries()) {
+      try {
+        await vetUrl(url, { timeoutMs: this.timeoutMs });
+      } catch (err) {
+        if (err instanceof SafeFetchError)
+          throw new AppError('validation_failed', err.message, {
+            errors: [{ path: `chatMessage.attachmentUrls.${i}`, message: err.message }],
+          });
+        throw err;
+      }
+      out.push({ job: { kind: 'url', url } });
+    }
+    for (const [i, b64] of (input.imageBase64Array ?? []).entries()) {
+      const bytes = decodeBase64Image(b64);
+      const path = `chatMessage.imageBase64Array.${i}`;
+      if (!bytes)
+        throw new AppError('validation_failed', 'Not a base64 image', {
+          errors: [{ path, message: 'not base64' }],
+        });
+      if (bytes.byteLength > MAX_IMAGE_BYTES)
+        throw new AppError('payload_too_large', `An image may be at most ${MAX_IMAGE_BYTES} bytes`);
+      out.push({ job: { kind: 'inline', data: bytes.toString('base64') } });
+    }
+    if (input.uploadContextId) {
+      for (const f of await this.files.readContext(userId, input.uploadContextId))
+        if (f.mimeType.startsWith('image/'))
+          out.push({ job: { kind: 'upload', uploadContextId: input.uploadContextId, fileId: f.id } });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,269 @@
+// The model's part of a turn: the context (retrieval and the inventory summary, started as soon
+// as the conversation is known), the system prompt composed from the routed protocol, the model
+// call (streamed or not) with the tools the protocol allows and their calls run as the director,
+// a second call only after a tool request, the replies planned from the answer and stored, and
+// the exchange kept as a shared memory once they are sent.
+import type { UserPrincipal } from '../../platform/http/auth.js';
+import type { ChatMessage as ModelMessage, ChatResult, ToolSpec } from '../../platform/models/provider.js';
+import type { ConversationContext } from '../memory/index.js';
+import { composeSystemPrompt } from '../protocols/index.js';
+import {
+  CHOICES_INSTRUCTION,
+  ChoicesFilter,
+  directorInstruction,
+  extractChoices,
+  lengthInstruction,
+  maxTokensFor,
+  parseDirectorReply,
+  type Npc,
+} from './chat.rules.js';
+import { chatTools, runToolCalls, toolSpecs, type ChatTool } from './chat.tools.js';
+import * as repo from './conversations.repository.js';
+import type { MessageRow } from './conversations.service.js';
+import type {
+  TurnEmitter,
+  ChatServiceDeps,
+  ChatServiceOptions,
+  Speaker,
+  Prepared,
+  Turn,
+} from './chat.types.js';
+import { ChatSpeakers } from './chat.speakers.js';
+
+export class ModelTurn {
+  private readonly tools: ChatTool[];
+  /** The tools' specs (JSON schemas), made once. */
+  readonly specs: ToolSpec[];
+
+  constructor(
+    private readonly d: ChatServiceDeps,
+    private readonly opts: ChatServiceOptions,
+    private readonly speakers: ChatSpeakers,
+  ) {
+    this.tools = chatTools({ inventory: d.inventory, memory: d.memory });
+    this.specs = toolSpecs(this.tools);
+  }
+
+  /** Starts (once) gathering the turn's context: the memory retrieval, which begins its full-text
+   * side at once and its vector side when the query's embedding arrives (neither waits for
+   * routing), and the inventory summary. */
+  startContext(
+    prepared: Prepared,
+    user: UserPrincipal,
+    lead: { id: number; info: Speaker | Promise<Speaker> },
+    text: string,
+    conversationId: number,
+  ): Promise<[ConversationContext, string]> {
+    if (!prepared.context) {
+      const npcInfo = Promise.resolve(lead.info).then((s) => ({
+        name: s.name,
+        description: s.description,
+        assistant_user_id: s.id,
+      }));
+      // Awaited once retrieval is done; a bad speaker fails the turn where it is read.
+      npcInfo.catch(() => undefined);
+      prepared.context = Promise.all([
+        this.d.memory.gatherContext(user.id, lead.id, text, conversationId, {
+          queryEmbedding: prepared.queryEmbedding,
+          npcInfo,
+        }),
+        this.d.inventory.promptSummary(user.id),
+      ]);
+      prepared.context.catch(() => undefined);
+    }
+    return prepared.context;
+  }
+
+  /** Builds the prompt, calls the model (at most twice), stores the replies. Returns them, and
+   * `finish`, which the caller runs once they are sent: it stores the exchange as a shared memory
+   * (never throws). */
+  async answer(
+    turn: Turn,
+    mode: { stream: boolean; emit: TurnEmitter | null },
+  ): Promise<{ replies: MessageRow[]; finish: () => Promise<void> }> {
+    const { user, conversationId, userMessage, text, prefs, speakers, prepared } = turn;
+    const group = speakers.length > 1;
+    const lead = speakers[0]!;
+    // The reply's id is reserved before the model is called so streamed deltas can name it: with
+    // the user's message when it was stored by this turn, else now.
+    // Independent steps run together (on PostgreSQL they use separate pool connections).
+    const [routing, replyId, [context, inventorySummary], history] = await Promise.all([
+      prepared.routing,
+      group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
+      this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId),
+      prepared.history ??
+        repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
+    ]);
+    const memoryContext = [
+      context.memoryContext.worldContext && `World:\n${context.memoryContext.worldContext}`,
+      context.memoryContext.assistantContext &&
+        `About ${lead.name}:\n${context.memoryContext.assistantContext}`,
+      context.memoryContext.personalContext && `About the player:\n${context.memoryContext.personalContext}`,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+    const composed = composeSystemPrompt(routing.resolved, {
+      tools: group ? [] : this.specs,
+      values: {
+        assistantName: this.d.assistantName,
+        playerName: user.name,
+        npcName: lead.name,
+        inventorySummary,
+        memoryContext,
+        stateSummary: lead.emotions !== undefined ? JSON.stringify({ emotions: lead.emotions }) : undefined,
+        language: prefs?.language,
+        responseLength: prefs?.responseLength,
+        date: new Date().toISOString().slice(0, 10),
+      },
+    });
+    const system = [
+      composed.system,
+      group
+        ? directorInstruction(
+            speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
+          )
+        : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
+      lengthInstruction(prefs),
+      prefs?.language ? `Answer in the language ${prefs.language}.` : '',
+      group ? '' : CHOICES_INSTRUCTION,
+    ]
+      .filter(Boolean)
+      .join('\n\n');
+    const earlier = history.filter((m) => m.id < userMessage.id).slice(-this.opts.historyMessages);
+    const messages: ModelMessage[] = [
+      ...earlier.map((m): ModelMessage =>
+        m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text },
+      ),
+      { role: 'user', content: text },
+    ];
+    // The offline model speaks in the protocol's tone; the categories are the tones.
+    const grounding = {
+      memories: context.memories.map((m) => m.content),
+      tone: routing.protocol,
+      speakerName: lead.name,
+    };
+    const allowed = new Set(group ? [] : composed.tools.map((c) => c.name));
+    const offered = this.specs.filter((spec) => allowed.has(spec.name));
+    const offeredTools = this.tools.filter((t) => allowed.has(t.name));
+
+    const filter = new ChoicesFilter();
+    const onDelta = (delta: string) => {
+      const visible = filter.push(delta);
+      if (visible && mode.emit && replyId !== null)
+        mode.emit.delta({ conversationId, messageId: replyId, delta: visible });
+    };
+    const call = (extra: ModelMessage[], withTools: boolean): Promise<ChatResult> => {
+      const req = {
+        purpose: group ? 'chat.director' : 'chat.turn',
+        system,
+        messages: [...messages, ...extra],
+        tools: withTools ? offered : [],
+        toolChoice: withTools && offeredTools.length > 0 ? ('auto' as const) : ('none' as const),
+        maxOutputTokens: maxTokensFor(prefs) * (group ? speakers.length : 1),
+        grounding,
+      };
+      return mode.stream && !group ? this.d.models.streamChat(req, onDelta) : this.d.models.chat(req);
+    };
+
+    // spec: one or two chat calls per message; the second only after a tool request.
+    let result = await call([], offeredTools.length > 0);
+    const toolsRun: { name: string; result: unknown }[] = [];
+    if (result.toolCalls.length > 0) {
+      const outcomes = await runToolCalls(
+        offeredTools,
+        result.toolCalls,
+        { playerUserId: user.id, actorUserId: lead.id, conversationId },
+        this.opts.toolCallsPerTurn,
+      );
+      toolsRun.push(...outcomes.map((o) => ({ name: o.call.name, result: o.result })));
+      result = await call(
+        [
+          { role: 'assistant', content: result.text, toolCalls: result.toolCalls },
+          ...outcomes.map((o): ModelMessage => ({
+            role: 'tool',
+            toolCallId: o.call.id,
+            toolName: o.call.name,
+            result: o.result,
+          })),
+        ],
+        false,
+      );
+    }
+    const rest = filter.flush();
+    if (rest && mode.emit && replyId !== null)
+      mode.emit.delta({ conversationId, messageId: replyId, delta: rest });
+
+    const meta = {
+      provider: result.provider,
+      model: result.model,
+      offline: result.offline,
+      protocolId: routing.protocolId,
+      ...(toolsRun.length ? { tools: toolsRun } : {}),
+    };
+    const planned = group
+      ? (() => {
+          const d = parseDirectorReply(
+            result.text,
+            speakers.map((s) => ({ id: s.id, name: s.name, description: s.description })),
+          );
+          return d.responses.map((r, i) => ({
+            npcUserId: r.npcUserId,
+            text: r.text,
+            choices: i === d.responses.length - 1 ? d.choices : [],
+          }));
+        })()
+      : (() => {
+          const { text: answer, choices } = extractChoices(result.text);
+          return [{ npcUserId: lead.id, text: answer || '…', choices }];
+        })();
+
+    // The replies (and the user's message marked answered) in one statement; the turn's responses
+    // go out as soon as it is committed.
+    const replies = await repo.storeReplies(
+      this.d.db,
+      planned.map((p, i) => ({
+        ...(i === 0 && replyId !== null ? { id: replyId } : {}),
+        conversationId,
+        userId: user.id,
+        role: 'assistant' as const,
+        npcUserId: p.npcUserId,
+        text: p.text,
+        replyToId: userMessage.id,
+        metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
+      })),
+      userMessage.id,
+    );
+    // After the responses are sent (the turn ends only when it is done): the exchange becomes shared
+    // memory of the player, its embedding riding along with the next turn's query embedding (or a
+    // delayed job); and the memories embedded with this turn's query are stored. Written after
+    // the replies, never beside them, so a failed reply leaves no memory of an exchange that did
+    // not happen; a failure here costs the memory, not the answered turn.
+    const names = new Map(speakers.map((s) => [s.id, s.name]));
+    const finish = async () => {
+      const embeddingsStored = prepared.storeEmbeddings();
+      try {
+        await this.d.memory.addMemories(
+          [
+            {
+              userId: user.id,
+              source: 'shared',
+              content:
+                `${user.name}: ${text}\n${planned.map((p) => `${names.get(p.npcUserId) ?? 'Assistant'}: ${p.text}`).join('\n')}`.slice(
+                  0,
+                  8000,
+                ),
+              conversationId,
+              metadata: { conversationId, playerName: user.name, npcName: lead.name },
+            },
+          ],
+          undefined,
+          { deferEmbedding: true },
+        );
+      } catch (err) {
+        this.d.log.warn({ err, conversationId }, 'could not store the chat exchange as a memory');
+      }
+      await embeddingsStored;
+    };
+    return { replies, finish };
+  }
+}

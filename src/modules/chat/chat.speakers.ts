@@ -1,0 +1,64 @@
+// Who speaks in a turn: the conversation's characters (the lead first), read through the
+// characters module, and how a stored reply is presented with its speaker's name.
+import { AppError } from '../../platform/http/problem.js';
+import type { CharactersService } from '../characters/index.js';
+import { presentMessage, type MessageRow } from './conversations.service.js';
+import type { Speaker } from './chat.types.js';
+
+export class ChatSpeakers {
+  constructor(
+    private readonly characters: CharactersService,
+    private readonly assistantName: string,
+  ) {}
+
+  /** Who may answer: the named NPC (it must be in the conversation, or be the assistant), the
+   * conversation's NPCs (group chat), or the assistant. */
+  async speakersFor(npcUserIds: number[], requested: number | undefined, direct = false): Promise<Speaker[]> {
+    if (requested === undefined && npcUserIds.length > 0)
+      return Promise.all(npcUserIds.map((id) => this.speaker(id)));
+    const lead = direct ? requested : await this.leadOf(npcUserIds, requested);
+    if (lead === undefined)
+      throw new AppError('validation_failed', 'That character is not part of this conversation', {
+        errors: [{ path: 'chatMessage.npcUserId', message: 'not a character of this conversation' }],
+      });
+    return [await this.speaker(lead)];
+  }
+
+  /** The id of the speaker `speakersFor` puts first, without reading it (the rule it applies);
+   * undefined for a request it refuses (the NPC is not part of the conversation). */
+  async leadOf(npcUserIds: number[], requested: number | undefined): Promise<number | undefined> {
+    const assistantId = await this.characters.assistantUserId();
+    if (requested === undefined) return npcUserIds[0] ?? assistantId;
+    return requested === assistantId || npcUserIds.includes(requested) ? requested : undefined;
+  }
+
+  async speaker(id: number): Promise<Speaker> {
+    try {
+      const { npc, state } = await this.characters.getNpcWithState(id);
+      return { id, name: npc.name, description: npc.description, emotions: state.emotions };
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'not_found')
+        throw new AppError('validation_failed', 'No such character', {
+          errors: [{ path: 'npcUserId', message: `user ${id} is not a character` }],
+        });
+      throw err;
+    }
+  }
+
+  /** A stored reply as an assistantResponse; `known` saves looking up the turn's own speakers. */
+  async present(m: MessageRow, known: Speaker[] = []) {
+    const p = presentMessage(m);
+    const npcUserId = m.npc_user_id ?? (await this.characters.assistantUserId());
+    const speaker =
+      known.find((s) => s.id === npcUserId) ??
+      (await this.speaker(npcUserId).catch(() => ({ name: this.assistantName })));
+    return {
+      conversationId: p.conversationId,
+      messageId: p.id,
+      npcUserId,
+      npcName: speaker.name,
+      text: p.text,
+      createdAt: p.createdAt,
+    };
+  }
+}

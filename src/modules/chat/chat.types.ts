@@ -1,0 +1,113 @@
+// The chat turn's shapes, shared by its parts: what a turn emits, what the service is built
+// with, the chatError payload, and the turn's own state.
+import type { Logger } from 'pino';
+import type { Db } from '../../platform/db/database.js';
+import type { Problem } from '../../platform/http/problem.js';
+import type { CounterStore } from '../../platform/http/rate-limit.js';
+import type { UserPrincipal } from '../../platform/http/auth.js';
+import type { JobQueue } from '../../platform/jobs/queue.js';
+import type { ModelGateway } from '../../platform/models/gateway.js';
+import type { Metrics } from '../../platform/http/metrics.js';
+import type { FilesService } from '../files/index.js';
+import type { InventoryService } from '../inventory/index.js';
+import type { ConversationContext, MemoryService } from '../memory/index.js';
+import type { ProtocolsService } from '../protocols/index.js';
+import type { CharactersService } from '../characters/index.js';
+import type { UserPreferences } from './chat.schemas.js';
+import type { VisionJob } from './chat.jobs.js';
+import type { ConversationsService, MessageRow } from './conversations.service.js';
+
+/** What a turn sends to the client; the socket layer maps these to events. */
+export interface TurnEmitter {
+  thinking(e: { conversationId: number }): void;
+  delta(e: { conversationId: number; messageId: number; delta: string }): void;
+  response(e: {
+    conversationId: number;
+    messageId: number;
+    npcUserId: number;
+    npcName: string;
+    text: string;
+    createdAt: string;
+  }): void;
+  idle(e: { conversationId: number }): void;
+  npcThinking(e: { npcUserId: number }): void;
+  directResponse(e: {
+    npcUserId: number;
+    npcName: string;
+    messageId: number;
+    text: string;
+    createdAt: string;
+  }): void;
+}
+
+export interface ChatServiceOptions {
+  messagesPerMinute: number;
+  toolCallsPerTurn: number;
+  historyMessages: number;
+  attachmentTimeoutMs: number;
+}
+
+export interface ChatServiceDeps {
+  db: Db;
+  log: Logger;
+  counters: CounterStore;
+  jobs: JobQueue;
+  models: ModelGateway;
+  memory: MemoryService;
+  inventory: InventoryService;
+  protocols: ProtocolsService;
+  characters: CharactersService;
+  conversations: ConversationsService;
+  files: FilesService;
+  metrics: Pick<Metrics, 'chatTurn'>;
+  assistantName: string;
+}
+
+/** chatError payload: the problem plus the ids the client needs to match it to its message. */
+export type ChatErrorPayload = Problem & { conversationId: number | null; clientMessageId: string | null };
+
+export class ChatTurnError extends Error {
+  constructor(
+    public readonly problem: ChatErrorPayload,
+    cause: unknown,
+  ) {
+    super(problem.detail, { cause });
+  }
+}
+
+export interface Speaker {
+  id: number;
+  name: string;
+  description: string;
+  emotions?: unknown;
+}
+
+/** What a turn can start as soon as it knows the user and the text: routing and the query
+ * embedding run while the turn stores the message. */
+export interface Prepared {
+  routing: ReturnType<ProtocolsService['routeUser']>;
+  queryEmbedding: Promise<number[] | undefined>;
+  /** Stores the pending memories embedded with the query (once the reply is sent; never rejects). */
+  storeEmbeddings: () => Promise<void>;
+  /** Reserved with the user's message (storeUserMessage). */
+  replyId?: number;
+  /** Retrieval and the inventory summary (startContext), started once the conversation is known. */
+  context?: Promise<[ConversationContext, string]>;
+  /** The conversation's messages before this one, read once the conversation is known. */
+  history?: Promise<MessageRow[]>;
+}
+
+export interface Attachment {
+  job: VisionJob['image'];
+}
+
+/** One turn as its parts see it: who speaks to whom, in which conversation, with what. */
+export interface Turn {
+  user: UserPrincipal;
+  conversationId: number;
+  userMessage: MessageRow;
+  text: string;
+  prefs: UserPreferences | undefined;
+  speakers: Speaker[];
+  prepared: Prepared;
+}
