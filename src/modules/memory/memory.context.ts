@@ -9,6 +9,15 @@ import type {
 } from './memory.mapping.js';
 import type { MemoryRetrieval } from './memory.retrieval.js';
 
+/** The player, the NPC they speak to, the input, the conversation (boosts continuity). */
+export type GatherArgs = [
+  playerUserId: number,
+  npcUserId: number,
+  input: string,
+  conversationId?: number,
+  options?: GatherOptions,
+];
+
 /** What gathering needs: the query's embedding, retrieval, and who an account is. */
 export interface ContextParts {
   embedQuery: MemoryEmbedding['embedQuery'];
@@ -22,11 +31,7 @@ export interface ContextParts {
  * summary itself, and quests do not exist yet. */
 export async function gatherContext(
   parts: ContextParts,
-  playerUserId: number,
-  npcUserId: number,
-  input: string,
-  conversationId?: number,
-  options: GatherOptions = {},
+  ...[playerUserId, npcUserId, input, conversationId, options = {}]: GatherArgs
 ): Promise<ConversationContext> {
   const per = { world: 4, assistant: 4, personal: 6, ...options.perTier };
   // Not awaited: retrieval's full-text side starts while the embedding is made.

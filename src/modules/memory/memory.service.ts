@@ -11,7 +11,7 @@ import { transaction, type Db, type Executor, type Trx } from '../../platform/db
 import { forbidden, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
-import { gatherContext } from './memory.context.js';
+import { gatherContext, type GatherArgs } from './memory.context.js';
 import { MemoryEmbedding } from './memory.embedding.js';
 import * as embeddings from './memory.embeddings.repository.js';
 import { defineMemoryJobs, EMBED_JOB } from './memory.jobs.js';
@@ -21,7 +21,6 @@ import {
   type AddMemoryInput,
   type Caller,
   type ConversationContext,
-  type GatherOptions,
   type MemoryAccounts,
   type MemoryServiceOptions,
   type RetrievedMemory,
@@ -362,21 +361,14 @@ export class MemoryService {
   sweep: MemoryRetrieval['sweep'] = () => this.retrieval.sweep();
   sketchIndexStats: MemoryRetrieval['sketchIndexStats'] = () => this.retrieval.sketchIndexStats();
 
-  gatherContext(
-    playerUserId: number,
-    npcUserId: number,
-    input: string,
-    conversationId?: number,
-    options: GatherOptions = {},
-  ): Promise<ConversationContext> {
-    return gatherContext(
-      { embedQuery: this.embedQuery, retrieve: this.retrieve, identity: (id) => this.accounts.identity(id) },
-      playerUserId,
-      npcUserId,
-      input,
-      conversationId,
-      options,
-    );
+  /** spec: "Conversation context" (memory.context.ts). */
+  gatherContext(...args: GatherArgs): Promise<ConversationContext> {
+    const parts = {
+      embedQuery: this.embedQuery,
+      retrieve: this.retrieve,
+      identity: (id: number) => this.accounts.identity(id),
+    };
+    return gatherContext(parts, ...args);
   }
 }
 
