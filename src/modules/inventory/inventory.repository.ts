@@ -46,13 +46,11 @@ export async function listItems(
 
 /** The user's balance and items in one statement: a row per item, or one row with no item when
  * the user has none; no row when the user does not exist. */
-export function userInventory(db: Executor, userId: number) {
+export function heldItems(db: Executor, userId: number) {
   return db
-    .selectFrom('users as u')
-    .leftJoin('user_inventory as ui', 'ui.user_id', 'u.id')
-    .leftJoin('items', 'items.id', 'ui.item_id')
+    .selectFrom('user_inventory as ui')
+    .innerJoin('items', 'items.id', 'ui.item_id')
     .select([
-      'u.energy_coins',
       'items.id as item_id',
       'items.name',
       'items.description',
@@ -60,7 +58,7 @@ export function userInventory(db: Executor, userId: number) {
       'items.metadata',
       'ui.quantity',
     ])
-    .where('u.id', '=', userId)
+    .where('ui.user_id', '=', userId)
     .orderBy('items.id')
     .execute();
 }

@@ -334,24 +334,22 @@ export class InventoryService {
 
   /** The user's items with details and the energy coin balance. */
   async inventory(userId: number, executor: Executor = this.db): Promise<InventoryView> {
-    const rows = await repo.userInventory(executor, userId);
-    if (rows.length === 0) throw notFound('user');
+    // The balance is on the user row (the users module's); both reads at once.
+    const [balance, rows] = await Promise.all([
+      this.users.balance(userId, executor),
+      repo.heldItems(executor, userId),
+    ]);
+    if (balance === undefined) throw notFound('user');
     return {
-      items: rows.flatMap((i) =>
-        i.item_id === null
-          ? []
-          : [
-              {
-                item_id: i.item_id,
-                name: i.name!,
-                description: i.description!,
-                type: i.type!,
-                metadata: i.metadata!,
-                quantity: Number(i.quantity),
-              },
-            ],
-      ),
-      energy_coins: Number(rows[0]!.energy_coins),
+      items: rows.map((i) => ({
+        item_id: i.item_id,
+        name: i.name,
+        description: i.description,
+        type: i.type,
+        metadata: i.metadata,
+        quantity: Number(i.quantity),
+      })),
+      energy_coins: balance,
     };
   }
 
