@@ -1,6 +1,7 @@
 // SQL only: character profiles and state, relationships, quests.
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
+import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 import type { QuestStatus } from './characters.tables.js';
 
 const now = () => dbNow();
@@ -10,55 +11,63 @@ export async function lockSeeding(db: Executor) {
   await sql`select pg_advisory_xact_lock(74201512)`.execute(db);
 }
 
-const characterColumns = [
-  'users.id',
-  'users.name',
-  'users.role',
-  'users.account_type',
-  'character_profiles.description',
-  'character_profiles.persona_type',
-  'character_profiles.metadata',
-  'character_profiles.emotions',
-  'character_profiles.config',
-  'character_profiles.is_assistant',
+const profileColumns = [
+  'user_id',
+  'description',
+  'persona_type',
+  'metadata',
+  'emotions',
+  'config',
+  'is_assistant',
 ] as const;
 
-export function findCharacter(db: Executor, id: number) {
+export function findProfile(db: Executor, userId: number) {
   return db
     .selectFrom('character_profiles')
-    .innerJoin('users', 'users.id', 'character_profiles.user_id')
-    .select(characterColumns)
-    .where('users.id', '=', id)
-    .executeTakeFirst();
-}
-/** Any user's role and account type, with their profile's persona type when they have one. */
-export function findUserWithPersona(db: Executor, id: number) {
-  return db
-    .selectFrom('users')
-    .leftJoin('character_profiles', 'character_profiles.user_id', 'users.id')
-    .select(['users.id', 'users.role', 'users.account_type', 'character_profiles.persona_type'])
-    .where('users.id', '=', id)
+    .select(profileColumns)
+    .where('user_id', '=', userId)
     .executeTakeFirst();
 }
 
-export type CharacterRow = NonNullable<Awaited<ReturnType<typeof findCharacter>>>;
+export type ProfileRow = NonNullable<Awaited<ReturnType<typeof findProfile>>>;
 
-export function findAssistant(db: Executor) {
+/** A character: its user's identity (the users module's) with its profile. */
+export type CharacterRow = Omit<ProfileRow, 'user_id'> & {
+  id: number;
+  name: string;
+  role: Role;
+  account_type: AccountType;
+};
+
+export function personaTypeOf(db: Executor, userId: number) {
   return db
     .selectFrom('character_profiles')
-    .innerJoin('users', 'users.id', 'character_profiles.user_id')
-    .select(characterColumns)
-    .where('character_profiles.is_assistant', '=', true)
+    .select('persona_type')
+    .where('user_id', '=', userId)
     .executeTakeFirst();
 }
 
-export async function listCharacters(db: Executor, p: { limit: number; offset: number }) {
-  const base = db
+export function findAssistantProfile(db: Executor) {
+  return db
     .selectFrom('character_profiles')
-    .innerJoin('users', 'users.id', 'character_profiles.user_id');
+    .select(profileColumns)
+    .where('is_assistant', '=', true)
+    .executeTakeFirst();
+}
+
+export async function listProfiles(db: Executor, p: { limit: number; offset: number }) {
   const [rows, total] = await Promise.all([
-    base.select(characterColumns).orderBy('users.id').limit(p.limit).offset(p.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('character_profiles')
+      .select(profileColumns)
+      .orderBy('user_id')
+      .limit(p.limit)
+      .offset(p.offset)
+      .execute(),
+    db
+      .selectFrom('character_profiles')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.n) };
 }
@@ -130,18 +139,10 @@ export function upsertRelationship(
 export function listRelationships(db: Executor, f: { userId: number; npcUserId?: number | undefined }) {
   let q = db
     .selectFrom('relationships')
-    .innerJoin('users', 'users.id', 'relationships.npc_user_id')
-    .select([
-      'relationships.user_id',
-      'relationships.npc_user_id',
-      'users.name as npc_name',
-      'relationships.flags',
-      'relationships.affinity',
-      'relationships.updated_at',
-    ])
-    .where('relationships.user_id', '=', f.userId);
-  if (f.npcUserId !== undefined) q = q.where('relationships.npc_user_id', '=', f.npcUserId);
-  return q.orderBy('relationships.npc_user_id').execute();
+    .select(['user_id', 'npc_user_id', 'flags', 'affinity', 'updated_at'])
+    .where('user_id', '=', f.userId);
+  if (f.npcUserId !== undefined) q = q.where('npc_user_id', '=', f.npcUserId);
+  return q.orderBy('npc_user_id').execute();
 }
 
 const questColumns = ['id', 'title', 'description', 'metadata', 'created_at'] as const;

@@ -3,6 +3,7 @@
 // player and character, and quests with each player's status and progress.
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 import type { UsersService } from '../users/index.js';
 import * as repo from './characters.repository.js';
 import type {
@@ -37,6 +38,15 @@ export function toState(r: repo.CharacterRow): CharacterState {
   };
 }
 
+/** A profile with its user's identity. */
+function withIdentity(
+  profile: repo.ProfileRow,
+  user: { id: number; name: string; role: Role; accountType: AccountType },
+): repo.CharacterRow {
+  const { user_id: _userId, ...rest } = profile;
+  return { ...rest, id: user.id, name: user.name, role: user.role, account_type: user.accountType };
+}
+
 function toQuest(r: repo.QuestRow): Quest {
   return {
     id: r.id,
@@ -60,8 +70,8 @@ export class CharactersService {
   async ensureAssistant(name: string): Promise<number> {
     const id = await transaction(this.db, async (trx) => {
       await repo.lockSeeding(trx);
-      const existing = await repo.findAssistant(trx);
-      if (existing) return existing.id;
+      const existing = await repo.findAssistantProfile(trx);
+      if (existing) return existing.user_id;
       const user = await this.users.create(
         { email: null, password: null, name, role: 'silicon', accountType: 'npc' },
         trx,
@@ -82,13 +92,22 @@ export class CharactersService {
   /** The assistant's user id (the API contract: created at first start). */
   async assistantUserId(executor: Executor = this.db): Promise<number> {
     if (this.assistantId !== undefined) return this.assistantId;
-    const a = await repo.findAssistant(executor);
+    const a = await repo.findAssistantProfile(executor);
     if (!a) throw new AppError('internal', 'The assistant has not been created yet');
-    return (this.assistantId = a.id);
+    return (this.assistantId = a.user_id);
+  }
+
+  /** A character: its profile and its user's identity (asked of users), read at once. */
+  private async findCharacter(executor: Executor, id: number): Promise<repo.CharacterRow | undefined> {
+    const [profile, user] = await Promise.all([
+      repo.findProfile(executor, id),
+      this.users.identity(id, executor),
+    ]);
+    return profile && user && withIdentity(profile, user);
   }
 
   private async character(id: number, executor: Executor = this.db): Promise<repo.CharacterRow> {
-    const row = await repo.findCharacter(executor, id);
+    const row = await this.findCharacter(executor, id);
     if (!row) throw notFound('character');
     return row;
   }
@@ -106,7 +125,7 @@ export class CharactersService {
         metadata: input.metadata ?? {},
         isAssistant: false,
       });
-      return toNpc((await repo.findCharacter(trx, user.id))!);
+      return toNpc((await this.findCharacter(trx, user.id))!);
     });
   }
 
@@ -117,9 +136,17 @@ export class CharactersService {
   /** A user as protocol routing sees them: role, account type, and the persona type of their
    * character profile (none without one). One read; not_found for no such user. */
   async routingSubject(userId: number) {
-    const row = await repo.findUserWithPersona(this.db, userId);
-    if (!row) throw notFound('user');
-    return { id: row.id, role: row.role, accountType: row.account_type, personaType: row.persona_type };
+    const [user, profile] = await Promise.all([
+      this.users.identity(userId),
+      repo.personaTypeOf(this.db, userId),
+    ]);
+    if (!user) throw notFound('user');
+    return {
+      id: user.id,
+      role: user.role,
+      accountType: user.accountType,
+      personaType: profile?.persona_type ?? null,
+    };
   }
 
   /** Profile and state from one read (the chat turn needs both for the speaking character). */
@@ -132,7 +159,12 @@ export class CharactersService {
   }
 
   async listNpcs(p: { limit: number; offset: number }) {
-    const { rows, total } = await repo.listCharacters(this.db, p);
+    const { rows: profiles, total } = await repo.listProfiles(this.db, p);
+    const users = await this.users.identities(profiles.map((r) => r.user_id));
+    const rows = profiles.flatMap((r) => {
+      const user = users.get(r.user_id);
+      return user ? [withIdentity(r, user)] : [];
+    });
     return { npcs: rows.map(toNpc), total };
   }
 
@@ -146,7 +178,7 @@ export class CharactersService {
         persona_type: input.personaType ?? null,
         metadata: input.metadata ?? {},
       });
-      return toNpc((await repo.findCharacter(trx, id))!);
+      return toNpc((await this.findCharacter(trx, id))!);
     });
   }
 
@@ -173,7 +205,7 @@ export class CharactersService {
         ...(input.emotions !== undefined ? { emotions: input.emotions } : {}),
         ...(input.config !== undefined ? { config: input.config } : {}),
       });
-      return toState((await repo.findCharacter(trx, id))!);
+      return toState((await this.findCharacter(trx, id))!);
     });
   }
 
@@ -187,7 +219,7 @@ export class CharactersService {
     return transaction(this.db, async (trx) => {
       if (!(await this.users.exists(input.userId, trx)))
         throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
-      if (!(await repo.findCharacter(trx, input.npcUserId)))
+      if (!(await this.findCharacter(trx, input.npcUserId)))
         throw validationFailed([{ path: 'npcUserId', message: `no character ${input.npcUserId}` }]);
       await repo.upsertRelationship(trx, input);
       const [row] = await this.relationships(input.userId, input.npcUserId, trx);
@@ -200,10 +232,15 @@ export class CharactersService {
     npcUserId?: number,
     executor: Executor = this.db,
   ): Promise<Relationship[]> {
-    return (await repo.listRelationships(executor, { userId, npcUserId })).map((r) => ({
+    const rows = await repo.listRelationships(executor, { userId, npcUserId });
+    const names = await this.users.identities(
+      rows.map((r) => r.npc_user_id),
+      executor,
+    );
+    return rows.map((r) => ({
       userId: r.user_id,
       npcUserId: r.npc_user_id,
-      npcName: r.npc_name,
+      npcName: names.get(r.npc_user_id)?.name ?? '',
       flags: r.flags,
       affinity: r.affinity,
       updatedAt: r.updated_at.toISOString(),

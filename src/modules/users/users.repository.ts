@@ -171,3 +171,11 @@ export function npcsAmong(db: Executor, ids: number[]) {
     .where('account_type', '=', 'npc')
     .execute();
 }
+
+export function findByIds(db: Executor, ids: number[]) {
+  return db
+    .selectFrom('users')
+    .select(userColumns)
+    .where('id', '=', sql<number>`any(${ids}::int8[])`)
+    .execute();
+}

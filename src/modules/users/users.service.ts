@@ -177,4 +177,12 @@ export class UsersService {
   async npcsAmong(ids: number[], executor: Executor = this.db): Promise<{ id: number; name: string }[]> {
     return ids.length === 0 ? [] : repo.npcsAmong(executor, ids);
   }
+
+  /** Who each of `ids` is, by id (the ids that exist). */
+  async identities(ids: number[], executor: Executor = this.db) {
+    const rows = ids.length === 0 ? [] : await repo.findByIds(executor, [...new Set(ids)]);
+    return new Map(
+      rows.map((u) => [u.id, { id: u.id, role: u.role, accountType: u.account_type, name: u.name }]),
+    );
+  }
 }
