@@ -6,17 +6,7 @@
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { ChatMessage as ModelMessage, ChatResult, ToolSpec } from '../../platform/models/provider.js';
 import type { ConversationContext } from '../memory/index.js';
-import { composeSystemPrompt } from '../protocols/index.js';
-import {
-  CHOICES_INSTRUCTION,
-  ChoicesFilter,
-  directorInstruction,
-  extractChoices,
-  lengthInstruction,
-  maxTokensFor,
-  parseDirectorReply,
-  type Npc,
-} from './chat.rules.js';
+import { ChoicesFilter, extractChoices, maxTokensFor, parseDirectorReply } from './chat.rules.js';
 import { chatTools, runToolCalls, toolSpecs, type ChatTool } from './chat.tools.js';
 import * as repo from './conversations.repository.js';
 import type { MessageRow } from './conversations.service.js';
@@ -29,6 +19,7 @@ import type {
   Turn,
 } from './chat.types.js';
 import { ChatSpeakers } from './chat.speakers.js';
+import { buildPrompt } from './chat.prompt.js';
 
 export class ModelTurn {
   private readonly tools: ChatTool[];
@@ -94,55 +85,32 @@ export class ModelTurn {
       prepared.history ??
         repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
     ]);
-    const memoryContext = [
-      context.memoryContext.worldContext && `World:\n${context.memoryContext.worldContext}`,
-      context.memoryContext.assistantContext &&
-        `About ${lead.name}:\n${context.memoryContext.assistantContext}`,
-      context.memoryContext.personalContext && `About the player:\n${context.memoryContext.personalContext}`,
-    ]
-      .filter(Boolean)
-      .join('\n\n');
-    const composed = composeSystemPrompt(routing.resolved, {
-      tools: group ? [] : this.specs,
-      values: {
-        assistantName: this.d.assistantName,
-        playerName: user.name,
-        npcName: lead.name,
-        inventorySummary,
-        memoryContext,
-        stateSummary: lead.emotions !== undefined ? JSON.stringify({ emotions: lead.emotions }) : undefined,
-        language: prefs?.language,
-        responseLength: prefs?.responseLength,
-        date: new Date().toISOString().slice(0, 10),
-      },
+    const {
+      system,
+      messages,
+      tools: allowedByProtocol,
+    } = buildPrompt({
+      protocol: routing.resolved,
+      specs: this.specs,
+      assistantName: this.d.assistantName,
+      playerName: user.name,
+      speakers,
+      inventorySummary,
+      memoryContext: context.memoryContext,
+      prefs,
+      history,
+      messageId: userMessage.id,
+      historyMessages: this.opts.historyMessages,
+      text,
+      today: new Date().toISOString().slice(0, 10),
     });
-    const system = [
-      composed.system,
-      group
-        ? directorInstruction(
-            speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
-          )
-        : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
-      lengthInstruction(prefs),
-      prefs?.language ? `Answer in the language ${prefs.language}.` : '',
-      group ? '' : CHOICES_INSTRUCTION,
-    ]
-      .filter(Boolean)
-      .join('\n\n');
-    const earlier = history.filter((m) => m.id < userMessage.id).slice(-this.opts.historyMessages);
-    const messages: ModelMessage[] = [
-      ...earlier.map((m): ModelMessage =>
-        m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text },
-      ),
-      { role: 'user', content: text },
-    ];
     // The offline model speaks in the protocol's tone; the categories are the tones.
     const grounding = {
       memories: context.memories.map((m) => m.content),
       tone: routing.protocol,
       speakerName: lead.name,
     };
-    const allowed = new Set(group ? [] : composed.tools.map((c) => c.name));
+    const allowed = new Set(allowedByProtocol.map((c) => c.name));
     const offered = this.specs.filter((spec) => allowed.has(spec.name));
     const offeredTools = this.tools.filter((t) => allowed.has(t.name));
 

@@ -1,0 +1,83 @@
+// The turn's prompt, pure: the system prompt (the routed protocol composed with the turn's values,
+// then who speaks, the length and language asked for, and the choices instruction) and the
+// messages (the conversation's earlier messages, at most `historyMessages`, then the new one).
+import type { ChatMessage as ModelMessage, ToolSpec } from '../../platform/models/provider.js';
+import type { ConversationContext } from '../memory/index.js';
+import { composeSystemPrompt, type ResolvedProtocol, type ToolDefinition } from '../protocols/index.js';
+import { CHOICES_INSTRUCTION, directorInstruction, lengthInstruction, type Npc } from './chat.rules.js';
+import type { UserPreferences } from './chat.schemas.js';
+import type { Speaker } from './chat.types.js';
+
+export interface PromptInput {
+  protocol: ResolvedProtocol;
+  /** Every tool the service has; the protocol allows a subset, a group turn none. */
+  specs: ToolSpec[];
+  assistantName: string;
+  playerName: string;
+  /** The lead first; more than one makes a group turn (the director speaks for them). */
+  speakers: Speaker[];
+  inventorySummary: string;
+  memoryContext: ConversationContext['memoryContext'];
+  prefs: UserPreferences | undefined;
+  /** The conversation's messages read for the turn (possibly with the new one among them). */
+  history: { id: number; role: 'user' | 'assistant'; text: string }[];
+  /** The new message's id: only messages before it are history. */
+  messageId: number;
+  historyMessages: number;
+  text: string;
+  /** YYYY-MM-DD, given (the prompt's date placeholder). */
+  today: string;
+}
+
+export function buildPrompt(p: PromptInput): {
+  system: string;
+  messages: ModelMessage[];
+  /** The tools the protocol allows (none in a group turn). */
+  tools: readonly ToolDefinition[];
+} {
+  const group = p.speakers.length > 1;
+  const lead = p.speakers[0]!;
+  const { worldContext, assistantContext, personalContext } = p.memoryContext;
+  const memoryContext = [
+    worldContext && `World:\n${worldContext}`,
+    assistantContext && `About ${lead.name}:\n${assistantContext}`,
+    personalContext && `About the player:\n${personalContext}`,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  const composed = composeSystemPrompt(p.protocol, {
+    tools: group ? [] : p.specs,
+    values: {
+      assistantName: p.assistantName,
+      playerName: p.playerName,
+      npcName: lead.name,
+      inventorySummary: p.inventorySummary,
+      memoryContext,
+      stateSummary: lead.emotions !== undefined ? JSON.stringify({ emotions: lead.emotions }) : undefined,
+      language: p.prefs?.language,
+      responseLength: p.prefs?.responseLength,
+      date: p.today,
+    },
+  });
+  const system = [
+    composed.system,
+    group
+      ? directorInstruction(
+          p.speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
+        )
+      : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
+    lengthInstruction(p.prefs),
+    p.prefs?.language ? `Answer in the language ${p.prefs.language}.` : '',
+    group ? '' : CHOICES_INSTRUCTION,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  const earlier = p.history.filter((m) => m.id < p.messageId).slice(-p.historyMessages);
+  const messages: ModelMessage[] = [
+    ...earlier.map((m): ModelMessage =>
+      m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text },
+    ),
+    { role: 'user', content: p.text },
+  ];
+  return { system, messages, tools: group ? [] : composed.tools };
+}
