@@ -72,7 +72,9 @@ export function buildPrompt(p: PromptInput): {
   ]
     .filter(Boolean)
     .join('\n\n');
-  const earlier = p.history.filter((m) => m.id < p.messageId).slice(-p.historyMessages);
+  // slice(-0) would keep everything: CHAT_HISTORY_MESSAGES=0 means no history.
+  const earlier =
+    p.historyMessages === 0 ? [] : p.history.filter((m) => m.id < p.messageId).slice(-p.historyMessages);
   const messages: ModelMessage[] = [
     ...earlier.map((m): ModelMessage =>
       m.role === 'user' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text },
