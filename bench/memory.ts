@@ -351,11 +351,11 @@ async function run(kind: 'pglite' | 'postgres') {
     const R = Math.min(30, Q);
     for (const q of queries.slice(0, R)) {
       const qv = hashEmbedding(q.text);
-      const side = await search.searchChunks(db, deps.database.capabilities.vector, {
+      const side = await search.searchChunks(db, {
         userId: q.userId,
         text: '',
         candidates: 10,
-        sketches: memory.sketches,
+        index: memory.sketches ?? search.pgvectorIndex,
         embedding: { values: qv, model: deps.models.embeddingModel },
       });
       const got = new Set(side.filter((r) => r.distance !== null).map((r) => r.id));

@@ -104,11 +104,11 @@ describe('with the offline embedder', () => {
     }
     // No job was needed: nothing is pending and the vector side finds the memory right away.
     expect(await embeddings.hasPending(t.deps.db)).toBe(false);
-    const near = await search.searchChunks(t.deps.db, t.deps.database.capabilities.vector, {
+    const near = await search.searchChunks(t.deps.db, {
       userId: alice.id,
       text: 'zzzz-no-word-matches',
       candidates: 5,
-      sketches: t.deps.services.memory.sketches,
+      index: t.deps.services.memory.sketches ?? search.pgvectorIndex,
       embedding: {
         values: hashEmbedding('Alice grows purple carrots in tubs.'),
         model: 'offline-hash-ngram-v1',

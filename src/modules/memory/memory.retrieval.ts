@@ -13,6 +13,8 @@ import { SketchIndex, TOMBSTONE_HOURS } from './memory.sketch-index.js';
 export class MemoryRetrieval {
   /** Without pgvector: the sketches ranked by the vector side (a cache checked on every search). */
   readonly sketches: SketchIndex | undefined;
+  /** The vector side: pgvector's exact scan, or the sketch index; retrieval does not branch on it. */
+  private readonly index: search.VectorIndex;
 
   constructor(
     private readonly db: Db,
@@ -21,6 +23,7 @@ export class MemoryRetrieval {
     private readonly opts: { vector: boolean; sketchIndexBytes: number },
   ) {
     this.sketches = opts.vector ? undefined : new SketchIndex({ maxBytes: opts.sketchIndexBytes });
+    this.index = this.sketches ?? search.pgvectorIndex;
   }
 
   /** Chunked hybrid retrieval (spec: Memory rule 1, "Conversation context"): exact vector scan and
@@ -40,7 +43,7 @@ export class MemoryRetrieval {
   ): Promise<RetrievedMemory[]> {
     const made = opts.queryEmbedding ?? (opts.embed === false ? undefined : this.embedding.embedQuery(text));
     const model = this.models.embeddingModel;
-    const rows = await search.searchChunks(this.db, this.opts.vector, {
+    const rows = await search.searchChunks(this.db, {
       ...scope,
       text,
       candidates: Math.max(50, limit * 5),
@@ -48,7 +51,7 @@ export class MemoryRetrieval {
         made === undefined
           ? undefined
           : Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
-      sketches: this.sketches,
+      index: this.index,
     });
     const embedding = await made;
     const vectorRanks = new Map(

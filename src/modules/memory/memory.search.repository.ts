@@ -52,30 +52,52 @@ export interface SearchParams extends Scope {
   text: string;
   /** Candidates taken from each side before fusion. */
   candidates: number;
-  /** Without pgvector: the sketches of the scope, ranked here (memory.sketch-index.ts). */
-  sketches?: SketchSearch;
+  /** The vector side: pgvector's exact scan (`pgvectorIndex`), or without pgvector the sketch
+   * index ranking in this process (memory.sketch-index.ts). */
+  index: VectorIndex;
 }
 
-export interface SketchQuery {
+export interface VectorQuery {
   model: string;
   dim: number;
   query: ArrayLike<number>;
-  /** How many of the sketch-nearest are reranked by cosine (`rerankPool`). */
+  /** The sketch index: how many of the sketch-nearest are reranked by cosine (`rerankPool`). */
   pool: number;
   /** How many of them are returned. */
   count: number;
 }
 
-/** The sketches of scopes, ranked in the service (memory.sketch-index.ts): `open` starts bringing
- * a scope's up to date; the scan then gives the `count` nearest chunks by the cosine of their int8
- * embeddings among the `pool` sketch-nearest, nearest first (ties by id). */
-export interface SketchSearch {
-  open(db: Executor, scope: Scope): SketchScan;
+/** The vector side of retrieval, one interface for both forms: `open` is called as soon as the
+ * search starts (the sketch index brings the scope's sketches up to date while the query is being
+ * embedded); the scan then gives the `count` nearest chunks of the scope by cosine, nearest first
+ * (ties by id). pgvector's exact scan (`pgvectorIndex`) or the sketch index's Hamming ranking with
+ * an int8 cosine rerank of the `pool` nearest (memory.sketch-index.ts). */
+export interface VectorIndex {
+  open(db: Executor, scope: Scope): VectorScan;
 }
 
-export interface SketchScan {
-  nearest(q: SketchQuery): Promise<(ChunkKey & { distance: number })[]>;
+export interface VectorScan {
+  nearest(q: VectorQuery): Promise<(ChunkKey & { distance: number })[]>;
 }
+
+/** With pgvector: an exact `<=>` scan of the scope in the database (never an index that filters
+ * after the scan, which could return fewer than `count` rows). Each hit's chunk is read by primary
+ * key in a lateral subquery. */
+export const pgvectorIndex: VectorIndex = {
+  open: (db, scope) => ({
+    async nearest(q) {
+      const owned = sql`${scopeFilter('e', scope)} and e.model = ${q.model} and e.dim = ${q.dim}`;
+      const r = await sql<ChunkKey & { distance: number }>`
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
+      from (select e.chunk_id, (e.embedding <=> ${vectorLiteral(q.query, true)}::vector)::float8 as distance
+            from memory_embeddings e where ${owned} order by 2, 1 limit ${q.count}) n
+      cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c`.execute(
+        db,
+      );
+      return r.rows;
+    },
+  }),
+};
 
 export interface SearchRow {
   id: number;
@@ -109,13 +131,21 @@ export function rerankPool(candidates: number): number {
  * Hamming distance of the embeddings' sketches in this process (`sketches`, kept up to date from
  * the database on every search), and the `rerankPool` nearest are reranked there by the cosine
  * of their int8 embeddings: the vector side reads nothing once the index is up to date. */
-export async function searchChunks(db: Executor, vector: boolean, p: SearchParams): Promise<SearchRow[]> {
-  // The sketches are brought up to date while the query is being embedded (not at all for a search
-  // by full text alone).
-  const scan = vector || p.embedding === undefined ? undefined : p.sketches?.open(db, p);
+export async function searchChunks(db: Executor, p: SearchParams): Promise<SearchRow[]> {
+  // Opened at once: the sketch index is brought up to date while the query is being embedded (not
+  // at all for a search by full text alone).
+  const scan = p.embedding === undefined ? undefined : p.index.open(db, p);
   const [near, text] = await Promise.all([
     Promise.resolve(p.embedding).then((embedding) =>
-      embedding ? vectorSide(db, vector, { ...p, embedding }, scan) : [],
+      embedding && scan
+        ? scan.nearest({
+            model: embedding.model,
+            dim: embedding.values.length,
+            query: embedding.values,
+            pool: rerankPool(p.candidates),
+            count: p.candidates,
+          })
+        : [],
     ),
     textSide(db, p),
   ]);
@@ -138,34 +168,6 @@ async function textSide(db: Executor, p: SearchParams): Promise<(ChunkKey & { ra
     where ${scopeFilter('c', p)} and c.tsv @@ q.query
     order by 5 desc, 1 limit ${p.candidates}`.execute(db);
   return r.rows;
-}
-
-async function vectorSide(
-  db: Executor,
-  vector: boolean,
-  p: SearchParams & { embedding: QueryEmbedding },
-  scan: SketchScan | undefined,
-): Promise<(ChunkKey & { distance: number })[]> {
-  const q = p.embedding.values;
-  if (vector) {
-    const owned = sql`${scopeFilter('e', p)} and e.model = ${p.embedding.model} and e.dim = ${q.length}`;
-    const r = await sql<ChunkKey & { distance: number }>`
-      select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
-      from (select e.chunk_id, (e.embedding <=> ${vectorLiteral(q, true)}::vector)::float8 as distance
-            from memory_embeddings e where ${owned} order by 2, 1 limit ${p.candidates}) n
-      cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c`.execute(
-      db,
-    );
-    return r.rows;
-  }
-  if (!scan) throw new Error('no sketch index for the vector side');
-  return scan.nearest({
-    model: p.embedding.model,
-    dim: q.length,
-    query: q,
-    pool: rerankPool(p.candidates),
-    count: p.candidates,
-  });
 }
 
 /** A part of a scope whose sketches the index keeps: one user's embeddings, or the whole world

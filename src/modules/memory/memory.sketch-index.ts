@@ -176,7 +176,7 @@ type HeldRow = Extract<search.SketchRow, { gone: false }>;
 /** A part held, with the rows of it a search's scope reads. */
 type Use = Omit<PartUse, keyof PartId> & { part: Part };
 
-export class SketchIndex implements search.SketchSearch {
+export class SketchIndex implements search.VectorIndex {
   private readonly parts = new Map<string, Part>();
   /** Full reads under way, shared by the searches that need the same part meanwhile. */
   private readonly loading = new Map<string, Promise<Part>>();
@@ -200,7 +200,7 @@ export class SketchIndex implements search.SketchSearch {
 
   /** Starts bringing the scope's parts up to date at once (a search does so while its query is
    * being embedded); the scan ranks them when the query is known. */
-  open(db: Executor, scope: search.Scope): search.SketchScan {
+  open(db: Executor, scope: search.Scope): search.VectorScan {
     const ready = this.refresh(db, this.keysOf(scope));
     // Awaited by `nearest`; a search that never gets its embedding leaves it unawaited.
     ready.catch(() => undefined);
@@ -211,14 +211,14 @@ export class SketchIndex implements search.SketchSearch {
    * embeddings, among the `pool` sketch-nearest; nearest first. */
   nearest(
     db: Executor,
-    p: search.Scope & search.SketchQuery,
+    p: search.Scope & search.VectorQuery,
   ): Promise<(search.ChunkKey & { distance: number })[]> {
     return this.open(db, p).nearest(p);
   }
 
   private rank(
     uses: Use[],
-    p: search.Scope & search.SketchQuery,
+    p: search.Scope & search.VectorQuery,
   ): (search.ChunkKey & { distance: number })[] {
     const kind = this.kinds.find(`${p.model}/${p.dim}`);
     const source = p.source === undefined ? undefined : this.sources.find(p.source);

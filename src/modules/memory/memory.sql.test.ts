@@ -14,9 +14,20 @@ describe('memory repository SQL', () => {
   it('retrieval: the vector and full-text sides, with pgvector and by the sketch index', async () => {
     const text = await sqlSnapshot({
       'searchChunks (pgvector)': (db) =>
-        search.searchChunks(db, true, { ...scope, text: 'harbour lights', candidates: 40, embedding }),
+        search.searchChunks(db, {
+          ...scope,
+          text: 'harbour lights',
+          candidates: 40,
+          embedding,
+          index: search.pgvectorIndex,
+        }),
       'searchChunks (full text only)': (db) =>
-        search.searchChunks(db, false, { ...scope, text: 'harbour lights', candidates: 40 }),
+        search.searchChunks(db, {
+          ...scope,
+          text: 'harbour lights',
+          candidates: 40,
+          index: search.pgvectorIndex,
+        }),
       'sketchRows (a part brought up to date, and the world read whole)': (db) =>
         search.sketchRows(db, [
           { userId: 7, since: '1234' },
