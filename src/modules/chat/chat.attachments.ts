@@ -4,7 +4,8 @@
 import { AppError } from '../../platform/http/problem.js';
 import { vetUrl, SafeFetchError } from '../../platform/http/safe-fetch.js';
 import type { FilesService } from '../files/index.js';
-import { decodeBase64Image, MAX_IMAGE_BYTES, type ChatMessageInput } from './chat.rules.js';
+import { decodeBase64Image } from './chat.rules.js';
+import { MAX_IMAGE_BYTES, type ChatMessageInput } from './chat.schemas.js';
 import type { Attachment } from './chat.types.js';
 
 export class ChatAttachments {

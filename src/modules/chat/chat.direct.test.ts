@@ -1,13 +1,8 @@
 // directNpcMessage end to end: the named NPC answers, bypassing the group director.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectSocket,
-  createTestApp,
-  createUser,
-  type TestApp,
-  type TestUser,
-} from '../../../test/harness.js';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+import { chatClient } from './chat.fixtures.js';
 
 let fake: FakeModelServer;
 let t: TestApp;
@@ -23,7 +18,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-const client = (user: TestUser) => connectSocket(t.url, { auth: { token: user.accessToken } });
+const client = (user: TestUser) => chatClient(t, user);
 
 describe('directNpcMessage', () => {
   it('bypasses the director: npcThinking, then the NPC answers', async () => {

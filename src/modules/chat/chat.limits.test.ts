@@ -1,14 +1,9 @@
 // The chat turn's limits against a server of their own: how much history the model is sent
 // (CHAT_HISTORY_MESSAGES) and the per-minute message limit (CHAT_RATE_LIMIT).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  connectSocket,
-  createTestApp,
-  createUser,
-  type TestApp,
-  type TestUser,
-} from '../../../test/harness.js';
+import { createTestApp, createUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+import { chatClient, type ChatTestSocket } from './chat.fixtures.js';
 
 let fake: FakeModelServer;
 
@@ -18,15 +13,12 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
-const client = (user: TestUser, app: TestApp) =>
-  connectSocket(app.url, { auth: { token: user.accessToken } });
-
 describe('chat history', () => {
   it('sends the model the last CHAT_HISTORY_MESSAGES earlier messages, never the new one twice', async () => {
     const short = await createTestApp(fake.env({ CHAT_HISTORY_MESSAGES: '3' }));
-    let c: Awaited<ReturnType<typeof client>> | undefined;
+    let c: ChatTestSocket | undefined;
     try {
-      c = await client(await createUser(short), short);
+      c = await chatClient(short, await createUser(short));
       for (let i = 1; i <= 4; i++) {
         fake.reset();
         fake.replyChat({ text: `Answer ${i}.` });
@@ -52,9 +44,9 @@ describe('chat history', () => {
 describe('chat rate limit', () => {
   it('answers rate_limited past the per-minute limit', async () => {
     const limited = await createTestApp(fake.env({ CHAT_RATE_LIMIT: '2' }));
-    let c: Awaited<ReturnType<typeof client>> | undefined;
+    let c: ChatTestSocket | undefined;
     try {
-      c = await client(await createUser(limited), limited);
+      c = await chatClient(limited, await createUser(limited));
       const turns = [];
       for (let i = 0; i < 3; i++) {
         if (i === 2) fake.reset();

@@ -1,37 +1,7 @@
-// Pure rules of the chat turn: the socket payload, preferences → prompt and token budget,
-// suggested replies carried in the model's answer, and the group-chat director's structured reply.
+// Pure rules of the chat turn: preferences → prompt and token budget, suggested replies carried
+// in the model's answer, the group-chat director's structured reply, and inline images decoded.
 import { z } from 'zod';
-import { userPreferencesSchema, type UserPreferences } from './chat.schemas.js';
-
-export const MAX_MESSAGE_CHARS = 8000;
-export const MAX_IMAGES = 4;
-export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
-// base64 grows data by 4/3; a data: URL prefix adds a little.
-const MAX_IMAGE_BASE64 = Math.ceil((MAX_IMAGE_BYTES * 4) / 3) + 100;
-
-// spec: "Default namespace, client to server" + contract: "Real time".
-export const chatMessageSchema = z.object({
-  message: z.string().trim().min(1).max(MAX_MESSAGE_CHARS),
-  clientMessageId: z.string().min(1).max(100).optional(),
-  conversationId: z.number().int().positive().optional(),
-  npcUserId: z.number().int().positive().optional(),
-  attachmentUrls: z.array(z.string().max(2048)).max(MAX_IMAGES).optional(),
-  uploadContextId: z.string().min(1).max(100).optional(),
-  imageBase64Array: z
-    .array(z.string().max(MAX_IMAGE_BASE64, `an image may be at most ${MAX_IMAGE_BYTES} bytes`))
-    .max(MAX_IMAGES)
-    .optional(),
-  preferences: userPreferencesSchema.optional(),
-});
-export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
-
-export const directNpcMessageSchema = z.object({
-  npcUserId: z.number().int().positive(),
-  message: z.string().trim().min(1).max(MAX_MESSAGE_CHARS),
-  clientMessageId: z.string().min(1).max(100).optional(),
-  preferences: userPreferencesSchema.optional(),
-});
-export type DirectNpcMessageInput = z.infer<typeof directNpcMessageSchema>;
+import type { UserPreferences } from './chat.schemas.js';
 
 const TOKENS = { short: 200, medium: 500, long: 1200 } as const;
 
@@ -176,5 +146,3 @@ export function decodeBase64Image(value: string): Buffer | null {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.length === 0) return null;
   return Buffer.from(clean, 'base64');
 }
-
-export const preferencesSchema = userPreferencesSchema;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../platform/http/pagination.js';
+import { problemSchema } from '../../platform/http/problem.js';
 
 export const idParam = z.object({ id: z.coerce.number().int().positive() });
 
@@ -47,3 +48,76 @@ export const userPreferencesSchema = z
   })
   .strict();
 export type UserPreferences = z.infer<typeof userPreferencesSchema>;
+
+// The default namespace's payloads (spec: "Default namespace"; contract: "Real time"). Client to
+// server: validated by the turn (a bad one answers chatError validation_failed).
+export const MAX_MESSAGE_CHARS = 8000;
+export const MAX_IMAGES = 4;
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+// base64 grows data by 4/3; a data: URL prefix adds a little.
+const MAX_IMAGE_BASE64 = Math.ceil((MAX_IMAGE_BYTES * 4) / 3) + 100;
+
+export const chatMessageSchema = z.object({
+  message: z.string().trim().min(1).max(MAX_MESSAGE_CHARS),
+  clientMessageId: z.string().min(1).max(100).optional(),
+  conversationId: z.number().int().positive().optional(),
+  npcUserId: z.number().int().positive().optional(),
+  attachmentUrls: z.array(z.string().max(2048)).max(MAX_IMAGES).optional(),
+  uploadContextId: z.string().min(1).max(100).optional(),
+  imageBase64Array: z
+    .array(z.string().max(MAX_IMAGE_BASE64, `an image may be at most ${MAX_IMAGE_BYTES} bytes`))
+    .max(MAX_IMAGES)
+    .optional(),
+  preferences: userPreferencesSchema.optional(),
+});
+export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
+
+export const directNpcMessageSchema = z.object({
+  npcUserId: z.number().int().positive(),
+  message: z.string().trim().min(1).max(MAX_MESSAGE_CHARS),
+  clientMessageId: z.string().min(1).max(100).optional(),
+  preferences: userPreferencesSchema.optional(),
+});
+
+// Server to client.
+export const assistantThinkingEvent = z.object({ conversationId: z.number().int() });
+
+export const assistantResponseDeltaEvent = z.object({
+  conversationId: z.number().int(),
+  /** The id the reply will be stored with (reserved before the model is called). */
+  messageId: z.number().int(),
+  delta: z.string(),
+});
+
+export const assistantResponseEvent = z.object({
+  conversationId: z.number().int(),
+  messageId: z.number().int(),
+  npcUserId: z.number().int(),
+  npcName: z.string(),
+  text: z.string(),
+  createdAt: z.iso.datetime(),
+});
+
+export const assistantIdleEvent = z.object({ conversationId: z.number().int() });
+
+export const npcThinkingEvent = z.object({ npcUserId: z.number().int() });
+
+export const directNpcResponseEvent = z.object({
+  npcUserId: z.number().int(),
+  npcName: z.string(),
+  messageId: z.number().int(),
+  text: z.string(),
+  createdAt: z.iso.datetime(),
+});
+
+/** A turn's chatError: the problem plus the ids the client needs to match it to its message. */
+export const chatErrorEvent = problemSchema.extend({
+  conversationId: z.number().int().nullable(),
+  clientMessageId: z.string().nullable(),
+});
+
+/** A turn's ack: its ids when answered, else the chatError payload it also emitted. */
+export const chatAckSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), conversationId: z.number().int(), messageId: z.number().int() }),
+  z.object({ ok: z.literal(false), error: chatErrorEvent }),
+]);

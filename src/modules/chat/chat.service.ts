@@ -1,59 +1,24 @@
-// The real-time chat turn (spec: "What the service does" 2, "Protocols and routing",
-// "Conversation context", "Events", Errors 1, Limits "model calls per message").
-//
-// chatMessage: validate → rate limit → store the user's message (a retried clientMessageId is
-// answered again, never stored twice) → assistantThinking → route and compose the protocol →
-// one embedding request (the query, batched with memories waiting for theirs) → gather context →
-// model call 1 with tools → run the tools as the director over this player only → model call 2
-// (only after a tool request) → store and emit assistantResponse(s) → assistantIdle. Images go to
-// the background: one vision call each, stored as vision_analysis memories of the conversation.
-// A failure becomes chatError; the user's message stays stored (status failed) for a retry.
-import { transaction } from '../../platform/db/database.js';
-import { AppError, parseOrThrow, toProblem } from '../../platform/http/problem.js';
-import { enforceLimit } from '../../platform/http/rate-limit.js';
+// The chat module's service, the facade the socket handlers and routes call: each turn
+// (chat.turn.ts) timed for the metrics, and the tool catalogue.
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { withModelTime } from '../../platform/models/gateway.js';
 import type { ToolSpec } from '../../platform/models/provider.js';
-import { chatMessageSchema, directNpcMessageSchema } from './chat.rules.js';
-import { VISION_JOB, type VisionJob } from './chat.jobs.js';
-import * as repo from './conversations.repository.js';
-import type { MessageRow } from './conversations.service.js';
-import {
-  type TurnEmitter,
-  type ChatServiceDeps,
-  type ChatServiceOptions,
-  ChatTurnError,
-  type Prepared,
-  type Attachment,
-  type Turn,
-} from './chat.types.js';
-import { ChatSpeakers } from './chat.speakers.js';
-import { ChatAttachments } from './chat.attachments.js';
-import { ModelTurn } from './chat.model-turn.js';
-
-/** The client's message id, even from a payload that fails validation, so chatError can name it. */
-function clientMessageIdOf(raw: unknown): string | null {
-  const id = (raw as { clientMessageId?: unknown } | null)?.clientMessageId;
-  return typeof id === 'string' ? id : null;
-}
+import type { ChatServiceDeps, ChatServiceOptions, TurnEmitter } from './chat.types.js';
+import { ChatTurns } from './chat.turn.js';
 
 export class ChatService {
-  private readonly speakers: ChatSpeakers;
-  private readonly attachments: ChatAttachments;
-  private readonly modelTurn: ModelTurn;
+  private readonly turns: ChatTurns;
 
   constructor(
     private readonly d: ChatServiceDeps,
-    private readonly opts: ChatServiceOptions,
+    opts: ChatServiceOptions,
   ) {
-    this.speakers = new ChatSpeakers(d.characters, d.assistantName);
-    this.attachments = new ChatAttachments(d.files, opts.attachmentTimeoutMs);
-    this.modelTurn = new ModelTurn(d, opts, this.speakers);
+    this.turns = new ChatTurns(d, opts);
   }
 
   /** The tools the model may be offered in a chat turn (each protocol allows a subset). */
   toolCatalogue(): ToolSpec[] {
-    return this.modelTurn.specs;
+    return this.turns.toolSpecs;
   }
 
   /** One chatMessage. Resolves with the ids for the ack; throws ChatTurnError (already a chatError
@@ -63,7 +28,7 @@ export class ChatService {
     raw: unknown,
     emit: TurnEmitter,
   ): Promise<{ conversationId: number; messageId: number }> {
-    return this.timed('chatMessage', emit, (timedEmit) => this.message(user, raw, timedEmit));
+    return this.timed('chatMessage', emit, (timedEmit) => this.turns.message(user, raw, timedEmit));
   }
 
   /** directNpcMessage: the named NPC answers, bypassing the group director. */
@@ -72,7 +37,9 @@ export class ChatService {
     raw: unknown,
     emit: TurnEmitter,
   ): Promise<{ conversationId: number; messageId: number }> {
-    return this.timed('directNpcMessage', emit, (timedEmit) => this.directNpcMessage(user, raw, timedEmit));
+    return this.timed('directNpcMessage', emit, (timedEmit) =>
+      this.turns.directNpcMessage(user, raw, timedEmit),
+    );
   }
 
   /** Runs a turn and records its latency (received → last response sent) and its model calls'
@@ -101,246 +68,5 @@ export class ChatService {
         throw err;
       }
     });
-  }
-
-  private async message(
-    user: UserPrincipal,
-    raw: unknown,
-    emit: TurnEmitter,
-  ): Promise<{ conversationId: number; messageId: number }> {
-    const clientMessageId = clientMessageIdOf(raw);
-    let conversationId: number | null = null;
-    let userMessage: MessageRow | undefined;
-    try {
-      const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
-      // The reads the turn needs first run beside the rate-limit hit (the conversation, the pending
-      // chunks' read); nothing is written or sent before it passed. The query's embedding is
-      // requested as soon as it passed: the turn's longest chain is that request, then retrieval.
-      const limited = this.rateLimit(user.id);
-      const prepared = this.prepare(user, input.message, limited);
-      const conversationRead = this.d.conversations.resolve(user.id, input.conversationId);
-      const [, conversation, existing] = await Promise.all([
-        limited,
-        conversationRead,
-        input.clientMessageId
-          ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)
-          : undefined,
-      ]).catch(async (err: unknown) => {
-        // A refused message's chatError still names its conversation when it is the caller's.
-        conversationId = (await conversationRead.catch(() => null))?.id ?? null;
-        throw err;
-      });
-      conversationId = conversation.id;
-
-      // A retry of a message already stored: answer it again, or finish it; never store it twice.
-      if (existing) {
-        if (existing.conversation_id !== conversation.id)
-          throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
-        if (existing.status === 'answered') {
-          emit.thinking({ conversationId: conversation.id });
-          for (const reply of await repo.repliesTo(this.d.db, existing.id))
-            emit.response(await this.speakers.present(reply));
-          emit.idle({ conversationId: conversation.id });
-          return { conversationId: conversation.id, messageId: existing.id };
-        }
-        userMessage = existing;
-      }
-
-      // The history before this message, read while it is being stored: one row more than the
-      // turn sends, as the message may already be committed when the read runs (answer() keeps
-      // the rows before it). A retried message's history is read before its id.
-      prepared.history = repo.history(
-        this.d.db,
-        conversation.id,
-        this.opts.historyMessages + 1,
-        userMessage?.id,
-      );
-      prepared.history.catch(() => undefined);
-      // Retrieval starts now, with the lead speaker's id (its name and description, read beside
-      // it, are needed only once retrieval is done), and goes on while the message is stored
-      // (answer() awaits it; a failure surfaces there or, for a bad speaker, just below).
-      const speakersRead = this.speakers.speakersFor(conversation.npc_user_ids, input.npcUserId);
-      const leadId = await this.speakers.leadOf(conversation.npc_user_ids, input.npcUserId);
-      if (leadId !== undefined)
-        void this.modelTurn.startContext(
-          prepared,
-          user,
-          { id: leadId, info: speakersRead.then((s) => s[0]!) },
-          input.message,
-          conversation.id,
-        );
-      const [speakers, attachments] = await Promise.all([
-        speakersRead,
-        this.attachments.attachments(user.id, input),
-      ]);
-
-      if (!userMessage) {
-        const stored = await this.storeUserMessage(
-          {
-            conversationId: conversation.id,
-            userId: user.id,
-            role: 'user',
-            text: input.message,
-            clientMessageId: input.clientMessageId ?? null,
-            status: 'received',
-            ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
-          },
-          attachments,
-        );
-        userMessage = stored.message;
-        prepared.replyId = stored.replyId;
-      }
-
-      emit.thinking({ conversationId: conversation.id });
-      await this.runTurn(
-        {
-          user,
-          conversationId: conversation.id,
-          userMessage,
-          text: input.message,
-          prefs: input.preferences,
-          speakers,
-          prepared,
-        },
-        emit,
-      );
-      emit.idle({ conversationId: conversation.id });
-      return { conversationId: conversation.id, messageId: userMessage.id };
-    } catch (err) {
-      if (userMessage)
-        await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
-      if (conversationId !== null) emit.idle({ conversationId });
-      throw this.turnError(err, conversationId, clientMessageId);
-    }
-  }
-
-  private async directNpcMessage(user: UserPrincipal, raw: unknown, emit: TurnEmitter) {
-    let conversationId: number | null = null;
-    let userMessage: MessageRow | undefined;
-    try {
-      const input = parseOrThrow(directNpcMessageSchema, raw, 'directNpcMessage');
-      await this.rateLimit(user.id);
-      const [npc] = await this.speakers.speakersFor([], input.npcUserId, true);
-      const conversation = await this.d.conversations.resolve(user.id, undefined);
-      conversationId = conversation.id;
-      if (input.clientMessageId) {
-        const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
-        if (existing?.status === 'answered') {
-          const [reply] = await repo.repliesTo(this.d.db, existing.id);
-          if (reply)
-            emit.directResponse({
-              npcUserId: npc!.id,
-              npcName: npc!.name,
-              messageId: reply.id,
-              text: reply.text,
-              createdAt: reply.created_at.toISOString(),
-            });
-          return { conversationId: conversation.id, messageId: existing.id };
-        }
-        userMessage = existing;
-      }
-      userMessage ??= await repo.insertMessage(this.d.db, {
-        conversationId: conversation.id,
-        userId: user.id,
-        role: 'user',
-        text: input.message,
-        npcUserId: npc!.id,
-        clientMessageId: input.clientMessageId ?? null,
-        status: 'received',
-      });
-      emit.npcThinking({ npcUserId: npc!.id });
-      const { replies, finish } = await this.modelTurn.answer(
-        {
-          user,
-          conversationId: conversation.id,
-          userMessage,
-          text: input.message,
-          prefs: input.preferences,
-          speakers: [npc!],
-          prepared: this.prepare(user, input.message),
-        },
-        { stream: false, emit: null },
-      );
-      const reply = replies[0]!;
-      emit.directResponse({
-        npcUserId: npc!.id,
-        npcName: npc!.name,
-        messageId: reply.id,
-        text: reply.text,
-        createdAt: reply.created_at.toISOString(),
-      });
-      await finish();
-      return { conversationId: conversation.id, messageId: userMessage.id };
-    } catch (err) {
-      if (userMessage)
-        await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
-      throw this.turnError(err, conversationId, clientMessageIdOf(raw));
-    }
-  }
-
-  private turnError(
-    err: unknown,
-    conversationId: number | null,
-    clientMessageId: string | null,
-  ): ChatTurnError {
-    if (err instanceof ChatTurnError) return err;
-    const problem = toProblem(err);
-    if (problem.code === 'internal') this.d.log.error({ err }, 'chat turn failed');
-    return new ChatTurnError({ ...problem, conversationId, clientMessageId }, err);
-  }
-
-  private rateLimit(userId: number) {
-    return enforceLimit(
-      this.d.counters,
-      `chat:${userId}`,
-      this.opts.messagesPerMinute,
-      60_000,
-      'messages a minute',
-    );
-  }
-
-  private prepare(user: UserPrincipal, text: string, gate?: Promise<unknown>): Prepared {
-    // spec: at most one embedding request per message: the query, batched with pending memories.
-    const embedded = this.d.memory.embedQueryBatched(text, undefined, gate);
-    const prepared: Prepared = {
-      // After the rate limit passed (it is needed only to compose the prompt): a turn's first
-      // statements are the ones its embedding request waits for, and a refused message costs no
-      // routing reads.
-      routing: (gate ?? Promise.resolve()).then(() => this.d.protocols.routeUser(user.id)),
-      queryEmbedding: embedded.embedding,
-      storeEmbeddings: embedded.store,
-    };
-    // A turn that fails before it awaits these must not leave a rejection unhandled; awaiting them
-    // later still throws.
-    prepared.routing.catch(() => undefined);
-    prepared.queryEmbedding.catch(() => undefined);
-    return prepared;
-  }
-
-  /** The user's message, with the vision jobs of its images in the same transaction. */
-  private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[]) {
-    if (attachments.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
-    return transaction(this.d.db, async (trx) => {
-      const stored = await repo.insertMessageReservingReply(trx, m);
-      // spec: one vision call per attached image, in the background, linked to the conversation.
-      for (const a of attachments)
-        await this.d.jobs.enqueue(trx, VISION_JOB, {
-          userId: m.userId,
-          conversationId: m.conversationId,
-          messageId: stored.message.id,
-          image: a.job,
-        } satisfies VisionJob);
-      return stored;
-    });
-  }
-
-  /** Answers the turn: the model's part, then each reply sent, then the exchange's memory. */
-  private async runTurn(turn: Turn, emit: TurnEmitter) {
-    const { replies, finish } = await this.modelTurn.answer(turn, {
-      stream: turn.prefs?.stream !== false,
-      emit,
-    });
-    for (const r of replies) emit.response(await this.speakers.present(r, turn.speakers));
-    await finish();
   }
 }

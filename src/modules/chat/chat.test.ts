@@ -2,14 +2,9 @@
 // OpenAI-compatible model server (the only fake: the outside world).
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  connectSocket,
-  createTestApp,
-  createUser,
-  type TestApp,
-  type TestUser,
-} from '../../../test/harness.js';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+import { chatClient } from './chat.fixtures.js';
 import { VISION_JOB } from './chat.jobs.js';
 
 let fake: FakeModelServer;
@@ -29,9 +24,8 @@ afterAll(async () => {
 });
 beforeEach(() => fake.reset());
 
-/** A signed-in socket client of `app` (the shared test client: it records every event). */
-const client = (user: TestUser, app: TestApp = t) =>
-  connectSocket(app.url, { auth: { token: user.accessToken } });
+/** A signed-in chat client (the shared test client, typed by the chat event maps). */
+const client = (user: TestUser) => chatClient(t, user);
 
 describe('chatMessage', () => {
   it('runs a plain turn: thinking, streamed deltas, one response, idle; stores both messages', async () => {
@@ -343,7 +337,7 @@ describe('chatMessage', () => {
       { message: 'hi', conversationId: 'abc' },
       { message: 'hi', imageBase64Array: ['a', 'b', 'c', 'd', 'e'] },
     ]) {
-      const { ack } = await c.send('chatMessage', payload);
+      const { ack } = await c.sendInvalid('chatMessage', payload);
       expect(ack).toMatchObject({ ok: false, error: { code: 'validation_failed', status: 400 } });
       expect(Array.isArray(ack.error.errors)).toBe(true);
     }

@@ -2,7 +2,6 @@
 // with, the chatError payload, and the turn's own state.
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/database.js';
-import type { Problem } from '../../platform/http/problem.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
@@ -14,30 +13,26 @@ import type { ConversationContext, MemoryService } from '../memory/index.js';
 import type { ProtocolsService } from '../protocols/index.js';
 import type { CharactersService } from '../characters/index.js';
 import type { UserPreferences } from './chat.schemas.js';
+import type {
+  AssistantIdle,
+  AssistantResponse,
+  AssistantResponseDelta,
+  AssistantThinking,
+  ChatErrorPayload,
+  DirectNpcResponse,
+  NpcThinking,
+} from './chat.events.js';
 import type { VisionJob } from './chat.jobs.js';
 import type { ConversationsService, MessageRow } from './conversations.service.js';
 
-/** What a turn sends to the client; the socket layer maps these to events. */
+/** What a turn sends to the client; the socket layer maps these to events (chat.events.ts). */
 export interface TurnEmitter {
-  thinking(e: { conversationId: number }): void;
-  delta(e: { conversationId: number; messageId: number; delta: string }): void;
-  response(e: {
-    conversationId: number;
-    messageId: number;
-    npcUserId: number;
-    npcName: string;
-    text: string;
-    createdAt: string;
-  }): void;
-  idle(e: { conversationId: number }): void;
-  npcThinking(e: { npcUserId: number }): void;
-  directResponse(e: {
-    npcUserId: number;
-    npcName: string;
-    messageId: number;
-    text: string;
-    createdAt: string;
-  }): void;
+  thinking(e: AssistantThinking): void;
+  delta(e: AssistantResponseDelta): void;
+  response(e: AssistantResponse): void;
+  idle(e: AssistantIdle): void;
+  npcThinking(e: NpcThinking): void;
+  directResponse(e: DirectNpcResponse): void;
 }
 
 export interface ChatServiceOptions {
@@ -62,9 +57,6 @@ export interface ChatServiceDeps {
   metrics: Pick<Metrics, 'chatTurn'>;
   assistantName: string;
 }
-
-/** chatError payload: the problem plus the ids the client needs to match it to its message. */
-export type ChatErrorPayload = Problem & { conversationId: number | null; clientMessageId: string | null };
 
 export class ChatTurnError extends Error {
   constructor(

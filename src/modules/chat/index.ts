@@ -9,7 +9,18 @@ export { ConversationsService } from './conversations.service.js';
 export { ChatService } from './chat.service.js';
 export { defineChatJobs } from './chat.jobs.js';
 export { chatSockets } from './chat.socket.js';
-export type { ChatAck, ChatClientEvents, ChatServerEvents } from './chat.events.js';
+export type {
+  AssistantIdle,
+  AssistantResponse,
+  AssistantResponseDelta,
+  AssistantThinking,
+  ChatAck,
+  ChatClientEvents,
+  ChatErrorPayload,
+  ChatServerEvents,
+  DirectNpcResponse,
+  NpcThinking,
+} from './chat.events.js';
 
 /** The module's HTTP door (mounted by app.ts): conversations, history, choices and the tool list;
  * the chat turn itself runs on the main Socket.IO namespace (`chatSockets`). */
