@@ -1,6 +1,6 @@
 // Conversations and their history: owned by one user; another user's conversation is "not found".
 import type { Db, Executor } from '../../platform/db/database.js';
-import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import { notFound, validationFailed } from '../../platform/http/problem.js';
 import * as repo from './conversations.repository.js';
 
 export type ConversationRow = Awaited<ReturnType<typeof repo.findConversation>> & {};
@@ -70,10 +70,6 @@ export class ConversationsService {
     return choices.filter(
       (x): x is { id: string; text: string } => typeof x?.id === 'string' && typeof x?.text === 'string',
     );
-  }
-
-  assertOwner(c: { user_id: number }, userId: number) {
-    if (c.user_id !== userId) throw new AppError('not_found', 'No such conversation');
   }
 
   /** For the admin statistics: conversations, and messages in all, in the last `hours` and failed. */

@@ -17,8 +17,11 @@ describe('conversations repository SQL', () => {
   it("the chat turn's statements and the conversation routes'", async () => {
     const text = await sqlSnapshot({
       defaultConversation: (db) => repo.defaultConversation(db, 7),
+      findConversation: (db) => repo.findConversation(db, 4),
       findByClientMessageId: (db) => repo.findByClientMessageId(db, 7, 'c-1'),
       insertMessageReservingReply: (db) => repo.insertMessageReservingReply(db, message),
+      insertMessage: (db) => repo.insertMessage(db, { ...message, npcUserId: 9 }),
+      reserveMessageId: (db) => repo.reserveMessageId(db),
       history: (db) => repo.history(db, 4, 12, 100),
       storeReplies: (db) =>
         repo.storeReplies(
@@ -28,8 +31,12 @@ describe('conversations repository SQL', () => {
         ),
       repliesTo: (db) => repo.repliesTo(db, 100),
       setMessageStatus: (db) => repo.setMessageStatus(db, 100, 'failed'),
+      insertConversation: (db) =>
+        repo.insertConversation(db, { userId: 7, title: 'tavern', npcUserIds: [9, 10] }),
       listConversations: (db) => repo.listConversations(db, 7, 50, 0),
+      deleteConversation: (db) => repo.deleteConversation(db, 4, 7),
       lastAssistantMessage: (db) => repo.lastAssistantMessage(db, 4),
+      countConversations: (db) => repo.countConversations(db),
       countMessages: (db) => repo.countMessages(db, 24),
     });
     await expect(text).toMatchFileSnapshot('./sql/conversations.sql');

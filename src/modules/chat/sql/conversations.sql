@@ -10,6 +10,10 @@ insert into "conversations" ("user_id", "title", "npc_user_ids", "is_default") v
 select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "user_id" = $1 and "is_default" = $2;
 -- parameters: [7,true]
 
+-- findConversation
+select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "id" = $1;
+-- parameters: [4]
+
 -- findByClientMessageId
 select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at" from "chat_messages" where "user_id" = $1 and "client_message_id" = $2;
 -- parameters: [7,"c-1"]
@@ -17,6 +21,14 @@ select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "clien
 -- insertMessageReservingReply
 with "touched" as (update "conversations" set "updated_at" = now() where "id" = $1) insert into "chat_messages" ("conversation_id", "user_id", "role", "text", "npc_user_id", "client_message_id", "status", "reply_to_id", "metadata") values ($2, $3, $4, $5, $6, $7, $8, $9, $10) returning "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at", nextval(pg_get_serial_sequence('chat_messages', 'id')) as "reply_id";
 -- parameters: [4,4,7,"user","Hello",null,"c-1","received",null,{}]
+
+-- insertMessage
+with "touched" as (update "conversations" set "updated_at" = now() where "id" = $1) insert into "chat_messages" ("conversation_id", "user_id", "role", "text", "npc_user_id", "client_message_id", "status", "reply_to_id", "metadata") values ($2, $3, $4, $5, $6, $7, $8, $9, $10) returning "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at";
+-- parameters: [4,4,7,"user","Hello",9,"c-1","received",null,{}]
+
+-- reserveMessageId
+select nextval(pg_get_serial_sequence('chat_messages', 'id')) as id;
+-- parameters: []
 
 -- history
 select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at" from "chat_messages" where "conversation_id" = $1 and "id" < $2 order by "id" desc limit $3;
@@ -34,6 +46,10 @@ select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "clien
 update "chat_messages" set "status" = $1 where "id" = $2;
 -- parameters: ["failed",100]
 
+-- insertConversation
+insert into "conversations" ("user_id", "title", "npc_user_ids", "is_default") values ($1, $2, $3, $4) returning "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at";
+-- parameters: [7,"tavern",[9,10],false]
+
 -- listConversations
 select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "user_id" = $1 order by "updated_at" desc, "id" desc limit $2 offset $3;
 -- parameters: [7,50,0]
@@ -42,9 +58,17 @@ select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "up
 select count(*) as "n" from "conversations" where "user_id" = $1;
 -- parameters: [7]
 
+-- deleteConversation
+delete from "conversations" where "id" = $1 and "user_id" = $2;
+-- parameters: [4,7]
+
 -- lastAssistantMessage
 select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at" from "chat_messages" where "conversation_id" = $1 and "role" = $2 order by "id" desc limit $3;
 -- parameters: [4,"assistant",1]
+
+-- countConversations
+select count(*) as "n" from "conversations";
+-- parameters: []
 
 -- countMessages
 select count(*) as "total", count(*) filter (where created_at > now() - make_interval(hours => $1)) as "recent", count(*) filter (where status = 'failed') as "failed" from "chat_messages";
