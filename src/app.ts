@@ -118,8 +118,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       ),
   });
 
+  const accountState = (id: number) => deps.accounts.get(id);
   registerAuth(app, {
-    verifyAccessToken: (t) => deps.tokens.verify(t),
+    verifyAccessToken: (t) => deps.tokens.verifySync(t),
+    accountState,
     verifyApiKey: (k) => deps.services.auth.verifyApiKey(k),
     adminUserIds: deps.config.adminUserIds,
   });
@@ -129,9 +131,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   options.extraRoutes?.(app);
 
   const socketAuth = {
-    verifyAccessToken: (t: string) => deps.tokens.verify(t),
+    verifyAccessToken: (t: string) => deps.tokens.verifySync(t),
+    accountState,
     verifyApiKey: async () => null,
     adminUserIds: deps.config.adminUserIds,
+    onAccountChange: (listener: (id: number) => void) => deps.accounts.onChange(listener),
   };
   const io = createSocketServer(app.server, socketAuth, deps.log, deps.config.limits.bodyBytes * 30);
   const releaseAdapter = attachRealtimeAdapter(io, {

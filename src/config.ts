@@ -50,6 +50,7 @@ const envSchema = z.object({
   JWT_AUDIENCE: z.string().default('assistant-platform'),
   ACCESS_TOKEN_TTL: seconds.default(3600),
   REFRESH_TOKEN_TTL: seconds.default(30 * 24 * 3600),
+  ACCOUNT_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   ADMIN_USER_IDS: intList.default([]),
   ASSISTANT_NAME: z.string().min(1).default('Assistant'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -145,6 +146,9 @@ export interface Config {
     refreshTtl: number;
   };
   adminUserIds: number[];
+  /** How long a node may answer from an account's cached role, type and ended sessions when no
+   * change notice reaches it (milliseconds). */
+  accountCacheMs: number;
   assistantName: string;
   logLevel: Env['LOG_LEVEL'];
   models: {
@@ -256,6 +260,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       refreshTtl: e.REFRESH_TOKEN_TTL,
     },
     adminUserIds: e.ADMIN_USER_IDS,
+    accountCacheMs: e.ACCOUNT_CACHE_MS,
     assistantName: e.ASSISTANT_NAME,
     logLevel: e.LOG_LEVEL,
     models: {

@@ -15,6 +15,8 @@ import { JobQueue } from './platform/jobs/queue.js';
 import { AccessTokens } from './platform/security/jwt.js';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
 import { HealthMonitor } from './platform/db/health-monitor.js';
+import { createChangeFeed, PgChangeFeed } from './platform/db/notifications.js';
+import { AccountStates, type AccountState } from './platform/security/account-state.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { AccountEmailService, AuthService, enqueueVerification, OAuthService } from './modules/auth/index.js';
 import { UsersService } from './modules/users/index.js';
@@ -57,6 +59,8 @@ export interface Deps {
   bus: EventBus;
   counters: CounterStore;
   tokens: AccessTokens;
+  /** Each account's current rights and ended sessions, cached per node for seconds. */
+  accounts: AccountStates;
   metrics: Metrics;
   health: HealthMonitor;
   redis: Redis | undefined;
@@ -119,14 +123,31 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const bus = new EventBus(log);
     const jobs = new JobQueue(database, log);
 
-    const users = new UsersService(db);
+    const changes = createChangeFeed(database, config.database.url, log);
+    cleanup.unshift(() => changes.close());
+    // A request's rights come from the account as it is now: its row (the users module's) and its
+    // ended sessions (the auth module's), read together when not cached.
+    const accounts: AccountStates = new AccountStates(
+      async (id): Promise<AccountState | undefined> => {
+        const [row, endedSessions] = await Promise.all([users.access(id), auth.endedSessions(id)]);
+        return row && { role: row.role, accountType: row.account_type, name: row.name, endedSessions };
+      },
+      changes,
+      { ttlMs: config.accountCacheMs },
+    );
+    cleanup.unshift(async () => accounts.close());
+    const accountChanged = (executor: Db, id: number): Promise<void> => accounts.changed(executor, id);
+    const users = new UsersService(db, { accountChanged });
     const auth = new AuthService(db, users, tokens, counters, {
       refreshTtlSeconds: config.jwt.refreshTtl,
       loginFailureLimit: config.limits.loginFailures,
       loginFailureWindowSec: config.limits.loginFailureWindowSec,
       // Registration queues the verification mail (the account-mail module's job) before it answers.
       onRegistered: (user) => enqueueVerification(jobs, db, log, user),
+      accountChanged,
     });
+    // Listening before the first request, so no change said from then on is missed.
+    if (changes instanceof PgChangeFeed) await changes.ready();
     const mailer = createMailer(config.mail, db, log);
     cleanup.unshift(() => mailer.close());
     const accountEmail = new AccountEmailService(db, users, auth, jobs, mailer, counters, log, {
@@ -280,6 +301,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       bus,
       counters,
       tokens,
+      accounts,
       metrics,
       health,
       redis,

@@ -13,6 +13,8 @@ import { dropSchema } from './schema.js';
 
 export interface TestApp extends BuiltApp {
   deps: Deps;
+  /** PostgreSQL: the schema this app's objects live in (another node can share it). */
+  schema: string | undefined;
   url: string;
   /** Calls the running server over HTTP. `body` objects are sent as JSON. */
   api<T = any>(method: string, path: string, opts?: ApiOptions): Promise<ApiResponse<T>>;
@@ -35,8 +37,20 @@ export interface ApiResponse<T> {
 
 export const isPostgres = () => Boolean(process.env.DATABASE_URL);
 
-export async function createTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
-  const schema = isPostgres() ? `t_${randomBytes(6).toString('hex')}` : undefined;
+export interface TestAppOptions {
+  /** PostgreSQL only: a second node on the same database as this app (it leaves the schema to
+   * the first node to drop). */
+  sameDatabaseAs?: TestApp;
+}
+
+export async function createTestApp(
+  env: Record<string, string | undefined> = {},
+  opts: TestAppOptions = {},
+): Promise<TestApp> {
+  if (opts.sameDatabaseAs && !opts.sameDatabaseAs.schema)
+    throw new Error('a second node needs PostgreSQL (DATABASE_URL): the embedded database serves one process');
+  const schema = opts.sameDatabaseAs?.schema ?? (isPostgres() ? `t_${randomBytes(6).toString('hex')}` : undefined);
+  const ownsSchema = !opts.sameDatabaseAs;
   const config = loadConfig(
     testEnv({
       DATABASE_URL: process.env.DATABASE_URL ?? 'memory://',
@@ -75,12 +89,13 @@ export async function createTestApp(env: Record<string, string | undefined> = {}
   return {
     ...built,
     deps,
+    schema,
     url,
     api,
     async close() {
       await built.app.close();
       await deps.close();
-      if (schema && process.env.DATABASE_URL) await dropSchema(process.env.DATABASE_URL, schema);
+      if (ownsSchema && schema && process.env.DATABASE_URL) await dropSchema(process.env.DATABASE_URL, schema);
     },
   };
 }

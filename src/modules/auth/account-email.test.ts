@@ -210,10 +210,17 @@ describe('with SMTP', () => {
         (await t.api('POST', '/api/auth/login', { body: { email: user.email, password: user.password } }))
           .status,
       ).toBe(401);
+      // And so is every access token issued before the reset (their sessions ended).
+      for (const accessToken of [user.accessToken, second.body.accessToken as string]) {
+        const profile = await t.api('GET', '/api/user/profile', { token: accessToken });
+        expect(profile.status).toBe(401);
+        expect(profile.body.code).toBe('unauthenticated');
+      }
       const fresh = await t.api('POST', '/api/auth/login', {
         body: { email: user.email, password: 'a brand new passphrase' },
       });
       expect(fresh.status).toBe(200);
+      expect((await t.api('GET', '/api/user/profile', { token: fresh.body.accessToken })).status).toBe(200);
       // Following the link proved the mailbox.
       expect(fresh.body.user.emailVerified).toBe(true);
 

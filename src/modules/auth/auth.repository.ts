@@ -51,6 +51,17 @@ export function revokeAllForUser(db: Executor, userId: number) {
     .execute();
 }
 
+/** The families of `userId` revoked within the last `seconds` (sign-in sessions ended lately). */
+export function familiesRevokedSince(db: Executor, userId: number, seconds: number) {
+  return db
+    .selectFrom('refresh_tokens')
+    .select('family_id')
+    .distinct()
+    .where('user_id', '=', userId)
+    .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`)
+    .execute();
+}
+
 /** Drops tokens that can no longer be used by anyone (expired for a day). */
 export function deleteExpiredRefreshTokens(db: Executor) {
   return db

@@ -1,7 +1,7 @@
 // Sign-in and sessions: register, login (web and native), refresh with rotation and reuse
 // detection, logout, and API keys. Refresh tokens and API keys are stored as SHA-256 hashes.
 import { randomUUID } from 'node:crypto';
-import { type Db, transaction } from '../../platform/db/database.js';
+import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { ApiKeyPrincipal } from '../../platform/http/auth.js';
 import { rateLimited, type CounterStore } from '../../platform/http/rate-limit.js';
@@ -16,8 +16,11 @@ export interface AuthServiceOptions {
   refreshTtlSeconds: number;
   loginFailureLimit: number;
   loginFailureWindowSec: number;
-  /** Called once a registration is stored: sends the verification mail (issue 6). */
+  /** Called once a registration is stored: sends the verification mail. */
   onRegistered?: (user: UserRow) => Promise<void>;
+  /** Says that a session of account `id` ended, on the writer's executor: its access tokens stop
+   * working on every node. */
+  accountChanged?: (executor: Executor, id: number) => Promise<void>;
 }
 
 export class AuthService {
@@ -39,21 +42,22 @@ export class AuthService {
   }
 
   /** Email + password → tokens. The same 401 whether the email exists or not; after too many
-   * failures for this IP and email, 429 even for the right password until the window passes. */
+   * failures for this IP and email, 429 even for the right password until the window passes.
+   * Each attempt is counted (one atomic increment) before its password is checked, so parallel
+   * guesses cannot all be checked before the first failure is counted; a success clears the
+   * count. */
   async login(email: string, password: string, clientType: ClientType, ip: string): Promise<TokenResponse> {
     const key = `login-fail:${ip}:${email.trim().toLowerCase()}`;
-    const failures = await this.counters.peek(key);
-    if (failures && failures.count >= this.opts.loginFailureLimit) {
-      throw rateLimited(failures.resetAt, () => 'Too many failed sign-in attempts; try again later');
+    const attempts = await this.counters.hit(key, this.opts.loginFailureWindowSec * 1000);
+    if (attempts.count > this.opts.loginFailureLimit) {
+      throw rateLimited(attempts.resetAt, () => 'Too many failed sign-in attempts; try again later');
     }
     const user = await this.users.findByEmail(email.trim());
     const ok = user?.password_hash
       ? await verifyPassword(user.password_hash, password)
       : (await burnPasswordCheck(password), false);
-    if (!user || !ok) {
-      await this.counters.hit(key, this.opts.loginFailureWindowSec * 1000);
-      throw new AppError('invalid_credentials', 'The email or password is not correct');
-    }
+    if (!user || !ok) throw new AppError('invalid_credentials', 'The email or password is not correct');
+    await this.counters.reset(key);
     return this.issue(user, clientType);
   }
 
@@ -72,12 +76,11 @@ export class AuthService {
       clientType,
       expiresAt: new Date(Date.now() + this.opts.refreshTtlSeconds * 1000),
     });
-    const accessToken = await this.tokens.sign({
-      id: user.id,
-      role: user.role,
-      name: user.name,
-      accountType: user.account_type,
-    });
+    const accessToken = await this.tokens.sign(
+      { id: user.id, role: user.role, name: user.name, accountType: user.account_type },
+      this.tokens.ttlSeconds,
+      familyId,
+    );
     return {
       accessToken,
       refreshToken,
@@ -96,7 +99,7 @@ export class AuthService {
       if (row.revoked_at)
         return { error: new AppError('unauthenticated', 'The refresh token has been revoked') };
       if (row.used_at) {
-        await repo.revokeFamily(trx, row.family_id);
+        await this.endFamily(trx, row.user_id, row.family_id);
         return {
           error: new AppError(
             'refresh_token_reused',
@@ -119,12 +122,26 @@ export class AuthService {
   async logout(refreshToken: string): Promise<void> {
     await transaction(this.db, async (trx) => {
       const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
-      if (row) await repo.revokeFamily(trx, row.family_id);
+      if (row) await this.endFamily(trx, row.user_id, row.family_id);
     });
   }
 
-  revokeAllSessions(userId: number, executor = this.db) {
-    return repo.revokeAllForUser(executor, userId);
+  /** Ends every session of the account (password reset, an account claimed). */
+  async revokeAllSessions(userId: number, executor: Executor = this.db): Promise<void> {
+    await repo.revokeAllForUser(executor, userId);
+    await this.opts.accountChanged?.(executor, userId);
+  }
+
+  private async endFamily(executor: Executor, userId: number, familyId: string) {
+    await repo.revokeFamily(executor, familyId);
+    await this.opts.accountChanged?.(executor, userId);
+  }
+
+  /** The sessions of `userId` ended within an access token's lifetime: their access tokens are no
+   * longer accepted. */
+  async endedSessions(userId: number): Promise<Set<string>> {
+    const rows = await repo.familiesRevokedSince(this.db, userId, this.tokens.ttlSeconds + 60);
+    return new Set(rows.map((r) => r.family_id));
   }
 
   async createApiKey(name: string, scopes: ApiScope[], createdBy: number | null) {

@@ -19,6 +19,15 @@ export function findById(db: Executor, id: number) {
   return db.selectFrom('users').select(userColumns).where('id', '=', id).executeTakeFirst();
 }
 
+/** The columns a signed-in client's rights come from. */
+export function access(db: Executor, id: number) {
+  return db
+    .selectFrom('users')
+    .select(['role', 'account_type', 'name'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
 export function findByEmail(db: Executor, email: string) {
   return db
     .selectFrom('users')

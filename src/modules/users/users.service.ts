@@ -34,8 +34,26 @@ export interface CreateUserInput {
   emailVerified?: boolean;
 }
 
+export interface UsersServiceOptions {
+  /** Says that an account's role, account type or name changed or that it is gone, on the
+   * writer's executor (signed-in clients are judged by the account as it is now). */
+  accountChanged?: (executor: Executor, id: number) => Promise<void>;
+}
+
 export class UsersService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly opts: UsersServiceOptions = {},
+  ) {}
+
+  private announce(executor: Executor, id: number) {
+    return this.opts.accountChanged?.(executor, id);
+  }
+
+  /** What a signed-in client may do: the account's role, account type and name now. */
+  access(id: number) {
+    return repo.access(this.db, id);
+  }
 
   async get(id: number, executor: Executor = this.db): Promise<UserRow> {
     const u = await repo.findById(executor, id);
@@ -105,6 +123,7 @@ export class UsersService {
         account_type: accountType,
         ...(changes.name ? { name: changes.name } : {}),
       });
+      await this.announce(trx, id);
       return updated!;
     });
   }
@@ -128,11 +147,13 @@ export class UsersService {
   /** Renames an account (characters rename their NPC's user). */
   async rename(id: number, name: string, executor: Executor = this.db): Promise<void> {
     await repo.update(executor, id, { name });
+    await this.announce(executor, id);
   }
 
   /** Deletes an account; what references it cascades (characters delete NPCs). */
   async remove(id: number, executor: Executor = this.db): Promise<void> {
     await repo.remove(executor, id);
+    await this.announce(executor, id);
   }
 
   /** Marks `email` verified while it is still the account's address; false when it is not. */

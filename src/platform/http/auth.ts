@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from './problem.js';
 import type { AccessClaims } from '../security/jwt.js';
+import type { AccountState } from '../security/account-state.js';
 import { isAdmin, type AccountType, type ApiScope, type Role } from '../security/identity.rules.js';
 
 export type AuthRequirement = 'public' | 'user' | 'admin' | { hybrid: ApiScope };
@@ -18,6 +19,8 @@ export interface UserPrincipal {
   jti: string;
   /** Access token expiry, epoch seconds. */
   exp: number;
+  /** The sign-in session (refresh-token family) the token belongs to, when it names one. */
+  sid: string | undefined;
 }
 
 export interface ApiKeyPrincipal {
@@ -39,7 +42,9 @@ declare module 'fastify' {
 }
 
 export interface AuthDeps {
-  verifyAccessToken(token: string): Promise<AccessClaims>;
+  verifyAccessToken(token: string): AccessClaims | Promise<AccessClaims>;
+  /** The account's current state (cached per node for seconds), or undefined when it is gone. */
+  accountState(id: number): AccountState | undefined | Promise<AccountState | undefined>;
   /** Returns the key's principal, or null for an unknown or revoked key. */
   verifyApiKey(key: string): Promise<ApiKeyPrincipal | null>;
   adminUserIds: readonly number[];
@@ -51,17 +56,32 @@ export function bearerToken(header: string | undefined): string | null | undefin
   return m ? m[1]! : null;
 }
 
+/** The token's bearer as the account is now: the claims say who, the account's current state
+ * says what they may do. A deleted account, or an ended session, is not signed in. */
 export async function userFromToken(deps: AuthDeps, token: string): Promise<UserPrincipal> {
   const claims = await deps.verifyAccessToken(token);
+  return principalOf(claims, await deps.accountState(claims.id), deps.adminUserIds);
+}
+
+export function principalOf(
+  claims: AccessClaims,
+  state: AccountState | undefined,
+  adminUserIds: readonly number[],
+): UserPrincipal {
+  if (!state) throw new AppError('unauthenticated', 'The account of this access token no longer exists');
+  if (claims.sid !== undefined && state.endedSessions.has(claims.sid))
+    throw new AppError('unauthenticated', 'The session of this access token has ended; sign in again');
+  const current = { id: claims.id, role: state.role, accountType: state.accountType };
   return {
     kind: 'user',
     id: claims.id,
-    role: claims.role,
-    accountType: claims.accountType,
-    name: claims.name,
-    admin: isAdmin(claims, deps.adminUserIds),
+    role: state.role,
+    accountType: state.accountType,
+    name: state.name,
+    admin: isAdmin(current, adminUserIds),
     jti: claims.jti,
     exp: claims.exp,
+    sid: claims.sid,
   };
 }
 

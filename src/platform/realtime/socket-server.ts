@@ -1,17 +1,26 @@
 // Socket.IO on the same HTTP server. The default namespace authenticates with the access token at
 // connect (contract: "Real time"); a bad or missing token fails the connection with a
 // problem object as `connect_error` data. When the token expires the server sends `chatError`
-// with `token_expired` and disconnects. Other namespaces (`/observer`) are added by their modules
+// with `token_expired` and disconnects; when the account is deleted or the token's session ends,
+// it sends `chatError` with `unauthenticated` and disconnects, and a role change applies to the
+// sockets already connected (ARCHITECTURE.md, "Token validity"). Other namespaces (`/observer`) are added by their modules
 // through `authenticateSocket`.
 import type { Server as HttpServer } from 'node:http';
-import { Server, type Namespace } from 'socket.io';
+import { Server, type Namespace, type Socket } from 'socket.io';
 import type { Logger } from 'pino';
 import { AppError, makeProblem, toProblem, type Problem } from '../http/problem.js';
-import { userFromToken, type AuthDeps, type UserPrincipal } from '../http/auth.js';
+import { principalOf, type AuthDeps, type UserPrincipal } from '../http/auth.js';
+import type { AccessClaims } from '../security/jwt.js';
 
 export interface SocketData {
   user: UserPrincipal;
   tokenExp: number;
+  claims: AccessClaims;
+}
+
+export interface SocketAuthDeps extends AuthDeps {
+  /** Called with each account id whose state may have changed. */
+  onAccountChange(listener: (id: number) => void): () => void;
 }
 
 /** A connect_error carrying the problem object as `data`. */
@@ -22,24 +31,55 @@ export function connectError(problem: Problem): Error & { data: Problem } {
 }
 
 /** Namespace middleware: verifies `auth.token`, fills socket.data, schedules the expiry. */
-export function authenticateSocket(nsp: Namespace, deps: AuthDeps, log: Logger) {
+export function authenticateSocket(nsp: Namespace, deps: SocketAuthDeps, log: Logger) {
+  const asProblem = (err: unknown) => (err instanceof AppError ? err.toProblem() : toProblem(err));
   nsp.use((socket, next) => {
     const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string' || token.length === 0) {
       next(connectError(makeProblem('unauthenticated', 'Connect with auth: { token: "<access token>" }')));
       return;
     }
-    userFromToken(deps, token).then(
-      (user) => {
-        (socket.data as SocketData).user = user;
-        (socket.data as SocketData).tokenExp = user.exp;
-        next();
-      },
-      (err: unknown) => next(connectError(err instanceof AppError ? err.toProblem() : toProblem(err))),
+    (async () => {
+      const claims = await deps.verifyAccessToken(token);
+      const user = principalOf(claims, await deps.accountState(claims.id), deps.adminUserIds);
+      Object.assign(socket.data as SocketData, { user, tokenExp: user.exp, claims });
+    })().then(
+      () => next(),
+      (err: unknown) => next(connectError(asProblem(err))),
     );
   });
+
+  // The connected sockets by account, judged again whenever the account changes.
+  const byUser = new Map<number, Set<Socket>>();
+  // The listener lives as long as the account states it listens to (the process's).
+  deps.onAccountChange((id) => {
+    const sockets = byUser.get(id);
+    if (!sockets) return;
+    void Promise.resolve(deps.accountState(id)).then(
+      (state) => {
+        for (const socket of sockets) {
+          const data = socket.data as SocketData;
+          try {
+            data.user = principalOf(data.claims, state, deps.adminUserIds);
+          } catch (err) {
+            socket.emit('chatError', asProblem(err));
+            socket.disconnect(true);
+          }
+        }
+      },
+      (err: unknown) => log.warn({ err, userId: id }, 'socket account check failed'),
+    );
+  });
+
   nsp.on('connection', (socket) => {
     const data = socket.data as SocketData;
+    let mine = byUser.get(data.user.id);
+    if (!mine) byUser.set(data.user.id, (mine = new Set()));
+    mine.add(socket);
+    socket.on('disconnect', () => {
+      mine.delete(socket);
+      if (mine.size === 0 && byUser.get(data.user.id) === mine) byUser.delete(data.user.id);
+    });
     const ms = data.tokenExp * 1000 - Date.now();
     // setTimeout's ceiling is ~24.8 days; access tokens live far shorter.
     const timer = setTimeout(
@@ -58,7 +98,7 @@ export function authenticateSocket(nsp: Namespace, deps: AuthDeps, log: Logger) 
 
 export function createSocketServer(
   httpServer: HttpServer,
-  deps: AuthDeps,
+  deps: SocketAuthDeps,
   log: Logger,
   maxPayloadBytes: number,
 ): Server {

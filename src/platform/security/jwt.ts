@@ -1,5 +1,6 @@
 // Access tokens: HS256 JWTs (algorithm pinned) carrying the spec's payload (id, role, name,
-// accountType) plus sub, iat, exp, iss, aud and jti. Signed with jose; verified synchronously with
+// accountType) plus sub, iat, exp, iss, aud, jti and sid (the sign-in session: its refresh-token
+// family, so ending the session ends its access tokens too). Signed with jose; verified synchronously with
 // node:crypto's HMAC (every authenticated request verifies one: WebCrypto's asynchronous verify
 // cost about half of a simple route's rate), under the same checks jose applied: the algorithm
 // pinned to HS256, no critical header extension, the signature compared in constant time, then
@@ -16,6 +17,8 @@ export interface AccessClaims {
   accountType: AccountType;
   jti: string;
   exp: number;
+  /** The sign-in session (refresh-token family) the token was issued to. */
+  sid: string | undefined;
 }
 
 export interface JwtOptions {
@@ -48,9 +51,16 @@ export class AccessTokens {
   async sign(
     user: { id: number; role: Role; name: string; accountType: AccountType },
     ttlSeconds = this.opts.ttlSeconds,
+    sessionId?: string,
   ) {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({ id: user.id, role: user.role, name: user.name, accountType: user.accountType })
+    return new SignJWT({
+      id: user.id,
+      role: user.role,
+      name: user.name,
+      accountType: user.accountType,
+      ...(sessionId ? { sid: sessionId } : {}),
+    })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(String(user.id))
       .setIssuedAt(now)
@@ -79,7 +89,7 @@ export class AccessTokens {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
     const payload = decodeJson(body);
     if (!payload) throw invalid();
-    const { id, role, name, accountType, jti, exp, iat, nbf, sub, iss, aud } = payload;
+    const { id, role, name, accountType, jti, exp, iat, nbf, sub, iss, aud, sid } = payload;
     const now = Math.floor(Date.now() / 1000);
     if (
       iss !== this.opts.issuer ||
@@ -88,7 +98,8 @@ export class AccessTokens {
       (nbf !== undefined && (typeof nbf !== 'number' || nbf > now)) ||
       typeof exp !== 'number' ||
       typeof sub !== 'string' ||
-      typeof jti !== 'string'
+      typeof jti !== 'string' ||
+      (sid !== undefined && typeof sid !== 'string')
     )
       throw invalid();
     if (exp <= now) throw new AppError('token_expired', 'The access token has expired');
@@ -101,7 +112,7 @@ export class AccessTokens {
       typeof name !== 'string'
     )
       throw invalid();
-    return { id, role: role as Role, name, accountType: accountType as AccountType, jti, exp };
+    return { id, role: role as Role, name, accountType: accountType as AccountType, jti, exp, sid };
   }
 }
 

@@ -1,0 +1,147 @@
+// The per-node account cache: how long an entry is trusted, what a change notice does, and that a
+// read racing a change never stores the old state. The clock is injected.
+import { describe, expect, it } from 'vitest';
+import type { Executor } from '../db/database.js';
+import { LocalChangeFeed, type ChangeListener } from '../db/notifications.js';
+import { AccountStates, type AccountState } from './account-state.js';
+
+const executor = {} as Executor; // the local feed never touches it
+
+function setup(opts: { ttlMs?: number; holdMs?: number; maxEntries?: number } = {}) {
+  let now = 1_000_000;
+  const rows = new Map<number, AccountState>();
+  let loads = 0;
+  const pending: (() => void)[] = [];
+  let gate = false;
+  // The embedded database's feed, plus what the PostgreSQL one does when its LISTEN connection
+  // comes back after a loss (notices may have been missed).
+  const feed = new LocalChangeFeed();
+  const heard: ChangeListener[] = [];
+  const listen = feed.listen.bind(feed);
+  feed.listen = (channel, listener) => (heard.push(listener), listen(channel, listener));
+  const states = new AccountStates(
+    async (id) => {
+      loads++;
+      const snapshot = rows.get(id);
+      if (gate) await new Promise<void>((r) => pending.push(r));
+      return snapshot;
+    },
+    feed,
+    { ttlMs: opts.ttlMs ?? 2000, holdMs: opts.holdMs ?? 1000, maxEntries: opts.maxEntries, now: () => now },
+  );
+  return {
+    states,
+    feed,
+    rows,
+    loads: () => loads,
+    advance: (ms: number) => (now += ms),
+    reconnected: () => heard.forEach((l) => l.onReset()),
+    /** Holds every load until `release`. */
+    hold: () => (gate = true),
+    release: () => {
+      gate = false;
+      for (const r of pending.splice(0)) r();
+    },
+  };
+}
+
+const state = (role: AccountState['role'], ended: string[] = []): AccountState => ({
+  role,
+  accountType: 'public',
+  name: 'n',
+  endedSessions: new Set(ended),
+});
+
+describe('AccountStates', () => {
+  it('answers from the cache within the TTL and reads again after it', async () => {
+    const s = setup();
+    s.rows.set(1, state('cso'));
+    expect((await s.states.get(1))?.role).toBe('cso');
+    s.rows.set(1, state('carbon'));
+    s.advance(1999);
+    expect((await s.states.get(1))?.role).toBe('cso');
+    expect(s.loads()).toBe(1);
+    s.advance(1);
+    expect((await s.states.get(1))?.role).toBe('carbon');
+    expect(s.loads()).toBe(2);
+  });
+
+  it('caches an account that does not exist too', async () => {
+    const s = setup();
+    expect(await s.states.get(7)).toBeUndefined();
+    expect(await s.states.get(7)).toBeUndefined();
+    expect(s.loads()).toBe(1);
+  });
+
+  it('shares one read among concurrent misses', async () => {
+    const s = setup();
+    s.rows.set(1, state('cso'));
+    const all = await Promise.all([s.states.get(1), s.states.get(1), s.states.get(1)]);
+    expect(all.map((a) => a?.role)).toEqual(['cso', 'cso', 'cso']);
+    expect(s.loads()).toBe(1);
+  });
+
+  it('a change notice drops the entry at once, and tells the change listeners', async () => {
+    const s = setup();
+    const heard: number[] = [];
+    s.states.onChange((id) => heard.push(id));
+    s.rows.set(1, state('cso'));
+    await s.states.get(1);
+    s.rows.set(1, state('carbon'));
+    await s.feed.notify(executor, 'account_changed', '1');
+    expect((await s.states.get(1))?.role).toBe('carbon');
+    expect(heard).toEqual([1]);
+  });
+
+  it('after a change, reads straight from the database for the hold time, then caches again', async () => {
+    const s = setup();
+    s.rows.set(1, state('cso'));
+    await s.states.changed(executor, 1);
+    await s.states.get(1);
+    await s.states.get(1);
+    expect(s.loads()).toBe(2);
+    s.advance(1000);
+    await s.states.get(1);
+    await s.states.get(1);
+    expect(s.loads()).toBe(3);
+  });
+
+  it('a read that began before a change does not store what it read', async () => {
+    const s = setup({ holdMs: 0 });
+    s.rows.set(1, state('cso'));
+    s.hold();
+    const racing = s.states.get(1); // reads the old row, then waits
+    s.rows.set(1, state('carbon'));
+    await s.states.changed(executor, 1);
+    s.release();
+    expect((await racing)?.role).toBe('cso');
+    expect((await s.states.get(1))?.role).toBe('carbon');
+  });
+
+  it('a reset (notices may have been missed) drops every entry', async () => {
+    const s = setup();
+    s.rows.set(1, state('cso'));
+    s.rows.set(2, state('cso'));
+    await s.states.get(1);
+    await s.states.get(2);
+    s.rows.set(1, state('carbon'));
+    s.rows.set(2, state('carbon', ['fam']));
+    s.reconnected();
+    expect((await s.states.get(1))?.role).toBe('carbon');
+    expect((await s.states.get(2))?.endedSessions.has('fam')).toBe(true);
+  });
+
+  it('keeps at most maxEntries accounts, dropping the oldest', async () => {
+    const s = setup({ maxEntries: 2 });
+    for (const id of [1, 2, 3]) s.rows.set(id, state('carbon'));
+    await s.states.get(1);
+    await s.states.get(2);
+    await s.states.get(3);
+    expect(s.loads()).toBe(3);
+    await s.states.get(3);
+    await s.states.get(2);
+    expect(s.loads()).toBe(3);
+    await s.states.get(1);
+    expect(s.loads()).toBe(4);
+  });
+});

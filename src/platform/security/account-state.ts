@@ -1,0 +1,137 @@
+// What an access token's bearer is right now: the account's current role, account type and name,
+// and the sign-in sessions (refresh-token families) ended lately. A token's claims are a hint; this
+// is the authority every request and socket is judged by (ARCHITECTURE.md, "Token validity").
+//
+// Each node caches a state for at most `ttlMs`. A node that changes an account or ends a session
+// announces it on the change feed (delivered on commit); every node then drops its entry at once.
+// The TTL bounds what a lost notice can cost. An entry dropped for a change is not cached again for
+// `holdMs`: a request that read the row before the change committed must not store the old state
+// (on the embedded database the notice is said before the commit, not after it).
+import type { Executor } from '../db/database.js';
+import type { ChangeFeed } from '../db/notifications.js';
+import type { AccountType, Role } from './identity.rules.js';
+
+export interface AccountState {
+  role: Role;
+  accountType: AccountType;
+  name: string;
+  /** Session (refresh-token family) ids ended within an access token's lifetime. */
+  endedSessions: ReadonlySet<string>;
+}
+
+export interface AccountStateOptions {
+  ttlMs: number;
+  holdMs?: number;
+  /** At most this many accounts cached; the oldest go first. */
+  maxEntries?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  state: AccountState | undefined;
+  at: number;
+}
+
+const CHANNEL = 'account_changed';
+
+export class AccountStates {
+  private readonly entries = new Map<number, Entry>();
+  private readonly loading = new Map<number, Promise<AccountState | undefined>>();
+  private readonly heldUntil = new Map<number, number>();
+  private readonly changeListeners = new Set<(id: number) => void>();
+  private readonly now: () => number;
+  private readonly unlisten: () => void;
+
+  constructor(
+    /** Reads the account's state from the database; undefined when it does not exist. */
+    private readonly load: (id: number) => Promise<AccountState | undefined>,
+    private readonly feed: ChangeFeed,
+    private readonly opts: AccountStateOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.unlisten = feed.listen(CHANNEL, {
+      onNotice: (payload) => {
+        const id = Number(payload);
+        if (Number.isSafeInteger(id)) this.forget(id);
+      },
+      onReset: () => {
+        for (const id of [...this.entries.keys()]) this.forget(id);
+      },
+    });
+  }
+
+  /** The account's current state, or undefined when it does not exist. */
+  get(id: number): Promise<AccountState | undefined> | AccountState | undefined {
+    const now = this.now();
+    const entry = this.entries.get(id);
+    if (entry && now - entry.at < this.opts.ttlMs) return entry.state;
+    const held = this.heldUntil.get(id);
+    if (held !== undefined) {
+      if (held > now) return this.load(id);
+      this.heldUntil.delete(id);
+    }
+    const inFlight = this.loading.get(id);
+    if (inFlight) return inFlight;
+    const p = this.load(id).then(
+      (state) => {
+        // Stored only when no change was announced while it loaded.
+        if (this.loading.get(id) === p) {
+          this.loading.delete(id);
+          this.store(id, state, now);
+        }
+        return state;
+      },
+      (err: unknown) => {
+        if (this.loading.get(id) === p) this.loading.delete(id);
+        throw err;
+      },
+    );
+    this.loading.set(id, p);
+    return p;
+  }
+
+  /** Announces that account `id` changed (role, account type, name, deleted, a session ended), on
+   * the writer's executor: other nodes hear it when the transaction commits; this node forgets its
+   * entry now. */
+  async changed(executor: Executor, id: number): Promise<void> {
+    this.forget(id);
+    await this.feed.notify(executor, CHANNEL, String(id));
+  }
+
+  /** Called with each account id whose state may have changed (after its entry was dropped). */
+  onChange(listener: (id: number) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  close() {
+    this.unlisten();
+    this.entries.clear();
+    this.changeListeners.clear();
+  }
+
+  private forget(id: number) {
+    this.entries.delete(id);
+    this.loading.delete(id);
+    const now = this.now();
+    if (this.heldUntil.size > 10_000)
+      for (const [held, until] of this.heldUntil) if (until <= now) this.heldUntil.delete(held);
+    this.heldUntil.set(id, now + (this.opts.holdMs ?? 1000));
+    for (const l of this.changeListeners) l(id);
+  }
+
+  private store(id: number, state: AccountState | undefined, at: number) {
+    const held = this.heldUntil.get(id);
+    if (held !== undefined) {
+      if (held > this.now()) return;
+      this.heldUntil.delete(id);
+    }
+    this.entries.delete(id);
+    this.entries.set(id, { state, at });
+    const max = this.opts.maxEntries ?? 100_000;
+    if (this.entries.size > max) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+}
