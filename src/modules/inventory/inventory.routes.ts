@@ -3,7 +3,7 @@ import { currentUser, selfOrAdmin } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
 import type { InventoryService } from './inventory.service.js';
-import { idempotencyClaim, idempotencyHeaders } from '../../platform/http/idempotency.js';
+import { idempotencyClaim, idempotencyHeaders, REPLAYED_HEADER } from '../../platform/http/idempotency.js';
 import {
   idParam,
   inventorySchema,
@@ -53,7 +53,7 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
         req.body,
       );
       const { value, replayed } = await inventory.adminModify(req.body, user.id, claim);
-      if (replayed) void reply.header('idempotent-replayed', 'true');
+      if (replayed) void reply.header(REPLAYED_HEADER, 'true');
       return value;
     },
   );

@@ -308,26 +308,25 @@ export class InventoryService {
   // ---- the admin endpoint ----------------------------------------------------------------
 
   /** `POST /api/inventory/modify`: one change, then the user's inventory; with an idempotency
-   * claim, a repeated request replays the first answer and changes nothing. */
+   * claim, a repeated request replays the first answer (a refusal such as insufficient_funds
+   * too) and changes nothing. */
   adminModify(
     input: ModifyInput,
     actorUserId: number,
     claim: IdempotencyClaim | undefined,
   ): Promise<{ value: InventoryView; replayed: boolean }> {
-    return transaction(this.db, (trx) =>
-      once(trx, claim, async () => {
-        const ctx: ChangeContext = {
-          actorUserId,
-          actorKind: 'admin',
-          reason: 'admin modify',
-          idempotencyKey: claim?.key ?? null,
-        };
-        if ('itemId' in input)
-          await this.modifyInventoryIn(trx, input.userId, input.itemId, input.quantity, ctx);
-        else await this.modifyCurrencyIn(trx, input.userId, input.amount, ctx);
-        return this.inventory(input.userId, trx);
-      }),
-    );
+    return once(this.db, claim, async (trx) => {
+      const ctx: ChangeContext = {
+        actorUserId,
+        actorKind: 'admin',
+        reason: 'admin modify',
+        idempotencyKey: claim?.key ?? null,
+      };
+      if ('itemId' in input)
+        await this.modifyInventoryIn(trx, input.userId, input.itemId, input.quantity, ctx);
+      else await this.modifyCurrencyIn(trx, input.userId, input.amount, ctx);
+      return this.inventory(input.userId, trx);
+    });
   }
 
   // ---- reading -----------------------------------------------------------------------------

@@ -280,7 +280,8 @@ describe('GET /api/inventory and POST /api/inventory/modify', () => {
       headers,
     });
     expect(theirs.body.energy_coins).toBe(61);
-    // A refused request leaves no key behind: the retry runs again.
+    // A refused request's key keeps its refusal: the retry is answered the same, even once the
+    // coins are there (src/platform/http/idempotency.test.ts has the storms).
     const k = { 'idempotency-key': 'spend-too-much' };
     expect(
       (
@@ -297,8 +298,10 @@ describe('GET /api/inventory and POST /api/inventory/modify', () => {
       body: { userId: u.id, amount: -100 },
       headers: k,
     });
-    expect(retried.status).toBe(200);
-    expect(retried.body.energy_coins).toBe(61);
+    expect(retried.status).toBe(409);
+    expect(retried.body.code).toBe('insufficient_funds');
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(await t.deps.services.inventory.inventory(u.id)).toMatchObject({ energy_coins: 161 });
   });
 });
 

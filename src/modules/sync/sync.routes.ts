@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import type { SyncService } from './sync.service.js';
-import { idempotencyClaim, idempotencyHeaders } from '../../platform/http/idempotency.js';
+import { idempotencyClaim, idempotencyHeaders, REPLAYED_HEADER } from '../../platform/http/idempotency.js';
 import { timelineEventSchema } from '../timeline/index.js';
 import { ingestBody, universalStateQuery, universalStateSchema } from './sync.schemas.js';
 
@@ -54,7 +54,7 @@ export function syncRoutes(app: App, { sync }: { sync: SyncService }) {
         req.body,
       );
       const { value, replayed } = await sync.ingest(req.body, claim);
-      if (replayed) void reply.header('idempotent-replayed', 'true');
+      if (replayed) void reply.header(REPLAYED_HEADER, 'true');
       return reply.status(201).send(value);
     },
   );

@@ -1,7 +1,7 @@
 // Sync endpoints for the external world platform (spec: "Sync endpoints"; the API contract
 // "Instances, timeline and sync"): read the assistant's universal state, write timeline events.
 import { isForeignKeyViolation } from '../../platform/db/errors.js';
-import { type Db, transaction } from '../../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
 import { validationFailed } from '../../platform/http/problem.js';
 import type { CharactersService } from '../characters/index.js';
 import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js';
@@ -22,35 +22,34 @@ export class SyncService {
   ) {}
 
   /** Writes the event through the one timeline path (enriched, linked to its observer, broadcast
-   * after commit). With a claim, a retried request replays the first event. */
+   * after commit). With a claim, a retried request replays the first answer: the event, or the
+   * refusal (an unknown user or instance). */
   ingest(
     input: IngestInput,
     claim: IdempotencyClaim | undefined,
   ): Promise<{ value: TimelineEvent; replayed: boolean }> {
-    return transaction(this.db, (trx, afterCommit) =>
-      once(trx, claim, async () => {
-        try {
-          return await this.timeline.record(
-            trx,
-            {
-              eventType: input.eventType,
-              eventText: input.eventText,
-              userId: input.userId,
-              instanceId: input.metadata.instanceId ?? null,
-              personaId: input.metadata.personaId ?? null,
-              source: typeof input.metadata.source === 'string' ? input.metadata.source : undefined,
-              metadata: input.metadata,
-            },
-            afterCommit,
-          );
-        } catch (err) {
-          // The event's foreign key decides whether the player exists: no extra round trip.
-          if (isForeignKeyViolation(err, 'timeline_events_user_id_fkey'))
-            throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
-          throw err;
-        }
-      }),
-    );
+    return once(this.db, claim, async (trx, afterCommit) => {
+      try {
+        return await this.timeline.record(
+          trx,
+          {
+            eventType: input.eventType,
+            eventText: input.eventText,
+            userId: input.userId,
+            instanceId: input.metadata.instanceId ?? null,
+            personaId: input.metadata.personaId ?? null,
+            source: typeof input.metadata.source === 'string' ? input.metadata.source : undefined,
+            metadata: input.metadata,
+          },
+          afterCommit,
+        );
+      } catch (err) {
+        // The event's foreign key decides whether the player exists: no extra round trip.
+        if (isForeignKeyViolation(err, 'timeline_events_user_id_fkey'))
+          throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
+        throw err;
+      }
+    });
   }
 
   /** The assistant's state and emotions; with a player, that player's newest memories and

@@ -1,14 +1,21 @@
 // Idempotency-Key support for money, inventory and ingest writes (ARCHITECTURE.md conventions 6
-// and 10). The key is claimed inside the business transaction, so the claim, the change and the
-// stored answer commit together or not at all: a failed request leaves no trace and may be
-// retried. Keys live in the database (every node sees them), scoped per caller and route. A
-// concurrent duplicate on Postgres waits on the unique index until the first commits, then
-// replays its answer; on the embedded database transactions are serialised anyway.
+// and 10). A key replays the first answer of its request: a success, or a refusal (a 4xx problem
+// other than 401, 403 and 429, which say who or when may call, not what the request is). Keys live
+// in the database (every node sees them), scoped per caller and route.
+//
+// The key is claimed inside the business transaction and its answer stored in the same
+// transaction, so the claim and the answer commit together. The operation runs after a savepoint:
+// a refusal (an AppError, thrown with the change half made) rolls back to it, undoing the change
+// but keeping the claim, and the refusal is stored under the key before the commit. A repeat that
+// arrives while the first is still running never runs the operation: on PostgreSQL it waits on the
+// key's unique index until the first commits, then replays the stored answer; on the embedded
+// database transactions are serialised anyway. Any other failure (a 500, a busy database, 401,
+// 403, 429) rolls the whole transaction back with its claim: nothing is stored, the retry runs.
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import type { Executor } from '../db/database.js';
-import { AppError } from './problem.js';
+import { type Db, type Executor, type Trx, transaction } from '../db/database.js';
+import { AppError, type Problem } from './problem.js';
 import './idempotency.tables.js';
 
 export interface IdempotencyClaim {
@@ -41,44 +48,100 @@ export function idempotencyClaim(
   return { scope: `${caller} ${route}`, key, fingerprint };
 }
 
-/** Runs `run` once per claim. Returns the stored first answer on a replay. */
+/** Whether a failure is the request's answer, kept under its key and replayed: a 4xx problem
+ * about the request itself. 401 and 403 (the caller's credentials or rights) and 429 (the
+ * caller's rate) are not, and neither is anything unexpected (5xx): those store nothing. */
+export function isReplayableRefusal(err: unknown): err is AppError {
+  return (
+    err instanceof AppError &&
+    err.status >= 400 &&
+    err.status < 500 &&
+    err.status !== 401 &&
+    err.status !== 403 &&
+    err.status !== 429
+  );
+}
+
+/** The header that marks a replayed answer (a success's route sets it; a refusal carries it). */
+export const REPLAYED_HEADER = 'idempotent-replayed';
+
+type AfterCommit = (cb: () => void) => void;
+
+/** Runs `run` in a transaction, once per claim: the first request's answer (its value, or its
+ * refusal, thrown) is stored under the key, and a repeat gets it back (`replayed`, or the same
+ * problem with the `idempotent-replayed` header) without running anything. Without a claim it
+ * is a plain transaction. `afterCommit` callbacks of a refused run are dropped with its change. */
 export async function once<T>(
-  trx: Executor,
+  db: Db,
   claim: IdempotencyClaim | undefined,
-  run: () => Promise<T>,
+  run: (trx: Trx, afterCommit: AfterCommit) => Promise<T>,
 ): Promise<{ value: T; replayed: boolean }> {
-  if (!claim) return { value: await run(), replayed: false };
-  const claimed = await trx
-    .insertInto('idempotency_keys')
-    .values({
-      scope: claim.scope,
-      key: claim.key,
-      fingerprint: claim.fingerprint,
-      status_code: null,
-      response: null,
-    })
-    .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-    .returning('key')
-    .executeTakeFirst();
-  if (!claimed) {
-    const row = await trx
-      .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'response'])
-      .where('scope', '=', claim.scope)
-      .where('key', '=', claim.key)
-      .executeTakeFirstOrThrow();
-    if (row.fingerprint !== claim.fingerprint)
-      throw new AppError('conflict', 'This Idempotency-Key was already used with a different request');
-    return { value: row.response as T, replayed: true };
-  }
-  const value = await run();
+  if (!claim) return { value: await transaction(db, run), replayed: false };
+  const outcome = await transaction(
+    db,
+    async (trx, afterCommit): Promise<{ value: T; replayed: boolean } | { refused: AppError }> => {
+      const claimed = await trx
+        .insertInto('idempotency_keys')
+        .values({
+          scope: claim.scope,
+          key: claim.key,
+          fingerprint: claim.fingerprint,
+          status_code: null,
+          response: null,
+        })
+        .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+        .returning('key')
+        .executeTakeFirst();
+      if (!claimed) {
+        const row = await trx
+          .selectFrom('idempotency_keys')
+          .select(['fingerprint', 'status_code', 'response'])
+          .where('scope', '=', claim.scope)
+          .where('key', '=', claim.key)
+          .executeTakeFirstOrThrow();
+        if (row.fingerprint !== claim.fingerprint)
+          throw new AppError('conflict', 'This Idempotency-Key was already used with a different request');
+        if (row.status_code !== null && row.status_code >= 400)
+          throw replayedRefusal(row.response as Problem);
+        return { value: row.response as T, replayed: true };
+      }
+      // The claim stays whatever the operation does; a refusal rolls back to here.
+      await sql`savepoint idempotent_run`.execute(trx);
+      const callbacks: (() => void)[] = [];
+      let value: T;
+      try {
+        value = await run(trx, (cb) => callbacks.push(cb));
+      } catch (err) {
+        if (!isReplayableRefusal(err)) throw err;
+        await sql`rollback to savepoint idempotent_run`.execute(trx);
+        await storeAnswer(trx, claim, err.status, err.toProblem());
+        return { refused: err };
+      }
+      await storeAnswer(trx, claim, 200, value);
+      for (const cb of callbacks) afterCommit(cb);
+      return { value, replayed: false };
+    },
+  );
+  // The refusal is answered once its key committed.
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome;
+}
+
+/** `status_code`: 200 for a success (its route picks the status it answers with), else the
+ * refusal's status, whose problem object is the stored `response`. */
+async function storeAnswer(trx: Trx, claim: IdempotencyClaim, status: number, response: unknown) {
   await trx
     .updateTable('idempotency_keys')
-    .set({ status_code: 200, response: JSON.stringify(value) })
+    .set({ status_code: status, response: JSON.stringify(response) })
     .where('scope', '=', claim.scope)
     .where('key', '=', claim.key)
     .execute();
-  return { value, replayed: false };
+}
+
+/** The stored refusal, answered again: the same problem body, marked as a replay. */
+function replayedRefusal(problem: Problem): AppError {
+  const { type: _type, title: _title, status: _status, detail, code, ...extensions } = problem;
+  return new AppError(code, detail, extensions, { [REPLAYED_HEADER]: 'true' });
 }
 
 /** Forgets keys older than `hours` (a retry window, not an archive); for the maintenance sweep. */
