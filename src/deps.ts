@@ -137,7 +137,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     );
     cleanup.unshift(async () => accounts.close());
     const accountChanged = (executor: Db, id: number): Promise<void> => accounts.changed(executor, id);
-    const users = new UsersService(db, { accountChanged });
+    const users = new UsersService(db, { accountChanged, cachedAccess: (id) => accounts.get(id) });
     const auth = new AuthService(db, users, tokens, counters, {
       refreshTtlSeconds: config.jwt.refreshTtl,
       loginFailureLimit: config.limits.loginFailures,

@@ -38,6 +38,15 @@ export interface UsersServiceOptions {
   /** Says that an account's role, account type or name changed or that it is gone, on the
    * writer's executor (signed-in clients are judged by the account as it is now). */
   accountChanged?: (executor: Executor, id: number) => Promise<void>;
+  /** The per-node cache of accounts' role, account type and name that requests are judged by
+   * (kept fresh by `accountChanged`): reads of who an account is outside a transaction use it. */
+  cachedAccess?: (id: number) => Promise<Access | undefined> | Access | undefined;
+}
+
+export interface Access {
+  role: Role;
+  accountType: AccountType;
+  name: string;
 }
 
 export class UsersService {
@@ -81,7 +90,7 @@ export class UsersService {
     const passwordHash = input.password === null ? null : await hashPassword(input.password);
     const name = input.name?.trim() || (email ? email.split('@')[0]! : 'user');
     try {
-      return await repo.insert(executor, {
+      const user = await repo.insert(executor, {
         email,
         passwordHash,
         name,
@@ -89,6 +98,9 @@ export class UsersService {
         accountType,
         emailVerified: input.emailVerified ?? false,
       });
+      // A node may have cached that no account had this id (a token signed for it, say).
+      await this.announce(executor, user.id);
+      return user;
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('conflict', 'An account with this email already exists');
       throw err;
@@ -188,10 +200,19 @@ export class UsersService {
     return row ? Number(row.energy_coins) : undefined;
   }
 
-  /** Who an account is (role, account type, name), or undefined when it does not exist. */
-  async identity(id: number, executor: Executor = this.db) {
-    const u = await repo.findById(executor, id);
-    return u && { id: u.id, role: u.role, accountType: u.account_type, name: u.name };
+  /** Who an account is (role, account type, name), or undefined when it does not exist. Outside
+   * a transaction it is the account as requests see it (the per-node cache, fresh within its
+   * bound); inside one, the row as the transaction sees it. */
+  async identity(
+    id: number,
+    executor: Executor = this.db,
+  ): Promise<{ id: number; role: Role; accountType: AccountType; name: string } | undefined> {
+    if (executor === this.db && this.opts.cachedAccess) {
+      const a = await this.opts.cachedAccess(id);
+      return a && { id, role: a.role, accountType: a.accountType, name: a.name };
+    }
+    const u = await repo.access(executor, id);
+    return u && { id, role: u.role, accountType: u.account_type, name: u.name };
   }
 
   /** The NPC accounts (the assistant and the characters) among `ids`, with their names. */
