@@ -34,6 +34,7 @@ import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
 import { usersPlugin } from './modules/users/index.js';
+import { workflowsPlugin } from './modules/workflows/index.js';
 import { VERSION } from './version.js';
 
 export interface BuiltApp {
@@ -198,6 +199,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(protocolsPlugin, { protocols: s.protocols });
   await app.register(chatPlatformPlugin, { chatPlatform: s.chatPlatform });
   await app.register(memoryPlugin, { memory: s.memory });
+  await app.register(workflowsPlugin, { workflows: s.workflows, workflowTasks: s.workflowTasks });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.
   await app.register(filesPlugin, {

@@ -30,6 +30,7 @@ import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
+import { WorkflowsService, WorkflowTasksService } from './modules/workflows/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
@@ -48,6 +49,8 @@ export interface Services {
   sync: SyncService;
   memory: MemoryService;
   chat: ChatService;
+  workflows: WorkflowsService;
+  workflowTasks: WorkflowTasksService;
 }
 
 export interface Deps {
@@ -248,6 +251,16 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       attachmentBytes: config.limits.attachmentBytes,
       attachmentTimeoutMs: config.limits.attachmentTimeoutMs,
     });
+    // Workflows: definitions and instances; their runs, suggestion settings and chat-platform
+    // notifications are ports (WorkflowPorts) wired where those parts are built.
+    const workflows = new WorkflowsService({
+      db,
+      timeline,
+      protocols,
+      addMemory: (input, trx) => memory.addMemory(input, trx),
+      isCharacter: (id, executor) => characters.getNpc(id, executor).then(() => true, () => false),
+    });
+    const workflowTasks = new WorkflowTasksService(workflows);
     const services: Services = {
       users,
       auth,
@@ -264,6 +277,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       files,
       memory,
       chat,
+      workflows,
+      workflowTasks,
     };
 
     // First start: the assistant's own user and the root observer (the API contract). Both steps
@@ -272,6 +287,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     await timeline.ensureRootObserver();
     // The builtin protocols (spec "Protocol ids"); inserts only the missing ones.
     await protocols.seed();
+    // The workflow protocols and definitions (after the protocols they reference).
+    await workflows.seed();
 
     defineMaintenanceJobs(jobs, db, {
       rateLimitWindows: () => counters.sweep(),

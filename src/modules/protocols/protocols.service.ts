@@ -104,9 +104,15 @@ export class ProtocolsService {
 
   /** First start: creates the builtin protocols that do not exist yet; never overwrites. */
   async seed(): Promise<{ inserted: string[] }> {
-    const inserted: string[] = [];
     // The base first: the routing protocols reference it.
-    for (const { id, ...definition } of SEED_PROTOCOLS) {
+    return this.seedBuiltin(SEED_PROTOCOLS);
+  }
+
+  /** Creates these builtin protocols unless they exist (in order; never overwrites). Other
+   * modules' builtin protocols (the workflows module's workflow protocols) come through here. */
+  async seedBuiltin(list: readonly (ProtocolDefinition & { id: string })[]): Promise<{ inserted: string[] }> {
+    const inserted: string[] = [];
+    for (const { id, ...definition } of list) {
       const parsed = parseProtocolId(id)!;
       if (await repo.insertIfAbsent(this.db, { id, ...parsed, definition, builtin: true, userId: null }))
         inserted.push(id);

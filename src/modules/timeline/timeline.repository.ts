@@ -192,6 +192,21 @@ export function listEvents(
   return q.orderBy('timeline_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute();
 }
 
+/** Newest first: the events of state-machine instances (`metadata.stateMachineInstanceId`). */
+export function listStateMachineEvents(
+  db: Executor,
+  f: { stateMachineInstanceIds: string[]; eventType?: string | undefined; limit?: number | undefined },
+) {
+  let q = db
+    .selectFrom('timeline_events')
+    .select(eventColumns)
+    .where(sql<string>`metadata ->> 'stateMachineInstanceId'`, 'in', f.stateMachineInstanceIds);
+  if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
+  q = q.orderBy('timeline_at', 'desc').orderBy('id', 'desc');
+  if (f.limit !== undefined) q = q.limit(f.limit);
+  return q.execute();
+}
+
 /** Events in all, and those that occurred in the last `hours`. */
 export function countEvents(db: Executor, hours: number) {
   return db

@@ -186,6 +186,16 @@ export class TimelineService {
     return (await repo.listEvents(executor, f)).map(toEvent);
   }
 
+  /** Newest first: the events of state-machine instances (their `metadata.stateMachineInstanceId`),
+   * of one type when given. */
+  async listForStateMachines(
+    f: { stateMachineInstanceIds: string[]; eventType?: string | undefined; limit?: number | undefined },
+    executor: Executor = this.db,
+  ): Promise<TimelineEvent[]> {
+    if (f.stateMachineInstanceIds.length === 0) return [];
+    return (await repo.listStateMachineEvents(executor, f)).map(toEvent);
+  }
+
   async getInstance(id: number, executor: Executor = this.db): Promise<Instance | undefined> {
     const r = await repo.findInstance(executor, id);
     return r ? toInstance(r) : undefined;

@@ -1,0 +1,14 @@
+import type { AppPlugin } from '../../platform/http/types.js';
+import { workflowsRoutes, type WorkflowsRoutesOptions } from './workflows.routes.js';
+import './workflows.tables.js';
+
+export { WorkflowsService } from './workflows.service.js';
+export type { RunHandle, WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.service.js';
+export { WorkflowTasksService } from './workflows.tasks.js';
+export { WORKFLOW_DEFINITIONS, WORKFLOW_PROTOCOLS } from './workflows.definitions.js';
+export type { WorkflowDefinition, GuardName, ActionName } from './workflows.definitions.js';
+export type { WorkflowInstance, Task, Artifact, Run, Approval, Advanced } from './workflows.schemas.js';
+
+/** The module's HTTP door (mounted by app.ts): definitions, instances, tasks and artifacts. */
+export const workflowsPlugin: AppPlugin<WorkflowsRoutesOptions> = async (app, opts) =>
+  workflowsRoutes(app, opts);

@@ -1,0 +1,418 @@
+// SQL only: workflow definitions, instances, approvals, tasks, artifacts and runs.
+import type { Updateable } from 'kysely';
+import { dbNow, type Executor } from '../../platform/db/database.js';
+import type { WorkflowDefinition } from './workflows.definitions.js';
+import type {
+  ReviewStatus,
+  RunTrigger,
+  Specialty,
+  TaskStatus,
+  WorkflowArtifactsTable,
+  WorkflowInstancesTable,
+  WorkflowTasksTable,
+} from './workflows.tables.js';
+
+// ---- definitions ---------------------------------------------------------------------------
+
+/** Seeding: inserts unless the id exists (several nodes may start at once; never overwrites). */
+export async function insertDefinitionIfAbsent(db: Executor, def: WorkflowDefinition): Promise<boolean> {
+  const row = await db
+    .insertInto('workflow_definitions')
+    .values({
+      id: def.machineId,
+      version: def.version,
+      protocol_id: def.protocolId,
+      definition: JSON.stringify(def),
+    })
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function listDefinitions(db: Executor): Promise<WorkflowDefinition[]> {
+  const rows = await db.selectFrom('workflow_definitions').select('definition').orderBy('id').execute();
+  return rows.map((r) => r.definition);
+}
+
+// ---- instances -----------------------------------------------------------------------------
+
+const instanceColumns = [
+  'id',
+  'machine_id',
+  'protocol_id',
+  'state',
+  'context',
+  'channel_id',
+  'guild_id',
+  'created_by_user_id',
+  'updated_by_user_id',
+  'version',
+  'state_visit',
+  'state_entered_at',
+  'registry_instance_id',
+  'active_run_id',
+  'archived_at',
+  'created_at',
+] as const;
+
+export function insertInstance(
+  db: Executor,
+  v: {
+    machineId: string;
+    protocolId: string;
+    state: string;
+    context: Record<string, unknown>;
+    channelId: string | null;
+    guildId: string | null;
+    userId: number;
+    registryInstanceId: number | null;
+  },
+) {
+  return db
+    .insertInto('workflow_instances')
+    .values({
+      machine_id: v.machineId,
+      protocol_id: v.protocolId,
+      state: v.state,
+      context: v.context,
+      channel_id: v.channelId,
+      guild_id: v.guildId,
+      created_by_user_id: v.userId,
+      updated_by_user_id: v.userId,
+      registry_instance_id: v.registryInstanceId,
+    })
+    .returning(instanceColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** One instance; `lock` takes its row lock (read-check-write of a transition, approval, …). */
+export function findInstance(db: Executor, id: string, lock = false) {
+  const q = db.selectFrom('workflow_instances').select(instanceColumns).where('id', '=', id);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+export type InstanceRow = NonNullable<Awaited<ReturnType<typeof findInstance>>>;
+
+export async function listInstances(
+  db: Executor,
+  f: {
+    createdByUserId?: number | undefined;
+    machineId?: string | undefined;
+    state?: string | undefined;
+    channelId?: string | undefined;
+    archived?: boolean | undefined;
+    limit: number;
+    offset: number;
+  },
+) {
+  let q = db.selectFrom('workflow_instances');
+  if (f.createdByUserId !== undefined) q = q.where('created_by_user_id', '=', f.createdByUserId);
+  if (f.machineId !== undefined) q = q.where('machine_id', '=', f.machineId);
+  if (f.state !== undefined) q = q.where('state', '=', f.state);
+  if (f.channelId !== undefined) q = q.where('channel_id', '=', f.channelId);
+  if (f.archived !== undefined) q = q.where('archived_at', f.archived ? 'is not' : 'is', null);
+  const [rows, total] = await Promise.all([
+    q
+      .select(instanceColumns)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(f.limit)
+      .offset(f.offset)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}
+
+/** Writes the changes and bumps the version (the caller holds the row lock). */
+export function updateInstance(
+  db: Executor,
+  id: string,
+  changes: Omit<Updateable<WorkflowInstancesTable>, 'version' | 'updated_at'>,
+  nextVisit = false,
+) {
+  return db
+    .updateTable('workflow_instances')
+    .set({ ...changes, updated_at: dbNow() })
+    .set((eb) => ({
+      version: eb('version', '+', 1),
+      ...(nextVisit ? { state_visit: eb('state_visit', '+', 1) } : {}),
+    }))
+    .where('id', '=', id)
+    .returning(instanceColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** The new state's entry: state, a new visit, its entry time. */
+export function enterState(db: Executor, id: string, state: string, userId: number, archive: boolean) {
+  return updateInstance(
+    db,
+    id,
+    {
+      state,
+      state_entered_at: dbNow(),
+      updated_by_user_id: userId,
+      ...(archive ? { archived_at: dbNow() } : {}),
+    },
+    true,
+  );
+}
+
+/** The instance's active run (no version bump: the run, not the instance, is what changed). */
+export function setActiveRun(db: Executor, id: string, runId: string | null) {
+  return db
+    .updateTable('workflow_instances')
+    .set({ active_run_id: runId })
+    .where('id', '=', id)
+    .returning(instanceColumns)
+    .executeTakeFirstOrThrow();
+}
+
+// ---- approvals -----------------------------------------------------------------------------
+
+const approvalColumns = [
+  'id',
+  'instance_id',
+  'state',
+  'state_visit',
+  'approved_by_user_id',
+  'approved_by_name',
+  'note',
+  'created_at',
+] as const;
+
+export function insertApproval(
+  db: Executor,
+  v: {
+    instanceId: string;
+    state: string;
+    stateVisit: number;
+    userId: number;
+    name: string;
+    note: string | null;
+  },
+) {
+  return db
+    .insertInto('workflow_approvals')
+    .values({
+      instance_id: v.instanceId,
+      state: v.state,
+      state_visit: v.stateVisit,
+      approved_by_user_id: v.userId,
+      approved_by_name: v.name,
+      note: v.note,
+    })
+    .returning(approvalColumns)
+    .executeTakeFirstOrThrow();
+}
+export type ApprovalRow = Awaited<ReturnType<typeof insertApproval>>;
+
+/** Oldest first. */
+export function listApprovals(db: Executor, instanceId: string) {
+  return db
+    .selectFrom('workflow_approvals')
+    .select(approvalColumns)
+    .where('instance_id', '=', instanceId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Approvals per (instance, state, visit) of these instances. */
+export function countApprovals(db: Executor, instanceIds: string[]) {
+  return db
+    .selectFrom('workflow_approvals')
+    .select(['instance_id', 'state', 'state_visit', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('instance_id', 'in', instanceIds)
+    .groupBy(['instance_id', 'state', 'state_visit'])
+    .execute();
+}
+
+// ---- tasks ---------------------------------------------------------------------------------
+
+const taskColumns = [
+  'id',
+  'instance_id',
+  'title',
+  'description',
+  'status',
+  'specialty',
+  'assigned_persona_id',
+  'assigned_human',
+  'notes',
+  'metadata',
+  'run_count',
+  'created_at',
+] as const;
+
+export function insertTasks(
+  db: Executor,
+  instanceId: string,
+  tasks: { title: string; description: string; specialty: Specialty; metadata: Record<string, unknown> }[],
+) {
+  return db
+    .insertInto('workflow_tasks')
+    .values(tasks.map((t) => ({ instance_id: instanceId, ...t })))
+    .returning(taskColumns)
+    .execute();
+}
+
+export function listTasks(db: Executor, instanceId: string, status?: TaskStatus) {
+  let q = db.selectFrom('workflow_tasks').select(taskColumns).where('instance_id', '=', instanceId);
+  if (status !== undefined) q = q.where('status', '=', status);
+  return q.orderBy('created_at').orderBy('id').execute();
+}
+
+export function findTask(db: Executor, id: string, lock = false) {
+  const q = db.selectFrom('workflow_tasks').select(taskColumns).where('id', '=', id);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+export type TaskRow = NonNullable<Awaited<ReturnType<typeof findTask>>>;
+
+export function updateTask(
+  db: Executor,
+  id: string,
+  changes: Omit<Updateable<WorkflowTasksTable>, 'updated_at'>,
+) {
+  return db
+    .updateTable('workflow_tasks')
+    .set({ ...changes, updated_at: dbNow() })
+    .where('id', '=', id)
+    .returning(taskColumns)
+    .executeTakeFirstOrThrow();
+}
+
+// ---- artifacts -----------------------------------------------------------------------------
+
+const artifactListColumns = [
+  'id',
+  'instance_id',
+  'task_id',
+  'persona_id',
+  'summary',
+  'status',
+  'review_status',
+  'reviewed_by_user_id',
+  'review_notes',
+  'metadata',
+  'created_at',
+  'reviewed_at',
+] as const;
+const artifactColumns = [...artifactListColumns, 'content'] as const;
+
+export function insertArtifact(
+  db: Executor,
+  v: {
+    instanceId: string;
+    taskId: string | null;
+    personaId: number | null;
+    summary: string;
+    content: string;
+    metadata: Record<string, unknown>;
+  },
+) {
+  return db
+    .insertInto('workflow_artifacts')
+    .values({
+      instance_id: v.instanceId,
+      task_id: v.taskId,
+      persona_id: v.personaId,
+      summary: v.summary,
+      content: v.content,
+      metadata: v.metadata,
+    })
+    .returning(artifactColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export function findArtifact(db: Executor, id: string, lock = false) {
+  const q = db.selectFrom('workflow_artifacts').select(artifactColumns).where('id', '=', id);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+export type ArtifactRow = NonNullable<Awaited<ReturnType<typeof findArtifact>>>;
+
+/** Without `content`, oldest first. */
+export function listArtifacts(
+  db: Executor,
+  instanceId: string,
+  f: { taskId?: string | undefined; reviewStatus?: ReviewStatus | undefined } = {},
+) {
+  let q = db
+    .selectFrom('workflow_artifacts')
+    .select(artifactListColumns)
+    .where('instance_id', '=', instanceId);
+  if (f.taskId !== undefined) q = q.where('task_id', '=', f.taskId);
+  if (f.reviewStatus !== undefined) q = q.where('review_status', '=', f.reviewStatus);
+  return q.orderBy('created_at').orderBy('id').execute();
+}
+
+export function updateArtifact(db: Executor, id: string, changes: Updateable<WorkflowArtifactsTable>) {
+  return db
+    .updateTable('workflow_artifacts')
+    .set(changes)
+    .where('id', '=', id)
+    .returning(artifactColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export async function countPendingArtifacts(db: Executor, instanceId: string): Promise<number> {
+  const r = await db
+    .selectFrom('workflow_artifacts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('instance_id', '=', instanceId)
+    .where('review_status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+// ---- runs ----------------------------------------------------------------------------------
+
+const runColumns = [
+  'id',
+  'instance_id',
+  'status',
+  'trigger',
+  'task_ids',
+  'progress',
+  'error',
+  'created_at',
+  'finished_at',
+] as const;
+
+export function findActiveRun(db: Executor, instanceId: string) {
+  return db
+    .selectFrom('workflow_runs')
+    .select(runColumns)
+    .where('instance_id', '=', instanceId)
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst();
+}
+
+export function insertRun(
+  db: Executor,
+  v: { instanceId: string; trigger: RunTrigger; taskIds: string[]; userId: number | null },
+) {
+  return db
+    .insertInto('workflow_runs')
+    .values({
+      instance_id: v.instanceId,
+      trigger: v.trigger,
+      task_ids: JSON.stringify(v.taskIds),
+      progress: { total: v.taskIds.length, completed: 0, failed: 0 },
+      created_by_user_id: v.userId,
+    })
+    .returning(runColumns)
+    .executeTakeFirstOrThrow();
+}
+export type RunRow = Awaited<ReturnType<typeof insertRun>>;
+
+/** Cancels the instance's queued or running run, if any. */
+export function cancelActiveRuns(db: Executor, instanceId: string) {
+  return db
+    .updateTable('workflow_runs')
+    .set({ status: 'canceled', finished_at: dbNow() })
+    .where('instance_id', '=', instanceId)
+    .where('status', 'in', ['queued', 'running'])
+    .returning('id')
+    .execute();
+}

@@ -1,0 +1,268 @@
+import { currentUser, type UserPrincipal } from '../../platform/http/auth.js';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import {
+  approvalBody,
+  approvalListResponse,
+  approvalResponse,
+  artifactIdParam,
+  artifactListResponse,
+  artifactSchema,
+  artifactsQuery,
+  createInstanceBody,
+  definitionListResponse,
+  definitionSchema,
+  evidenceBody,
+  evidenceResponse,
+  idParam,
+  instanceListResponse,
+  instanceSchema,
+  listInstancesQuery,
+  machineIdParam,
+  putTaskBody,
+  reviewBody,
+  reviewResponse,
+  runSchema,
+  taskIdParam,
+  taskListResponse,
+  taskSchema,
+  tasksQuery,
+  timelineQuery,
+  timelineResponse,
+  transitionBody,
+} from './workflows.schemas.js';
+import type { WorkflowActor, WorkflowsService } from './workflows.service.js';
+import type { WorkflowTasksService } from './workflows.tasks.js';
+
+const actorOf = (u: UserPrincipal): WorkflowActor => ({ id: u.id, name: u.name, admin: u.admin });
+
+export interface WorkflowsRoutesOptions {
+  workflows: WorkflowsService;
+  workflowTasks: WorkflowTasksService;
+}
+
+export function workflowsRoutes(app: App, { workflows, workflowTasks }: WorkflowsRoutesOptions) {
+  const tags = ['workflows'];
+  const actor = (req: Parameters<typeof currentUser>[0]) => actorOf(currentUser(req));
+
+  app.get(
+    '/api/protocol/definitions',
+    {
+      schema: {
+        tags,
+        summary: 'Workflow definitions',
+        response: { 200: definitionListResponse, ...problems(401) },
+      },
+    },
+    async () => ({ definitions: await workflows.listDefinitions() }),
+  );
+
+  app.get(
+    '/api/protocol/definitions/:machineId',
+    {
+      schema: {
+        tags,
+        summary: 'One workflow definition: states (checklists, entry actions) and transitions (guards)',
+        params: machineIdParam,
+        response: { 200: definitionSchema, ...problems(400, 401, 404) },
+      },
+    },
+    async (req) => workflows.getDefinition(req.params.machineId),
+  );
+
+  app.post(
+    '/api/protocol/instances',
+    {
+      schema: {
+        tags,
+        summary: 'Create a workflow instance in its initial state',
+        body: createInstanceBody,
+        response: { 201: instanceSchema, ...problems(400, 401, 403, 422) },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await workflows.create(actor(req), req.body)),
+  );
+
+  app.get(
+    '/api/protocol/instances',
+    {
+      schema: {
+        tags,
+        summary: 'Workflow instances, newest first (non-admins: their own)',
+        querystring: listInstancesQuery,
+        response: { 200: instanceListResponse, ...problems(400, 401) },
+      },
+    },
+    async (req) => workflows.list(actor(req), req.query),
+  );
+
+  app.get(
+    '/api/protocol/instances/:id',
+    {
+      schema: {
+        tags,
+        summary: 'A workflow instance (participants only; others 404)',
+        params: idParam,
+        response: { 200: instanceSchema, ...problems(400, 401, 404) },
+      },
+    },
+    async (req) => workflows.get(actor(req), req.params.id),
+  );
+
+  app.post(
+    '/api/protocol/instances/:id/transition',
+    {
+      schema: {
+        tags,
+        summary:
+          'Move the instance to a target state (409 invalid_transition, guard_not_satisfied, conflict)',
+        params: idParam,
+        body: transitionBody,
+        response: { 200: instanceSchema, ...problems(400, 401, 404, 409) },
+      },
+    },
+    async (req) => workflows.transition(actor(req), req.params.id, req.body),
+  );
+
+  app.post(
+    '/api/protocol/instances/:id/approvals',
+    {
+      schema: {
+        tags,
+        summary:
+          "Record an approval of the current state visit (an admin or the observer's owner); may advance",
+        params: idParam,
+        body: approvalBody,
+        response: { 201: approvalResponse, ...problems(400, 401, 403, 404, 409) },
+      },
+    },
+    async (req, reply) =>
+      reply.status(201).send(await workflows.approve(actor(req), req.params.id, req.body)),
+  );
+
+  app.get(
+    '/api/protocol/instances/:id/approvals',
+    {
+      schema: {
+        tags,
+        summary: 'Approvals of the instance, oldest first',
+        params: idParam,
+        response: { 200: approvalListResponse, ...problems(400, 401, 404) },
+      },
+    },
+    async (req) => ({ approvals: await workflows.approvals(actor(req), req.params.id) }),
+  );
+
+  app.post(
+    '/api/protocol/instances/:id/evidence',
+    {
+      schema: {
+        tags,
+        summary: 'Record evidence (a verification_evidence event; proofUrl is never fetched); may advance',
+        params: idParam,
+        body: evidenceBody,
+        response: { 201: evidenceResponse, ...problems(400, 401, 404, 409) },
+      },
+    },
+    async (req, reply) =>
+      reply
+        .status(201)
+        .send(await workflows.evidence(actor(req), req.params.id, { ...req.body, source: 'api' })),
+  );
+
+  app.get(
+    '/api/protocol/instances/:id/timeline',
+    {
+      schema: {
+        tags,
+        summary: "The instance's timeline events, newest first",
+        params: idParam,
+        querystring: timelineQuery,
+        response: { 200: timelineResponse, ...problems(400, 401, 404) },
+      },
+    },
+    async (req) => ({ events: await workflows.timeline(actor(req), req.params.id, req.query.limit) }),
+  );
+
+  app.get(
+    '/api/protocol/instances/:id/tasks',
+    {
+      schema: {
+        tags,
+        summary: "The instance's tasks",
+        params: idParam,
+        querystring: tasksQuery,
+        response: { 200: taskListResponse, ...problems(400, 401, 404) },
+      },
+    },
+    async (req) => ({ tasks: await workflowTasks.listTasks(actor(req), req.params.id, req.query.status) }),
+  );
+
+  app.put(
+    '/api/protocol/tasks/:taskId',
+    {
+      schema: {
+        tags,
+        summary: 'Update a task (status moves as allowed, else 409 invalid_transition)',
+        params: taskIdParam,
+        body: putTaskBody,
+        response: { 200: taskSchema, ...problems(400, 401, 404, 409) },
+      },
+    },
+    async (req) => workflowTasks.putTask(actor(req), req.params.taskId, req.body),
+  );
+
+  app.post(
+    '/api/protocol/tasks/:taskId/rerun',
+    {
+      schema: {
+        tags,
+        summary: 'Run this task alone again (old artifacts stay)',
+        params: taskIdParam,
+        response: { 202: runSchema, ...problems(400, 401, 404, 409, 503) },
+      },
+    },
+    async (req, reply) => reply.status(202).send(await workflowTasks.rerun(actor(req), req.params.taskId)),
+  );
+
+  app.get(
+    '/api/protocol/instances/:id/artifacts',
+    {
+      schema: {
+        tags,
+        summary: "The instance's artifacts, without content",
+        params: idParam,
+        querystring: artifactsQuery,
+        response: { 200: artifactListResponse, ...problems(400, 401, 404) },
+      },
+    },
+    async (req) => ({ artifacts: await workflowTasks.listArtifacts(actor(req), req.params.id, req.query) }),
+  );
+
+  app.get(
+    '/api/protocol/artifacts/:id',
+    {
+      schema: {
+        tags,
+        summary: 'An artifact with its content',
+        params: artifactIdParam,
+        response: { 200: artifactSchema, ...problems(400, 401, 404) },
+      },
+    },
+    async (req) => workflowTasks.getArtifact(actor(req), req.params.id),
+  );
+
+  app.post(
+    '/api/protocol/artifacts/:id/review',
+    {
+      schema: {
+        tags,
+        summary: 'Review a ready artifact once; the last approval records evidence and may advance',
+        params: artifactIdParam,
+        body: reviewBody,
+        response: { 200: reviewResponse, ...problems(400, 401, 404, 409) },
+      },
+    },
+    async (req) => workflowTasks.review(actor(req), req.params.id, req.body),
+  );
+}

@@ -1,0 +1,254 @@
+// Workflow shapes (contract "Workflows"): HTTP validation, OpenAPI and the service's views.
+import { z } from 'zod';
+import { pageFields, pageMeta } from '../../platform/http/pagination.js';
+import { jsonObject, timelineEventSchema } from '../timeline/index.js';
+import { ACTIONS, GUARDS } from './workflows.definitions.js';
+
+const guardSchema = z.enum(GUARDS);
+export const SPECIALTIES = ['code', 'docs', 'tests', 'design', 'ops', 'general'] as const;
+export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'blocked'] as const;
+export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
+
+export const CONTEXT_MAX_BYTES = 64 * 1024;
+const utf8Bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
+
+export const definitionSchema = z
+  .object({
+    machineId: z.string(),
+    version: z.number().int(),
+    protocolId: z.string(),
+    initial: z.string(),
+    states: z.array(
+      z.object({
+        name: z.string(),
+        terminal: z.boolean(),
+        checklist: z.array(z.string()),
+        actions: z.array(z.enum(ACTIONS)),
+      }),
+    ),
+    transitions: z.array(z.object({ from: z.string(), to: z.string(), guard: guardSchema.nullable() })),
+  })
+  .meta({ id: 'WorkflowDefinition' });
+export const definitionListResponse = z.object({ definitions: z.array(definitionSchema) });
+export const machineIdParam = z.object({ machineId: z.string().min(1).max(100) });
+
+const idText = z.string().trim().min(1).max(100);
+const expectedVersion = z
+  .number()
+  .int()
+  .min(1)
+  .optional()
+  .describe('the instance version this write is based on; another one → 409 conflict');
+
+export const contextSchema = z
+  .looseObject({
+    title: z.string().max(200).optional(),
+    goal: z.string().max(4000).optional(),
+    tasks: z
+      .array(
+        z.strictObject({
+          title: z.string().trim().min(1).max(200),
+          description: z.string().max(4000).optional(),
+          specialty: z.enum(SPECIALTIES).optional(),
+        }),
+      )
+      .max(20)
+      .optional(),
+  })
+  .refine((c) => utf8Bytes(c) <= CONTEXT_MAX_BYTES, { message: 'context is at most 64 KiB of JSON' });
+
+export const createInstanceBody = z
+  .strictObject({
+    machineId: z.string().min(1).max(100),
+    protocolId: z.string().min(1).max(100).optional(),
+    context: contextSchema.optional(),
+    channelId: idText.optional(),
+    guildId: idText.optional(),
+    registryInstanceId: z.number().int().positive().optional().describe('admins only: a registry instance'),
+  })
+  .meta({ id: 'WorkflowInstanceCreate' });
+export type CreateInstanceInput = z.infer<typeof createInstanceBody>;
+
+export const allowedTransitionSchema = z.object({
+  to: z.string(),
+  guard: guardSchema.nullable(),
+  satisfied: z.boolean(),
+  missing: z.array(z.string()),
+});
+
+export const instanceSchema = z
+  .object({
+    id: z.uuid(),
+    machineId: z.string(),
+    protocolId: z.string(),
+    state: z.string(),
+    context: jsonObject,
+    channelId: z.string().nullable(),
+    guildId: z.string().nullable(),
+    createdByUserId: z.number().int().nullable(),
+    updatedByUserId: z.number().int().nullable(),
+    version: z.number().int(),
+    stateVisit: z.number().int(),
+    stateEnteredAt: z.iso.datetime(),
+    checklist: z.array(z.string()),
+    allowedTransitions: z.array(allowedTransitionSchema),
+    registryInstanceId: z.number().int().nullable(),
+    activeRunId: z.uuid().nullable(),
+    archivedAt: z.iso.datetime().nullable(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'WorkflowInstance' });
+export type WorkflowInstance = z.infer<typeof instanceSchema>;
+
+const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+export const listInstancesQuery = z.object({
+  machineId: z.string().min(1).max(100).optional(),
+  state: z.string().min(1).max(100).optional(),
+  channelId: idText.optional(),
+  archived: booleanQuery.optional(),
+  ...pageFields(),
+});
+export type ListInstancesQuery = z.infer<typeof listInstancesQuery>;
+export const instanceListResponse = z.object({ instances: z.array(instanceSchema), ...pageMeta });
+
+export const idParam = z.object({ id: z.uuid() });
+export const taskIdParam = z.object({ taskId: z.uuid() });
+
+export const transitionBody = z.strictObject({ targetState: z.string().min(1).max(100), expectedVersion });
+
+export const approvalSchema = z
+  .object({
+    id: z.uuid(),
+    instanceId: z.uuid(),
+    state: z.string(),
+    stateVisit: z.number().int(),
+    approvedByUserId: z.number().int().nullable(),
+    approvedByName: z.string(),
+    note: z.string().nullable(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'WorkflowApproval' });
+export type Approval = z.infer<typeof approvalSchema>;
+
+export const advancedSchema = z
+  .object({ from: z.string(), to: z.string(), guard: guardSchema })
+  .nullable()
+  .describe('the guarded exit this write took automatically, or null');
+export type Advanced = z.infer<typeof advancedSchema>;
+
+export const approvalBody = z.strictObject({ note: z.string().max(2000).optional(), expectedVersion });
+export const approvalResponse = z.object({
+  approval: approvalSchema,
+  instance: instanceSchema,
+  advanced: advancedSchema,
+});
+export const approvalListResponse = z.object({ approvals: z.array(approvalSchema) });
+
+/** http(s) only, at most 2048 characters; stored as given and never fetched. */
+export const proofUrlSchema = z
+  .string()
+  .max(2048)
+  .refine(
+    (v) => {
+      if (!URL.canParse(v)) return false;
+      const u = new URL(v);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+    },
+    { message: 'must be an http(s) URL' },
+  );
+
+export const evidenceBody = z.strictObject({
+  description: z.string().trim().min(1).max(2000),
+  proofUrl: proofUrlSchema,
+  expectedVersion,
+});
+export const evidenceResponse = z.object({
+  evidence: timelineEventSchema,
+  instance: instanceSchema,
+  advanced: advancedSchema,
+});
+
+export const timelineQuery = z.object({ limit: pageFields().limit });
+export const timelineResponse = z.object({ events: z.array(timelineEventSchema) });
+
+export const taskSchema = z
+  .object({
+    id: z.uuid(),
+    instanceId: z.uuid(),
+    title: z.string(),
+    description: z.string(),
+    status: z.enum(TASK_STATUSES),
+    specialty: z.enum(SPECIALTIES),
+    assignedPersonaId: z.number().int().nullable(),
+    assignedHuman: z.string().nullable(),
+    notes: z.string(),
+    metadata: jsonObject,
+    runCount: z.number().int(),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ id: 'WorkflowTask' });
+export type Task = z.infer<typeof taskSchema>;
+export const tasksQuery = z.object({ status: z.enum(TASK_STATUSES).optional() });
+export const taskListResponse = z.object({ tasks: z.array(taskSchema) });
+
+export const putTaskBody = z
+  .strictObject({
+    status: z.enum(TASK_STATUSES).optional(),
+    assignedPersonaId: z.number().int().positive().nullable().optional().describe('a character, or null'),
+    assignedHuman: z.string().trim().max(200).nullable().optional(),
+    notes: z.string().max(10_000).optional(),
+    title: z.string().trim().min(1).max(200).optional(),
+    description: z.string().max(10_000).optional(),
+    metadata: jsonObject
+      .refine((m) => utf8Bytes(m) <= CONTEXT_MAX_BYTES, { message: 'metadata is at most 64 KiB of JSON' })
+      .optional(),
+  })
+  .meta({ id: 'WorkflowTaskUpdate' });
+export type PutTaskInput = z.infer<typeof putTaskBody>;
+
+export const artifactSchema = z
+  .object({
+    id: z.uuid(),
+    instanceId: z.uuid(),
+    taskId: z.uuid().nullable(),
+    personaId: z.number().int().nullable(),
+    summary: z.string(),
+    content: z.string().optional().describe('only when one artifact is read'),
+    status: z.enum(['draft', 'ready']),
+    reviewStatus: z.enum(REVIEW_STATUSES),
+    reviewedByUserId: z.number().int().nullable(),
+    reviewNotes: z.string().nullable(),
+    metadata: jsonObject,
+    createdAt: z.iso.datetime(),
+    reviewedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'WorkflowArtifact' });
+export type Artifact = z.infer<typeof artifactSchema>;
+export const artifactIdParam = z.object({ id: z.uuid() });
+export const artifactsQuery = z.object({
+  taskId: z.uuid().optional(),
+  reviewStatus: z.enum(REVIEW_STATUSES).optional(),
+});
+export const artifactListResponse = z.object({ artifacts: z.array(artifactSchema) });
+export const reviewBody = z.strictObject({ approve: z.boolean(), notes: z.string().max(2000).optional() });
+export const reviewResponse = z.object({
+  artifact: artifactSchema,
+  instance: instanceSchema,
+  advanced: advancedSchema,
+});
+
+export const runSchema = z
+  .object({
+    id: z.uuid(),
+    instanceId: z.uuid(),
+    status: z.enum(['queued', 'running', 'completed', 'failed', 'canceled']),
+    trigger: z.enum(['manual', 'state_entry', 'suggestion', 'command', 'rerun']),
+    taskIds: z.array(z.uuid()),
+    progress: z.object({ total: z.number().int(), completed: z.number().int(), failed: z.number().int() }),
+    error: jsonObject.nullable(),
+    createdAt: z.iso.datetime(),
+    finishedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ id: 'WorkflowRun' });
+export type Run = z.infer<typeof runSchema>;

@@ -1,0 +1,113 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { CreatedAt, Json, UpdatedAt } from '../../platform/db/schema.js';
+import type { WorkflowDefinition } from './workflows.definitions.js';
+
+export type TaskStatus = 'pending' | 'in_progress' | 'completed' | 'blocked';
+export type Specialty = 'code' | 'docs' | 'tests' | 'design' | 'ops' | 'general';
+export type ArtifactStatus = 'draft' | 'ready';
+export type ReviewStatus = 'pending' | 'approved' | 'rejected';
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
+export type RunTrigger = 'manual' | 'state_entry' | 'suggestion' | 'command' | 'rerun';
+
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+export interface WorkflowDefinitionsTable {
+  id: string;
+  version: number;
+  protocol_id: string;
+  definition: Json<WorkflowDefinition>;
+  created_at: CreatedAt;
+}
+
+export interface WorkflowInstancesTable {
+  id: Generated<string>;
+  machine_id: string;
+  protocol_id: string;
+  state: string;
+  context: Json;
+  channel_id: string | null;
+  guild_id: string | null;
+  created_by_user_id: number | null;
+  updated_by_user_id: number | null;
+  version: Generated<number>;
+  state_visit: Generated<number>;
+  state_entered_at: UpdatedAt;
+  registry_instance_id: number | null;
+  active_run_id: Nullable<string>;
+  archived_at: Nullable<Date>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface WorkflowApprovalsTable {
+  id: Generated<string>;
+  instance_id: string;
+  state: string;
+  state_visit: number;
+  approved_by_user_id: number | null;
+  approved_by_name: string;
+  note: string | null;
+  created_at: CreatedAt;
+}
+
+export interface WorkflowTasksTable {
+  id: Generated<string>;
+  instance_id: string;
+  title: string;
+  description: Generated<string>;
+  status: ColumnType<TaskStatus, TaskStatus | undefined, TaskStatus>;
+  specialty: ColumnType<Specialty, Specialty | undefined, Specialty>;
+  assigned_persona_id: Nullable<number>;
+  assigned_human: Nullable<string>;
+  notes: Generated<string>;
+  metadata: Json;
+  run_count: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface WorkflowArtifactsTable {
+  id: Generated<string>;
+  instance_id: string;
+  task_id: string | null;
+  persona_id: number | null;
+  summary: Generated<string>;
+  content: Generated<string>;
+  status: ColumnType<ArtifactStatus, ArtifactStatus | undefined, ArtifactStatus>;
+  review_status: ColumnType<ReviewStatus, ReviewStatus | undefined, ReviewStatus>;
+  reviewed_by_user_id: Nullable<number>;
+  review_notes: Nullable<string>;
+  metadata: Json;
+  created_at: CreatedAt;
+  reviewed_at: Nullable<Date>;
+}
+
+export interface RunProgress {
+  total: number;
+  completed: number;
+  failed: number;
+}
+
+export interface WorkflowRunsTable {
+  id: Generated<string>;
+  instance_id: string;
+  status: ColumnType<RunStatus, RunStatus | undefined, RunStatus>;
+  trigger: RunTrigger;
+  task_ids: Json<string[]>;
+  progress: Json<RunProgress>;
+  error: Nullable<Record<string, unknown>>;
+  created_by_user_id: number | null;
+  created_at: CreatedAt;
+  finished_at: Nullable<Date>;
+}
+
+declare module '../../platform/db/schema.js' {
+  interface Database {
+    workflow_definitions: WorkflowDefinitionsTable;
+    workflow_instances: WorkflowInstancesTable;
+    workflow_approvals: WorkflowApprovalsTable;
+    workflow_tasks: WorkflowTasksTable;
+    workflow_artifacts: WorkflowArtifactsTable;
+    workflow_runs: WorkflowRunsTable;
+  }
+}

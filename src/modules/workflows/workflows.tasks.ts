@@ -1,0 +1,294 @@
+// Tasks and artifacts of a workflow instance (contract "Tasks, artifacts, orchestrator"): the
+// allowed task moves, edits and reruns; artifacts inserted draft, ready once written, reviewed
+// once, the last approving review recording evidence (which may advance the instance). The
+// orchestrator (built beside this) creates tasks and artifacts through the seams below.
+import { dbNow, type Executor, transaction } from '../../platform/db/database.js';
+import { isUniqueViolation } from '../../platform/db/errors.js';
+import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import type { AfterCommit } from '../timeline/index.js';
+import * as repo from './workflows.repository.js';
+import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
+import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
+import type { WorkflowActor, WorkflowsService } from './workflows.service.js';
+import type { ReviewStatus, Specialty, TaskStatus } from './workflows.tables.js';
+
+const iso = (d: Date) => d.toISOString();
+
+export function toTask(r: repo.TaskRow): Task {
+  return {
+    id: r.id,
+    instanceId: r.instance_id,
+    title: r.title,
+    description: r.description,
+    status: r.status,
+    specialty: r.specialty,
+    assignedPersonaId: r.assigned_persona_id,
+    assignedHuman: r.assigned_human,
+    notes: r.notes,
+    metadata: r.metadata,
+    runCount: r.run_count,
+    createdAt: iso(r.created_at),
+  };
+}
+
+type ArtifactListRow = Omit<repo.ArtifactRow, 'content'> & { content?: string };
+
+export function toArtifact(r: ArtifactListRow): Artifact {
+  return {
+    id: r.id,
+    instanceId: r.instance_id,
+    taskId: r.task_id,
+    personaId: r.persona_id,
+    summary: r.summary,
+    ...(r.content !== undefined ? { content: r.content } : {}),
+    status: r.status,
+    reviewStatus: r.review_status,
+    reviewedByUserId: r.reviewed_by_user_id,
+    reviewNotes: r.review_notes,
+    metadata: r.metadata,
+    createdAt: iso(r.created_at),
+    reviewedAt: r.reviewed_at ? iso(r.reviewed_at) : null,
+  };
+}
+
+export function toRun(r: repo.RunRow): Run {
+  return {
+    id: r.id,
+    instanceId: r.instance_id,
+    status: r.status,
+    trigger: r.trigger,
+    taskIds: r.task_ids,
+    progress: r.progress,
+    error: r.error,
+    createdAt: iso(r.created_at),
+    finishedAt: r.finished_at ? iso(r.finished_at) : null,
+  };
+}
+
+export class WorkflowTasksService {
+  constructor(private readonly core: WorkflowsService) {}
+
+  private get db() {
+    return this.core.deps.db;
+  }
+
+  // ---- tasks -------------------------------------------------------------------------------
+
+  async listTasks(actor: WorkflowActor, instanceId: string, status?: TaskStatus): Promise<Task[]> {
+    await this.core.participantInstance(this.db, instanceId, actor);
+    return (await repo.listTasks(this.db, instanceId, status)).map(toTask);
+  }
+
+  /** The instance (row-locked, then the task row: one lock order for every task write) of a task
+   * a participant names; 404 for anyone else. */
+  private async lockTask(trx: Executor, taskId: string, actor: WorkflowActor) {
+    const found = await repo.findTask(trx, taskId);
+    if (!found) throw notFound('task');
+    const instance = await this.core
+      .participantInstance(trx, found.instance_id, actor, { lock: true })
+      .catch((err: unknown) => {
+        throw err instanceof AppError && err.code === 'not_found' ? notFound('task') : err;
+      });
+    return { instance, task: (await repo.findTask(trx, taskId, true))! };
+  }
+
+  async putTask(actor: WorkflowActor, taskId: string, input: PutTaskInput): Promise<Task> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      const { instance, task } = await this.lockTask(trx, taskId, actor);
+      this.core.checkWritable(instance);
+      if (input.status !== undefined && !taskMoveAllowed(task.status, input.status))
+        throw new AppError(
+          'invalid_transition',
+          `A task cannot move from ${task.status} to ${input.status}; from ${task.status} it may move to ${TASK_MOVES[task.status].join(', ')}`,
+          { from: task.status, to: input.status, allowed: [...TASK_MOVES[task.status]] },
+        );
+      if (
+        input.assignedPersonaId !== undefined &&
+        input.assignedPersonaId !== null &&
+        !(await this.core.deps.isCharacter(input.assignedPersonaId, trx))
+      )
+        throw validationFailed([
+          { path: 'assignedPersonaId', message: `user ${input.assignedPersonaId} is no character` },
+        ]);
+      const updated = await repo.updateTask(trx, taskId, {
+        ...(input.status !== undefined ? { status: input.status } : {}),
+        ...(input.assignedPersonaId !== undefined ? { assigned_persona_id: input.assignedPersonaId } : {}),
+        ...(input.assignedHuman !== undefined ? { assigned_human: input.assignedHuman || null } : {}),
+        ...(input.notes !== undefined ? { notes: input.notes } : {}),
+        ...(input.title !== undefined ? { title: input.title } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+      });
+      const changed = Object.keys(input).filter((k) => input[k as keyof PutTaskInput] !== undefined);
+      await this.core.event(
+        trx,
+        afterCommit,
+        instance,
+        actor.id,
+        'workflow_task_updated',
+        `Task "${updated.title}" updated (${changed.join(', ') || 'no change'})${
+          updated.status !== task.status ? `: ${task.status} → ${updated.status}` : ''
+        }`,
+        { taskId, changed, fromStatus: task.status, status: updated.status },
+      );
+      return toTask(updated);
+    });
+  }
+
+  /** A run of this task alone (old artifacts stay); refused while the task runs or a run is active. */
+  async rerun(actor: WorkflowActor, taskId: string): Promise<Run> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      const { instance, task } = await this.lockTask(trx, taskId, actor);
+      this.core.checkWritable(instance);
+      if (task.status === 'in_progress')
+        throw new AppError('conflict', 'The task is in progress; it cannot rerun now');
+      const active = await repo.findActiveRun(trx, instance.id);
+      if (active)
+        throw new AppError('conflict', 'A run of this instance is queued or running', { run: toRun(active) });
+      try {
+        return toRun(await this.core.startRun(trx, afterCommit, instance, 'rerun', [taskId], actor.id));
+      } catch (err) {
+        if (isUniqueViolation(err))
+          throw new AppError('conflict', 'A run of this instance is queued or running');
+        throw err;
+      }
+    });
+  }
+
+  // ---- artifacts ---------------------------------------------------------------------------
+
+  async listArtifacts(
+    actor: WorkflowActor,
+    instanceId: string,
+    f: { taskId?: string | undefined; reviewStatus?: ReviewStatus | undefined },
+  ): Promise<Artifact[]> {
+    await this.core.participantInstance(this.db, instanceId, actor);
+    return (await repo.listArtifacts(this.db, instanceId, f)).map(toArtifact);
+  }
+
+  async getArtifact(actor: WorkflowActor, id: string): Promise<Artifact> {
+    const row = await repo.findArtifact(this.db, id);
+    if (!row) throw notFound('artifact');
+    await this.core.participantInstance(this.db, row.instance_id, actor).catch((err: unknown) => {
+      throw err instanceof AppError && err.code === 'not_found' ? notFound('artifact') : err;
+    });
+    return toArtifact(row);
+  }
+
+  /** Only a `ready` artifact still `pending` is reviewed (once). An approval leaving no artifact of
+   * the instance pending records evidence (`source: "artifact_review"`), which may advance it. */
+  async review(
+    actor: WorkflowActor,
+    id: string,
+    input: { approve: boolean; notes?: string | undefined },
+  ): Promise<{ artifact: Artifact; instance: WorkflowInstance; advanced: Advanced }> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      const found = await repo.findArtifact(trx, id);
+      if (!found) throw notFound('artifact');
+      const instance = await this.core
+        .participantInstance(trx, found.instance_id, actor, { lock: true })
+        .catch((err: unknown) => {
+          throw err instanceof AppError && err.code === 'not_found' ? notFound('artifact') : err;
+        });
+      this.core.checkWritable(instance);
+      const artifact = (await repo.findArtifact(trx, id, true))!;
+      if (artifact.status !== 'ready' || artifact.review_status !== 'pending')
+        throw new AppError(
+          'conflict',
+          artifact.status !== 'ready'
+            ? 'The artifact is still a draft; only a ready artifact is reviewed'
+            : `The artifact was already reviewed (${artifact.review_status})`,
+        );
+      const reviewed = await repo.updateArtifact(trx, id, {
+        review_status: input.approve ? 'approved' : 'rejected',
+        reviewed_by_user_id: actor.id,
+        review_notes: input.notes ?? null,
+        reviewed_at: dbNow(),
+      });
+      await this.core.event(
+        trx,
+        afterCommit,
+        instance,
+        actor.id,
+        'workflow_artifact_reviewed',
+        `Artifact "${reviewed.summary}" ${input.approve ? 'approved' : 'rejected'}`,
+        { artifactId: id, taskId: reviewed.task_id, approve: input.approve, notes: input.notes ?? null },
+      );
+      if (input.approve && (await repo.countPendingArtifacts(trx, instance.id)) === 0) {
+        const approved = await repo.listArtifacts(trx, instance.id, { reviewStatus: 'approved' });
+        await this.core.recordEvidence(trx, afterCommit, instance, actor.id, {
+          description: `Every artifact of the instance is reviewed; ${approved.length} approved`,
+          proofUrl: null,
+          source: 'artifact_review',
+          artifactIds: approved.map((a) => a.id),
+        });
+        const { instance: view, advanced } = await this.core.touchAndAdvance(
+          trx,
+          afterCommit,
+          instance,
+          actor,
+        );
+        return { artifact: toArtifact(reviewed), instance: view, advanced };
+      }
+      return {
+        artifact: toArtifact(reviewed),
+        instance: await this.core.view(trx, instance),
+        advanced: null,
+      };
+    });
+  }
+
+  // ---- seams for the orchestrator -------------------------------------------------------------
+
+  /** Seeds tasks (pending, unassigned) in the caller's transaction. */
+  async createTasks(
+    trx: Executor,
+    instanceId: string,
+    tasks: {
+      title: string;
+      description?: string | undefined;
+      specialty?: Specialty | undefined;
+      metadata?: Record<string, unknown>;
+    }[],
+  ): Promise<Task[]> {
+    if (tasks.length === 0) return [];
+    const rows = await repo.insertTasks(
+      trx,
+      instanceId,
+      tasks.map((t) => ({
+        title: t.title,
+        description: t.description ?? '',
+        specialty: t.specialty ?? 'general',
+        metadata: t.metadata ?? {},
+      })),
+    );
+    return rows.map(toTask);
+  }
+
+  /** An artifact as a task's run starts writing it: `draft`, review `pending`. */
+  async createDraftArtifact(
+    trx: Executor,
+    v: {
+      instanceId: string;
+      taskId: string | null;
+      personaId: number | null;
+      summary: string;
+      metadata?: Record<string, unknown>;
+    },
+  ): Promise<Artifact> {
+    return toArtifact(await repo.insertArtifact(trx, { ...v, content: '', metadata: v.metadata ?? {} }));
+  }
+
+  /** The written artifact: its content, and `ready` (a failed call leaves it draft). */
+  async markArtifactReady(trx: Executor, id: string, content: string, summary?: string): Promise<Artifact> {
+    return toArtifact(
+      await repo.updateArtifact(trx, id, {
+        content,
+        status: 'ready',
+        ...(summary !== undefined ? { summary } : {}),
+      }),
+    );
+  }
+}
+
+export type { AfterCommit };
