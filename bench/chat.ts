@@ -27,6 +27,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { dropSchema } from '../test/schema.js';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { io as connect, type Socket } from 'socket.io-client';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -257,6 +258,19 @@ async function startLoadGenerator() {
   };
 }
 
+// Every statement the service's process sends (its pool's, pg-boss's, the background workers'),
+// counted by wrapping node-postgres's client: on PGlite, whose one connection serves them one at a
+// time, statements per turn is what bounds the turns per second.
+let statements = 0;
+if (isMainThread) {
+  const proto = pg.Client.prototype as unknown as { query: (this: pg.Client, ...args: unknown[]) => unknown };
+  const query = proto.query;
+  proto.query = function (this: pg.Client, ...args: unknown[]) {
+    statements++;
+    return query.apply(this, args);
+  };
+}
+
 async function run(dbName: string, env: Record<string, string | undefined>) {
   const load = await startLoadGenerator();
   const config = loadConfig({
@@ -340,6 +354,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     // synchronous work) shows up in every turn it overlaps.
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
+    const statementsBefore = statements;
     const { measured, failures } = await load.send<{
       measured: { n: number; ms: number }[];
       failures: number;
@@ -347,6 +362,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     loopDelay.disable();
     const latency = measured.map((m) => m.ms);
     await counted(measured.length);
+    const phaseStatements = statements - statementsBefore;
     // The service's own figure (chat_turn_overhead_seconds): each turn's time from chatMessage
     // received to its last response sent, minus that turn's model calls.
     const serverQuantiles = await deps.metrics.chatTurnOverhead.get();
@@ -387,6 +403,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       serverOverheadP99: serverOverhead(0.99),
       chatCallsPerTurn: chatCalls / turns,
       embedCallsPerTurn: embedCalls / turns,
+      statementsPerTurn: phaseStatements / turns,
       seedSec,
     };
   } finally {
@@ -412,12 +429,12 @@ else {
     `\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user (${CORPUS} corpus); latency at ${RATE} turns/s for ${SECONDS} s; throughput with ${TURNS} back-to-back turns per client; model server answering at once\n`,
   );
   console.log(
-    '| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | server-side overhead p50 ms | server-side overhead p99 ms | chat calls/turn | embedding calls/turn |',
+    '| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | server-side overhead p50 ms | server-side overhead p99 ms | chat calls/turn | embedding calls/turn | statements/turn |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results)
     console.log(
-      `| ${r.db} | ${r.turns} | ${r.failures} | ${r.turnsPerSec.toFixed(1)} | ${r.turnP50.toFixed(1)} | ${r.turnP99.toFixed(1)} | ${r.modelMsPerTurn.toFixed(1)} | ${r.overheadP50.toFixed(1)} | ${r.overheadP99.toFixed(1)} | ${r.serverOverheadP50.toFixed(1)} | ${r.serverOverheadP99.toFixed(1)} | ${r.chatCallsPerTurn.toFixed(2)} | ${r.embedCallsPerTurn.toFixed(2)} |`,
+      `| ${r.db} | ${r.turns} | ${r.failures} | ${r.turnsPerSec.toFixed(1)} | ${r.turnP50.toFixed(1)} | ${r.turnP99.toFixed(1)} | ${r.modelMsPerTurn.toFixed(1)} | ${r.overheadP50.toFixed(1)} | ${r.overheadP99.toFixed(1)} | ${r.serverOverheadP50.toFixed(1)} | ${r.serverOverheadP99.toFixed(1)} | ${r.chatCallsPerTurn.toFixed(2)} | ${r.embedCallsPerTurn.toFixed(2)} | ${r.statementsPerTurn.toFixed(1)} |`,
     );
   process.exit(0);
 }

@@ -1,11 +1,14 @@
 // Real-time delivery (issue 4): 1,000 /observer subscribers across 10 observers (in a worker
 // thread), events ingested through POST /api/sync/ingest-event with an API key at a steady
-// (open-loop) rate, latency from the moment the HTTP request is sent to the socket event, and
+// (open-loop) rate by a child process (realtime-ingest.mjs: the load generator never runs on the
+// service's event loop), latency from the moment the HTTP request is sent to the socket event, and
 // deliveries per second. Target: p99 < 100 ms at 2,000 deliveries/s on the embedded database.
 // Run: npx tsx bench/realtime.ts [--rates 2000,5000,10000] [--seconds 10]   (DATABASE_URL → Postgres)
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { dropSchema } from '../test/schema.js';
 import { buildApp } from '../src/app.js';
@@ -22,7 +25,7 @@ const rates = values.rates.split(',').map(Number);
 const seconds = Number(values.seconds);
 const OBSERVERS = 10;
 const PER_OBSERVER = 100;
-const now = () => performance.timeOrigin + performance.now();
+const run = promisify(execFile);
 
 const pgUrl = process.env.DATABASE_URL;
 const schema = pgUrl ? `bench_${randomBytes(4).toString('hex')}` : undefined;
@@ -81,42 +84,16 @@ const phases = [
   ...rates.map((rate) => ({ rate, secs: seconds, record: true })),
 ];
 for (const { rate, secs, record } of phases) {
-  const seconds = secs;
-  const eventsPerSec = rate / PER_OBSERVER;
-  const total = Math.round(eventsPerSec * seconds);
-  const interval = 1000 / eventsPerSec;
-  let httpErrors = 0;
-  const httpLatency: number[] = [];
-  const inflight: Promise<void>[] = [];
-  const start = now();
-  for (let i = 0; i < total; i++) {
-    const due = start + i * interval;
-    const wait = due - now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const sentAt = now();
-    inflight.push(
-      fetch(`${url}/api/sync/ingest-event`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': key },
-        body: JSON.stringify({
-          userId: player.id,
-          eventType: 'bench',
-          metadata: { instanceId: observerIds[i % OBSERVERS], sentAt },
-        }),
-      }).then(
-        async (res) => {
-          await res.arrayBuffer();
-          if (res.status !== 201) httpErrors++;
-          httpLatency.push(now() - sentAt);
-        },
-        () => {
-          httpErrors++;
-        },
-      ),
-    );
-  }
-  await Promise.all(inflight);
-  const sendDuration = (now() - start) / 1000;
+  const { stdout } = await run(process.execPath, [
+    fileURLToPath(new URL('./realtime-ingest.mjs', import.meta.url)),
+    JSON.stringify({ url, key, userId: player.id, observerIds, rate: rate / PER_OBSERVER, seconds: secs }),
+  ]);
+  const { total, sendSeconds: sendDuration, httpErrors, httpLatency } = JSON.parse(stdout) as {
+    total: number;
+    sendSeconds: number;
+    httpErrors: number;
+    httpLatency: number[];
+  };
   await new Promise((r) => setTimeout(r, 1000)); // let the last deliveries land
   worker.postMessage('collect');
   const { latencies, foreign } = (await fromWorker('latencies')) as unknown as {
