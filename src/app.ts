@@ -16,7 +16,7 @@ import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
 import { registerMetrics } from './platform/http/metrics.js';
-import { AppError, registerProblemHandlers } from './platform/http/problem.js';
+import { AppError, registerProblemHandlers, rejectUnsafeText } from './platform/http/problem.js';
 import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
@@ -63,6 +63,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
+  // Before every route's schemas: no U+0000 or unpaired surrogate in params, body, query, headers.
+  app.addHook('preValidation', rejectUnsafeText);
   app.setSerializerCompiler(serializerCompiler);
   app.addHook('onSend', async (req, reply) => {
     void reply.header('x-request-id', req.id);

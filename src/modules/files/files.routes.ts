@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { currentUser } from '../../platform/http/auth.js';
-import { AppError } from '../../platform/http/problem.js';
+import { AppError, unsafeTextErrors, validationFailed } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
 import type { FilesService, IncomingFile } from './files.service.js';
@@ -9,6 +9,7 @@ import { uploadContextParams, uploadResponse } from './files.schemas.js';
 
 /** @fastify/multipart's limit errors → the contract's problems. */
 function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
+  if (err instanceof AppError) return err;
   const code = (err as { code?: string }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE')
     return new AppError('payload_too_large', `Each file may be at most ${limits.fileBytes} bytes`, {
@@ -70,6 +71,13 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
         const received: IncomingFile[] = [];
         try {
           for await (const part of req.parts()) {
+            // Text fields are ignored, yet held to the rule of every request: no U+0000, no
+            // unpaired surrogate, in a field's name or its value (a file's name is sanitised).
+            const unsafe = unsafeTextErrors(
+              { [part.fieldname]: part.type === 'field' ? part.value : '' },
+              'body',
+            );
+            if (unsafe) throw validationFailed(unsafe);
             if (part.type !== 'file') continue;
             received.push({ name: part.filename, data: await part.toBuffer() });
           }

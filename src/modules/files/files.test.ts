@@ -184,6 +184,41 @@ describe('POST /api/files/upload', () => {
     expect(json.status).toBe(415);
     expect(json.body.code).toBe('unsupported_media_type');
   });
+
+  it('refuses a NUL or a lone surrogate in a text field, or a NUL in a field name, with 400', async () => {
+    const frank = await createUser(t, 'public');
+    for (const [fields, path] of [
+      [{ note: 'a\u0000b' }, 'body.note'],
+      [{ ['n\u0000te']: 'fine' }, 'body.n\uFFFDte'],
+    ] as const) {
+      const res = await upload([['a.png', PNG]], frank.accessToken, fields);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path, message: expect.stringContaining('NUL') }],
+      });
+    }
+    // FormData sends text as UTF-8, where a lone surrogate cannot exist; a raw body can decode to
+    // one only through a charset that maps bytes to UTF-16 code units one to one.
+    const boundary = 'zz';
+    const body =
+      `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\nContent-Type: text/plain; charset=utf-16le\r\n\r\n` +
+      `\u0000\u00d8\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello\r\n--${boundary}--\r\n`;
+    const res = await fetch(`${t.url}/api/files/upload`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${frank.accessToken}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+      body: new Uint8Array(Buffer.from(body, 'latin1')),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { errors: unknown }).errors).toEqual([
+      { path: 'body.note', message: expect.stringContaining('surrogate') },
+    ]);
+    expect(await contextsOf(frank.id)).toBe(0);
+  });
 });
 
 describe('GET /api/files/upload', () => {

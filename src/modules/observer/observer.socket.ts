@@ -4,7 +4,7 @@
 // adapter carries a broadcast to the sockets held by other nodes.
 import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
-import { AppError, toProblem, zodErrors, makeProblem } from '../../platform/http/problem.js';
+import { AppError, toProblem, makeProblem, safeParseInput } from '../../platform/http/problem.js';
 import { connectError, type SocketData } from '../../platform/realtime/socket-server.js';
 import type { InstanceActivity, InstancesService, TimelineEvent } from '../timeline/index.js';
 import { observerHandshake } from './observer.schemas.js';
@@ -32,12 +32,12 @@ export function observerSockets(io: SocketServer, { instances, bus, authenticate
   const nsp: ObserverNamespace = io.of(OBSERVER_NAMESPACE);
   authenticate(nsp);
   nsp.use((socket, next) => {
-    const parsed = observerHandshake.safeParse(socket.handshake.auth ?? {});
+    const parsed = safeParseInput(observerHandshake, socket.handshake.auth ?? {}, 'auth');
     if (!parsed.success) {
       next(
         connectError(
           makeProblem('validation_failed', 'Connect with auth: { token, observerId }', {
-            errors: zodErrors(parsed.error, 'auth'),
+            errors: parsed.errors,
           }),
         ),
       );

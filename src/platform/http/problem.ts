@@ -1,10 +1,17 @@
 // RFC 9457 problem+json for every error, with the stable codes of contract: "Errors".
 // Services throw AppError; the handler below turns it (and Fastify's own errors) into a body.
 // Unknown errors are logged with the request id and answered with a generic 500.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preValidationHookHandler,
+} from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DatabaseBusyError } from '../db/database.js';
+import { findUnsafeText, type UnsafeText } from './safe-text.js';
 
 export type ProblemCode =
   | 'validation_failed'
@@ -145,13 +152,64 @@ export function zodErrors(error: z.ZodError, prefix?: string): FieldProblem[] {
   }));
 }
 
-/** Parses input with a schema, throwing the contract's validation problem. For socket payloads,
- * job data and anything that does not come through a Fastify route schema. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
+/** Unsafe text (safe-text.ts) as the contract's field problem: the path joined like zod's. */
+function unsafeTextProblem(found: UnsafeText): FieldProblem {
+  return { path: found.path.map(String).join('.') || '(root)', message: found.message };
+}
+
+/** The validation problem of input holding U+0000 or an unpaired surrogate anywhere (a string, an
+ * object key, nested), or null. `prefix` starts the field's path (`body`, `chatMessage`). */
+export function unsafeTextErrors(input: unknown, prefix?: string): FieldProblem[] | null {
+  const found = findUnsafeText(input, prefix ? [prefix] : []);
+  return found ? [unsafeTextProblem(found)] : null;
+}
+
+/** Checks input for unsafe text, then parses it with a schema; the failure is the contract's
+ * `errors`. For socket payloads and handshakes, and anything that does not come through a
+ * Fastify route schema (routes get the same check from `rejectUnsafeText`). */
+export function safeParseInput<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  prefix?: string,
+): { success: true; data: z.output<S> } | { success: false; errors: FieldProblem[] } {
+  const unsafe = unsafeTextErrors(input, prefix);
+  if (unsafe) return { success: false, errors: unsafe };
   const result = schema.safeParse(input);
-  if (!result.success) throw validationFailed(zodErrors(result.error, prefix));
+  if (!result.success) return { success: false, errors: zodErrors(result.error, prefix) };
+  return { success: true, data: result.data };
+}
+
+/** Parses input like `safeParseInput`, throwing the contract's validation problem. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.output<S> {
+  const result = safeParseInput(schema, input, prefix);
+  if (!result.success) throw validationFailed(result.errors);
   return result.data;
 }
+
+/**
+ * preValidation hook for every route (app.ts): the params, body, querystring and headers Fastify
+ * is about to validate (in its order) must hold no U+0000 and no unpaired surrogate, which
+ * PostgreSQL refuses (a 500) or a text column would silently change. Refused as 400
+ * `validation_failed` naming the field (`body.name`, `querystring.q`), the shape of a schema
+ * failure, before any schema or handler runs, so a route that reports its own schema failures
+ * (attachValidation) answers it the same way.
+ */
+export const rejectUnsafeText: preValidationHookHandler = (request, _reply, done) => {
+  const parts = [
+    ['params', request.params],
+    ['body', request.body],
+    ['querystring', request.query],
+    ['headers', request.headers],
+  ] as const;
+  for (const [part, value] of parts) {
+    const errors = unsafeTextErrors(value, part);
+    if (errors) {
+      done(validationFailed(errors));
+      return;
+    }
+  }
+  done();
+};
 
 /** Anything thrown → a problem that is safe to show a client. */
 export function toProblem(err: unknown): Problem {
