@@ -7,7 +7,11 @@ import { noContent, problems } from '../../platform/http/types.js';
 import type { FilesService, IncomingFile } from './files.service.js';
 import { uploadContextParams, uploadResponse } from './files.schemas.js';
 
-/** @fastify/multipart's limit errors → the contract's problems. */
+/** An error while reading the parts → the contract's problems: @fastify/multipart's limits, and
+ * a body the multipart parser cannot read (no boundary, a body without the declared boundary, a
+ * boundary over 256 characters, a body cut off in a part) as 400. Our own problems pass through;
+ * otherwise the loop only reads the request, so an error without a server status (5xx) is the
+ * body's fault. */
 function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
   if (err instanceof AppError) return err;
   const code = (err as { code?: string }).code;
@@ -23,6 +27,12 @@ function uploadError(err: unknown, limits: { fileBytes: number; files: number })
     return new AppError('payload_too_large', 'Too many form fields');
   if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE')
     return new AppError('unsupported_media_type', 'Send the files as multipart/form-data');
+  const status = (err as { statusCode?: unknown }).statusCode;
+  if (err instanceof Error && !(typeof status === 'number' && status >= 500))
+    return validationFailed(
+      [{ path: 'body', message: `malformed multipart/form-data: ${err.message}` }],
+      'The multipart body cannot be read',
+    );
   return err;
 }
 

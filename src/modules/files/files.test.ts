@@ -185,6 +185,46 @@ describe('POST /api/files/upload', () => {
     expect(json.body.code).toBe('unsupported_media_type');
   });
 
+  describe('a malformed multipart body answers 400, storing nothing', () => {
+    let erin: TestUser;
+    beforeAll(async () => {
+      erin = await createUser(t, 'public');
+    });
+    const raw = (contentType: string, body: string) =>
+      t.api('POST', '/api/files/upload', {
+        token: erin.accessToken,
+        headers: { 'content-type': contentType },
+        body,
+      });
+    const part = (boundary: string, text: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n` +
+      `Content-Type: text/plain\r\n\r\n${text}`;
+
+    it.each([
+      [
+        'a body without the declared boundary',
+        'multipart/form-data; boundary=x',
+        'no boundary in here at all',
+      ],
+      ['no boundary parameter', 'multipart/form-data', part('x', 'hello') + '\r\n--x--\r\n'],
+      ['a body cut off inside a file', 'multipart/form-data; boundary=x', part('x', 'hello, and then noth')],
+      ['a body cut off inside the part headers', 'multipart/form-data; boundary=x', '--x\r\nContent-Dispo'],
+      ['a boundary over 256 characters', `multipart/form-data; boundary=${'b'.repeat(300)}`, part('b', 'hi')],
+    ])('%s', async (_name, contentType, body) => {
+      const res = await raw(contentType, body);
+      expect(res.status, res.text).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ code: 'validation_failed', status: 400 });
+      expect(res.body.errors).toEqual([{ path: 'body', message: expect.any(String) }]);
+      expect(await contextsOf(erin.id)).toBe(0);
+    });
+
+    it('a well-formed body still uploads', async () => {
+      const res = await raw('multipart/form-data; boundary=x', part('x', 'hello') + '\r\n--x--\r\n');
+      expect(res.status, res.text).toBe(201);
+    });
+  });
+
   it('refuses a NUL or a lone surrogate in a text field, or a NUL in a field name, with 400', async () => {
     const frank = await createUser(t, 'public');
     for (const [fields, path] of [
