@@ -16,7 +16,13 @@ import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
 import { registerMetrics } from './platform/http/metrics.js';
-import { AppError, registerProblemHandlers, rejectUnsafeText } from './platform/http/problem.js';
+import {
+  AppError,
+  clientErrorHandler,
+  frameworkErrorHandler,
+  registerProblemHandlers,
+  rejectUnsafeText,
+} from './platform/http/problem.js';
 import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
@@ -60,6 +66,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     },
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before a route runs are problem+json too: a badly encoded URL and an over-long
+    // path parameter (routing), a request line or headers over Node's limit (the HTTP parser).
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

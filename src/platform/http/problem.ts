@@ -1,6 +1,8 @@
 // RFC 9457 problem+json for every error, with the stable codes of contract: "Errors".
 // Services throw AppError; the handler below turns it (and Fastify's own errors) into a body.
 // Unknown errors are logged with the request id and answered with a generic 500.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type {
   FastifyError,
   FastifyInstance,
@@ -22,15 +24,18 @@ export type ProblemCode =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'conflict'
   | 'guard_not_satisfied'
   | 'invalid_transition'
   | 'insufficient_funds'
   | 'insufficient_quantity'
   | 'payload_too_large'
+  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'invalid_definition'
   | 'rate_limited'
+  | 'headers_too_large'
   | 'model_unavailable'
   | 'service_unavailable'
   | 'internal';
@@ -44,15 +49,18 @@ const STATUS: Record<ProblemCode, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   guard_not_satisfied: 409,
   invalid_transition: 409,
   insufficient_funds: 409,
   insufficient_quantity: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   invalid_definition: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   model_unavailable: 503,
   service_unavailable: 503,
   internal: 500,
@@ -67,15 +75,18 @@ const TITLE: Record<ProblemCode, string> = {
   forbidden: 'Forbidden',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
+  request_timeout: 'Request timeout',
   conflict: 'Conflict',
   guard_not_satisfied: 'Guard not satisfied',
   invalid_transition: 'Invalid transition',
   insufficient_funds: 'Insufficient funds',
   insufficient_quantity: 'Insufficient quantity',
   payload_too_large: 'Payload too large',
+  uri_too_long: 'URI too long',
   unsupported_media_type: 'Unsupported media type',
   invalid_definition: 'Invalid definition',
   rate_limited: 'Too many requests',
+  headers_too_large: 'Request header fields too large',
   model_unavailable: 'Model provider unavailable',
   service_unavailable: 'Service unavailable',
   internal: 'Internal server error',
@@ -292,6 +303,67 @@ export function sendProblem(reply: FastifyReply, problem: Problem, headers: Reco
     .type('application/problem+json')
     .serializer(JSON.stringify)
     .send(problem);
+}
+
+/** Fastify's `frameworkErrors` (a server option, app.ts): errors raised while routing, before any
+ * hook or error handler: a URL that is not validly percent-encoded (FST_ERR_BAD_URL, 400) and a
+ * path parameter longer than the router's `maxParamLength` (FST_ERR_MAX_PARAM_LENGTH, 414). */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  let problem: Problem;
+  if (err.code === 'FST_ERR_BAD_URL')
+    problem = makeProblem('validation_failed', 'The request is not valid', {
+      errors: [{ path: 'url', message: 'the URL is not validly percent-encoded' }],
+    });
+  else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    problem = makeProblem('uri_too_long', 'A path segment is longer than allowed');
+  else {
+    request.log.error({ err }, 'routing failed');
+    problem = makeProblem('internal', 'An unexpected error occurred');
+  }
+  void sendProblem(reply, problem);
+}
+
+/** The raw HTTP/1.1 answer of `clientErrorHandler`: a problem+json body, then the connection
+ * closes. */
+export function rawProblemResponse(problem: Problem): string {
+  const body = JSON.stringify(problem);
+  return (
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}\r\n` +
+    'Content-Type: application/problem+json\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}
+
+/** The problem answering an error of Node's HTTP parser (`clientError`). */
+export function clientErrorProblem(err: { code?: string }): Problem {
+  if (err.code === 'HPE_HEADER_OVERFLOW')
+    return makeProblem('headers_too_large', 'The request line and headers are larger than allowed');
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return makeProblem('request_timeout', 'The request did not arrive in time');
+  return makeProblem('validation_failed', 'The request is not valid HTTP', {
+    errors: [{ path: '(request)', message: 'malformed HTTP request' }],
+  });
+}
+
+/**
+ * Fastify's `clientErrorHandler` (a server option, app.ts): errors of Node's HTTP parser, raised
+ * before any request exists (a request line and headers over the size limit, a request that did
+ * not arrive in time, bytes that are not HTTP). Answers on the raw socket, as Node's own handler
+ * does, but with a problem+json body, then closes the connection. Nothing is written when a
+ * response is already under way on the socket (it would corrupt what the peer reads).
+ */
+export function clientErrorHandler(
+  this: FastifyInstance,
+  err: Error & { code?: string },
+  socket: Socket,
+): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  this.log.debug({ err: err.message, code: err.code }, 'client error');
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) socket.write(rawProblemResponse(clientErrorProblem(err)));
+  socket.destroy(err);
 }
 
 export function registerProblemHandlers(app: FastifyInstance) {
