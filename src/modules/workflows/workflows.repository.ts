@@ -260,7 +260,7 @@ export function insertTasks(
 export function listTasks(db: Executor, instanceId: string, status?: TaskStatus) {
   let q = db.selectFrom('workflow_tasks').select(taskColumns).where('instance_id', '=', instanceId);
   if (status !== undefined) q = q.where('status', '=', status);
-  return q.orderBy('created_at').orderBy('id').execute();
+  return q.orderBy('seq').execute();
 }
 
 export function findTask(db: Executor, id: string, lock = false) {
@@ -343,7 +343,7 @@ export function listArtifacts(
     .where('instance_id', '=', instanceId);
   if (f.taskId !== undefined) q = q.where('task_id', '=', f.taskId);
   if (f.reviewStatus !== undefined) q = q.where('review_status', '=', f.reviewStatus);
-  return q.orderBy('created_at').orderBy('id').execute();
+  return q.orderBy('seq').execute();
 }
 
 export function updateArtifact(db: Executor, id: string, changes: Updateable<WorkflowArtifactsTable>) {

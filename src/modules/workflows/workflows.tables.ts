@@ -62,6 +62,8 @@ export interface WorkflowTasksTable {
   notes: Generated<string>;
   metadata: Json;
   run_count: Generated<number>;
+  /** Creation order (rows of one statement share created_at). */
+  seq: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
@@ -78,6 +80,7 @@ export interface WorkflowArtifactsTable {
   reviewed_by_user_id: Nullable<number>;
   review_notes: Nullable<string>;
   metadata: Json;
+  seq: Generated<number>;
   created_at: CreatedAt;
   reviewed_at: Nullable<Date>;
 }
