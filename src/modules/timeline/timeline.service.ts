@@ -196,6 +196,16 @@ export class TimelineService {
     return (await repo.listStateMachineEvents(executor, f)).map(toEvent);
   }
 
+  /** Links a registry instance to the state-machine instance it runs (the spec's
+   * `stateMachineInstanceId`), in the caller's transaction. */
+  async linkStateMachine(
+    executor: Executor,
+    instanceId: number,
+    stateMachineInstanceId: string,
+  ): Promise<void> {
+    await repo.updateInstance(executor, instanceId, { state_machine_instance_id: stateMachineInstanceId });
+  }
+
   async getInstance(id: number, executor: Executor = this.db): Promise<Instance | undefined> {
     const r = await repo.findInstance(executor, id);
     return r ? toInstance(r) : undefined;

@@ -3,7 +3,7 @@ import { workflowsRoutes, type WorkflowsRoutesOptions } from './workflows.routes
 import './workflows.tables.js';
 
 export { WorkflowsService } from './workflows.service.js';
-export type { RunHandle, WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.service.js';
+export type { RunHandle, WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 export { WorkflowTasksService } from './workflows.tasks.js';
 export { WORKFLOW_DEFINITIONS, WORKFLOW_PROTOCOLS } from './workflows.definitions.js';
 export type { WorkflowDefinition, GuardName, ActionName } from './workflows.definitions.js';

@@ -130,6 +130,8 @@ describe('an instance linked to a registry instance', () => {
     });
     const i = await c.create(admin, { machineId: 'triage_flow_v1', registryInstanceId: leaf.id });
     expect(i.registryInstanceId).toBe(leaf.id);
+    const linked = await t.api('GET', `/api/admin/instances/${leaf.id}`, { token: admin.accessToken });
+    expect(linked.body.stateMachineInstanceId).toBe(i.id);
     const created = await watcher.next('timeline_update', {
       match: (e) => e.eventType === 'workflow_instance_created' && e.metadata.stateMachineInstanceId === i.id,
     });

@@ -31,7 +31,8 @@ import {
   timelineResponse,
   transitionBody,
 } from './workflows.schemas.js';
-import type { WorkflowActor, WorkflowsService } from './workflows.service.js';
+import type { WorkflowsService } from './workflows.service.js';
+import type { WorkflowActor } from './workflows.types.js';
 import type { WorkflowTasksService } from './workflows.tasks.js';
 
 const actorOf = (u: UserPrincipal): WorkflowActor => ({ id: u.id, name: u.name, admin: u.admin });

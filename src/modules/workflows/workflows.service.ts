@@ -3,11 +3,10 @@
 // Every write locks the instance row, checks `expectedVersion`, asks the XState machine with the
 // approvals and evidence of the current state visit, and writes its timeline events in the same
 // transaction (broadcast to the instance's observer after commit).
-import { type Db, type Executor, type Trx, transaction } from '../../platform/db/database.js';
+import { type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
-import type { AddMemoryInput } from '../memory/index.js';
-import type { AfterCommit, TimelineEvent, TimelineService } from '../timeline/index.js';
-import type { ProtocolDefinition } from '../protocols/index.js';
+import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
+import { WorkflowEntry } from './workflows.entry.js';
 import {
   WORKFLOW_DEFINITIONS,
   WORKFLOW_PROTOCOLS,
@@ -30,47 +29,7 @@ import type {
   ListInstancesQuery,
   WorkflowInstance,
 } from './workflows.schemas.js';
-import type { RunTrigger } from './workflows.tables.js';
-
-/** Who acts: the signed-in user (routes), or a command's linked user (chat-platform, later). */
-export interface WorkflowActor {
-  id: number;
-  name: string;
-  admin: boolean;
-}
-
-/** A run handed to whatever executes runs (the orchestrator's job). */
-export interface RunHandle {
-  id: string;
-  instanceId: string;
-  trigger: RunTrigger;
-  taskIds: string[];
-}
-
-/** Seams for the parts built beside this module: the orchestrator executes runs, the suggestions
- * configuration says whether execution start kicks one off, the chat-platform adapter posts
- * notifications. Each is optional: without an executor no run is started on entry and a rerun is
- * refused (503), without a notifier nothing is posted. */
-export interface WorkflowPorts {
-  /** Executes a committed run (called after commit). */
-  runExecutor?: ((run: RunHandle) => void) | undefined;
-  /** The creator's `autoRunOrchestrator` (default true). */
-  autoRunOrchestrator?: ((userId: number) => Promise<boolean>) | undefined;
-  /** Posts to a chat-platform channel (called after commit; must not throw). */
-  notify?: ((n: { channelId: string; guildId: string | null; text: string }) => void) | undefined;
-}
-
-export interface WorkflowsDeps {
-  db: Db;
-  timeline: TimelineService;
-  protocols: {
-    seedBuiltin(list: readonly (ProtocolDefinition & { id: string })[]): Promise<{ inserted: string[] }>;
-  };
-  /** The memory module's addMemory (collectArtifacts writes the creator a `shared` memory). */
-  addMemory: (input: AddMemoryInput, trx: Trx) => Promise<{ id: number }>;
-  /** Whether a user id is a character (an NPC or the assistant): task assignment. */
-  isCharacter: (userId: number, executor: Executor) => Promise<boolean>;
-}
+import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 
 type Access = { participant: boolean; approver: boolean };
 
@@ -92,8 +51,12 @@ export function toApproval(r: repo.ApprovalRow): Approval {
 export class WorkflowsService {
   private readonly definitions = new Map<string, WorkflowDefinition>();
   ports: WorkflowPorts = {};
+  /** Entries, entry actions and this module's timeline events. */
+  readonly entry: WorkflowEntry;
 
-  constructor(readonly deps: WorkflowsDeps) {}
+  constructor(readonly deps: WorkflowsDeps) {
+    this.entry = new WorkflowEntry(deps, () => this.ports);
+  }
 
   private get db() {
     return this.deps.db;
@@ -240,46 +203,6 @@ export class WorkflowsService {
     return (await this.views(executor, [row]))[0]!;
   }
 
-  // ---- timeline ----------------------------------------------------------------------------
-
-  /** One `workflow_*` event of an instance: linked to its registry instance (else the root
-   * observer), metadata naming the instance, machine, state and visit. */
-  event(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    actorId: number | null,
-    eventType: string,
-    eventText: string,
-    metadata: Record<string, unknown> = {},
-  ): Promise<TimelineEvent> {
-    return this.deps.timeline.record(
-      trx,
-      {
-        eventType,
-        eventText,
-        userId: actorId,
-        instanceId: row.registry_instance_id,
-        source: 'state_machine',
-        metadata: {
-          stateMachineInstanceId: row.id,
-          machineId: row.machine_id,
-          state: row.state,
-          stateVisit: row.state_visit,
-          ...metadata,
-        },
-      },
-      afterCommit,
-    );
-  }
-
-  private notify(afterCommit: AfterCommit, row: repo.InstanceRow, text: string): void {
-    const { notify } = this.ports;
-    const channelId = row.channel_id;
-    if (!notify || channelId === null) return;
-    afterCommit(() => notify({ channelId, guildId: row.guild_id, text }));
-  }
-
   // ---- instances ---------------------------------------------------------------------------
 
   async create(actor: WorkflowActor, input: CreateInstanceInput): Promise<WorkflowInstance> {
@@ -314,8 +237,10 @@ export class WorkflowsService {
         userId: actor.id,
         registryInstanceId: input.registryInstanceId ?? null,
       });
+      if (row.registry_instance_id !== null)
+        await this.deps.timeline.linkStateMachine(trx, row.registry_instance_id, row.id);
       const title = typeof row.context.title === 'string' ? ` "${row.context.title}"` : '';
-      await this.event(
+      await this.entry.record(
         trx,
         afterCommit,
         row,
@@ -324,7 +249,7 @@ export class WorkflowsService {
         `Workflow${title} (${def.machineId}) created in ${row.state}`,
         { protocolId: row.protocol_id },
       );
-      const entered = await this.onEntry(trx, afterCommit, row, def, actor);
+      const entered = await this.entry.onEntry(trx, afterCommit, row, def, actor);
       return this.view(trx, entered);
     });
   }
@@ -368,7 +293,7 @@ export class WorkflowsService {
         );
       if (d.kind === 'guard_not_satisfied')
         throw new AppError('guard_not_satisfied', d.detail, { guard: d.guard, missing: d.missing });
-      const moved = await this.move(trx, afterCommit, row, def, d.to, actor, {
+      const moved = await this.entry.move(trx, afterCommit, row, def, d.to, actor, {
         auto: false,
         suggestionId: input.suggestionId ?? null,
       });
@@ -399,7 +324,7 @@ export class WorkflowsService {
           note: input.note ?? null,
         }),
       );
-      await this.event(
+      await this.entry.record(
         trx,
         afterCommit,
         row,
@@ -439,7 +364,7 @@ export class WorkflowsService {
     actorId: number,
     e: { description: string; proofUrl: string | null; source: string; [k: string]: unknown },
   ): Promise<TimelineEvent> {
-    return this.event(trx, afterCommit, row, actorId, 'verification_evidence', e.description, e);
+    return this.entry.record(trx, afterCommit, row, actorId, 'verification_evidence', e.description, e);
   }
 
   /** After an approval or evidence: bumps the version, then takes the state's guarded exit when
@@ -454,178 +379,9 @@ export class WorkflowsService {
     const records = (await this.visitRecords(trx, [row])).get(row.id)!;
     const hop = autoAdvance(def, row.state, records);
     const next = hop
-      ? await this.move(trx, afterCommit, row, def, hop.to, actor, { auto: true, suggestionId: null })
+      ? await this.entry.move(trx, afterCommit, row, def, hop.to, actor, { auto: true, suggestionId: null })
       : await repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id });
     return { instance: await this.view(trx, next), advanced: hop };
-  }
-
-  /** Enters `to` (a new visit; the version bumps once), records the transition, runs the entry. */
-  private async move(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    def: WorkflowDefinition,
-    to: string,
-    actor: WorkflowActor,
-    how: { auto: boolean; suggestionId: string | null },
-  ): Promise<repo.InstanceRow> {
-    const terminal = stateOf(def, to)!.terminal;
-    const entered = await repo.enterState(trx, row.id, to, actor.id, terminal);
-    await this.event(
-      trx,
-      afterCommit,
-      entered,
-      actor.id,
-      'workflow_transition',
-      `${row.state} → ${to}${how.auto ? ' (automatic)' : ''}`,
-      { from: row.state, to, auto: how.auto, undo: false, suggestionId: how.suggestionId },
-    );
-    return this.onEntry(trx, afterCommit, entered, def, actor);
-  }
-
-  /** A state's entry: its checklist, its actions in order, and completion when terminal. */
-  private async onEntry(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    def: WorkflowDefinition,
-    actor: WorkflowActor,
-  ): Promise<repo.InstanceRow> {
-    const state = stateOf(def, row.state)!;
-    await this.event(
-      trx,
-      afterCommit,
-      row,
-      actor.id,
-      'workflow_checklist',
-      state.checklist.length
-        ? `Checklist for ${row.state}: ${state.checklist.join('; ')}`
-        : `No checklist for ${row.state}`,
-      { items: state.checklist },
-    );
-    let current = row;
-    for (const action of state.actions)
-      current =
-        action === 'announceExecutionStart'
-          ? await this.announceExecutionStart(trx, afterCommit, current, actor)
-          : await this.collectArtifacts(trx, afterCommit, current, actor);
-    if (state.terminal) {
-      const canceled = await repo.cancelActiveRuns(trx, row.id);
-      if (current.active_run_id !== null) current = await repo.setActiveRun(trx, row.id, null);
-      await this.event(
-        trx,
-        afterCommit,
-        current,
-        actor.id,
-        'workflow_completed',
-        `Workflow completed and archived`,
-        { archivedAt: current.archived_at?.toISOString() ?? null, canceledRunIds: canceled.map((r) => r.id) },
-      );
-      this.notify(afterCommit, current, `Workflow ${current.id} (${def.machineId}) is completed.`);
-    }
-    return current;
-  }
-
-  /** announceExecutionStart: event, notification, an orchestrator run (trigger state_entry) unless
-   * one runs, no executor is wired, or the creator's autoRunOrchestrator is off. */
-  private async announceExecutionStart(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    actor: WorkflowActor,
-  ): Promise<repo.InstanceRow> {
-    let current = row;
-    const active = await repo.findActiveRun(trx, row.id);
-    let runId = active?.id ?? null;
-    const executor = this.ports.runExecutor;
-    const creator = row.created_by_user_id;
-    const autoRun =
-      creator !== null && (await (this.ports.autoRunOrchestrator?.(creator) ?? Promise.resolve(true)));
-    if (!active && executor && autoRun) {
-      const run = await this.startRun(trx, afterCommit, row, 'state_entry', [], actor.id);
-      runId = run.id;
-      current = await repo.findInstance(trx, row.id).then((r) => r!);
-    }
-    await this.event(
-      trx,
-      afterCommit,
-      current,
-      actor.id,
-      'workflow_execution_started',
-      `Execution started in ${row.state}`,
-      { runId },
-    );
-    this.notify(
-      afterCommit,
-      current,
-      `Workflow ${row.id} (${row.machine_id}) entered ${row.state}: execution starts.`,
-    );
-    return current;
-  }
-
-  /** collectArtifacts: event, notification, and a `shared` memory for the creator listing the
-   * artifacts (no issue tracker is configured). */
-  private async collectArtifacts(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    actor: WorkflowActor,
-  ): Promise<repo.InstanceRow> {
-    const artifacts = await repo.listArtifacts(trx, row.id);
-    const list = artifacts.map((a) => ({
-      id: a.id,
-      taskId: a.task_id,
-      summary: a.summary,
-      reviewStatus: a.review_status,
-    }));
-    const lines = list.map((a) => `- ${a.summary || '(no summary)'} [${a.reviewStatus}] (${a.id})`);
-    const title = typeof row.context.title === 'string' ? `"${row.context.title}"` : row.id;
-    const text =
-      `Artifacts of workflow ${title} (${row.machine_id}) at ${row.state}: ${list.length}\n${lines.join('\n')}`.trim();
-    let memoryId: number | null = null;
-    if (row.created_by_user_id !== null) {
-      // Every write here runs inside transaction(), whose executor is a Trx.
-      const memory = await this.deps.addMemory(
-        {
-          userId: row.created_by_user_id,
-          content: text,
-          source: 'shared',
-          metadata: { stateMachineInstanceId: row.id, machineId: row.machine_id, state: row.state },
-        },
-        trx as Trx,
-      );
-      memoryId = memory.id;
-    }
-    await this.event(
-      trx,
-      afterCommit,
-      row,
-      actor.id,
-      'workflow_artifacts_collected',
-      `${list.length} artifact(s) collected in ${row.state}`,
-      { artifacts: list, memoryId, issue: null },
-    );
-    this.notify(afterCommit, row, text);
-    return row;
-  }
-
-  /** Creates a queued run, makes it the instance's active run, and hands it to the executor after
-   * commit. The caller checked that none is active (the unique index decides a race). */
-  async startRun(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    trigger: RunTrigger,
-    taskIds: string[],
-    actorId: number | null,
-  ): Promise<repo.RunRow> {
-    const executor = this.ports.runExecutor;
-    if (!executor)
-      throw new AppError('service_unavailable', 'No orchestrator runs workflow tasks on this node');
-    const run = await repo.insertRun(trx, { instanceId: row.id, trigger, taskIds, userId: actorId });
-    await repo.setActiveRun(trx, row.id, run.id);
-    afterCommit(() => executor({ id: run.id, instanceId: row.id, trigger, taskIds }));
-    return run;
   }
 }
 

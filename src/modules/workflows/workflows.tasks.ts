@@ -9,7 +9,8 @@ import type { AfterCommit } from '../timeline/index.js';
 import * as repo from './workflows.repository.js';
 import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
-import type { WorkflowActor, WorkflowsService } from './workflows.service.js';
+import type { WorkflowsService } from './workflows.service.js';
+import type { WorkflowActor } from './workflows.types.js';
 import type { ReviewStatus, Specialty, TaskStatus } from './workflows.tables.js';
 
 const iso = (d: Date) => d.toISOString();
@@ -120,7 +121,7 @@ export class WorkflowTasksService {
         ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
       });
       const changed = Object.keys(input).filter((k) => input[k as keyof PutTaskInput] !== undefined);
-      await this.core.event(
+      await this.core.entry.record(
         trx,
         afterCommit,
         instance,
@@ -146,7 +147,15 @@ export class WorkflowTasksService {
       if (active)
         throw new AppError('conflict', 'A run of this instance is queued or running', { run: toRun(active) });
       try {
-        return toRun(await this.core.startRun(trx, afterCommit, instance, 'rerun', [taskId], actor.id));
+        const { run } = await this.core.entry.startRun(
+          trx,
+          afterCommit,
+          instance,
+          'rerun',
+          [taskId],
+          actor.id,
+        );
+        return toRun(run);
       } catch (err) {
         if (isUniqueViolation(err))
           throw new AppError('conflict', 'A run of this instance is queued or running');
@@ -205,7 +214,7 @@ export class WorkflowTasksService {
         review_notes: input.notes ?? null,
         reviewed_at: dbNow(),
       });
-      await this.core.event(
+      await this.core.entry.record(
         trx,
         afterCommit,
         instance,

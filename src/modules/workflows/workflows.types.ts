@@ -1,0 +1,47 @@
+// The shapes the workflows module's services share: who acts, the ports for the parts built
+// beside it, and what it is built from.
+import type { Db, Executor, Trx } from '../../platform/db/database.js';
+import type { AddMemoryInput } from '../memory/index.js';
+import type { ProtocolDefinition } from '../protocols/index.js';
+import type { TimelineService } from '../timeline/index.js';
+import type { RunTrigger } from './workflows.tables.js';
+
+/** Who acts: the signed-in user (routes), or a command's linked user (chat-platform, later). */
+export interface WorkflowActor {
+  id: number;
+  name: string;
+  admin: boolean;
+}
+
+/** A run handed to whatever executes runs (the orchestrator's job). */
+export interface RunHandle {
+  id: string;
+  instanceId: string;
+  trigger: RunTrigger;
+  taskIds: string[];
+}
+
+/** Seams for the parts built beside this module: the orchestrator executes runs, the suggestions
+ * configuration says whether execution start kicks one off, the chat-platform adapter posts
+ * notifications. Each is optional: without an executor no run is started on entry and a rerun is
+ * refused (503), without a notifier nothing is posted. */
+export interface WorkflowPorts {
+  /** Executes a committed run (called after commit). */
+  runExecutor?: ((run: RunHandle) => void) | undefined;
+  /** The creator's `autoRunOrchestrator` (default true). */
+  autoRunOrchestrator?: ((userId: number) => Promise<boolean>) | undefined;
+  /** Posts to a chat-platform channel (called after commit; must not throw). */
+  notify?: ((n: { channelId: string; guildId: string | null; text: string }) => void) | undefined;
+}
+
+export interface WorkflowsDeps {
+  db: Db;
+  timeline: TimelineService;
+  protocols: {
+    seedBuiltin(list: readonly (ProtocolDefinition & { id: string })[]): Promise<{ inserted: string[] }>;
+  };
+  /** The memory module's addMemory (collectArtifacts writes the creator a `shared` memory). */
+  addMemory: (input: AddMemoryInput, trx: Trx) => Promise<{ id: number }>;
+  /** Whether a user id is a character (an NPC or the assistant): task assignment. */
+  isCharacter: (userId: number, executor: Executor) => Promise<boolean>;
+}
