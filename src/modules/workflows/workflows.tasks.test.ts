@@ -326,3 +326,47 @@ describe('artifacts', () => {
     }
   });
 });
+
+describe('ports', () => {
+  it('notifies the channel after commit, and starts no run when the creator turned autoRunOrchestrator off', async () => {
+    const posted: { channelId: string; guildId: string | null; text: string }[] = [];
+    const handed: RunHandle[] = [];
+    t.deps.services.workflows.usePorts({
+      notify: (n) => posted.push(n),
+      runExecutor: (run) => handed.push(run),
+      autoRunOrchestrator: async (userId) => userId !== creator.id,
+    });
+    try {
+      const i = await c.create(creator, {
+        machineId: 'documentation_flow_v1',
+        channelId: 'c-9',
+        guildId: 'g-1',
+      });
+      await c.transition(creator, i.id, 'triage');
+      const exec = await c.approve(admin, i.id);
+      expect(exec.body.instance).toMatchObject({ state: 'execution', activeRunId: null });
+      expect(handed).toEqual([]);
+      await c.evidence(creator, i.id, { description: 'demo', proofUrl: 'https://demo.invalid/' });
+      await c.approve(admin, i.id);
+      expect(posted.map((p) => [p.channelId, p.guildId])).toEqual([
+        ['c-9', 'g-1'],
+        ['c-9', 'g-1'],
+        ['c-9', 'g-1'],
+      ]);
+      expect(posted[0]!.text).toMatch(/entered execution/);
+      expect(posted[1]!.text).toMatch(/^Artifacts of workflow/);
+      expect(posted[2]!.text).toMatch(/completed/);
+      // An instance without a channel posts nothing.
+      const quiet = await c.create(creator, { machineId: 'documentation_flow_v1' });
+      await c.transition(creator, quiet.id, 'triage');
+      await c.approve(admin, quiet.id);
+      expect(posted).toHaveLength(3);
+    } finally {
+      t.deps.services.workflows.usePorts({
+        notify: undefined,
+        runExecutor: undefined,
+        autoRunOrchestrator: undefined,
+      });
+    }
+  });
+});
