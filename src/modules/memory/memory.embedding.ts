@@ -12,6 +12,15 @@ import { EMBED_JOB } from './memory.jobs.js';
 
 /** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
 const ROUNDS_PER_RUN = 50;
+/** How long a worker holds the chunks it sent to the model (memory_embed_queue.claimed_until):
+ * longer than a request with its retries, or a chat turn from its query to its reply, normally
+ * take. A live worker slower than this only costs a second embedding of its batch; a dead one's
+ * batch waits this long before another worker takes it. */
+export const CLAIM_SECONDS = 300;
+/** A job run that leaves chunks under others' claims schedules one run for when the first claim
+ * lapses (in case their worker died): one such job per window of this many seconds, starting
+ * after more than a window, so that run can schedule its own successor. */
+const CLAIMED_FOLLOW_UP_SECONDS = 10;
 
 export class MemoryEmbedding {
   constructor(
@@ -83,8 +92,11 @@ export class MemoryEmbedding {
   }
 
   /** The job: embeds chunks lacking an embedding of the current model and size, those of the
-   * given memories first, in batches of one request each. Idempotent (it only fills what is
-   * missing); a failure is recorded on the chunks and the job retries with backoff. */
+   * given memories first, in batches of one request each. Each batch is claimed before it is
+   * sent and written as soon as its request returns, so a crash costs at most the batch in
+   * flight, and a run (a retry, another node's job, a chat turn) never sends a chunk another
+   * worker holds. Idempotent (it only fills what is missing); a failure is recorded on the chunks,
+   * releases them, and the job retries with backoff. */
   async embedPending(memoryIds: number[], reembed = false): Promise<number> {
     const model = this.models.embeddingModel;
     const dims = this.models.embeddingDimensions;
@@ -93,8 +105,11 @@ export class MemoryEmbedding {
     for (let round = 0; round < ROUNDS_PER_RUN; round++) {
       const rows = reembed
         ? await embeddings.staleChunks(this.db, { model, dims, limit: batch })
-        : await embeddings.pendingChunks(this.db, { limit: batch, memoryIds });
-      if (rows.length === 0) return done;
+        : await embeddings.claimPending(this.db, { limit: batch, memoryIds, leaseSeconds: CLAIM_SECONDS });
+      if (rows.length === 0) {
+        if (!reembed) await this.followClaims();
+        return done;
+      }
       let result;
       try {
         result = await this.models.embed(
@@ -123,6 +138,23 @@ export class MemoryEmbedding {
     return done;
   }
 
+  /** Chunks left under another worker's claim are that worker's to write; should it have died,
+   * a run once the first claim lapses takes them (one such job per window, whoever asks). */
+  private async followClaims(): Promise<void> {
+    const lapsesIn = await embeddings.claimedFor(this.db);
+    if (lapsesIn === undefined) return;
+    await this.jobs.enqueue(
+      this.db,
+      EMBED_JOB,
+      { memoryIds: [] },
+      {
+        startAfterSeconds: Math.ceil(Math.max(lapsesIn, CLAIMED_FOLLOW_UP_SECONDS)) + 1,
+        singletonKey: 'memory.claimed',
+        singletonSeconds: CLAIMED_FOLLOW_UP_SECONDS,
+      },
+    );
+  }
+
   /** Embeds a query, in the same request as chunks still waiting for their embedding (spec: at
    * most one embedding request per chat turn). Undefined when the provider fails: callers then
    * retrieve by full text alone. */
@@ -136,10 +168,12 @@ export class MemoryEmbedding {
   /** The query's embedding as soon as the request answers; and `store`, which writes the pending
    * chunks embedded in the same request when called: a chat turn calls it once its reply is sent,
    * so the write (their sketches, one statement) does not compete with the turn's retrieval.
-   * `store` never rejects and runs once: a failed write, or one never asked for, leaves the chunks
-   * queued, and the embedding job (their delayed backstop) embeds them later. A local embedder
-   * has no request to share (memories are embedded as they are written), so it embeds the query
-   * alone. */
+   * The chunks are claimed (CLAIM_SECONDS) from the read until that write, so no other turn or
+   * job sends them meanwhile; a refused or failed request releases them at once. `store` never
+   * rejects and runs once: a failed write, or one never asked for (a turn that failed, a process
+   * that died), leaves the chunks queued under the claim, and the embedding job takes them once it
+   * lapses. A local embedder has no request to share (memories are embedded as they are written),
+   * so it embeds the query alone. */
   embedQueryBatched(
     text: string,
     pendingLimit = this.models.embedsLocally ? 0 : Math.max(0, this.opts.embedBatch - 1),
@@ -150,19 +184,35 @@ export class MemoryEmbedding {
   ): { embedding: Promise<number[] | undefined>; store: () => Promise<void> } {
     let refused = false;
     const request = (async () => {
+      // Claimed like the job's batches: no other turn or job sends them while this one holds them.
       const read =
-        pendingLimit > 0 ? embeddings.pendingChunks(this.db, { limit: pendingLimit }) : Promise.resolve([]);
+        pendingLimit > 0
+          ? embeddings.claimPending(this.db, { limit: pendingLimit, leaseSeconds: CLAIM_SECONDS })
+          : Promise.resolve([]);
       read.catch(() => undefined);
-      if (gate)
-        await gate.catch((err: unknown) => {
-          refused = true;
-          throw err;
-        });
-      const pending = await read;
-      return {
-        pending,
-        result: await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query'),
-      };
+      try {
+        if (gate)
+          await gate.catch((err: unknown) => {
+            refused = true;
+            throw err;
+          });
+        const pending = await read;
+        return {
+          pending,
+          result: await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query'),
+        };
+      } catch (err) {
+        // Refused or failed: nothing was embedded, the claimed chunks go back to the queue.
+        await read
+          .then((pending) =>
+            embeddings.releaseClaims(
+              this.db,
+              pending.map((p) => p.id),
+            ),
+          )
+          .catch(() => undefined);
+        throw err;
+      }
     })();
     const embedding = request.then(
       ({ result }) => result.embeddings[0],
@@ -194,7 +244,7 @@ export class MemoryEmbedding {
         .catch((err: unknown) => {
           this.log.warn(
             { err: err instanceof Error ? err.message : err },
-            'storing embeddings made with a query failed; they stay queued for the embedding job',
+            'storing embeddings made with a query failed; they stay queued for the embedding job (once their claim lapses)',
           );
         }));
     return { embedding, store };

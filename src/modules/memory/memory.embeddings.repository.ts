@@ -6,35 +6,72 @@ import type { EncodedEmbeddings } from './memory.encoding.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
 import type { VectorTypes } from './memory.sketch.js';
 
-/** Chunks waiting for their first embedding (listed in memory_embed_queue), those of the given
- * memories first. Both lookups run on small indexes, so a backlog of many thousands costs no
+type PendingChunk = { id: number; memory_id: number; content: string };
+
+/** A queue entry nobody holds: never claimed, or its claim lapsed (its worker died). */
+const claimable = sql`(q.claimed_until is null or q.claimed_until < now())`;
+
+/** Claims up to `limit` chunks waiting for their first embedding (listed in memory_embed_queue)
+ * for `leaseSeconds`, those of the given memories first, and returns them: the caller sends them
+ * to the model, and no other worker picks them until its write removes them from the queue, a
+ * failure releases them or the claim lapses. `skip locked`: two workers claiming at once take
+ * different chunks. Both lookups run on small indexes, so a backlog of many thousands costs no
  * sort per batch. */
-export async function pendingChunks(db: Executor, p: { limit: number; memoryIds?: number[] }) {
+export async function claimPending(
+  db: Executor,
+  p: { limit: number; leaseSeconds: number; memoryIds?: number[] },
+): Promise<PendingChunk[]> {
+  const until = sql`now() + make_interval(secs => ${p.leaseSeconds})`;
   const first = p.memoryIds?.length
-    ? await db
-        .selectFrom('memory_chunks as c')
-        .innerJoin('memory_embed_queue as q', 'q.chunk_id', 'c.id')
-        .select(['c.id', 'c.memory_id', 'c.content'])
-        .where('c.memory_id', 'in', p.memoryIds)
-        .orderBy('c.id')
-        .limit(p.limit)
-        .execute()
+    ? (
+        await sql<PendingChunk>`
+          with picked as (
+            select q.chunk_id from memory_embed_queue q join memory_chunks c on c.id = q.chunk_id
+            where c.memory_id = any(${p.memoryIds}::bigint[]) and ${claimable}
+            order by q.chunk_id limit ${p.limit}
+            for update of q skip locked),
+          claimed as (
+            update memory_embed_queue q set claimed_until = ${until} from picked
+            where q.chunk_id = picked.chunk_id returning q.chunk_id)
+          select c.id, c.memory_id, c.content from claimed join memory_chunks c on c.id = claimed.chunk_id
+          order by c.id`.execute(db)
+      ).rows
     : [];
   if (first.length >= p.limit) return first;
-  // The queue's first entries, then their chunks by primary key (a lateral join: the plan cannot
-  // turn into a scan of memory_chunks when the queue's statistics are stale, as after a bulk load
-  // that was embedded since).
-  const skip = first.map((r) => r.id);
+  // The queue's first free entries, then their chunks by primary key (a lateral join: the plan
+  // cannot turn into a scan of memory_chunks when the queue's statistics are stale, as after a
+  // bulk load that was embedded since). The entries claimed just above are no longer free.
   const rest = (
-    await sql<{ id: number; memory_id: number; content: string }>`
+    await sql<PendingChunk>`
+      with picked as (
+        select q.chunk_id from memory_embed_queue q where ${claimable}
+        order by q.chunk_id limit ${p.limit - first.length}
+        for update skip locked),
+      claimed as (
+        update memory_embed_queue q set claimed_until = ${until} from picked
+        where q.chunk_id = picked.chunk_id returning q.chunk_id)
       select c.id, c.memory_id, c.content
-      from (select chunk_id from memory_embed_queue
-            ${skip.length ? sql`where chunk_id <> all(${skip}::bigint[])` : sql``}
-            order by chunk_id limit ${p.limit - first.length}) q
-      cross join lateral (select id, memory_id, content from memory_chunks where id = q.chunk_id) c
+      from claimed cross join lateral (select id, memory_id, content from memory_chunks where id = claimed.chunk_id) c
       order by c.id`.execute(db)
   ).rows;
   return [...first, ...rest];
+}
+
+/** Gives claimed chunks back to the queue (their request failed or was never sent). */
+export async function releaseClaims(db: Executor, ids: number[]) {
+  if (ids.length === 0) return;
+  await sql`update memory_embed_queue set claimed_until = null where chunk_id = any(${ids}::bigint[])`.execute(
+    db,
+  );
+}
+
+/** Seconds until the first claim still held lapses; undefined when nothing waits under a claim. */
+export async function claimedFor(db: Executor): Promise<number | undefined> {
+  const r = await sql<{ s: number | null }>`
+    select extract(epoch from min(claimed_until) - now())::float8 as s
+    from memory_embed_queue where claimed_until >= now()`.execute(db);
+  const s = r.rows[0]?.s;
+  return s === null || s === undefined ? undefined : s;
 }
 
 /** Whether any chunk waits for its first embedding. */
@@ -162,13 +199,15 @@ export async function writeEmbeddings(
   );
 }
 
+/** A failed request: counts the attempt and keeps the error on the chunks, and gives them back to
+ * the queue (the job's retry claims them again), in one statement. */
 export async function recordEmbedFailure(db: Executor, ids: number[], error: string) {
   if (ids.length === 0) return;
-  await db
-    .updateTable('memory_chunks')
-    .set((eb) => ({ embed_attempts: eb('embed_attempts', '+', 1), embed_error: error.slice(0, 500) }))
-    .where('id', 'in', ids)
-    .execute();
+  await sql`
+    with released as (
+      update memory_embed_queue set claimed_until = null where chunk_id = any(${ids}::bigint[]))
+    update memory_chunks set embed_attempts = embed_attempts + 1, embed_error = ${error.slice(0, 500)}
+    where id = any(${ids}::bigint[])`.execute(db);
 }
 
 export async function embeddingStats(db: Executor, p: { model: string; dims: number | undefined }) {

@@ -56,7 +56,9 @@ describe('memory repository SQL', () => {
         repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: true }),
       'insertMemoriesWithChunks (embedded here)': (db) =>
         repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: false }),
-      pendingChunks: (db) => embeddings.pendingChunks(db, { limit: 64, memoryIds: [1, 2] }),
+      claimPending: (db) => embeddings.claimPending(db, { limit: 64, leaseSeconds: 300, memoryIds: [1, 2] }),
+      releaseClaims: (db) => embeddings.releaseClaims(db, [1, 2]),
+      claimedFor: (db) => embeddings.claimedFor(db),
       recordEmbedFailure: (db) => embeddings.recordEmbedFailure(db, [1, 2], 'timeout'),
       deleteMemory: (db) => repo.deleteMemory(db, 3, 7),
       countByTier: (db) => repo.countByTier(db),

@@ -51,6 +51,9 @@ export interface MemoryEmbeddingsTable {
 /** Chunks waiting for their first embedding. */
 export interface MemoryEmbedQueueTable {
   chunk_id: number;
+  /** Until when a worker that sent the chunk to the model holds it (migration 0072); null or past:
+   * free to claim. */
+  claimed_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 declare module '../../platform/db/schema.js' {

@@ -46,23 +46,51 @@
     select array(select id from m order by id) as ids, array(select id from c order by id) as chunk_ids, now() as at;
 -- parameters: [[7],["The harbour lights are lit at dusk."],["shared"],["shared"],["{\"conversationId\":4}"],[4],[7],[1],[0],["The harbour lights are lit at dusk."]]
 
--- pendingChunks
-select "c"."id", "c"."memory_id", "c"."content" from "memory_chunks" as "c" inner join "memory_embed_queue" as "q" on "q"."chunk_id" = "c"."id" where "c"."memory_id" in ($1, $2) order by "c"."id" limit $3;
--- parameters: [1,2,64]
+-- claimPending
 
--- pendingChunks
+          with picked as (
+            select q.chunk_id from memory_embed_queue q join memory_chunks c on c.id = q.chunk_id
+            where c.memory_id = any($1::bigint[]) and (q.claimed_until is null or q.claimed_until < now())
+            order by q.chunk_id limit $2
+            for update of q skip locked),
+          claimed as (
+            update memory_embed_queue q set claimed_until = now() + make_interval(secs => $3) from picked
+            where q.chunk_id = picked.chunk_id returning q.chunk_id)
+          select c.id, c.memory_id, c.content from claimed join memory_chunks c on c.id = claimed.chunk_id
+          order by c.id;
+-- parameters: [[1,2],64,300]
 
+-- claimPending
+
+      with picked as (
+        select q.chunk_id from memory_embed_queue q where (q.claimed_until is null or q.claimed_until < now())
+        order by q.chunk_id limit $1
+        for update skip locked),
+      claimed as (
+        update memory_embed_queue q set claimed_until = now() + make_interval(secs => $2) from picked
+        where q.chunk_id = picked.chunk_id returning q.chunk_id)
       select c.id, c.memory_id, c.content
-      from (select chunk_id from memory_embed_queue
-            
-            order by chunk_id limit $1) q
-      cross join lateral (select id, memory_id, content from memory_chunks where id = q.chunk_id) c
+      from claimed cross join lateral (select id, memory_id, content from memory_chunks where id = claimed.chunk_id) c
       order by c.id;
--- parameters: [64]
+-- parameters: [64,300]
+
+-- releaseClaims
+update memory_embed_queue set claimed_until = null where chunk_id = any($1::bigint[]);
+-- parameters: [[1,2]]
+
+-- claimedFor
+
+    select extract(epoch from min(claimed_until) - now())::float8 as s
+    from memory_embed_queue where claimed_until >= now();
+-- parameters: []
 
 -- recordEmbedFailure
-update "memory_chunks" set "embed_attempts" = "embed_attempts" + $1, "embed_error" = $2 where "id" in ($3, $4);
--- parameters: [1,"timeout",1,2]
+
+    with released as (
+      update memory_embed_queue set claimed_until = null where chunk_id = any($1::bigint[]))
+    update memory_chunks set embed_attempts = embed_attempts + 1, embed_error = $2
+    where id = any($3::bigint[]);
+-- parameters: [[1,2],"timeout",[1,2]]
 
 -- deleteMemory
 delete from "memories" where "id" = $1 and "user_id" = $2;

@@ -1,0 +1,162 @@
+// What a crash or a failure costs the embedding pipeline: at most the batch each worker had in
+// flight. The model server is the fake (a real HTTP server) and counts every input it receives;
+// the workers are the real embedding job (through pg-boss, retries included) and the chat turn's
+// batched query request. A chunk some worker has sent is claimed until that worker writes it, so
+// no other worker sends it meanwhile; a worker that died (its claim lapsed) costs its one batch.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+import { hashEmbedding } from '../../platform/models/offline.js';
+import { EMBED_JOB } from './memory.jobs.js';
+
+const BATCH = 4;
+
+let fake: FakeModelServer;
+let t: TestApp;
+let alice: TestUser;
+
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+  t = await createTestApp(fake.env({ MODEL_MAX_RETRIES: '0', MEMORY_EMBED_BATCH: String(BATCH) }));
+  alice = await createUser(t, 'public');
+});
+afterAll(async () => {
+  await t.close();
+  await fake.close();
+});
+beforeEach(() => fake.reset());
+
+let written = 0;
+/** `n` one-chunk memories waiting in the queue (a chat exchange's kind: no job sent now, its
+ * backstop starts minutes later), in queue order. */
+async function queued(n: number): Promise<string[]> {
+  const contents = Array.from(
+    { length: n },
+    () => `Note ${++written}: the lighthouse keeper counted ${written * 7} gulls today.`,
+  );
+  await t.deps.services.memory.addMemories(
+    contents.map((content) => ({ userId: alice.id, source: 'shared' as const, content })),
+    undefined,
+    { deferEmbedding: true },
+  );
+  return contents;
+}
+
+/** How many times each text reached the model. */
+function sends(inputs: string[]): Map<string, number> {
+  const n = new Map<string, number>();
+  for (const s of inputs) n.set(s, (n.get(s) ?? 0) + 1);
+  return n;
+}
+
+/** Runs the embedding job (as a memory write, a backstop or a follow-up would send it) until the
+ * queues are idle, pg-boss's retries included. */
+async function runJob() {
+  await t.deps.jobs.enqueue(t.deps.db, EMBED_JOB, { memoryIds: [] });
+  await t.deps.jobs.drain(30_000);
+}
+
+async function state(contents: string[]) {
+  const r = await sql<{ content: string; embedded: boolean; queued: boolean }>`
+    select c.content, exists (select 1 from memory_embeddings e where e.chunk_id = c.id) as embedded,
+      exists (select 1 from memory_embed_queue q where q.chunk_id = c.id) as queued
+    from memory_chunks c where c.content = any(${contents}::text[]) order by c.id`.execute(t.deps.db);
+  return r.rows;
+}
+
+/** Queue entries under a claim. */
+async function claimed(): Promise<number> {
+  const r = await sql<{ n: number }>`
+    select count(*)::int as n from memory_embed_queue where claimed_until is not null`.execute(t.deps.db);
+  return r.rows[0]!.n;
+}
+
+/** The model fails the `at`-th embedding request it receives (counted from the last reset). */
+function failRequest(at: number) {
+  fake.embedWith((text) => {
+    if (fake.embeddingRequests().length === at) throw new Error('the model went down');
+    return Array.from(hashEmbedding(text, fake.embeddingDimensions));
+  });
+}
+
+describe('embedding after a crash or a failure', () => {
+  it("sends nothing twice but the batches in flight: a dead turn's chunks, a failed request's", async () => {
+    const contents = await queued(12);
+
+    // A chat turn's query request takes three waiting chunks along; its process dies before the
+    // reply, so it never writes them.
+    const turn = t.deps.services.memory.embedQueryBatched('who counted the gulls?', 3);
+    expect(await turn.embedding).toHaveLength(fake.embeddingDimensions);
+    const turnChunks = fake.embeddedInputs().slice(1);
+    expect(turnChunks).toHaveLength(3);
+
+    // The job: its second request fails (the model is down for that one call), pg-boss retries.
+    failRequest(fake.embeddingRequests().length + 2);
+    await runJob();
+    const jobRequests = fake.embeddingRequests().slice(1);
+    const batches = jobRequests.map((r) => r.body.input as string[]);
+    const jobSends = sends(batches.flat());
+    // The turn's chunks were never sent by the job while the turn held them.
+    for (const c of turnChunks) expect(jobSends.get(c), c).toBeUndefined();
+    // What the first request embedded was never sent again; the failed request's batch was sent
+    // once more (the retry); every other chunk once.
+    const [firstBatch, failedBatch] = batches;
+    expect(firstBatch).toHaveLength(BATCH);
+    for (const c of firstBatch!) expect(jobSends.get(c), c).toBe(1);
+    for (const c of failedBatch!) expect(jobSends.get(c), c).toBe(2);
+    for (const c of contents.filter((c) => !turnChunks.includes(c)))
+      expect(jobSends.get(c), c).toBeGreaterThan(0);
+    expect([...jobSends.values()].reduce((a, b) => a + b, 0)).toBe(contents.length - 3 + BATCH);
+
+    // The turn's chunks wait under its claim, and a run is scheduled for when the claim lapses.
+    for (const row of await state(turnChunks)) expect(row).toMatchObject({ embedded: false, queued: true });
+    const followUp = await sql<{ n: number; delay: number }>`
+      select count(*)::int as n, min(extract(epoch from start_after - now()))::float8 as delay
+      from ${sql.table(`${t.deps.jobs.schema}.job`)}
+      where name = ${EMBED_JOB} and singleton_key = 'memory.claimed' and state = 'created'`.execute(
+      t.deps.db,
+    );
+    expect(followUp.rows[0]!.n).toBeGreaterThanOrEqual(1);
+    expect(followUp.rows[0]!.delay).toBeGreaterThan(60);
+
+    // The claim lapses (the time it takes, without waiting for it): the next run takes the dead
+    // turn's batch, its one chunks sent twice.
+    await sql`update memory_embed_queue set claimed_until = now() - interval '1 second'
+      where claimed_until is not null`.execute(t.deps.db);
+    const before = fake.embeddedInputs().length;
+    await runJob();
+    expect(sends(fake.embeddedInputs().slice(before))).toEqual(new Map(turnChunks.map((c) => [c, 1])));
+    for (const row of await state(contents)) expect(row).toMatchObject({ embedded: true, queued: false });
+  });
+
+  it('two workers at once (two nodes, or a run and its retry) take different chunks', async () => {
+    const contents = await queued(3 * BATCH);
+    const memory = t.deps.services.memory;
+    const done = await Promise.all([memory.embedPending([]), memory.embedPending([])]);
+    expect(done[0] + done[1]).toBe(contents.length);
+    expect(sends(fake.embeddedInputs())).toEqual(new Map(contents.map((c) => [c, 1])));
+    for (const row of await state(contents)) expect(row).toMatchObject({ embedded: true, queued: false });
+  });
+
+  it("a turn refused by its rate limit gives its chunks back at once, and a failed request's too", async () => {
+    const contents = await queued(3);
+    const refused = t.deps.services.memory.embedQueryBatched('gulls?', 3, Promise.reject(new Error('429')));
+    expect(await refused.embedding).toBeUndefined();
+    expect(fake.embeddingRequests()).toHaveLength(0);
+    // Released before the refusal is answered.
+    expect(await claimed()).toBe(0);
+
+    failRequest(1);
+    const failed = t.deps.services.memory.embedQueryBatched('gulls?', 3);
+    expect(await failed.embedding).toBeUndefined();
+    expect(fake.embeddedInputs()).toEqual(['gulls?', ...contents]);
+    expect(await claimed()).toBe(0);
+    // Free again: the job takes them now, each sent once more than the failed request did.
+    await runJob();
+    expect(sends(fake.embeddedInputs().filter((s) => s !== 'gulls?'))).toEqual(
+      new Map(contents.map((c) => [c, 2])),
+    );
+    for (const row of await state(contents)) expect(row).toMatchObject({ embedded: true, queued: false });
+  });
+});
