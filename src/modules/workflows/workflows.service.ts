@@ -1,5 +1,6 @@
 // Workflow state machines (spec "State machine instance", "States and transitions"; contract
-// "Workflows"): definitions, instances, transitions, approvals, evidence and the entry actions.
+// "Workflows"): definitions, instances, transitions, approvals and evidence (entries and their
+// actions: workflows.entry.ts).
 // Every write locks the instance row, checks `expectedVersion`, asks the XState machine with the
 // approvals and evidence of the current state visit, and writes its timeline events in the same
 // transaction (broadcast to the instance's observer after commit).
@@ -10,7 +11,6 @@ import { WorkflowEntry } from './workflows.entry.js';
 import {
   WORKFLOW_DEFINITIONS,
   WORKFLOW_PROTOCOLS,
-  type GuardName,
   type WorkflowDefinition,
 } from './workflows.definitions.js';
 import * as repo from './workflows.repository.js';
@@ -50,7 +50,7 @@ export function toApproval(r: repo.ApprovalRow): Approval {
 
 export class WorkflowsService {
   private readonly definitions = new Map<string, WorkflowDefinition>();
-  ports: WorkflowPorts = {};
+  private ports: WorkflowPorts = {};
   /** Entries, entry actions and this module's timeline events. */
   readonly entry: WorkflowEntry;
 
@@ -421,5 +421,3 @@ export function toView(
     createdAt: iso(row.created_at),
   };
 }
-
-export type { GuardName };

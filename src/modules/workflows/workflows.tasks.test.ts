@@ -175,7 +175,7 @@ describe('tasks', () => {
       );
       expect(again.run).toMatchObject({ id: run.body.id });
     } finally {
-      t.deps.services.workflows.ports.runExecutor = undefined;
+      t.deps.services.workflows.usePorts({ runExecutor: undefined });
     }
   });
 });
@@ -322,7 +322,7 @@ describe('artifacts', () => {
         exec.body.instance.activeRunId,
       );
     } finally {
-      t.deps.services.workflows.ports.runExecutor = undefined;
+      t.deps.services.workflows.usePorts({ runExecutor: undefined });
     }
   });
 });
