@@ -49,7 +49,9 @@ afterAll(async () => {
   }
 });
 
-describe('cli', () => {
+// Each test starts one or more child processes, each opening the embedded database and checking
+// its migrations: a generous failsafe for a busy machine, not a timing claim.
+describe('cli', { timeout: 120_000 }, () => {
   it('migrate applies the migrations once and prints { applied }', async () => {
     const first = await cli('migrate');
     expect(first.code).toBe(0);
