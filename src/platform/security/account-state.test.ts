@@ -7,7 +7,7 @@ import { AccountStates, type AccountState } from './account-state.js';
 
 const executor = {} as Executor; // the local feed never touches it
 
-function setup(opts: { ttlMs?: number; holdMs?: number; maxEntries?: number } = {}) {
+function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
   let now = 1_000_000;
   const rows = new Map<number, AccountState>();
   let loads = 0;
@@ -27,7 +27,7 @@ function setup(opts: { ttlMs?: number; holdMs?: number; maxEntries?: number } = 
       return snapshot;
     },
     feed,
-    { ttlMs: opts.ttlMs ?? 2000, holdMs: opts.holdMs ?? 1000, maxEntries: opts.maxEntries, now: () => now },
+    { ttlMs: opts.ttlMs ?? 2000, maxEntries: opts.maxEntries, now: () => now },
   );
   return {
     states,
@@ -93,21 +93,8 @@ describe('AccountStates', () => {
     expect(heard).toEqual([1]);
   });
 
-  it('after a change, reads straight from the database for the hold time, then caches again', async () => {
-    const s = setup();
-    s.rows.set(1, state('cso'));
-    await s.states.changed(executor, 1);
-    await s.states.get(1);
-    await s.states.get(1);
-    expect(s.loads()).toBe(2);
-    s.advance(1000);
-    await s.states.get(1);
-    await s.states.get(1);
-    expect(s.loads()).toBe(3);
-  });
-
   it('a read that began before a change does not store what it read', async () => {
-    const s = setup({ holdMs: 0 });
+    const s = setup();
     s.rows.set(1, state('cso'));
     s.hold();
     const racing = s.states.get(1); // reads the old row, then waits

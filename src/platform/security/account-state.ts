@@ -3,10 +3,12 @@
 // is the authority every request and socket is judged by (ARCHITECTURE.md, "Token validity").
 //
 // Each node caches a state for at most `ttlMs`. A node that changes an account or ends a session
-// announces it on the change feed (delivered on commit); every node then drops its entry at once.
-// The TTL bounds what a lost notice can cost. An entry dropped for a change is not cached again for
-// `holdMs`: a request that read the row before the change committed must not store the old state
-// (on the embedded database the notice is said before the commit, not after it).
+// announces it on the change feed; every node then drops its entry at once. The TTL bounds what a
+// lost notice can cost. A read in flight when its account's entry is dropped is not stored, so a
+// read that saw the row before the change cannot outlive it: on PostgreSQL the notice arrives
+// after the commit, and whatever was read before it is discarded then; on the embedded database
+// the notice is said inside the transaction, and a read issued after it waits for the one
+// connection until the transaction ends.
 import type { Executor } from '../db/database.js';
 import type { ChangeFeed } from '../db/notifications.js';
 import type { AccountType, Role } from './identity.rules.js';
@@ -21,7 +23,6 @@ export interface AccountState {
 
 export interface AccountStateOptions {
   ttlMs: number;
-  holdMs?: number;
   /** At most this many accounts cached; the oldest go first. */
   maxEntries?: number;
   now?: () => number;
@@ -37,7 +38,6 @@ const CHANNEL = 'account_changed';
 export class AccountStates {
   private readonly entries = new Map<number, Entry>();
   private readonly loading = new Map<number, Promise<AccountState | undefined>>();
-  private readonly heldUntil = new Map<number, number>();
   private readonly changeListeners = new Set<(id: number) => void>();
   private readonly now: () => number;
   private readonly unlisten: () => void;
@@ -65,16 +65,11 @@ export class AccountStates {
     const now = this.now();
     const entry = this.entries.get(id);
     if (entry && now - entry.at < this.opts.ttlMs) return entry.state;
-    const held = this.heldUntil.get(id);
-    if (held !== undefined) {
-      if (held > now) return this.load(id);
-      this.heldUntil.delete(id);
-    }
     const inFlight = this.loading.get(id);
     if (inFlight) return inFlight;
     const p = this.load(id).then(
       (state) => {
-        // Stored only when no change was announced while it loaded.
+        // Stored only when no change was announced while it loaded (forget() drops `loading`).
         if (this.loading.get(id) === p) {
           this.loading.delete(id);
           this.store(id, state, now);
@@ -113,19 +108,10 @@ export class AccountStates {
   private forget(id: number) {
     this.entries.delete(id);
     this.loading.delete(id);
-    const now = this.now();
-    if (this.heldUntil.size > 10_000)
-      for (const [held, until] of this.heldUntil) if (until <= now) this.heldUntil.delete(held);
-    this.heldUntil.set(id, now + (this.opts.holdMs ?? 1000));
     for (const l of this.changeListeners) l(id);
   }
 
   private store(id: number, state: AccountState | undefined, at: number) {
-    const held = this.heldUntil.get(id);
-    if (held !== undefined) {
-      if (held > this.now()) return;
-      this.heldUntil.delete(id);
-    }
     this.entries.delete(id);
     this.entries.set(id, { state, at });
     const max = this.opts.maxEntries ?? 100_000;
