@@ -211,7 +211,11 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(protocolsPlugin, { protocols: s.protocols });
   await app.register(chatPlatformPlugin, { chatPlatform: s.chatPlatform });
   await app.register(memoryPlugin, { memory: s.memory });
-  await app.register(workflowsPlugin, { workflows: s.workflows, workflowTasks: s.workflowTasks });
+  await app.register(workflowsPlugin, {
+    workflows: s.workflows,
+    workflowTasks: s.workflowTasks,
+    workflowRuns: s.workflowRuns,
+  });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.
   await app.register(filesPlugin, {

@@ -30,7 +30,14 @@ import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
-import { WorkflowsService, WorkflowTasksService } from './modules/workflows/index.js';
+import {
+  specialtiesOf,
+  WorkflowOrchestrator,
+  WorkflowRunJobs,
+  WorkflowRunsService,
+  WorkflowsService,
+  WorkflowTasksService,
+} from './modules/workflows/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
@@ -51,6 +58,7 @@ export interface Services {
   chat: ChatService;
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
+  workflowRuns: WorkflowRunsService;
 }
 
 export interface Deps {
@@ -261,6 +269,41 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       isCharacter: (id, executor) => characters.getNpc(id, executor).then(() => true, () => false),
     });
     const workflowTasks = new WorkflowTasksService(workflows);
+    const workflowRuns = new WorkflowRunsService(workflows);
+    // The orchestrator executes runs in the `workflows.run` job; the service hands it each
+    // committed run (entering execution, a rerun, POST .../orchestrate).
+    const orchestrator = new WorkflowOrchestrator(
+      {
+        db,
+        core: workflows,
+        tasks: workflowTasks,
+        models,
+        routeUser: async (userId, channelId) => (await protocols.routeUser(userId, { channelId })).resolved,
+        resolveProtocol: (id) => protocols.resolve(id),
+        specialists: async () => {
+          const out: { id: number; specialties: string[] }[] = [];
+          for (let offset = 0; ; offset += 500) {
+            const { npcs, total } = await characters.listNpcs({ limit: 500, offset });
+            for (const n of npcs)
+              if (!n.isAssistant) out.push({ id: n.id, specialties: specialtiesOf(n.metadata) });
+            if (offset + 500 >= total) return out;
+          }
+        },
+        persona: async (id) => {
+          const npc = await characters.getNpc(id);
+          return { name: npc.name, description: npc.description };
+        },
+        assistantUserId: () => characters.assistantUserId(),
+        log,
+      },
+      { leaseSeconds: 60 },
+    );
+    const workflowRunJobs = new WorkflowRunJobs(jobs, db, orchestrator, log, {
+      runsPerNode: 8,
+      orphanAfterSeconds: 30,
+      sweepEverySeconds: 30,
+    });
+    workflows.usePorts({ runExecutor: workflowRunJobs.executor });
     const services: Services = {
       users,
       auth,
@@ -279,6 +322,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       chat,
       workflows,
       workflowTasks,
+      workflowRuns,
     };
 
     // First start: the assistant's own user and the root observer (the API contract). Both steps
@@ -303,6 +347,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       cleanup.unshift(() => jobs.stop());
       await memory.start();
       if (config.services.includes('worker')) await scheduleMaintenance(jobs, db);
+      // Before the queue stops: this node's runs release their leases and their jobs are retried.
+      cleanup.unshift(() => workflowRunJobs.stop());
+      if (config.services.includes('worker')) await workflowRunJobs.start();
     }
 
     const health = new HealthMonitor(database);

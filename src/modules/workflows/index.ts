@@ -1,14 +1,24 @@
 import type { AppPlugin } from '../../platform/http/types.js';
 import { workflowsRoutes, type WorkflowsRoutesOptions } from './workflows.routes.js';
+import { workflowRunsRoutes, type WorkflowRunsRoutesOptions } from './workflows.runs.routes.js';
 import './workflows.tables.js';
 
 export { WorkflowsService } from './workflows.service.js';
 export type { RunHandle, WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 export { WorkflowTasksService } from './workflows.tasks.js';
+export { WorkflowRunsService } from './workflows.runs.js';
+export { WorkflowOrchestrator, type OrchestratorDeps } from './workflows.orchestrator.js';
+export { WorkflowRunJobs, RUN_JOB } from './workflows.jobs.js';
+export { specialtiesOf } from './workflows.orchestrator.rules.js';
 export { WORKFLOW_DEFINITIONS, WORKFLOW_PROTOCOLS } from './workflows.definitions.js';
 export type { WorkflowDefinition, GuardName, ActionName } from './workflows.definitions.js';
 export type { WorkflowInstance, Task, Artifact, Run, Approval, Advanced } from './workflows.schemas.js';
 
-/** The module's HTTP door (mounted by app.ts): definitions, instances, tasks and artifacts. */
-export const workflowsPlugin: AppPlugin<WorkflowsRoutesOptions> = async (app, opts) =>
+/** The module's HTTP door (mounted by app.ts): definitions, instances, tasks, artifacts and runs. */
+export const workflowsPlugin: AppPlugin<WorkflowsRoutesOptions & WorkflowRunsRoutesOptions> = async (
+  app,
+  opts,
+) => {
   workflowsRoutes(app, opts);
+  workflowRunsRoutes(app, opts);
+};

@@ -102,6 +102,25 @@ export interface WorkflowRunsTable {
   created_by_user_id: number | null;
   created_at: CreatedAt;
   finished_at: Nullable<Date>;
+  run_tasks: Generated<boolean>;
+  concurrency: Generated<number>;
+  lease_until: Nullable<Date>;
+  started_at: Nullable<Date>;
+}
+
+export type TaskRunStatus = 'running' | 'completed' | 'failed' | 'skipped';
+
+/** One task executed by one run: claimed once (primary key), with the artifact it writes. */
+export interface WorkflowTaskRunsTable {
+  run_id: string;
+  task_id: string;
+  artifact_id: Nullable<string>;
+  persona_id: Nullable<number>;
+  status: ColumnType<TaskRunStatus, TaskRunStatus | undefined, TaskRunStatus>;
+  wall_ms: Nullable<number>;
+  model_ms: Nullable<number>;
+  claimed_at: CreatedAt;
+  finished_at: Nullable<Date>;
 }
 
 declare module '../../platform/db/schema.js' {
@@ -112,5 +131,6 @@ declare module '../../platform/db/schema.js' {
     workflow_tasks: WorkflowTasksTable;
     workflow_artifacts: WorkflowArtifactsTable;
     workflow_runs: WorkflowRunsTable;
+    workflow_task_runs: WorkflowTaskRunsTable;
   }
 }

@@ -17,6 +17,8 @@ beforeAll(async () => {
   admin = await createUser(t, 'cso');
   creator = await createUser(t, 'public');
   c = client(t);
+  // These tests drive the seams with stub executors; the orchestrator's own tests run the real one.
+  t.deps.services.workflows.usePorts({ runExecutor: undefined });
 });
 afterAll(async () => {
   await t.close();

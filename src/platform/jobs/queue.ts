@@ -23,6 +23,8 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   /** Jobs fetched per poll; the handler is still called once per job. */
   batchSize?: number;
   pollingIntervalSeconds?: number;
+  /** Jobs of this queue a node handles at once (pg-boss workers; default 1). */
+  localConcurrency?: number;
 }
 
 export interface EnqueueOptions {
@@ -106,7 +108,11 @@ export class JobQueue {
       if (!work) continue;
       await boss.work(
         def.name,
-        { batchSize: def.batchSize ?? 1, pollingIntervalSeconds: def.pollingIntervalSeconds ?? 1 },
+        {
+          batchSize: def.batchSize ?? 1,
+          pollingIntervalSeconds: def.pollingIntervalSeconds ?? 1,
+          ...(def.localConcurrency ? { localConcurrency: def.localConcurrency } : {}),
+        },
         async (jobs) => {
           for (const job of jobs) {
             const log = this.log.child({ job: def.name, jobId: job.id });

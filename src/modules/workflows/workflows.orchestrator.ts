@@ -1,0 +1,479 @@
+// The orchestrator (contract "Tasks, artifacts, orchestrator"): executes one run, as the job asks.
+//  1. Seeds tasks when the instance has none: `context.tasks`, else one structured model call
+//     (offline, failed or unparseable: the flow's three fixed tasks).
+//  2. Gives each unassigned task the NPC whose `metadata.specialties` holds its specialty (fewest
+//     tasks here, then lowest id), else the assistant's own user.
+//  3. With `runTasks`, runs the pending tasks (a rerun: its one task), `concurrency` at a time: each
+//     is claimed once in the database (workflow_task_runs) with a draft artifact, then one model
+//     call (persona, merged routing + workflow protocol, task, context), then the artifact is ready
+//     and the task completed; a failed call leaves the artifact draft and blocks that task only.
+// A worker holds the run by a lease it renews; a run whose worker died (lease lapsed) or stopped
+// (lease released) is taken up by the job's retry or the sweep's new job, and goes on from its
+// claims: a finished task is never called again, an interrupted one finishes its own artifact.
+import type { Logger } from 'pino';
+import { type Db, transaction } from '../../platform/db/database.js';
+import { toProblem } from '../../platform/http/problem.js';
+import { withModelTime, type ModelGateway } from '../../platform/models/gateway.js';
+import { composeSystemPrompt, mergeProtocols, type ResolvedProtocol } from '../protocols/index.js';
+import {
+  contextTasks,
+  fixedTasks,
+  offlineDraft,
+  parseSeededTasks,
+  pickPersona,
+  seedPrompt,
+  taskPrompt,
+  type SeedTask,
+  type Specialist,
+  type TaskPromptInput,
+} from './workflows.orchestrator.rules.js';
+import * as repo from './workflows.repository.js';
+import * as runs from './workflows.runs.repository.js';
+import type { WorkflowsService } from './workflows.service.js';
+import type { WorkflowTasksService } from './workflows.tasks.js';
+
+export interface OrchestratorDeps {
+  db: Db;
+  core: WorkflowsService;
+  tasks: WorkflowTasksService;
+  models: Pick<ModelGateway, 'chat' | 'offline'>;
+  /** The routing protocol of a user (channel pinning included), base template loaded. */
+  routeUser: (userId: number, channelId: string | null) => Promise<ResolvedProtocol>;
+  /** A protocol by id (the instance's workflow protocol). */
+  resolveProtocol: (id: string) => Promise<ResolvedProtocol>;
+  /** NPCs with their `metadata.specialties`. */
+  specialists: () => Promise<Specialist[]>;
+  /** A character's name and description (the persona a task speaks as). */
+  persona: (id: number) => Promise<{ name: string; description: string }>;
+  assistantUserId: () => Promise<number>;
+  log: Logger;
+}
+
+export interface OrchestratorOptions {
+  /** How long a worker holds a run without renewing (renewed every third of it). */
+  leaseSeconds: number;
+}
+
+type Instance = repo.InstanceRow;
+type RunRow = runs.FullRunRow;
+
+class RunStopped extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RunStopped';
+  }
+}
+
+export class WorkflowOrchestrator {
+  private readonly active = new Map<string, { ac: AbortController; done: Promise<unknown> }>();
+  private stopping = false;
+
+  constructor(
+    private readonly d: OrchestratorDeps,
+    private readonly opts: OrchestratorOptions,
+  ) {}
+
+  private get db() {
+    return this.d.db;
+  }
+
+  /** The job's handler. Returns when the run ended, was canceled, or another worker holds it;
+   * throws when this worker stopped before the end (the job is retried) or on an error before
+   * the `final` attempt (after it, the run is failed with the error). */
+  async execute(runId: string, attempt: { final: boolean }): Promise<void> {
+    if (this.stopping) throw new RunStopped('the orchestrator is stopping');
+    const taken = await this.take(runId);
+    if (!taken) return;
+    const ac = new AbortController();
+    const work = this.work(taken, ac.signal);
+    this.active.set(runId, { ac, done: work.catch(() => undefined) });
+    const renew = setInterval(
+      () =>
+        void runs.renewLease(this.db, runId, this.opts.leaseSeconds).then(
+          (r) => {
+            if (!r) ac.abort(new RunStopped('the run was canceled'));
+          },
+          (err: unknown) => this.d.log.warn({ err, runId }, 'run lease not renewed'),
+        ),
+      (this.opts.leaseSeconds * 1000) / 3,
+    );
+    renew.unref();
+    try {
+      await work;
+    } catch (err) {
+      if (ac.signal.aborted && !this.stopping) return; // canceled (the instance completed)
+      await runs.releaseLease(this.db, runId).catch(() => undefined);
+      if (this.stopping || !attempt.final) throw err;
+      await this.failRun(taken.run, err);
+    } finally {
+      clearInterval(renew);
+      this.active.delete(runId);
+    }
+  }
+
+  /** Stops every run this node works on (their leases released, their jobs retried elsewhere or
+   * after a restart); called before the job queue stops. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const all = [...this.active.values()];
+    for (const a of all) a.ac.abort(new RunStopped('the orchestrator is stopping'));
+    await Promise.all(all.map((a) => a.done));
+  }
+
+  // ---- the run ---------------------------------------------------------------------------------
+
+  /** Takes the run (lease); records `workflow_run_started` the first time. */
+  private take(runId: string): Promise<{ run: RunRow; instance: Instance } | null> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      const run = await runs.findRun(trx, runId, true);
+      if (!run || (run.status !== 'queued' && run.status !== 'running')) return null;
+      const leased = await runs.takeRun(trx, runId, this.opts.leaseSeconds);
+      if (!leased) return null;
+      const instance = (await repo.findInstance(trx, run.instance_id))!;
+      if (run.started_at === null)
+        await this.d.core.entry.record(
+          trx,
+          afterCommit,
+          instance,
+          run.created_by_user_id,
+          'workflow_run_started',
+          `Orchestrator run started (${run.trigger})`,
+          { runId, trigger: run.trigger, runTasks: run.run_tasks, concurrency: run.concurrency },
+        );
+      return { run: leased, instance };
+    });
+  }
+
+  private async work(taken: { run: RunRow; instance: Instance }, signal: AbortSignal): Promise<void> {
+    let { run } = taken;
+    const { instance } = taken;
+    if (run.trigger === 'rerun') {
+      await this.assign(instance, run.task_ids);
+    } else if (run.task_ids.length === 0) {
+      await this.seed(run, instance, signal);
+      await this.assign(instance, null);
+      if (run.run_tasks) {
+        const pending = (await repo.listTasks(this.db, instance.id, 'pending')).filter(
+          (t) => t.assigned_persona_id !== null,
+        );
+        run = await runs.setRunTasks(
+          this.db,
+          run.id,
+          pending.map((t) => t.id),
+        );
+      }
+    }
+    if (run.run_tasks && run.task_ids.length > 0) {
+      const prompt = await this.protocolFor(instance);
+      const queue = [...run.task_ids];
+      const worker = async () => {
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+          if (signal.aborted) throw signal.reason;
+          await this.runTask(run, instance, id, prompt, signal);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(run.concurrency, queue.length) }, worker));
+    }
+    if (signal.aborted) throw signal.reason;
+    await this.finishRun(run.id);
+  }
+
+  /** Step 1: tasks for an instance with none. */
+  private async seed(run: RunRow, instance: Instance, signal: AbortSignal): Promise<void> {
+    if ((await repo.listTasks(this.db, instance.id)).length > 0) return;
+    let seeds: SeedTask[] | null = contextTasks(instance.context);
+    let source = 'context';
+    if (!seeds && !this.d.models.offline) {
+      const p = seedPrompt({
+        machineId: instance.machine_id,
+        state: instance.state,
+        context: instance.context,
+      });
+      try {
+        const r = await this.d.models.chat({
+          purpose: 'workflow.seed',
+          system: p.system,
+          messages: [{ role: 'user', content: p.user }],
+          temperature: 0.2,
+          signal,
+        });
+        seeds = parseSeededTasks(r.text);
+        source = 'model';
+      } catch (err) {
+        if (signal.aborted) throw err;
+        this.d.log.warn({ err, runId: run.id }, 'task seeding call failed; the fixed tasks are used');
+      }
+    }
+    if (!seeds) {
+      seeds = fixedTasks(instance.machine_id);
+      source = 'fixed';
+    }
+    const tasks = seeds;
+    await transaction(this.db, async (trx, afterCommit) => {
+      const row = (await repo.findInstance(trx, instance.id, true))!;
+      if (row.archived_at !== null || (await repo.listTasks(trx, row.id)).length > 0) return;
+      const created = await this.d.tasks.createTasks(
+        trx,
+        row.id,
+        tasks.map((t) => ({ ...t, metadata: { seededBy: source, runId: run.id } })),
+      );
+      for (const t of created)
+        await this.d.core.entry.record(
+          trx,
+          afterCommit,
+          row,
+          null,
+          'workflow_task_updated',
+          `Task "${t.title}" created by the orchestrator (${t.specialty})`,
+          { taskId: t.id, changed: ['created'], fromStatus: null, status: t.status, runId: run.id, source },
+        );
+    });
+  }
+
+  /** Step 2: a persona for each unassigned task (of `only`, when given). */
+  private async assign(instance: Instance, only: string[] | null): Promise<void> {
+    const open = (await repo.listTasks(this.db, instance.id)).filter(
+      (t) =>
+        t.assigned_persona_id === null && t.assigned_human === null && (only === null || only.includes(t.id)),
+    );
+    if (open.length === 0) return;
+    const [specialists, assistantId] = await Promise.all([this.d.specialists(), this.d.assistantUserId()]);
+    await transaction(this.db, async (trx, afterCommit) => {
+      const row = (await repo.findInstance(trx, instance.id, true))!;
+      if (row.archived_at !== null) return;
+      const load = await runs.tasksPerPersona(trx, row.id);
+      for (const t of open) {
+        const task = await repo.findTask(trx, t.id, true);
+        if (!task || task.assigned_persona_id !== null || task.assigned_human !== null) continue;
+        const personaId = pickPersona(task.specialty, specialists, load, assistantId);
+        load.set(personaId, (load.get(personaId) ?? 0) + 1);
+        await repo.updateTask(trx, task.id, { assigned_persona_id: personaId });
+        await this.d.core.entry.record(
+          trx,
+          afterCommit,
+          row,
+          null,
+          'workflow_task_updated',
+          `Task "${task.title}" assigned to persona ${personaId} (${task.specialty})`,
+          {
+            taskId: task.id,
+            changed: ['assignedPersonaId'],
+            fromStatus: task.status,
+            status: task.status,
+            assignedPersonaId: personaId,
+          },
+        );
+      }
+    });
+  }
+
+  /** The system prompt of the run's task calls: the creator's routing protocol merged with the
+   * instance's workflow protocol (at its state). */
+  private async protocolFor(instance: Instance): Promise<string> {
+    if (this.d.models.offline) return '';
+    const subject = instance.created_by_user_id ?? (await this.d.assistantUserId());
+    const [routing, workflow] = await Promise.all([
+      this.d.routeUser(subject, instance.channel_id),
+      this.d.resolveProtocol(instance.protocol_id),
+    ]);
+    return composeSystemPrompt(mergeProtocols(routing, workflow, instance.state)).system;
+  }
+
+  /** Step 3 for one task: claim (once per run, with its draft artifact), call, finish. */
+  private async runTask(
+    run: RunRow,
+    instance: Instance,
+    taskId: string,
+    system: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const started = performance.now();
+    const claim = await this.claim(run, instance, taskId);
+    if (!claim) return;
+    const { task, artifactId } = claim;
+    const personaId = task.assigned_persona_id!;
+    let content: string;
+    let modelMs = 0;
+    try {
+      const input: TaskPromptInput = {
+        persona: await this.d.persona(personaId),
+        task: {
+          title: task.title,
+          description: task.description,
+          specialty: task.specialty,
+          notes: task.notes,
+        },
+        instance: { machineId: instance.machine_id, state: instance.state, context: instance.context },
+      };
+      if (this.d.models.offline) content = offlineDraft(input);
+      else
+        content = await withModelTime(async (account) => {
+          try {
+            const r = await this.d.models.chat({
+              purpose: 'workflow.task',
+              system,
+              messages: [{ role: 'user', content: taskPrompt(input) }],
+              signal,
+            });
+            return r.text;
+          } finally {
+            modelMs = account.ms;
+          }
+        });
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      await this.endTask(run, instance, task, artifactId, {
+        ok: false,
+        err,
+        wallMs: performance.now() - started,
+        modelMs,
+      });
+      return;
+    }
+    if (signal.aborted) throw signal.reason;
+    await this.endTask(run, instance, task, artifactId, {
+      ok: true,
+      content,
+      wallMs: performance.now() - started,
+      modelMs,
+    });
+  }
+
+  /** The task's claim for this run: created with its draft artifact (the task in progress), or
+   * the one an interrupted attempt left running; null when the task is done or not runnable. */
+  private claim(
+    run: RunRow,
+    instance: Instance,
+    taskId: string,
+  ): Promise<{ task: repo.TaskRow; artifactId: string } | null> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      const row = (await repo.findInstance(trx, instance.id, true))!;
+      const existing = await runs.findTaskRun(trx, run.id, taskId);
+      const task = await repo.findTask(trx, taskId, true);
+      if (existing) {
+        if (existing.status !== 'running' || !task || existing.artifact_id === null) return null;
+        return { task, artifactId: existing.artifact_id };
+      }
+      if (!task || row.archived_at !== null || task.assigned_persona_id === null) return null;
+      const runnable = run.trigger === 'rerun' ? task.status !== 'in_progress' : task.status === 'pending';
+      if (!runnable) return null;
+      const claimed = await runs.claimTaskRun(trx, run.id, taskId, task.assigned_persona_id);
+      if (!claimed) return null;
+      const artifact = await this.d.tasks.createDraftArtifact(trx, {
+        instanceId: row.id,
+        taskId,
+        personaId: task.assigned_persona_id,
+        summary: task.title,
+        metadata: { runId: run.id, specialty: task.specialty },
+      });
+      await runs.setTaskRunArtifact(trx, run.id, taskId, artifact.id);
+      const updated = await repo.updateTask(trx, taskId, {
+        status: 'in_progress',
+        run_count: task.run_count + 1,
+      });
+      await this.d.core.entry.record(
+        trx,
+        afterCommit,
+        row,
+        null,
+        'workflow_task_updated',
+        `Task "${task.title}" started: ${task.status} → in_progress`,
+        { taskId, changed: ['status'], fromStatus: task.status, status: 'in_progress', runId: run.id },
+      );
+      return { task: updated, artifactId: artifact.id };
+    });
+  }
+
+  /** The artifact ready and the task completed, or the task blocked (the artifact stays draft);
+   * the run's progress counts it. Nothing is written when the run is no longer running. */
+  private async endTask(
+    run: RunRow,
+    instance: Instance,
+    task: repo.TaskRow,
+    artifactId: string,
+    r: ({ ok: true; content: string } | { ok: false; err: unknown }) & { wallMs: number; modelMs: number },
+  ): Promise<void> {
+    await transaction(this.db, async (trx, afterCommit) => {
+      const row = (await repo.findInstance(trx, instance.id, true))!;
+      const current = await runs.findRun(trx, run.id, true);
+      if (current?.status !== 'running' || row.archived_at !== null) return;
+      const ended = await runs.finishTaskRun(trx, run.id, task.id, {
+        status: r.ok ? 'completed' : 'failed',
+        wallMs: r.wallMs,
+        modelMs: r.modelMs,
+      });
+      if (!ended) return;
+      if (r.ok) {
+        await this.d.tasks.markArtifactReady(trx, artifactId, r.content);
+        await repo.updateTask(trx, task.id, { status: 'completed' });
+        await runs.countTask(trx, run.id, 'completed');
+        await this.d.core.entry.record(
+          trx,
+          afterCommit,
+          row,
+          null,
+          'workflow_task_completed',
+          `Task "${task.title}" completed; artifact ready`,
+          { taskId: task.id, artifactId, personaId: task.assigned_persona_id, runId: run.id },
+        );
+      } else {
+        const problem = toProblem(r.err);
+        if (problem.code === 'internal')
+          this.d.log.error({ err: r.err, runId: run.id }, 'workflow task failed');
+        await repo.updateTask(trx, task.id, { status: 'blocked' });
+        await runs.countTask(trx, run.id, 'failed');
+        await this.d.core.entry.record(
+          trx,
+          afterCommit,
+          row,
+          null,
+          'workflow_task_failed',
+          `Task "${task.title}" failed and is blocked: ${problem.detail ?? problem.title}`,
+          {
+            taskId: task.id,
+            artifactId,
+            personaId: task.assigned_persona_id,
+            runId: run.id,
+            error: { code: problem.code, detail: problem.detail ?? null },
+          },
+        );
+      }
+    });
+  }
+
+  /** The run completed (a failed task does not fail it); the instance's active run cleared. */
+  private finishRun(runId: string): Promise<void> {
+    return this.end(runId, 'completed', null);
+  }
+
+  /** After the last attempt: the run failed with the error. */
+  private failRun(run: RunRow, err: unknown): Promise<void> {
+    const problem = toProblem(err);
+    this.d.log.error({ err, runId: run.id }, 'workflow run failed');
+    return this.end(run.id, 'failed', { code: problem.code, detail: problem.detail ?? null });
+  }
+
+  private async end(
+    runId: string,
+    status: 'completed' | 'failed',
+    error: Record<string, unknown> | null,
+  ): Promise<void> {
+    await transaction(this.db, async (trx, afterCommit) => {
+      const run = await runs.findRun(trx, runId);
+      if (!run) return;
+      const row = (await repo.findInstance(trx, run.instance_id, true))!;
+      const ended = await runs.finishRun(trx, runId, status, error);
+      if (!ended) return;
+      const current = row.active_run_id === runId ? await repo.setActiveRun(trx, row.id, null) : row;
+      await this.d.core.entry.record(
+        trx,
+        afterCommit,
+        current,
+        null,
+        'workflow_run_finished',
+        `Orchestrator run ${status}: ${ended.progress.completed} of ${ended.progress.total} task(s) completed, ${ended.progress.failed} failed`,
+        { runId, status, trigger: ended.trigger, progress: ended.progress, error },
+      );
+    });
+  }
+}

@@ -1,0 +1,226 @@
+// SQL only: orchestrator runs (their options, lease, progress and end) and the task runs that
+// claim each task of a run once.
+import { sql } from 'kysely';
+import { dbNow, type Executor } from '../../platform/db/database.js';
+import type { RunProgress, RunStatus, TaskRunStatus } from './workflows.tables.js';
+
+const runColumns = [
+  'id',
+  'instance_id',
+  'status',
+  'trigger',
+  'task_ids',
+  'progress',
+  'error',
+  'created_at',
+  'finished_at',
+  'run_tasks',
+  'concurrency',
+  'lease_until',
+  'started_at',
+  'created_by_user_id',
+] as const;
+
+const leaseEnd = (seconds: number) => sql<Date>`now() + make_interval(secs => ${seconds})`;
+
+export function findRun(db: Executor, id: string, lock = false) {
+  const q = db.selectFrom('workflow_runs').select(runColumns).where('id', '=', id);
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
+}
+export type FullRunRow = NonNullable<Awaited<ReturnType<typeof findRun>>>;
+
+/** An instance's runs, newest first. */
+export function listRuns(db: Executor, instanceId: string) {
+  return db
+    .selectFrom('workflow_runs')
+    .select(runColumns)
+    .where('instance_id', '=', instanceId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export function setRunOptions(db: Executor, id: string, o: { runTasks: boolean; concurrency: number }) {
+  return db
+    .updateTable('workflow_runs')
+    .set({ run_tasks: o.runTasks, concurrency: o.concurrency })
+    .where('id', '=', id)
+    .returning(runColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** Takes the run for this worker: running, leased until `seconds` from now. Only a queued or
+ * running run whose lease is free or lapsed is taken (the caller holds the row lock). */
+export function takeRun(db: Executor, id: string, seconds: number) {
+  return db
+    .updateTable('workflow_runs')
+    .set({
+      status: 'running',
+      lease_until: leaseEnd(seconds),
+      started_at: sql<Date>`coalesce(started_at, now())`,
+    })
+    .where('id', '=', id)
+    .where('status', 'in', ['queued', 'running'])
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
+    .returning(runColumns)
+    .executeTakeFirst();
+}
+
+/** Extends the lease of a running run; undefined when the run is no longer running (canceled). */
+export function renewLease(db: Executor, id: string, seconds: number) {
+  return db
+    .updateTable('workflow_runs')
+    .set({ lease_until: leaseEnd(seconds) })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .returning('id')
+    .executeTakeFirst();
+}
+
+/** Frees the lease (this worker stops: another job takes the run up at once). */
+export function releaseLease(db: Executor, id: string) {
+  return db
+    .updateTable('workflow_runs')
+    .set({ lease_until: null })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .execute();
+}
+
+/** The tasks the run executes and its total (once, when it first gets there). */
+export function setRunTasks(db: Executor, id: string, taskIds: string[]) {
+  return db
+    .updateTable('workflow_runs')
+    .set({
+      task_ids: JSON.stringify(taskIds),
+      progress: sql`jsonb_set(progress, '{total}', to_jsonb(${taskIds.length}::int))`,
+    })
+    .where('id', '=', id)
+    .returning(runColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** One more completed or failed task. */
+export function countTask(db: Executor, id: string, field: 'completed' | 'failed') {
+  const path = `{${field}}`;
+  return db
+    .updateTable('workflow_runs')
+    .set({
+      progress: sql`jsonb_set(progress, ${path}::text[], to_jsonb(coalesce((progress ->> ${field})::int, 0) + 1))`,
+    })
+    .where('id', '=', id)
+    .returning(runColumns)
+    .executeTakeFirstOrThrow();
+}
+
+/** Ends a queued or running run (a canceled one stays canceled: undefined). */
+export function finishRun(
+  db: Executor,
+  id: string,
+  status: Extract<RunStatus, 'completed' | 'failed'>,
+  error: Record<string, unknown> | null,
+) {
+  return db
+    .updateTable('workflow_runs')
+    .set({ status, error, finished_at: dbNow(), lease_until: null })
+    .where('id', '=', id)
+    .where('status', 'in', ['queued', 'running'])
+    .returning(runColumns)
+    .executeTakeFirst();
+}
+
+/** Unfinished runs that no worker holds: running with a lapsed lease, or queued or released and
+ * older than `graceSeconds` (their job may have been lost with a process that died after commit). */
+export function orphanedRuns(db: Executor, graceSeconds: number, limit: number) {
+  return db
+    .selectFrom('workflow_runs')
+    .select(['id'])
+    .where('status', 'in', ['queued', 'running'])
+    .where(sql<boolean>`coalesce(lease_until, created_at + make_interval(secs => ${graceSeconds})) < now()`)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
+// ---- task runs -------------------------------------------------------------------------------
+
+const taskRunColumns = [
+  'run_id',
+  'task_id',
+  'artifact_id',
+  'persona_id',
+  'status',
+  'wall_ms',
+  'model_ms',
+] as const;
+
+/** Claims a task for a run: the row when this call created it, undefined when it existed. */
+export function claimTaskRun(db: Executor, runId: string, taskId: string, personaId: number | null) {
+  return db
+    .insertInto('workflow_task_runs')
+    .values({ run_id: runId, task_id: taskId, persona_id: personaId })
+    .onConflict((oc) => oc.columns(['run_id', 'task_id']).doNothing())
+    .returning(taskRunColumns)
+    .executeTakeFirst();
+}
+
+export function findTaskRun(db: Executor, runId: string, taskId: string) {
+  return db
+    .selectFrom('workflow_task_runs')
+    .select(taskRunColumns)
+    .where('run_id', '=', runId)
+    .where('task_id', '=', taskId)
+    .executeTakeFirst();
+}
+export type TaskRunRow = NonNullable<Awaited<ReturnType<typeof findTaskRun>>>;
+
+export function setTaskRunArtifact(db: Executor, runId: string, taskId: string, artifactId: string) {
+  return db
+    .updateTable('workflow_task_runs')
+    .set({ artifact_id: artifactId })
+    .where('run_id', '=', runId)
+    .where('task_id', '=', taskId)
+    .execute();
+}
+
+/** Ends a running task run; false when it had already ended. */
+export async function finishTaskRun(
+  db: Executor,
+  runId: string,
+  taskId: string,
+  v: { status: Exclude<TaskRunStatus, 'running'>; wallMs: number | null; modelMs: number | null },
+): Promise<boolean> {
+  const r = await db
+    .updateTable('workflow_task_runs')
+    .set({ status: v.status, wall_ms: v.wallMs, model_ms: v.modelMs, finished_at: dbNow() })
+    .where('run_id', '=', runId)
+    .where('task_id', '=', taskId)
+    .where('status', '=', 'running')
+    .returning('task_id')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** How many tasks of the instance each persona holds (assignment by fewest tasks here). */
+export async function tasksPerPersona(db: Executor, instanceId: string): Promise<Map<number, number>> {
+  const rows = await db
+    .selectFrom('workflow_tasks')
+    .select(['assigned_persona_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('instance_id', '=', instanceId)
+    .where('assigned_persona_id', 'is not', null)
+    .groupBy('assigned_persona_id')
+    .execute();
+  return new Map(rows.map((r) => [Number(r.assigned_persona_id), Number(r.n)]));
+}
+
+/** Times of an instance's finished task runs (bench and diagnostics). */
+export function taskRunTimes(db: Executor, runIds: string[]) {
+  if (runIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('workflow_task_runs')
+    .select(['run_id', 'task_id', 'wall_ms', 'model_ms', 'status'])
+    .where('run_id', 'in', runIds)
+    .execute();
+}
+
+export type { RunProgress };
