@@ -1,0 +1,277 @@
+// Workflows under load (issue 20): --instances workflow instances (default 1,000) driven through a
+// whole documentation flow at once, --parallel at a time (default: all): create → triage →
+// approval (→ execution, which starts an orchestrator run of 3 tasks from context.tasks) → the run
+// completes → evidence (→ integration) → a review of each artifact → approval (→ completed).
+// The load generator (HTTP clients) and the OpenAI-compatible model server, answering at once,
+// run in a worker thread, off the service's event loop.
+// Reports: transitions per second (state changes over the flow phase's wall time, waiting for runs
+// included), each write's p50/p99, and the orchestrator's own overhead per task (each task run's
+// time, claim to finish as the orchestrator measured it, minus its model call's time).
+// Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--only pglite|postgres]
+// Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { sql } from 'kysely';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createDeps } from '../src/deps.js';
+import { startFakeModelServer } from '../test/fake-model-server.js';
+import { dropSchema } from '../test/schema.js';
+
+const { values } = parseArgs({
+  options: {
+    instances: { type: 'string', default: '1000' },
+    parallel: { type: 'string' },
+    only: { type: 'string' },
+  },
+});
+const INSTANCES = Number(values.instances);
+const PARALLEL = Number(values.parallel ?? values.instances);
+
+const pct = (xs: number[], p: number) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+};
+
+// ---- load generator (worker thread) -------------------------------------------------------------
+
+interface FlowCommand {
+  cmd: 'flow';
+  url: string;
+  tokens: string[];
+  adminToken: string;
+}
+type Command = FlowCommand | { cmd: 'close' };
+
+async function loadGenerator() {
+  const fake = await startFakeModelServer();
+  const port = parentPort!;
+  port.on('message', (m: { id: number } & Command) => {
+    void (async () => {
+      if (m.cmd === 'close') return fake.close();
+      return flows(m);
+    })().then(
+      (result) => port.postMessage({ id: m.id, result }),
+      (err: unknown) => port.postMessage({ id: m.id, error: String(err) }),
+    );
+  });
+  port.postMessage({ id: 0, result: fake.env() });
+}
+
+async function flows(c: FlowCommand) {
+  const times: Record<string, number[]> = {};
+  let failures = 0;
+  let transitions = 0;
+  const call = async (kind: string, token: string, method: string, path: string, body?: unknown) => {
+    const t0 = performance.now();
+    const res = await fetch(c.url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json: any = await res.json();
+    (times[kind] ??= []).push(performance.now() - t0);
+    if (res.status >= 400) throw new Error(`${kind}: ${res.status} ${json.code} ${json.detail}`);
+    return json;
+  };
+  const one = async (n: number) => {
+    const token = c.tokens[n % c.tokens.length]!;
+    const i = await call('create', token, 'POST', '/api/protocol/instances', {
+      machineId: 'documentation_flow_v1',
+      context: {
+        title: `Bench ${n}`,
+        tasks: [
+          { title: 'Docs', specialty: 'docs' },
+          { title: 'Code', specialty: 'code' },
+          { title: 'Tests', specialty: 'tests' },
+        ],
+      },
+    });
+    await call('transition', token, 'POST', `/api/protocol/instances/${i.id}/transition`, {
+      targetState: 'triage',
+    });
+    const exec = await call('approve', c.adminToken, 'POST', `/api/protocol/instances/${i.id}/approvals`, {});
+    transitions += 2;
+    const runId = exec.instance.activeRunId;
+    for (;;) {
+      const run = await call('getRun', token, 'GET', `/api/protocol/runs/${runId}`);
+      if (run.status === 'completed' || run.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const ev = await call('evidence', token, 'POST', `/api/protocol/instances/${i.id}/evidence`, {
+      description: 'demo',
+      proofUrl: 'https://demo.invalid/',
+    });
+    if (ev.advanced) transitions++;
+    const { artifacts } = await call(
+      'listArtifacts',
+      token,
+      'GET',
+      `/api/protocol/instances/${i.id}/artifacts`,
+    );
+    for (const a of artifacts)
+      await call('review', token, 'POST', `/api/protocol/artifacts/${a.id}/review`, { approve: true });
+    const done = await call('approve', c.adminToken, 'POST', `/api/protocol/instances/${i.id}/approvals`, {});
+    if (done.instance.state === 'completed') transitions++;
+  };
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(PARALLEL, INSTANCES) }, async () => {
+      for (let n = next++; n < INSTANCES; n = next++)
+        await one(n).catch((err: unknown) => {
+          failures++;
+          if (failures <= 3) process.stderr.write(`flow ${n} failed: ${String(err)}\n`);
+        });
+    }),
+  );
+  const wallSec = (performance.now() - started) / 1000;
+  const summary = Object.fromEntries(
+    Object.entries(times).map(([k, xs]) => [k, { n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) }]),
+  );
+  return { wallSec, transitions, failures, summary };
+}
+
+async function startLoadGenerator() {
+  const worker = new Worker(new URL(import.meta.url), { argv: process.argv.slice(2) });
+  const waiting = new Map<number, { ok: (v: any) => void; fail: (e: Error) => void }>();
+  let next = 1;
+  worker.on('message', (m: { id: number; result?: unknown; error?: string }) => {
+    const w = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (m.error !== undefined) w?.fail(new Error(m.error));
+    else w?.ok(m.result);
+  });
+  worker.on('error', (err) => {
+    for (const w of waiting.values()) w.fail(err);
+  });
+  const ask = <T>(id: number, send?: Command) =>
+    new Promise<T>((ok, fail) => {
+      waiting.set(id, { ok, fail });
+      if (send) worker.postMessage({ id, ...send });
+    });
+  const env = await ask<Record<string, string>>(0);
+  return {
+    env,
+    send: <T>(c: Command) => ask<T>(next++, c),
+    async close() {
+      await ask(next++, { cmd: 'close' });
+      await worker.terminate();
+    },
+  };
+}
+
+// ---- the service (main thread) ------------------------------------------------------------------
+
+async function run(dbName: string, env: Record<string, string | undefined>) {
+  const load = await startLoadGenerator();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    DB_POOL_SIZE: '20',
+    ...load.env,
+    MODEL_RETRY_BASE_MS: '50',
+    ...env,
+  });
+  const deps = await createDeps(config);
+  const { app } = await buildApp(deps);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  try {
+    const s = deps.services;
+    for (const [name, specialties] of [
+      ['Docs NPC', ['docs']],
+      ['Code NPC', ['code']],
+      ['Test NPC', ['tests']],
+    ] as const)
+      await s.characters.createNpc({
+        name,
+        description: 'bench specialist',
+        metadata: { specialties: [...specialties] },
+      });
+    const admin = await s.users.create({
+      email: null,
+      password: null,
+      name: 'Bench admin',
+      role: 'cso',
+      accountType: 'public',
+    });
+    const adminToken = (await s.auth.issue(admin, 'web_portal')).accessToken;
+    const tokens: string[] = [];
+    for (let u = 0; u < Math.min(50, INSTANCES); u++) {
+      const row = await s.users.create({ email: null, password: null, name: `Creator ${u}` });
+      tokens.push((await s.auth.issue(row, 'web_portal')).accessToken);
+    }
+    await sql`checkpoint`.execute(deps.db);
+    const r = await load.send<Awaited<ReturnType<typeof flows>>>({ cmd: 'flow', url, tokens, adminToken });
+    // The orchestrator's own time per task, as it measured it.
+    const taskRuns = await deps.db
+      .selectFrom('workflow_task_runs')
+      .select(['wall_ms', 'model_ms'])
+      .where('status', '=', 'completed')
+      .execute();
+    const overhead = taskRuns.map((t) => (t.wall_ms ?? 0) - (t.model_ms ?? 0));
+    const model = taskRuns.map((t) => t.model_ms ?? 0);
+    const runs = await deps.db
+      .selectFrom('workflow_runs')
+      .select(['status', sql<number>`extract(epoch from finished_at - created_at) * 1000`.as('ms')])
+      .execute();
+    return {
+      db: dbName,
+      ...r,
+      taskRuns: taskRuns.length,
+      overheadP50: pct(overhead, 50),
+      overheadP99: pct(overhead, 99),
+      modelP50: pct(model, 50),
+      runsCompleted: runs.filter((x) => x.status === 'completed').length,
+      runP50: pct(
+        runs.map((x) => Number(x.ms)),
+        50,
+      ),
+      runP99: pct(
+        runs.map((x) => Number(x.ms)),
+        99,
+      ),
+    };
+  } finally {
+    await load.close();
+    await app.close();
+    await deps.close();
+  }
+}
+
+if (!isMainThread) await loadGenerator();
+else {
+  const results = [];
+  if (values.only !== 'postgres') results.push(await run('pglite', { DATABASE_URL: 'memory://' }));
+  if (process.env.DATABASE_URL && values.only !== 'pglite') {
+    const schema = `bench_wf_${randomBytes(4).toString('hex')}`;
+    try {
+      results.push(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
+    } finally {
+      await dropSchema(process.env.DATABASE_URL, schema);
+    }
+  }
+  console.log(
+    `\n${INSTANCES} documentation-flow instances, ${PARALLEL} at once, 3 tasks each (orchestrator concurrency 3), model server answering at once\n`,
+  );
+  console.log(
+    '| db | flows | failed | wall s | transitions/s | run (queued → finished) p50 / p99 ms | task overhead p50 / p99 ms | model ms/task p50 |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of results)
+    console.log(
+      `| ${r.db} | ${INSTANCES} | ${r.failures} | ${r.wallSec.toFixed(1)} | ${(r.transitions / r.wallSec).toFixed(1)} | ${r.runP50.toFixed(0)} / ${r.runP99.toFixed(0)} | ${r.overheadP50.toFixed(1)} / ${r.overheadP99.toFixed(1)} | ${r.modelP50.toFixed(1)} |`,
+    );
+  console.log('\nper request (ms):\n');
+  console.log('| db | request | n | p50 | p99 |');
+  console.log('|---|---|---|---|---|');
+  for (const r of results)
+    for (const [k, v] of Object.entries(r.summary) as [string, { n: number; p50: number; p99: number }][])
+      console.log(`| ${r.db} | ${k} | ${v.n} | ${v.p50.toFixed(1)} | ${v.p99.toFixed(1)} |`);
+  process.exit(0);
+}
