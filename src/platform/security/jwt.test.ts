@@ -2,7 +2,7 @@
 // claim check, the pinned algorithm and the header rules, without a server.
 import { createHmac } from 'node:crypto';
 import { SignJWT, type JWTPayload } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AccessTokens } from './jwt.js';
 
 const secret = 'unit-test-secret-unit-test-secret-0123';
@@ -84,5 +84,28 @@ describe('AccessTokens.verify', () => {
   it('refuses what is not a JWS: parts missing, not base64url, not JSON objects', async () => {
     for (const bad of ['', 'a.b', 'a.b.c.d', '***.***.***', handmade({ alg: 'HS256' }, [1, 2])])
       expect(await code(bad)).toBe('unauthenticated');
+  });
+
+  describe('the cache of verified tokens', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('still answers token_expired for a cached token once its exp has come', async () => {
+      const fresh = new AccessTokens({ secret, issuer: 'iss-a', audience: 'aud-a', ttlSeconds: 600 });
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const token = await sign(claims({ exp: now() + 30 }));
+      expect(fresh.verifySync(token).id).toBe(7);
+      expect(fresh.verifySync(token).id).toBe(7); // from the cache
+      vi.setSystemTime(Date.now() + 30_000);
+      expect(() => fresh.verifySync(token)).toThrow(expect.objectContaining({ code: 'token_expired' }));
+      expect(() => fresh.verifySync(token)).toThrow(expect.objectContaining({ code: 'token_expired' }));
+    });
+
+    it('does not lend a cached token to one that differs by a byte', async () => {
+      const good = handmade({ alg: 'HS256' }, claims());
+      expect(await code(good)).toBe('ok');
+      expect(await code(good.slice(0, -2) + (good.endsWith('AA') ? 'AB' : 'AA'))).toBe('unauthenticated');
+      expect(await code(good + 'A')).toBe('unauthenticated');
+      expect(await code(good)).toBe('ok');
+    });
   });
 });
