@@ -1,6 +1,7 @@
 // SQL only: users.
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
+import { precompiled } from '../../platform/db/precompiled.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 
 export const userColumns = [
@@ -15,17 +16,19 @@ export const userColumns = [
   'password_hash',
 ] as const;
 
-export function findById(db: Executor, id: number) {
-  return db.selectFrom('users').select(userColumns).where('id', '=', id).executeTakeFirst();
+// Precompiled: the profile route and the account check run these on every request or miss.
+const byId = precompiled((db, id: number) => db.selectFrom('users').select(userColumns).where('id', '=', id));
+const accessById = precompiled((db, id: number) =>
+  db.selectFrom('users').select(['role', 'account_type', 'name']).where('id', '=', id),
+);
+
+export async function findById(db: Executor, id: number) {
+  return (await byId(db, id))[0];
 }
 
 /** The columns a signed-in client's rights come from. */
-export function access(db: Executor, id: number) {
-  return db
-    .selectFrom('users')
-    .select(['role', 'account_type', 'name'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+export async function access(db: Executor, id: number) {
+  return (await accessById(db, id))[0];
 }
 
 export function findByEmail(db: Executor, email: string) {
