@@ -88,7 +88,12 @@ for (const { rate, secs, record } of phases) {
     fileURLToPath(new URL('./realtime-ingest.mjs', import.meta.url)),
     JSON.stringify({ url, key, userId: player.id, observerIds, rate: rate / PER_OBSERVER, seconds: secs }),
   ]);
-  const { total, sendSeconds: sendDuration, httpErrors, httpLatency } = JSON.parse(stdout) as {
+  const {
+    total,
+    sendSeconds: sendDuration,
+    httpErrors,
+    httpLatency,
+  } = JSON.parse(stdout) as {
     total: number;
     sendSeconds: number;
     httpErrors: number;

@@ -266,7 +266,11 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       timeline,
       protocols,
       addMemory: (input, trx) => memory.addMemory(input, trx),
-      isCharacter: (id, executor) => characters.getNpc(id, executor).then(() => true, () => false),
+      isCharacter: (id, executor) =>
+        characters.getNpc(id, executor).then(
+          () => true,
+          () => false,
+        ),
     });
     const workflowTasks = new WorkflowTasksService(workflows);
     const workflowRuns = new WorkflowRunsService(workflows);

@@ -48,8 +48,11 @@ export async function createTestApp(
   opts: TestAppOptions = {},
 ): Promise<TestApp> {
   if (opts.sameDatabaseAs && !opts.sameDatabaseAs.schema)
-    throw new Error('a second node needs PostgreSQL (DATABASE_URL): the embedded database serves one process');
-  const schema = opts.sameDatabaseAs?.schema ?? (isPostgres() ? `t_${randomBytes(6).toString('hex')}` : undefined);
+    throw new Error(
+      'a second node needs PostgreSQL (DATABASE_URL): the embedded database serves one process',
+    );
+  const schema =
+    opts.sameDatabaseAs?.schema ?? (isPostgres() ? `t_${randomBytes(6).toString('hex')}` : undefined);
   const ownsSchema = !opts.sameDatabaseAs;
   const config = loadConfig(
     testEnv({
@@ -95,7 +98,8 @@ export async function createTestApp(
     async close() {
       await built.app.close();
       await deps.close();
-      if (ownsSchema && schema && process.env.DATABASE_URL) await dropSchema(process.env.DATABASE_URL, schema);
+      if (ownsSchema && schema && process.env.DATABASE_URL)
+        await dropSchema(process.env.DATABASE_URL, schema);
     },
   };
 }

@@ -72,7 +72,12 @@ describe('a token whose account is gone', () => {
     await t.deps.services.users.remove(user.id);
     await expectSignedOutEverywhere(user.accessToken);
 
-    const never = await t.deps.tokens.sign({ id: 987_654_321, role: 'cso', name: 'ghost', accountType: 'public' });
+    const never = await t.deps.tokens.sign({
+      id: 987_654_321,
+      role: 'cso',
+      name: 'ghost',
+      accountType: 'public',
+    });
     await expectSignedOutEverywhere(never);
   });
 });
@@ -116,7 +121,7 @@ describe('account changes reach live tokens', () => {
     expect((await t.api('GET', '/api/user/profile', { token: other.body.accessToken })).status).toBe(200);
   });
 
-  it("reuse of a spent refresh token ends every access token of that family", async () => {
+  it('reuse of a spent refresh token ends every access token of that family', async () => {
     const user = await createUser(t, 'public');
     const rotated = await t.api('POST', '/api/auth/refresh', { body: { refreshToken: user.refreshToken } });
     expect(rotated.status).toBe(200);
@@ -173,7 +178,10 @@ describe.runIf(isPostgres())('two nodes on one PostgreSQL', () => {
     // Node B has cached the account as a CSO.
     expect((await b.api('GET', '/api/admin/users', { token: other.accessToken })).status).toBe(200);
 
-    await t.api('PATCH', `/api/admin/users/${other.id}`, { token: boss.accessToken, body: { role: 'carbon' } });
+    await t.api('PATCH', `/api/admin/users/${other.id}`, {
+      token: boss.accessToken,
+      body: { role: 'carbon' },
+    });
     await eventually(async () =>
       expect((await b.api('GET', '/api/admin/users', { token: other.accessToken })).status).toBe(403),
     );

@@ -106,7 +106,8 @@ export class PgChangeFeed implements ChangeFeed {
     client.on('notification', (msg) => {
       const prefix = `${this.prefix}:`;
       if (!msg.channel.startsWith(prefix)) return;
-      for (const l of this.listeners.get(msg.channel.slice(prefix.length)) ?? []) l.onNotice(msg.payload ?? '');
+      for (const l of this.listeners.get(msg.channel.slice(prefix.length)) ?? [])
+        l.onNotice(msg.payload ?? '');
     });
     const lost = (err?: unknown) => {
       if (this.client !== client) return;

@@ -5,7 +5,14 @@
 // cost about half of a simple route's rate), under the same checks jose applied: the algorithm
 // pinned to HS256, no critical header extension, the signature compared in constant time, then
 // issuer, audience, expiry, not-before and the required claims.
-import { createHmac, createSecretKey, randomUUID, timingSafeEqual, webcrypto, type KeyObject } from 'node:crypto';
+import {
+  createHmac,
+  createSecretKey,
+  randomUUID,
+  timingSafeEqual,
+  webcrypto,
+  type KeyObject,
+} from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AppError } from '../http/problem.js';
 import { ACCOUNT_TYPES, ROLES, type AccountType, type Role } from './identity.rules.js';
