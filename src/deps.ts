@@ -156,6 +156,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       // Registration queues the verification mail (the account-mail module's job) before it answers.
       onRegistered: (user) => enqueueVerification(jobs, db, log, user),
       accountChanged,
+      apiKeyCacheMs: config.accountCacheMs,
+      changes,
     });
     // Listening before the first request, so no change said from then on is missed.
     if (changes instanceof PgChangeFeed) await changes.ready();

@@ -134,6 +134,20 @@ describe('account changes reach live tokens', () => {
   });
 });
 
+describe('API keys', () => {
+  it('a revoked key is refused at once, though its answer was cached', async () => {
+    const admin = await createUser(t, 'cso');
+    const { id, key } = await t.deps.services.auth.createApiKey('game server', ['sync:read'], admin.id);
+    expect((await t.api('GET', '/api/sync/universal-state', { apiKey: key })).status).toBe(200);
+    expect((await t.api('GET', '/api/sync/universal-state', { apiKey: key })).status).toBe(200);
+    const del = await t.api('DELETE', `/api/admin/api-keys/${id}`, { token: admin.accessToken });
+    expect(del.status).toBe(204);
+    const after = await t.api('GET', '/api/sync/universal-state', { apiKey: key });
+    expect(after.status).toBe(401);
+    expect(after.body.code).toBe('unauthenticated');
+  });
+});
+
 describe('failed sign-ins', () => {
   it('counts parallel wrong passwords before checking them: at most the limit are checked', async () => {
     const user = await createUser(t, 'public');
@@ -194,6 +208,14 @@ describe.runIf(isPostgres())('two nodes on one PostgreSQL', () => {
     expect((await live.next('chatError')).payload.code).toBe('unauthenticated');
     await eventually(async () =>
       expect((await b.api('GET', '/api/user/profile', { token: user.accessToken })).status).toBe(401),
+    );
+
+    // An API key revoked on node A, its answer cached on node B.
+    const { id: keyId, key } = await t.deps.services.auth.createApiKey('game server', ['sync:read'], null);
+    expect((await b.api('GET', '/api/sync/universal-state', { apiKey: key })).status).toBe(200);
+    await t.api('DELETE', `/api/admin/api-keys/${keyId}`, { token: boss.accessToken });
+    await eventually(async () =>
+      expect((await b.api('GET', '/api/sync/universal-state', { apiKey: key })).status).toBe(401),
     );
 
     // An account deleted on node A.

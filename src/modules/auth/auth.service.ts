@@ -2,6 +2,7 @@
 // detection, logout, and API keys. Refresh tokens and API keys are stored as SHA-256 hashes.
 import { randomUUID } from 'node:crypto';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
+import type { ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { ApiKeyPrincipal } from '../../platform/http/auth.js';
 import { rateLimited, type CounterStore } from '../../platform/http/rate-limit.js';
@@ -21,16 +22,37 @@ export interface AuthServiceOptions {
   /** Says that a session of account `id` ended, on the writer's executor: its access tokens stop
    * working on every node. */
   accountChanged?: (executor: Executor, id: number) => Promise<void>;
+  /** How long a node answers an API key from its cache (0: never); revocations reach every node
+   * through `changes`. */
+  apiKeyCacheMs?: number;
+  changes?: ChangeFeed;
+}
+
+const API_KEY_REVOKED = 'api_key_revoked';
+
+interface CachedApiKey {
+  principal: ApiKeyPrincipal | null;
+  at: number;
+  usedAt: number;
 }
 
 export class AuthService {
+  /** Verified API keys by hash (null: no such active key), the oldest first. */
+  private readonly apiKeys = new Map<string, CachedApiKey>();
+  private keyGeneration = 0;
+
   constructor(
     private readonly db: Db,
     private readonly users: UsersService,
     private readonly tokens: AccessTokens,
     private readonly counters: CounterStore,
     private readonly opts: AuthServiceOptions,
-  ) {}
+  ) {
+    opts.changes?.listen(API_KEY_REVOKED, {
+      onNotice: (id) => this.forgetApiKey(Number(id)),
+      onReset: () => this.forgetApiKey(undefined),
+    });
+  }
 
   async register(
     input: { email: string; password: string; name?: string | undefined },
@@ -157,14 +179,39 @@ export class AuthService {
     return { ...row, key };
   }
 
+  /** The key's principal, or null for an unknown or revoked key. Answers are cached per node for
+   * `apiKeyCacheMs` (a game server sends its key with every event); a revocation is announced on
+   * the change feed and drops the key's entry on every node at once. */
   async verifyApiKey(key: string): Promise<ApiKeyPrincipal | null> {
     if (key.length > 200) return null;
-    const row = await repo.findActiveApiKey(this.db, sha256(key));
-    if (!row) return null;
-    // Record use at most once a minute: a busy integration should not write on every call.
-    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > 60_000)
-      await repo.touchApiKey(this.db, row.id);
-    return { kind: 'apiKey', id: row.id, name: row.name, scopes: row.scopes };
+    const hash = sha256(key);
+    const now = Date.now();
+    const cached = this.apiKeys.get(hash);
+    if (cached && now - cached.at < (this.opts.apiKeyCacheMs ?? 0)) {
+      if (cached.principal) await this.touch(cached, now);
+      return cached.principal;
+    }
+    const generation = this.keyGeneration;
+    const row = await repo.findActiveApiKey(this.db, hash);
+    const entry: CachedApiKey = {
+      principal: row ? { kind: 'apiKey', id: row.id, name: row.name, scopes: row.scopes } : null,
+      at: now,
+      usedAt: row?.last_used_at?.getTime() ?? 0,
+    };
+    // Not stored when a key was revoked while this one was read (it may be the one).
+    if ((this.opts.apiKeyCacheMs ?? 0) > 0 && generation === this.keyGeneration) {
+      if (this.apiKeys.size >= 10_000) this.apiKeys.delete(this.apiKeys.keys().next().value!);
+      this.apiKeys.set(hash, entry);
+    }
+    if (entry.principal) await this.touch(entry, now);
+    return entry.principal;
+  }
+
+  /** Records use at most once a minute: a busy integration should not write on every call. */
+  private async touch(entry: CachedApiKey, now: number) {
+    if (!entry.principal || now - entry.usedAt <= 60_000) return;
+    entry.usedAt = now;
+    await repo.touchApiKey(this.db, entry.principal.id);
   }
 
   listApiKeys() {
@@ -175,6 +222,14 @@ export class AuthService {
     const r = await repo.revokeApiKey(this.db, id);
     if (Number(r.numUpdatedRows) === 0 && !(await repo.apiKeyExists(this.db, id)))
       throw new AppError('not_found', 'No such API key');
+    this.forgetApiKey(id);
+    await this.opts.changes?.notify(this.db, API_KEY_REVOKED, String(id));
+  }
+
+  private forgetApiKey(id: number | undefined) {
+    this.keyGeneration++;
+    for (const [hash, entry] of this.apiKeys)
+      if (id === undefined || entry.principal?.id === id) this.apiKeys.delete(hash);
   }
 
   /** The maintenance sweep: refresh tokens that expired more than a day ago. */
