@@ -16,6 +16,7 @@ import { dropSchema } from '../test/schema.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
+import { embeddedDataDir } from './embedded-dir.js';
 
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '100' } },
@@ -124,7 +125,7 @@ async function bench(dbName: string, env: Record<string, string | undefined>): P
 }
 
 const results: Result[] = [];
-results.push(...(await bench('pglite', { DATABASE_URL: 'memory://' })));
+results.push(...(await bench('pglite', embeddedDataDir())));
 if (process.env.DATABASE_URL) {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   try {

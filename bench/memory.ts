@@ -22,6 +22,7 @@ import { createDeps, type Deps } from '../src/deps.js';
 import * as search from '../src/modules/memory/memory.search.repository.js';
 import type { AddMemoryInput } from '../src/modules/memory/memory.service.js';
 import { cosine, hashEmbedding } from '../src/platform/models/offline.js';
+import { embeddedDataDir } from './embedded-dir.js';
 
 const { values } = parseArgs({
   options: {
@@ -224,7 +225,7 @@ async function run(kind: 'pglite' | 'postgres') {
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     JWT_SECRET: 'bench-secret-bench-secret-bench-secret-000',
-    DATABASE_URL: pgUrl ?? 'memory://',
+    ...(pgUrl ? { DATABASE_URL: pgUrl } : embeddedDataDir()),
     DB_SCHEMA: schema,
     DB_POOL_SIZE: '4',
     DB_POOL_TIMEOUT_MS: '60000',

@@ -14,6 +14,7 @@ import { dropSchema } from '../test/schema.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
+import { embeddedDataDir } from './embedded-dir.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +34,7 @@ const config = loadConfig({
   NODE_ENV: 'test',
   LOG_LEVEL: 'silent',
   JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-  DATABASE_URL: pgUrl ?? 'memory://',
+  ...(pgUrl ? { DATABASE_URL: pgUrl } : embeddedDataDir()),
   DB_SCHEMA: schema,
   SERVICES: 'api',
 });

@@ -19,6 +19,7 @@ import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { dropSchema } from '../test/schema.js';
+import { embeddedDataDir } from './embedded-dir.js';
 
 const { values } = parseArgs({
   options: {
@@ -247,7 +248,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
 if (!isMainThread) await loadGenerator();
 else {
   const results = [];
-  if (values.only !== 'postgres') results.push(await run('pglite', { DATABASE_URL: 'memory://' }));
+  if (values.only !== 'postgres') results.push(await run('pglite', embeddedDataDir()));
   if (process.env.DATABASE_URL && values.only !== 'pglite') {
     const schema = `bench_wf_${randomBytes(4).toString('hex')}`;
     try {
