@@ -8,6 +8,7 @@ import { AppError } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 import * as repo from './workflows.repository.js';
+import * as runs from './workflows.runs.repository.js';
 import { stateOf } from './workflows.rules.js';
 import type { RunTrigger } from './workflows.tables.js';
 import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
@@ -107,7 +108,7 @@ export class WorkflowEntry {
           ? await this.announceExecutionStart(trx, afterCommit, current, actor)
           : await this.collectArtifacts(trx, afterCommit, current, actor);
     if (state.terminal) {
-      const canceled = await repo.cancelActiveRuns(trx, row.id);
+      const canceled = await runs.cancelActiveRuns(trx, row.id);
       if (current.active_run_id !== null) current = await repo.setActiveRun(trx, row.id, null);
       await this.record(
         trx,
@@ -132,7 +133,7 @@ export class WorkflowEntry {
     actor: WorkflowActor,
   ): Promise<repo.InstanceRow> {
     let current = row;
-    const active = await repo.findActiveRun(trx, row.id);
+    const active = await runs.findActiveRun(trx, row.id);
     let runId = active?.id ?? null;
     const { runExecutor, autoRunOrchestrator } = this.ports();
     const creator = row.created_by_user_id;
@@ -213,11 +214,11 @@ export class WorkflowEntry {
     trigger: RunTrigger,
     taskIds: string[],
     actorId: number | null,
-  ): Promise<{ run: repo.RunRow; instance: repo.InstanceRow }> {
+  ): Promise<{ run: runs.RunRow; instance: repo.InstanceRow }> {
     const executor = this.ports().runExecutor;
     if (!executor)
       throw new AppError('service_unavailable', 'No orchestrator runs workflow tasks on this node');
-    const run = await repo.insertRun(trx, { instanceId: row.id, trigger, taskIds, userId: actorId });
+    const run = await runs.insertRun(trx, { instanceId: row.id, trigger, taskIds, userId: actorId });
     const instance = await repo.setActiveRun(trx, row.id, run.id);
     afterCommit(() => executor({ id: run.id, instanceId: row.id, trigger, taskIds }));
     return { run, instance };

@@ -1,10 +1,9 @@
-// SQL only: workflow definitions, instances, approvals, tasks, artifacts and runs.
+// SQL only: workflow definitions, instances, approvals, tasks and artifacts (runs: workflows.runs.repository.ts).
 import type { Updateable } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 import type {
   ReviewStatus,
-  RunTrigger,
   Specialty,
   TaskStatus,
   WorkflowArtifactsTable,
@@ -363,56 +362,4 @@ export async function countPendingArtifacts(db: Executor, instanceId: string): P
     .where('review_status', '=', 'pending')
     .executeTakeFirstOrThrow();
   return Number(r.n);
-}
-
-// ---- runs ----------------------------------------------------------------------------------
-
-const runColumns = [
-  'id',
-  'instance_id',
-  'status',
-  'trigger',
-  'task_ids',
-  'progress',
-  'error',
-  'created_at',
-  'finished_at',
-] as const;
-
-export function findActiveRun(db: Executor, instanceId: string) {
-  return db
-    .selectFrom('workflow_runs')
-    .select(runColumns)
-    .where('instance_id', '=', instanceId)
-    .where('status', 'in', ['queued', 'running'])
-    .executeTakeFirst();
-}
-
-export function insertRun(
-  db: Executor,
-  v: { instanceId: string; trigger: RunTrigger; taskIds: string[]; userId: number | null },
-) {
-  return db
-    .insertInto('workflow_runs')
-    .values({
-      instance_id: v.instanceId,
-      trigger: v.trigger,
-      task_ids: JSON.stringify(v.taskIds),
-      progress: { total: v.taskIds.length, completed: 0, failed: 0 },
-      created_by_user_id: v.userId,
-    })
-    .returning(runColumns)
-    .executeTakeFirstOrThrow();
-}
-export type RunRow = Awaited<ReturnType<typeof insertRun>>;
-
-/** Cancels the instance's queued or running run, if any. */
-export function cancelActiveRuns(db: Executor, instanceId: string) {
-  return db
-    .updateTable('workflow_runs')
-    .set({ status: 'canceled', finished_at: dbNow() })
-    .where('instance_id', '=', instanceId)
-    .where('status', 'in', ['queued', 'running'])
-    .returning('id')
-    .execute();
 }

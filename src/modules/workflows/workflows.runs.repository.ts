@@ -1,9 +1,10 @@
-// SQL only: orchestrator runs (their options, lease, progress and end) and the task runs that
-// claim each task of a run once.
+// SQL only: orchestrator runs (their creation, cancellation, options, lease, progress and end)
+// and the task runs that claim each task of a run once.
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
-import type { RunProgress, RunStatus, TaskRunStatus } from './workflows.tables.js';
+import type { RunProgress, RunStatus, RunTrigger, TaskRunStatus } from './workflows.tables.js';
 
+// What a run answers with (the contract's shape); the orchestrator reads its options and lease too.
 const runColumns = [
   'id',
   'instance_id',
@@ -14,6 +15,9 @@ const runColumns = [
   'error',
   'created_at',
   'finished_at',
+] as const;
+const fullRunColumns = [
+  ...runColumns,
   'run_tasks',
   'concurrency',
   'lease_until',
@@ -24,7 +28,7 @@ const runColumns = [
 const leaseEnd = (seconds: number) => sql<Date>`now() + make_interval(secs => ${seconds})`;
 
 export function findRun(db: Executor, id: string, lock = false) {
-  const q = db.selectFrom('workflow_runs').select(runColumns).where('id', '=', id);
+  const q = db.selectFrom('workflow_runs').select(fullRunColumns).where('id', '=', id);
   return (lock ? q.forUpdate() : q).executeTakeFirst();
 }
 export type FullRunRow = NonNullable<Awaited<ReturnType<typeof findRun>>>;
@@ -33,7 +37,7 @@ export type FullRunRow = NonNullable<Awaited<ReturnType<typeof findRun>>>;
 export function listRuns(db: Executor, instanceId: string) {
   return db
     .selectFrom('workflow_runs')
-    .select(runColumns)
+    .select(fullRunColumns)
     .where('instance_id', '=', instanceId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -45,7 +49,7 @@ export function setRunOptions(db: Executor, id: string, o: { runTasks: boolean; 
     .updateTable('workflow_runs')
     .set({ run_tasks: o.runTasks, concurrency: o.concurrency })
     .where('id', '=', id)
-    .returning(runColumns)
+    .returning(fullRunColumns)
     .executeTakeFirstOrThrow();
 }
 
@@ -62,7 +66,7 @@ export function takeRun(db: Executor, id: string, seconds: number) {
     .where('id', '=', id)
     .where('status', 'in', ['queued', 'running'])
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
-    .returning(runColumns)
+    .returning(fullRunColumns)
     .executeTakeFirst();
 }
 
@@ -96,7 +100,7 @@ export function setRunTasks(db: Executor, id: string, taskIds: string[]) {
       progress: sql`jsonb_set(progress, '{total}', to_jsonb(${taskIds.length}::int))`,
     })
     .where('id', '=', id)
-    .returning(runColumns)
+    .returning(fullRunColumns)
     .executeTakeFirstOrThrow();
 }
 
@@ -109,7 +113,7 @@ export function countTask(db: Executor, id: string, field: 'completed' | 'failed
       progress: sql`jsonb_set(progress, ${path}::text[], to_jsonb(coalesce((progress ->> ${field})::int, 0) + 1))`,
     })
     .where('id', '=', id)
-    .returning(runColumns)
+    .returning(fullRunColumns)
     .executeTakeFirstOrThrow();
 }
 
@@ -125,7 +129,7 @@ export function finishRun(
     .set({ status, error, finished_at: dbNow(), lease_until: null })
     .where('id', '=', id)
     .where('status', 'in', ['queued', 'running'])
-    .returning(runColumns)
+    .returning(fullRunColumns)
     .executeTakeFirst();
 }
 
@@ -224,3 +228,41 @@ export function taskRunTimes(db: Executor, runIds: string[]) {
 }
 
 export type { RunProgress };
+
+export function findActiveRun(db: Executor, instanceId: string) {
+  return db
+    .selectFrom('workflow_runs')
+    .select(runColumns)
+    .where('instance_id', '=', instanceId)
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst();
+}
+
+export function insertRun(
+  db: Executor,
+  v: { instanceId: string; trigger: RunTrigger; taskIds: string[]; userId: number | null },
+) {
+  return db
+    .insertInto('workflow_runs')
+    .values({
+      instance_id: v.instanceId,
+      trigger: v.trigger,
+      task_ids: JSON.stringify(v.taskIds),
+      progress: { total: v.taskIds.length, completed: 0, failed: 0 },
+      created_by_user_id: v.userId,
+    })
+    .returning(runColumns)
+    .executeTakeFirstOrThrow();
+}
+export type RunRow = Awaited<ReturnType<typeof insertRun>>;
+
+/** Cancels the instance's queued or running run, if any. */
+export function cancelActiveRuns(db: Executor, instanceId: string) {
+  return db
+    .updateTable('workflow_runs')
+    .set({ status: 'canceled', finished_at: dbNow() })
+    .where('instance_id', '=', instanceId)
+    .where('status', 'in', ['queued', 'running'])
+    .returning('id')
+    .execute();
+}

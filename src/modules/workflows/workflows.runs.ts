@@ -4,7 +4,6 @@
 import { transaction } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound } from '../../platform/http/problem.js';
-import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
 import type { OrchestrateInput } from './workflows.runs.schemas.js';
 import type { Run } from './workflows.schemas.js';
@@ -31,7 +30,7 @@ export class WorkflowRunsService {
     return transaction(this.db, async (trx, afterCommit) => {
       const instance = await this.core.participantInstance(trx, instanceId, actor, { lock: true });
       this.core.checkWritable(instance);
-      const active = await repo.findActiveRun(trx, instance.id);
+      const active = await runs.findActiveRun(trx, instance.id);
       if (active)
         throw new AppError('conflict', 'A run of this instance is queued or running', { run: toRun(active) });
       try {

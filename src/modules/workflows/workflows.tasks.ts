@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit } from '../timeline/index.js';
 import * as repo from './workflows.repository.js';
+import * as runs from './workflows.runs.repository.js';
 import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
 import type { WorkflowsService } from './workflows.service.js';
@@ -52,7 +53,7 @@ export function toArtifact(r: ArtifactListRow): Artifact {
   };
 }
 
-export function toRun(r: repo.RunRow): Run {
+export function toRun(r: runs.RunRow): Run {
   return {
     id: r.id,
     instanceId: r.instance_id,
@@ -143,7 +144,7 @@ export class WorkflowTasksService {
       this.core.checkWritable(instance);
       if (task.status === 'in_progress')
         throw new AppError('conflict', 'The task is in progress; it cannot rerun now');
-      const active = await repo.findActiveRun(trx, instance.id);
+      const active = await runs.findActiveRun(trx, instance.id);
       if (active)
         throw new AppError('conflict', 'A run of this instance is queued or running', { run: toRun(active) });
       try {
