@@ -21,7 +21,7 @@
 // Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--corpus varied|narrow] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { parseArgs } from 'node:util';
-import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { isMainThread, parentPort } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
@@ -34,6 +34,7 @@ import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { embeddedDataDir } from './embedded-dir.js';
+import { startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
   options: {
@@ -229,36 +230,6 @@ async function loadGenerator() {
   port.postMessage({ id: 0, result: fake.env() });
 }
 
-/** Starts the worker; resolves with the model server's environment and a command sender. */
-async function startLoadGenerator() {
-  const worker = new Worker(new URL(import.meta.url), { argv: process.argv.slice(2) });
-  const waiting = new Map<number, { ok: (v: any) => void; fail: (e: Error) => void }>();
-  let next = 1;
-  worker.on('message', (m: { id: number; result?: unknown; error?: string }) => {
-    const w = waiting.get(m.id);
-    waiting.delete(m.id);
-    if (m.error !== undefined) w?.fail(new Error(m.error));
-    else w?.ok(m.result);
-  });
-  worker.on('error', (err) => {
-    for (const w of waiting.values()) w.fail(err);
-  });
-  const ask = <T>(id: number, send?: Command) =>
-    new Promise<T>((ok, fail) => {
-      waiting.set(id, { ok, fail });
-      if (send) worker.postMessage({ id, ...send });
-    });
-  const env = await ask<Record<string, string>>(0);
-  return {
-    env,
-    send: <T>(c: Command) => ask<T>(next++, c),
-    async close() {
-      await ask(next++, { cmd: 'close' });
-      await worker.terminate();
-    },
-  };
-}
-
 // Every statement the service's process sends (its pool's, pg-boss's, the background workers'),
 // counted by wrapping node-postgres's client: on PGlite, whose one connection serves them one at a
 // time, statements per turn is what bounds the turns per second.
@@ -273,7 +244,7 @@ if (isMainThread) {
 }
 
 async function run(dbName: string, env: Record<string, string | undefined>) {
-  const load = await startLoadGenerator();
+  const load = await startCommandWorker<Command>(new URL(import.meta.url));
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',

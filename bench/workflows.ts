@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { isMainThread, parentPort } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -20,6 +20,7 @@ import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { dropSchema } from '../test/schema.js';
 import { embeddedDataDir } from './embedded-dir.js';
+import { startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
   options: {
@@ -136,39 +137,10 @@ async function flows(c: FlowCommand) {
   return { wallSec, transitions, failures, summary };
 }
 
-async function startLoadGenerator() {
-  const worker = new Worker(new URL(import.meta.url), { argv: process.argv.slice(2) });
-  const waiting = new Map<number, { ok: (v: any) => void; fail: (e: Error) => void }>();
-  let next = 1;
-  worker.on('message', (m: { id: number; result?: unknown; error?: string }) => {
-    const w = waiting.get(m.id);
-    waiting.delete(m.id);
-    if (m.error !== undefined) w?.fail(new Error(m.error));
-    else w?.ok(m.result);
-  });
-  worker.on('error', (err) => {
-    for (const w of waiting.values()) w.fail(err);
-  });
-  const ask = <T>(id: number, send?: Command) =>
-    new Promise<T>((ok, fail) => {
-      waiting.set(id, { ok, fail });
-      if (send) worker.postMessage({ id, ...send });
-    });
-  const env = await ask<Record<string, string>>(0);
-  return {
-    env,
-    send: <T>(c: Command) => ask<T>(next++, c),
-    async close() {
-      await ask(next++, { cmd: 'close' });
-      await worker.terminate();
-    },
-  };
-}
-
 // ---- the service (main thread) ------------------------------------------------------------------
 
 async function run(dbName: string, env: Record<string, string | undefined>) {
-  const load = await startLoadGenerator();
+  const load = await startCommandWorker<Command>(new URL(import.meta.url));
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
