@@ -133,7 +133,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   const accountState = (id: number) => deps.accounts.get(id);
   registerAuth(app, {
-    verifyAccessToken: (t) => deps.tokens.verifySync(t),
+    verifyAccessToken: (t) => deps.tokens.verify(t),
     accountState,
     verifyApiKey: (k) => deps.services.auth.verifyApiKey(k),
     adminUserIds: deps.config.adminUserIds,
@@ -144,7 +144,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   options.extraRoutes?.(app);
 
   const socketAuth = {
-    verifyAccessToken: (t: string) => deps.tokens.verifySync(t),
+    verifyAccessToken: (t: string) => deps.tokens.verify(t),
     accountState,
     verifyApiKey: async () => null,
     adminUserIds: deps.config.adminUserIds,

@@ -42,7 +42,7 @@ declare module 'fastify' {
 }
 
 export interface AuthDeps {
-  verifyAccessToken(token: string): AccessClaims | Promise<AccessClaims>;
+  verifyAccessToken(token: string): AccessClaims;
   /** The account's current state (cached per node for seconds), or undefined when it is gone. */
   accountState(id: number): AccountState | undefined | Promise<AccountState | undefined>;
   /** Returns the key's principal, or null for an unknown or revoked key. */
@@ -59,7 +59,7 @@ export function bearerToken(header: string | undefined): string | null | undefin
 /** The token's bearer as the account is now: the claims say who, the account's current state
  * says what they may do. A deleted account, or an ended session, is not signed in. */
 export async function userFromToken(deps: AuthDeps, token: string): Promise<UserPrincipal> {
-  const claims = await deps.verifyAccessToken(token);
+  const claims = deps.verifyAccessToken(token);
   return principalOf(claims, await deps.accountState(claims.id), deps.adminUserIds);
 }
 

@@ -40,7 +40,7 @@ export function authenticateSocket(nsp: Namespace, deps: SocketAuthDeps, log: Lo
       return;
     }
     (async () => {
-      const claims = await deps.verifyAccessToken(token);
+      const claims = deps.verifyAccessToken(token);
       const user = principalOf(claims, await deps.accountState(claims.id), deps.adminUserIds);
       Object.assign(socket.data as SocketData, { user, tokenExp: user.exp, claims });
     })().then(

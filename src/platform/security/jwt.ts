@@ -80,16 +80,12 @@ export class AccessTokens {
       .sign(await this.key);
   }
 
-  /** Verifies signature, algorithm, issuer, audience and expiry; throws the contract's 401s. */
-  async verify(token: string): Promise<AccessClaims> {
-    return this.verifySync(token);
-  }
-
-  /** Verifies like `verify`. A token verified before is answered from the cache of verified
-   * tokens (keyed by the whole token, so any other byte misses it) with only its expiry checked
-   * again: a client sends the same token with every request for its whole life, and the HMAC and
-   * JSON decoding cost as much as a simple route. */
-  verifySync(token: string): AccessClaims {
+  /** Verifies signature, algorithm, issuer, audience and expiry; throws the contract's 401s.
+   * Synchronous: every authenticated request runs it. A token verified before is answered from
+   * the cache of verified tokens (keyed by the whole token, so any other byte misses it) with only
+   * its expiry checked again: a client sends the same token with every request for its whole
+   * life, and the HMAC and JSON decoding cost as much as a simple route. */
+  verify(token: string): AccessClaims {
     const known = this.verified.get(token);
     if (known) {
       if (known.exp > Math.floor(Date.now() / 1000)) return known;
