@@ -305,7 +305,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       { leaseSeconds: 60 },
     );
     const workflowRunJobs = new WorkflowRunJobs(jobs, db, orchestrator, log, {
-      runsPerNode: 8,
+      // Runs mostly wait on model calls: many at once per node.
+      runsPerNode: 32,
       orphanAfterSeconds: 30,
       sweepEverySeconds: 30,
     });

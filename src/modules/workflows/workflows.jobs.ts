@@ -37,6 +37,9 @@ export class WorkflowRunJobs {
       retryLimit: RUN_RETRIES,
       retryDelay: 2,
       localConcurrency: opts.runsPerNode,
+      // A run enqueued on this node wakes its workers at once (JobQueue.wake); the poll only finds
+      // other nodes' runs and retries, so it can be slow, and the idle workers cost little.
+      pollingIntervalSeconds: 5,
       handler: (data, ctx) => orchestrator.execute(data.runId, { final: ctx.retryCount >= RUN_RETRIES }),
     });
   }

@@ -97,4 +97,34 @@ describe('job queue workers', () => {
       await q.stop();
     }
   });
+
+  it('runs a job sent outside a transaction, and a backlog, without waiting for the poll', async () => {
+    // Polls only every 5 minutes: a job runs before the test times out only because the send woke
+    // an idle worker, and the backlog drains only because a worker that got a job fetches again
+    // at once instead of sleeping until its next poll.
+    const q = new JobQueue(t.deps.database, t.deps.log);
+    const done: number[] = [];
+    let all!: () => void;
+    const finished = new Promise<void>((ok) => (all = ok));
+    q.define({
+      name: 'test.wake',
+      schema: z.object({ n: z.number() }),
+      pollingIntervalSeconds: 300,
+      localConcurrency: 2,
+      handler: async ({ n }) => {
+        done.push(n);
+        if (done.length === 6) all();
+      },
+    });
+    await q.start({ work: true });
+    try {
+      // The workers' first fetch finds nothing; after it they sleep for the poll interval.
+      await new Promise<void>((ok) => setImmediate(ok));
+      for (let n = 1; n <= 6; n++) await q.enqueue(t.deps.db, 'test.wake', { n });
+      await finished;
+      expect(done.sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    } finally {
+      await q.stop();
+    }
+  }, 60_000);
 });

@@ -36,6 +36,14 @@ export interface EnqueueOptions {
   startAfterSeconds?: number;
 }
 
+interface LocalWorker {
+  id: string;
+  /** Handling a job now. */
+  busy: boolean;
+  /** When `wake` last chose it (0: since then it took a job). */
+  wokenAt: number;
+}
+
 function adapter(executor: Executor) {
   return {
     async executeSql(text: string, values?: unknown[]) {
@@ -49,6 +57,8 @@ export class JobQueue {
   private readonly defs = new Map<string, JobDefinition>();
   private boss: PgBoss | undefined;
   private started = false;
+  /** This node's pg-boss workers per queue (none on an API-only node). */
+  private readonly workers = new Map<string, LocalWorker[]>();
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -75,7 +85,7 @@ export class JobQueue {
     if (!def) throw new Error(`no job named ${name} is defined`);
     const payload = def.schema.parse(data) as object;
     if (!this.boss) throw new Error('the job queue has not been started');
-    return this.boss.send(name, payload, {
+    const id = await this.boss.send(name, payload, {
       db: adapter(executor),
       retryLimit: def.retryLimit ?? 5,
       retryDelay: def.retryDelay ?? 2,
@@ -84,6 +94,24 @@ export class JobQueue {
       ...(options.singletonSeconds ? { singletonSeconds: options.singletonSeconds } : {}),
       ...(options.startAfterSeconds ? { startAfter: options.startAfterSeconds } : {}),
     });
+    // Sent outside a transaction, the job is already visible: this node's workers fetch it now
+    // instead of at their next poll. (In a transaction it is not yet; the caller may call `wake`
+    // after commit.)
+    if (id !== null && !executor.isTransaction && !options.startAfterSeconds) this.wake(name);
+    return id;
+  }
+
+  /** Makes one idle worker of this node fetch a queue's new job now rather than at its next poll
+   * (one: waking them all would send a fetch each for a single job). With none idle, a busy one
+   * fetches as soon as it is done. */
+  wake(name: string): void {
+    const now = Date.now();
+    // Idle, and not already woken for another job (a woken worker whose fetch found nothing,
+    // another node having taken the job, counts as idle again after a second).
+    const idle = this.workers.get(name)?.find((w) => !w.busy && now - w.wokenAt > 1000);
+    if (!idle) return;
+    idle.wokenAt = now;
+    this.boss?.notifyWorker(idle.id);
   }
 
   /** Creates pg-boss's schema and queues; with `work`, starts a worker per defined job. */
@@ -106,36 +134,53 @@ export class JobQueue {
       // forever behind the caller's open transaction.
       await boss.touch(def.name, '00000000-0000-0000-0000-000000000000');
       if (!work) continue;
-      await boss.work(
-        def.name,
-        {
-          batchSize: def.batchSize ?? 1,
-          pollingIntervalSeconds: def.pollingIntervalSeconds ?? 1,
-          ...(def.localConcurrency ? { localConcurrency: def.localConcurrency } : {}),
-        },
-        async (jobs) => {
-          for (const job of jobs) {
-            const log = this.log.child({ job: def.name, jobId: job.id });
-            const data = def.schema.parse(job.data);
+      // One pg-boss worker per unit of concurrency, each knowing its own id: a worker that got a
+      // job fetches again at once when it is done (so a backlog drains at the handlers' pace, not
+      // one job per worker per poll), and `wake` can reach every worker of the queue.
+      const workers: LocalWorker[] = [];
+      this.workers.set(def.name, workers);
+      for (let i = 0; i < (def.localConcurrency ?? 1); i++) {
+        const self: LocalWorker = { id: '', busy: false, wokenAt: 0 };
+        self.id = await boss.work(
+          def.name,
+          { batchSize: def.batchSize ?? 1, pollingIntervalSeconds: def.pollingIntervalSeconds ?? 1 },
+          async (jobs) => {
+            self.busy = true;
+            self.wokenAt = 0;
             try {
-              await def.handler(data, {
-                jobId: job.id,
-                retryCount: (job as { retryCount?: number }).retryCount ?? 0,
-                log,
-              });
-            } catch (err) {
-              log.warn({ err }, 'job failed; it will be retried');
-              throw err;
+              await this.runJobs(def, jobs);
+            } finally {
+              self.busy = false;
+              if (self.id) boss.notifyWorker(self.id);
             }
-          }
-        },
-      );
+          },
+        );
+        workers.push(self);
+      }
     }
     this.started = true;
   }
 
+  private async runJobs(def: JobDefinition, jobs: { id: string; data: unknown }[]): Promise<void> {
+    for (const job of jobs) {
+      const log = this.log.child({ job: def.name, jobId: job.id });
+      const data = def.schema.parse(job.data);
+      try {
+        await def.handler(data, {
+          jobId: job.id,
+          retryCount: (job as { retryCount?: number }).retryCount ?? 0,
+          log,
+        });
+      } catch (err) {
+        log.warn({ err }, 'job failed; it will be retried');
+        throw err;
+      }
+    }
+  }
+
   async stop(): Promise<void> {
     if (!this.boss) return;
+    this.workers.clear();
     const boss = this.boss;
     this.boss = undefined;
     this.started = false;
