@@ -33,6 +33,9 @@ import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.ty
 
 type Access = { participant: boolean; approver: boolean };
 
+/** The records of a state visit that just began. */
+const NEW_VISIT: VisitRecords = Object.freeze({ approvals: 0, evidence: 0 });
+
 const iso = (d: Date) => d.toISOString();
 
 export function toApproval(r: repo.ApprovalRow): Approval {
@@ -203,6 +206,12 @@ export class WorkflowsService {
     return (await this.views(executor, [row]))[0]!;
   }
 
+  /** The view of a row whose visit records the caller knows: a write that just entered a state
+   * (a new visit has none), or that counted them itself. */
+  private async viewWith(executor: Executor, row: repo.InstanceRow, records: VisitRecords) {
+    return toView(row, await this.definitionOf(row, executor), records);
+  }
+
   // ---- instances ---------------------------------------------------------------------------
 
   async create(actor: WorkflowActor, input: CreateInstanceInput): Promise<WorkflowInstance> {
@@ -250,7 +259,7 @@ export class WorkflowsService {
         { protocolId: row.protocol_id },
       );
       const entered = await this.entry.onEntry(trx, afterCommit, row, def, actor);
-      return this.view(trx, entered);
+      return this.viewWith(trx, entered, NEW_VISIT);
     });
   }
 
@@ -297,7 +306,7 @@ export class WorkflowsService {
         auto: false,
         suggestionId: input.suggestionId ?? null,
       });
-      return this.view(trx, moved);
+      return this.viewWith(trx, moved, NEW_VISIT);
     });
   }
 
@@ -381,7 +390,7 @@ export class WorkflowsService {
     const next = hop
       ? await this.entry.move(trx, afterCommit, row, def, hop.to, actor, { auto: true, suggestionId: null })
       : await repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id });
-    return { instance: await this.view(trx, next), advanced: hop };
+    return { instance: await this.viewWith(trx, next, hop ? NEW_VISIT : records), advanced: hop };
   }
 }
 
