@@ -1,19 +1,22 @@
 // Workflows under load (issue 20): --instances workflow instances (default 1,000) driven through a
 // whole documentation flow at once, --parallel at a time (default: all): create → triage →
 // approval (→ execution, which starts an orchestrator run of 3 tasks from context.tasks) → the run
-// completes → evidence (→ integration) → a review of each artifact → approval (→ completed).
+// completes (the client hears `workflow_run_finished` on the root observer's `/observer` socket, as
+// a console would, instead of polling) → evidence (→ integration) → a review of each artifact →
+// approval (→ completed).
 // The load generator (HTTP clients) and the OpenAI-compatible model server, answering at once,
 // run in a worker thread, off the service's event loop.
 // Reports: transitions per second (state changes over the flow phase's wall time, waiting for runs
 // included), each write's p50/p99, and the orchestrator's own overhead per task (each task run's
 // time, claim to finish as the orchestrator measured it, minus its model call's time).
-// Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--only pglite|postgres]
+// Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import { sql } from 'kysely';
+import { io } from 'socket.io-client';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
@@ -26,11 +29,16 @@ const { values } = parseArgs({
   options: {
     instances: { type: 'string', default: '1000' },
     parallel: { type: 'string' },
+    'think-ms': { type: 'string', default: '0' },
     only: { type: 'string' },
   },
 });
 const INSTANCES = Number(values.instances);
 const PARALLEL = Number(values.parallel ?? values.instances);
+// A person or an agent between two steps of a flow: each request waits a uniform random time with
+// this mean first (0: each flow sends its next request as soon as the last answered, so the
+// latencies are queueing at saturation). The think time is not part of any latency.
+const THINK_MS = Number(values['think-ms']);
 
 const pct = (xs: number[], p: number) => {
   if (xs.length === 0) return NaN;
@@ -45,6 +53,7 @@ interface FlowCommand {
   url: string;
   tokens: string[];
   adminToken: string;
+  rootObserverId: number;
 }
 type Command = FlowCommand | { cmd: 'close' };
 
@@ -67,7 +76,28 @@ async function flows(c: FlowCommand) {
   const times: Record<string, number[]> = {};
   let failures = 0;
   let transitions = 0;
+  // Runs end as `workflow_run_finished` timeline events on the root observer's room.
+  const finished = new Map<string, () => void>();
+  const ended = new Set<string>();
+  const observer = io(`${c.url}/observer`, {
+    transports: ['websocket'],
+    auth: { token: c.adminToken, observerId: c.rootObserverId },
+  });
+  observer.on('timeline_update', (e: { eventType: string; metadata: { runId?: string } }) => {
+    if (e.eventType !== 'workflow_run_finished' || !e.metadata.runId) return;
+    ended.add(e.metadata.runId);
+    finished.get(e.metadata.runId)?.();
+  });
+  await new Promise<void>((ok, fail) => {
+    observer.once('connect', ok);
+    observer.once('connect_error', fail);
+  });
+  const runFinished = (runId: string) =>
+    ended.has(runId) ? Promise.resolve() : new Promise<void>((ok) => finished.set(runId, ok));
+  let requests = 0;
   const call = async (kind: string, token: string, method: string, path: string, body?: unknown) => {
+    if (THINK_MS > 0) await new Promise((r) => setTimeout(r, Math.random() * 2 * THINK_MS));
+    requests++;
     const t0 = performance.now();
     const res = await fetch(c.url + path, {
       method,
@@ -98,11 +128,9 @@ async function flows(c: FlowCommand) {
     const exec = await call('approve', c.adminToken, 'POST', `/api/protocol/instances/${i.id}/approvals`, {});
     transitions += 2;
     const runId = exec.instance.activeRunId;
-    for (;;) {
-      const run = await call('getRun', token, 'GET', `/api/protocol/runs/${runId}`);
-      if (run.status === 'completed' || run.status === 'failed') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await runFinished(runId);
+    const run = await call('getRun', token, 'GET', `/api/protocol/runs/${runId}`);
+    if (run.status !== 'completed') throw new Error(`run ${runId} ended ${run.status}`);
     const ev = await call('evidence', token, 'POST', `/api/protocol/instances/${i.id}/evidence`, {
       description: 'demo',
       proofUrl: 'https://demo.invalid/',
@@ -131,10 +159,11 @@ async function flows(c: FlowCommand) {
     }),
   );
   const wallSec = (performance.now() - started) / 1000;
+  observer.close();
   const summary = Object.fromEntries(
     Object.entries(times).map(([k, xs]) => [k, { n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) }]),
   );
-  return { wallSec, transitions, failures, summary };
+  return { wallSec, transitions, requests, failures, summary };
 }
 
 // ---- the service (main thread) ------------------------------------------------------------------
@@ -180,7 +209,14 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       tokens.push((await s.auth.issue(row, 'web_portal')).accessToken);
     }
     await sql`checkpoint`.execute(deps.db);
-    const r = await load.send<Awaited<ReturnType<typeof flows>>>({ cmd: 'flow', url, tokens, adminToken });
+    const rootObserverId = await s.timeline.rootObserverId();
+    const r = await load.send<Awaited<ReturnType<typeof flows>>>({
+      cmd: 'flow',
+      url,
+      tokens,
+      adminToken,
+      rootObserverId,
+    });
     // The orchestrator's own time per task, as it measured it.
     const taskRuns = await deps.db
       .selectFrom('workflow_task_runs')
@@ -191,7 +227,11 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     const model = taskRuns.map((t) => t.model_ms ?? 0);
     const runs = await deps.db
       .selectFrom('workflow_runs')
-      .select(['status', sql<number>`extract(epoch from finished_at - created_at) * 1000`.as('ms')])
+      .select([
+        'status',
+        sql<number>`extract(epoch from finished_at - created_at) * 1000`.as('ms'),
+        sql<number>`extract(epoch from started_at - created_at) * 1000`.as('waitMs'),
+      ])
       .execute();
     return {
       db: dbName,
@@ -204,6 +244,14 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       runP50: pct(
         runs.map((x) => Number(x.ms)),
         50,
+      ),
+      runWaitP50: pct(
+        runs.map((x) => Number(x.waitMs)),
+        50,
+      ),
+      runWaitP99: pct(
+        runs.map((x) => Number(x.waitMs)),
+        99,
       ),
       runP99: pct(
         runs.map((x) => Number(x.ms)),
@@ -230,15 +278,15 @@ else {
     }
   }
   console.log(
-    `\n${INSTANCES} documentation-flow instances, ${PARALLEL} at once, 3 tasks each (orchestrator concurrency 3), model server answering at once\n`,
+    `\n${INSTANCES} documentation-flow instances, ${PARALLEL} at once, think time ${THINK_MS} ms mean, 3 tasks each (orchestrator concurrency 3), model server answering at once\n`,
   );
   console.log(
-    '| db | flows | failed | wall s | transitions/s | run (queued → finished) p50 / p99 ms | task overhead p50 / p99 ms | model ms/task p50 |',
+    '| db | flows | failed | wall s | requests/s | transitions/s | run (queued → finished) p50 / p99 ms | run queued → started p50 / p99 ms | task overhead p50 / p99 ms | model ms/task p50 |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results)
     console.log(
-      `| ${r.db} | ${INSTANCES} | ${r.failures} | ${r.wallSec.toFixed(1)} | ${(r.transitions / r.wallSec).toFixed(1)} | ${r.runP50.toFixed(0)} / ${r.runP99.toFixed(0)} | ${r.overheadP50.toFixed(1)} / ${r.overheadP99.toFixed(1)} | ${r.modelP50.toFixed(1)} |`,
+      `| ${r.db} | ${INSTANCES} | ${r.failures} | ${r.wallSec.toFixed(1)} | ${(r.requests / r.wallSec).toFixed(0)} | ${(r.transitions / r.wallSec).toFixed(1)} | ${r.runP50.toFixed(0)} / ${r.runP99.toFixed(0)} | ${r.runWaitP50.toFixed(0)} / ${r.runWaitP99.toFixed(0)} | ${r.overheadP50.toFixed(1)} / ${r.overheadP99.toFixed(1)} | ${r.modelP50.toFixed(1)} |`,
     );
   console.log('\nper request (ms):\n');
   console.log('| db | request | n | p50 | p99 |');
