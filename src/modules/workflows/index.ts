@@ -4,7 +4,13 @@ import { workflowRunsRoutes, type WorkflowRunsRoutesOptions } from './workflows.
 import './workflows.tables.js';
 
 export { WorkflowsService } from './workflows.service.js';
-export type { RunHandle, WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
+export type {
+  RunHandle,
+  WorkflowActor,
+  WorkflowNotice,
+  WorkflowPorts,
+  WorkflowsDeps,
+} from './workflows.types.js';
 export { WorkflowTasksService } from './workflows.tasks.js';
 export { WorkflowRunsService } from './workflows.runs.js';
 export { WorkflowOrchestrator, type OrchestratorDeps } from './workflows.orchestrator.js';
