@@ -209,7 +209,10 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(inventoryPlugin, { inventory: s.inventory });
   await app.register(syncPlugin, { sync: s.sync });
   await app.register(protocolsPlugin, { protocols: s.protocols });
-  await app.register(chatPlatformPlugin, { chatPlatform: s.chatPlatform });
+  await app.register(chatPlatformPlugin, {
+    chatPlatform: s.chatPlatform,
+    chatPlatformCommands: s.chatPlatformCommands,
+  });
   await app.register(memoryPlugin, { memory: s.memory });
   await app.register(workflowsPlugin, {
     workflows: s.workflows,

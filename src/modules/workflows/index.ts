@@ -19,6 +19,20 @@ export { specialtiesOf } from './workflows.orchestrator.rules.js';
 export { WORKFLOW_DEFINITIONS, WORKFLOW_PROTOCOLS } from './workflows.definitions.js';
 export type { WorkflowDefinition, GuardName, ActionName } from './workflows.definitions.js';
 export type { WorkflowInstance, Task, Artifact, Run, Approval, Advanced } from './workflows.schemas.js';
+// The routes' own request schemas, for callers that reach the same operations another way (the
+// chat-platform commands), so their input is checked exactly as the routes check it.
+export {
+  approvalBody,
+  artifactIdParam,
+  evidenceBody,
+  idParam,
+  putTaskBody,
+  reviewBody,
+  taskIdParam,
+  transitionBody,
+  TASK_STATUSES,
+} from './workflows.schemas.js';
+export { orchestrateBody } from './workflows.runs.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts): definitions, instances, tasks, artifacts and runs. */
 export const workflowsPlugin: AppPlugin<WorkflowsRoutesOptions & WorkflowRunsRoutesOptions> = async (
