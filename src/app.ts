@@ -90,7 +90,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
         version: VERSION,
         description:
           'Backend for a persistent conversational assistant. Errors are RFC 9457 problem+json with a stable `code`. ' +
-          'Authenticate with `Authorization: Bearer <access token>`; sync endpoints also accept `X-API-Key`.',
+          'Authenticate with `Authorization: Bearer <access token>`; sync endpoints and chat-platform commands also accept `X-API-Key`.',
       },
       components: {
         securitySchemes: {
