@@ -90,7 +90,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
         version: VERSION,
         description:
           'Backend for a persistent conversational assistant. Errors are RFC 9457 problem+json with a stable `code`. ' +
-          'Authenticate with `Authorization: Bearer <access token>`; sync endpoints also accept `X-API-Key`.',
+          'Authenticate with `Authorization: Bearer <access token>`; sync endpoints and chat-platform commands also accept `X-API-Key`.',
       },
       components: {
         securitySchemes: {
@@ -209,7 +209,10 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(inventoryPlugin, { inventory: s.inventory });
   await app.register(syncPlugin, { sync: s.sync });
   await app.register(protocolsPlugin, { protocols: s.protocols });
-  await app.register(chatPlatformPlugin, { chatPlatform: s.chatPlatform });
+  await app.register(chatPlatformPlugin, {
+    chatPlatform: s.chatPlatform,
+    chatPlatformCommands: s.chatPlatformCommands,
+  });
   await app.register(memoryPlugin, { memory: s.memory });
   await app.register(workflowsPlugin, {
     workflows: s.workflows,

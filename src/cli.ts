@@ -2,7 +2,7 @@
 // Every command applies pending migrations first.
 //   migrate
 //   users create --email E --password P --role R --account-type A [--name N]
-//   api-keys create --name N --scopes sync:read,sync:write
+//   api-keys create --name N --scopes sync:read,sync:write,chat-platform:command
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
@@ -12,13 +12,15 @@ import { openDatabase } from './platform/db/database.js';
 import { DataDirLockedError } from './platform/db/lock.js';
 import { migrate } from './platform/db/migrate.js';
 import { AppError } from './platform/http/problem.js';
+import { API_SCOPES } from './platform/security/identity.rules.js';
 import { accountTypeSchema, roleSchema } from './modules/users/users.schemas.js';
 import { emailSchema, passwordSchema, scopeSchema } from './modules/auth/auth.schemas.js';
 
 const USAGE = `usage:
   npm run cli -- migrate
   npm run cli -- users create --email E --password P [--role R] [--account-type A] [--name N]
-  npm run cli -- api-keys create --name N --scopes sync:read,sync:write`;
+  npm run cli -- api-keys create --name N --scopes SCOPE[,SCOPE…]
+scopes: ${API_SCOPES.join(', ')}`;
 
 class UsageError extends Error {}
 

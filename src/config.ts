@@ -111,6 +111,7 @@ const envSchema = z.object({
   CHAT_RATE_LIMIT: z.coerce.number().int().positive().default(30),
   CHAT_TOOL_CALLS_PER_TURN: z.coerce.number().int().min(0).max(20).default(3),
   CHAT_HISTORY_MESSAGES: z.coerce.number().int().min(0).max(200).default(12),
+  CHAT_PLATFORM_BOT_TOKEN: z.string().optional(),
   MEMORY_MAX_CONTENT: z.coerce
     .number()
     .int()
@@ -172,6 +173,8 @@ export interface Config {
   accountEmail: { verifyTtl: number; resetTtl: number; mailsPerHour: number };
   /** External login: seconds a started login may take, and the timeout of each request to a provider. */
   oauthFlow: { stateTtl: number; providerTimeout: number };
+  /** The chat-platform (Discord) bot: its token starts the adapter; unset, nothing connects. */
+  chatPlatform: { botToken: string | undefined };
   redisUrl: string | undefined;
   trustProxy: boolean;
   services: ('api' | 'worker')[];
@@ -289,6 +292,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       mailsPerHour: e.ACCOUNT_MAIL_PER_HOUR,
     },
     oauthFlow: { stateTtl: e.OAUTH_STATE_TTL, providerTimeout: e.OAUTH_TIMEOUT },
+    chatPlatform: { botToken: e.CHAT_PLATFORM_BOT_TOKEN },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
     services: e.SERVICES,

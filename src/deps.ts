@@ -17,11 +17,16 @@ import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
 import { HealthMonitor } from './platform/db/health-monitor.js';
 import { createChangeFeed, PgChangeFeed } from './platform/db/notifications.js';
 import { AccountStates, type AccountState } from './platform/security/account-state.js';
+import { isAdmin } from './platform/security/identity.rules.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { AccountEmailService, AuthService, enqueueVerification, OAuthService } from './modules/auth/index.js';
 import { UsersService } from './modules/users/index.js';
 import { ProtocolsService } from './modules/protocols/index.js';
-import { ChatPlatformService } from './modules/chat-platform/index.js';
+import {
+  ChatPlatformCommands,
+  ChatPlatformService,
+  createChatPlatformBot,
+} from './modules/chat-platform/index.js';
 import { FilesService } from './modules/files/index.js';
 import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/index.js';
 import { InstancesService, TimelineService } from './modules/timeline/index.js';
@@ -45,6 +50,7 @@ export interface Services {
   auth: AuthService;
   protocols: ProtocolsService;
   chatPlatform: ChatPlatformService;
+  chatPlatformCommands: ChatPlatformCommands;
   files: FilesService;
   conversations: ConversationsService;
   accountEmail: AccountEmailService;
@@ -87,7 +93,7 @@ export interface CreateDepsOptions {
   log?: Logger;
   /** PGlite: start from this data-directory tarball (the test template). */
   loadFrom?: string;
-  /** Skip the job queue entirely (CLI commands that need no jobs). */
+  /** Skip the job queue entirely, and the chat-platform bot (CLI commands that need neither). */
   jobs?: boolean;
 }
 
@@ -311,6 +317,24 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       sweepEverySeconds: 30,
     });
     workflows.usePorts({ runExecutor: workflowRunJobs.executor });
+    // Chat-platform commands run the workflow operations as the caller, or as the account a
+    // platform user is linked to (its rights as they are now).
+    const chatPlatformCommands = new ChatPlatformCommands({
+      chatPlatform,
+      workflows,
+      workflowTasks,
+      workflowRuns,
+      actorOf: async (id) => {
+        const state = await accounts.get(id);
+        return (
+          state && {
+            id,
+            name: state.name,
+            admin: isAdmin({ id, role: state.role, accountType: state.accountType }, config.adminUserIds),
+          }
+        );
+      },
+    });
     const services: Services = {
       users,
       auth,
@@ -324,6 +348,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       sync,
       protocols,
       chatPlatform,
+      chatPlatformCommands,
       files,
       memory,
       chat,
@@ -357,6 +382,20 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       // Before the queue stops: this node's runs release their leases and their jobs are retried.
       cleanup.unshift(() => workflowRunJobs.stop());
       if (config.services.includes('worker')) await workflowRunJobs.start();
+      // The chat-platform bot, only with CHAT_PLATFORM_BOT_TOKEN: it posts workflow notifications
+      // from every node, and receives slash commands on worker nodes. It connects in the
+      // background: the platform being unreachable never stops the service from starting.
+      const bot = await createChatPlatformBot({
+        token: config.chatPlatform.botToken,
+        gateway: config.services.includes('worker'),
+        commands: chatPlatformCommands,
+        log,
+      });
+      if (bot) {
+        workflows.usePorts({ notify: (n) => bot.notify(n) });
+        cleanup.unshift(() => bot.stop());
+        bot.start().catch((err: unknown) => log.error({ err }, 'the chat-platform bot did not start'));
+      }
     }
 
     const health = new HealthMonitor(database);

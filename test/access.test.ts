@@ -118,6 +118,19 @@ const ROWS: { row: string; method: string; path: string; expect: Record<Who, num
     path: '/api/sync/ingest-event',
     expect: { public: 403, core_primary: 403, developer: 400, npc: 403, cso: 400, apiKey: 400, none: 401 },
   },
+  {
+    // This key has the sync scopes only: chat-platform:command is needed.
+    row: 'hybrid: POST /api/chat-platform/commands',
+    method: 'POST',
+    path: '/api/chat-platform/commands',
+    expect: { public: 403, core_primary: 403, developer: 400, npc: 403, cso: 400, apiKey: 403, none: 401 },
+  },
+  {
+    row: 'admin: chat-platform user links',
+    method: 'GET',
+    path: '/api/admin/chat-platform/users',
+    expect: { public: 403, core_primary: 403, developer: 200, npc: 403, cso: 200, apiKey: 401, none: 401 },
+  },
 ];
 
 describe('who may call what', () => {

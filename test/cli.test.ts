@@ -106,8 +106,12 @@ describe('cli', { timeout: 120_000 }, () => {
     expect(r.code).toBe(0);
     expect(r.out.key).toMatch(/^apk_/);
     expect(r.out.scopes).toEqual(['sync:read', 'sync:write']);
+    const bot = await cli('api-keys', 'create', '--name', 'bot', '--scopes', 'chat-platform:command');
+    expect(bot.out.scopes).toEqual(['chat-platform:command']);
     const bad = await cli('api-keys', 'create', '--name', 'x', '--scopes', 'admin');
     expect(bad.code).toBe(1);
+    // The usage names every scope.
+    expect(bad.stderr).toMatch(/scopes: sync:read, sync:write, chat-platform:command/);
   });
 
   it('refuses while a server holds the embedded database; runs beside live servers on Postgres', async () => {

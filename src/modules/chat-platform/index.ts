@@ -1,10 +1,12 @@
 import type { AppPlugin } from '../../platform/http/types.js';
-import type { ChatPlatformService } from './chat-platform.service.js';
-import { chatPlatformRoutes } from './chat-platform.routes.js';
+import { chatPlatformRoutes, type ChatPlatformRoutesOptions } from './chat-platform.routes.js';
 import './chat-platform.tables.js';
 
 export { ChatPlatformService } from './chat-platform.service.js';
+export { ChatPlatformCommands, type CommandCaller, type CommandAnswer } from './chat-platform.commands.js';
+export { ChatPlatformBot, type ChatPlatformTransport, type IncomingCommand } from './chat-platform.bot.js';
+export { createChatPlatformBot, type TransportFactory } from './chat-platform.adapter.js';
 
-/** The module's HTTP door (mounted by app.ts). */
-export const chatPlatformPlugin: AppPlugin<{ chatPlatform: ChatPlatformService }> = async (app, opts) =>
+/** The module's HTTP door (mounted by app.ts): channel configuration, commands, linked users. */
+export const chatPlatformPlugin: AppPlugin<ChatPlatformRoutesOptions> = async (app, opts) =>
   chatPlatformRoutes(app, opts);

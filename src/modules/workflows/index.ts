@@ -4,7 +4,13 @@ import { workflowRunsRoutes, type WorkflowRunsRoutesOptions } from './workflows.
 import './workflows.tables.js';
 
 export { WorkflowsService } from './workflows.service.js';
-export type { RunHandle, WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
+export type {
+  RunHandle,
+  WorkflowActor,
+  WorkflowNotice,
+  WorkflowPorts,
+  WorkflowsDeps,
+} from './workflows.types.js';
 export { WorkflowTasksService } from './workflows.tasks.js';
 export { WorkflowRunsService } from './workflows.runs.js';
 export { WorkflowOrchestrator, type OrchestratorDeps } from './workflows.orchestrator.js';
@@ -13,6 +19,20 @@ export { specialtiesOf } from './workflows.orchestrator.rules.js';
 export { WORKFLOW_DEFINITIONS, WORKFLOW_PROTOCOLS } from './workflows.definitions.js';
 export type { WorkflowDefinition, GuardName, ActionName } from './workflows.definitions.js';
 export type { WorkflowInstance, Task, Artifact, Run, Approval, Advanced } from './workflows.schemas.js';
+// The routes' own request schemas, for callers that reach the same operations another way (the
+// chat-platform commands), so their input is checked exactly as the routes check it.
+export {
+  approvalBody,
+  artifactIdParam,
+  evidenceBody,
+  idParam,
+  putTaskBody,
+  reviewBody,
+  taskIdParam,
+  transitionBody,
+  TASK_STATUSES,
+} from './workflows.schemas.js';
+export { orchestrateBody } from './workflows.runs.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts): definitions, instances, tasks, artifacts and runs. */
 export const workflowsPlugin: AppPlugin<WorkflowsRoutesOptions & WorkflowRunsRoutesOptions> = async (

@@ -2,7 +2,7 @@
 // checklist, the state's actions (announceExecutionStart, collectArtifacts), completion (archived,
 // the active run canceled), and the one way this module writes its timeline events: in the
 // caller's transaction, linked to the instance's registry instance (else the root observer),
-// broadcast after commit.
+// broadcast after commit and handed to the chat-platform notification port.
 import type { Executor, Trx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
@@ -20,8 +20,9 @@ export class WorkflowEntry {
   ) {}
 
   /** One `workflow_*` event of an instance: linked to its registry instance (else the root
-   * observer), metadata naming the instance, machine, state and visit. */
-  record(
+   * observer), metadata naming the instance, machine, state and visit; after commit, handed to the
+   * notification port when the instance names a channel. */
+  async record(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
@@ -30,7 +31,7 @@ export class WorkflowEntry {
     eventText: string,
     metadata: Record<string, unknown> = {},
   ): Promise<TimelineEvent> {
-    return this.deps.timeline.record(
+    const event = await this.deps.timeline.record(
       trx,
       {
         eventType,
@@ -48,13 +49,22 @@ export class WorkflowEntry {
       },
       afterCommit,
     );
-  }
-
-  private notify(afterCommit: AfterCommit, row: repo.InstanceRow, text: string): void {
     const { notify } = this.ports();
     const channelId = row.channel_id;
-    if (!notify || channelId === null) return;
-    afterCommit(() => notify({ channelId, guildId: row.guild_id, text }));
+    if (notify && channelId !== null) {
+      const title = typeof row.context.title === 'string' ? row.context.title : null;
+      afterCommit(() =>
+        notify({
+          channelId,
+          guildId: row.guild_id,
+          instanceId: row.id,
+          machineId: row.machine_id,
+          title,
+          event,
+        }),
+      );
+    }
+    return event;
   }
 
   /** Enters `to` (a new visit; the version bumps once), records the transition, runs the entry. */
@@ -119,12 +129,11 @@ export class WorkflowEntry {
         `Workflow completed and archived`,
         { archivedAt: current.archived_at?.toISOString() ?? null, canceledRunIds: canceled.map((r) => r.id) },
       );
-      this.notify(afterCommit, current, `Workflow ${current.id} (${def.machineId}) is completed.`);
     }
     return current;
   }
 
-  /** announceExecutionStart: event, notification, an orchestrator run (trigger state_entry) unless
+  /** announceExecutionStart: event (and so a notification), an orchestrator run (trigger state_entry) unless
    * one runs, no executor is wired, or the creator's autoRunOrchestrator is off. */
   private async announceExecutionStart(
     trx: Executor,
@@ -151,15 +160,10 @@ export class WorkflowEntry {
       `Execution started in ${row.state}`,
       { runId },
     );
-    this.notify(
-      afterCommit,
-      current,
-      `Workflow ${row.id} (${row.machine_id}) entered ${row.state}: execution starts.`,
-    );
     return current;
   }
 
-  /** collectArtifacts: event, notification, and a `shared` memory for the creator listing the
+  /** collectArtifacts: event (and so a notification), and a `shared` memory for the creator listing the
    * artifacts (no issue tracker is configured). */
   private async collectArtifacts(
     trx: Executor,
@@ -201,7 +205,6 @@ export class WorkflowEntry {
       `${list.length} artifact(s) collected in ${row.state}`,
       { artifacts: list, memoryId, issue: null },
     );
-    this.notify(afterCommit, row, text);
     return row;
   }
 

@@ -4,7 +4,7 @@
 // completion. Tasks and artifacts are created through the seams the orchestrator uses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
-import type { RunHandle } from './index.js';
+import type { RunHandle, WorkflowNotice } from './index.js';
 import { client, expectProblem } from './workflows.fixtures.js';
 
 let t: TestApp;
@@ -330,8 +330,8 @@ describe('artifacts', () => {
 });
 
 describe('ports', () => {
-  it('notifies the channel after commit, and starts no run when the creator turned autoRunOrchestrator off', async () => {
-    const posted: { channelId: string; guildId: string | null; text: string }[] = [];
+  it('hands each committed event of an instance with a channel to the notifier, and starts no run when the creator turned autoRunOrchestrator off', async () => {
+    const posted: WorkflowNotice[] = [];
     const handed: RunHandle[] = [];
     t.deps.services.workflows.usePorts({
       notify: (n) => posted.push(n),
@@ -343,6 +343,7 @@ describe('ports', () => {
         machineId: 'documentation_flow_v1',
         channelId: 'c-9',
         guildId: 'g-1',
+        context: { title: 'Docs' },
       });
       await c.transition(creator, i.id, 'triage');
       const exec = await c.approve(admin, i.id);
@@ -350,19 +351,28 @@ describe('ports', () => {
       expect(handed).toEqual([]);
       await c.evidence(creator, i.id, { description: 'demo', proofUrl: 'https://demo.invalid/' });
       await c.approve(admin, i.id);
-      expect(posted.map((p) => [p.channelId, p.guildId])).toEqual([
-        ['c-9', 'g-1'],
-        ['c-9', 'g-1'],
-        ['c-9', 'g-1'],
-      ]);
-      expect(posted[0]!.text).toMatch(/entered execution/);
-      expect(posted[1]!.text).toMatch(/^Artifacts of workflow/);
-      expect(posted[2]!.text).toMatch(/completed/);
+      expect(new Set(posted.map((p) => [p.channelId, p.guildId, p.instanceId, p.title].join()))).toEqual(
+        new Set([['c-9', 'g-1', i.id, 'Docs'].join()]),
+      );
+      // Each event once, in the order recorded, as the timeline holds it.
+      const timeline = await c.call(creator, 'GET', `/api/protocol/instances/${i.id}/timeline?limit=100`);
+      expect(posted.map((p) => p.event.id)).toEqual(timeline.body.events.map((e: any) => e.id).reverse());
+      const types = posted.map((p) => p.event.eventType);
+      for (const type of [
+        'workflow_instance_created',
+        'workflow_transition',
+        'workflow_execution_started',
+        'workflow_artifacts_collected',
+        'verification_evidence',
+        'workflow_completed',
+      ])
+        expect(types).toContain(type);
+      const n = posted.length;
       // An instance without a channel posts nothing.
       const quiet = await c.create(creator, { machineId: 'documentation_flow_v1' });
       await c.transition(creator, quiet.id, 'triage');
       await c.approve(admin, quiet.id);
-      expect(posted).toHaveLength(3);
+      expect(posted).toHaveLength(n);
     } finally {
       t.deps.services.workflows.usePorts({
         notify: undefined,

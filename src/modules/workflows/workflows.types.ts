@@ -3,10 +3,10 @@
 import type { Db, Executor, Trx } from '../../platform/db/database.js';
 import type { AddMemoryInput } from '../memory/index.js';
 import type { ProtocolDefinition } from '../protocols/index.js';
-import type { TimelineService } from '../timeline/index.js';
+import type { TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { RunTrigger } from './workflows.tables.js';
 
-/** Who acts: the signed-in user (routes), or a command's linked user (chat-platform, later). */
+/** Who acts: the signed-in user (routes), or a chat-platform command's linked user. */
 export interface WorkflowActor {
   id: number;
   name: string;
@@ -30,8 +30,20 @@ export interface WorkflowPorts {
   runExecutor?: ((run: RunHandle) => void) | undefined;
   /** The creator's `autoRunOrchestrator` (default true). */
   autoRunOrchestrator?: ((userId: number) => Promise<boolean>) | undefined;
-  /** Posts to a chat-platform channel (called after commit; must not throw). */
-  notify?: ((n: { channelId: string; guildId: string | null; text: string }) => void) | undefined;
+  /** Every `workflow_*` (and `verification_evidence`) event of an instance that names a channel,
+   * for the chat-platform adapter to post (called after commit; must not throw). */
+  notify?: ((n: WorkflowNotice) => void) | undefined;
+}
+
+/** A committed timeline event of an instance that names a chat-platform channel. */
+export interface WorkflowNotice {
+  channelId: string;
+  guildId: string | null;
+  instanceId: string;
+  machineId: string;
+  /** The instance's `context.title`, when it has one. */
+  title: string | null;
+  event: TimelineEvent;
 }
 
 export interface WorkflowsDeps {

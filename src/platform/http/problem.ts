@@ -366,22 +366,33 @@ export function clientErrorHandler(
   socket.destroy(err);
 }
 
+/** The problem (and headers) answering an error a route or hook threw: an AppError as it says,
+ * Fastify's own errors mapped to the contract's codes, anything else a generic 500 (logged). */
+export function problemOf(
+  err: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): { problem: Problem; headers: Record<string, string> } {
+  let problem: Problem | undefined;
+  let headers: Record<string, string> = {};
+  if (err instanceof AppError) {
+    problem = err.toProblem();
+    headers = err.headers;
+  } else {
+    problem = fastifyErrorToProblem(err, request);
+    if (problem?.code === 'rate_limited' && !reply.getHeader('retry-after')) headers['retry-after'] = '60';
+  }
+  if (!problem) {
+    problem = toProblem(err);
+    if (problem.code === 'internal') request.log.error({ err }, 'unhandled error');
+    else request.log.warn({ err: err.message }, problem.code);
+  }
+  return { problem, headers };
+}
+
 export function registerProblemHandlers(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    let problem: Problem | undefined;
-    let headers: Record<string, string> = {};
-    if (err instanceof AppError) {
-      problem = err.toProblem();
-      headers = err.headers;
-    } else {
-      problem = fastifyErrorToProblem(err, request);
-      if (problem?.code === 'rate_limited' && !reply.getHeader('retry-after')) headers['retry-after'] = '60';
-    }
-    if (!problem) {
-      problem = toProblem(err);
-      if (problem.code === 'internal') request.log.error({ err }, 'unhandled error');
-      else request.log.warn({ err: err.message }, problem.code);
-    }
+    const { problem, headers } = problemOf(err, request, reply);
     return sendProblem(reply, problem, headers);
   });
 

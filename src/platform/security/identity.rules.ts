@@ -10,7 +10,9 @@ export const CLIENT_TYPES = [
   'vr',
   'ar',
 ] as const;
-export const API_SCOPES = ['sync:read', 'sync:write'] as const;
+/** API key scopes: the sync endpoints for a world platform; `chat-platform:command` for a chat
+ * platform's bot, acting as the platform user a command names (POST /api/chat-platform/commands). */
+export const API_SCOPES = ['sync:read', 'sync:write', 'chat-platform:command'] as const;
 
 export type Role = (typeof ROLES)[number];
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
