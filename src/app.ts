@@ -36,6 +36,7 @@ import { filesPlugin } from './modules/files/index.js';
 import { inventoryPlugin } from './modules/inventory/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
 import { observerSockets } from './modules/observer/index.js';
+import { personaPlugin } from './modules/persona/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
@@ -204,6 +205,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     },
   });
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
+  await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });

@@ -35,6 +35,7 @@ import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
+import { PersonaService } from './modules/persona/index.js';
 import {
   specialtiesOf,
   WorkflowOrchestrator,
@@ -62,6 +63,7 @@ export interface Services {
   sync: SyncService;
   memory: MemoryService;
   chat: ChatService;
+  persona: PersonaService;
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
@@ -193,7 +195,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const inventory = new InventoryService(db, timeline, users);
     const chatPlatform = new ChatPlatformService(db);
     // Routing reads the channel's protocol; the persona type is the server's own (the character
-    // profile; persona sessions join when they exist), never a client's claim.
+    // profile, or the persona session a chat turn runs in), never a client's claim.
     const protocols = new ProtocolsService(db, {
       channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
       subjectOf: (userId) => characters.routingSubject(userId),
@@ -236,6 +238,14 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       memory.newestForUser(userId, limit),
     );
     const metrics = createMetrics();
+    // Persona sessions: who may use an observer is the registry's answer (as for `/observer`);
+    // a session's conversation is the chat module's. The chat turn reads a session through it.
+    const persona = new PersonaService({
+      db,
+      authorizeObserver: (user, observerId) => instances.authorizeWatcher(user, observerId),
+      rootObserverId: () => timeline.rootObserverId(),
+      conversations,
+    });
     const chat = new ChatService(
       {
         db,
@@ -249,6 +259,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         characters,
         conversations,
         files,
+        personas: persona,
         metrics,
         assistantName: config.assistantName,
       },
@@ -352,6 +363,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       files,
       memory,
       chat,
+      persona,
       workflows,
       workflowTasks,
       workflowRuns,
