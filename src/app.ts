@@ -41,6 +41,7 @@ import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
 import { usersPlugin } from './modules/users/index.js';
+import { webhooksPlugin } from './modules/webhooks/index.js';
 import { workflowsPlugin } from './modules/workflows/index.js';
 import { VERSION } from './version.js';
 
@@ -221,6 +222,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     workflowTasks: s.workflowTasks,
     workflowRuns: s.workflowRuns,
   });
+  await app.register(webhooksPlugin, { webhooks: s.webhooks });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.
   await app.register(filesPlugin, {

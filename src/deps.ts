@@ -36,6 +36,7 @@ import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
 import { PersonaService } from './modules/persona/index.js';
+import { deriveSecretKey, WebhooksService } from './modules/webhooks/index.js';
 import {
   specialtiesOf,
   WorkflowOrchestrator,
@@ -64,6 +65,7 @@ export interface Services {
   memory: MemoryService;
   chat: ChatService;
   persona: PersonaService;
+  webhooks: WebhooksService;
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
@@ -133,8 +135,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       : undefined;
     if (redis) cleanup.unshift(() => redis.quit());
     const counters: CounterStore = redis ? new RedisCounterStore(redis) : new DbCounterStore(db);
+    const jwtSecret = resolveJwtSecret(config);
     const tokens = new AccessTokens({
-      secret: resolveJwtSecret(config),
+      secret: jwtSecret,
       issuer: config.jwt.issuer,
       audience: config.jwt.audience,
       ttlSeconds: config.jwt.accessTtl,
@@ -191,6 +194,27 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const conversations = new ConversationsService(db, users);
     const timeline = new TimelineService(db, bus, users);
     const instances = new InstancesService(db, timeline);
+    // Webhooks join every timeline event's transaction (a record hook) and deliver from their job.
+    const webhooks = new WebhooksService(
+      {
+        db,
+        jobs,
+        log,
+        changes,
+        timeline,
+        isObserver: async (id) => (await timeline.getInstance(id))?.level === 8,
+      },
+      {
+        secretKey: config.webhooks.secretKey ?? deriveSecretKey(jwtSecret),
+        timeoutMs: config.webhooks.timeoutMs,
+        maxAttempts: config.webhooks.maxAttempts,
+        retryDelaySeconds: config.webhooks.retryDelaySeconds,
+        deliveryRetentionDays: config.webhooks.deliveryRetentionDays,
+        endpointsCacheMs: 30_000,
+        allowLoopbackForTests: config.allowLoopbackTargetsForTests,
+      },
+    );
+    cleanup.unshift(async () => webhooks.close());
     const characters = new CharactersService(db, users);
     const inventory = new InventoryService(db, timeline, users);
     const chatPlatform = new ChatPlatformService(db);
@@ -364,6 +388,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       memory,
       chat,
       persona,
+      webhooks,
       workflows,
       workflowTasks,
       workflowRuns,
@@ -384,6 +409,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
       memoryTombstones: () => memory.sweep(),
       uploads: () => files.sweep(),
+      webhookDeliveries: () => webhooks.sweep(),
     });
 
     if (opts.jobs !== false) {
