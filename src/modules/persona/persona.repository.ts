@@ -31,16 +31,19 @@ export function insertSession(
     .executeTakeFirstOrThrow();
 }
 
-/** The user's session with this persona of this observer, its last activity set to now. */
-export function resumeSession(db: Executor, userId: number, observerId: number, persona: Persona) {
-  return db
-    .updateTable('persona_sessions')
-    .set({ last_active_at: dbNow() })
-    .where('user_id', '=', userId)
-    .where('observer_id', '=', observerId)
-    .where('persona', '=', persona)
-    .returning(columns)
-    .executeTakeFirst();
+/** The user's session, by id or by observer and persona, its last activity set to now (a resume,
+ * a chat turn in it); none when the user has no such session. */
+export function touchSession(
+  db: Executor,
+  userId: number,
+  which: { id: string } | { observerId: number; persona: Persona },
+) {
+  let q = db.updateTable('persona_sessions').set({ last_active_at: dbNow() }).where('user_id', '=', userId);
+  q =
+    'id' in which
+      ? q.where('id', '=', which.id)
+      : q.where('observer_id', '=', which.observerId).where('persona', '=', which.persona);
+  return q.returning(columns).executeTakeFirst();
 }
 
 /** One of the user's sessions by id (another user's: none). */
@@ -50,17 +53,6 @@ export function findSession(db: Executor, userId: number, id: string) {
     .select(columns)
     .where('id', '=', id)
     .where('user_id', '=', userId)
-    .executeTakeFirst();
-}
-
-/** A chat turn in the session: the user's session by id, its last activity set to now. */
-export function touchSession(db: Executor, userId: number, id: string) {
-  return db
-    .updateTable('persona_sessions')
-    .set({ last_active_at: dbNow() })
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .returning(columns)
     .executeTakeFirst();
 }
 

@@ -52,7 +52,7 @@ export class PersonaService {
   ): Promise<{ session: PersonaSessionView; created: boolean }> {
     const observerId = input.observerId ?? (await this.d.rootObserverId());
     const observer = await this.d.authorizeObserver(user, observerId);
-    const resumed = await repo.resumeSession(this.d.db, user.id, observerId, input.persona);
+    const resumed = await repo.touchSession(this.d.db, user.id, { observerId, persona: input.persona });
     if (resumed) return { session: view(resumed), created: false };
     try {
       const row = await transaction(this.d.db, async (trx) => {
@@ -74,7 +74,7 @@ export class PersonaService {
       // A create of the same session at the same moment won (its conversation was rolled back
       // with this one): this one resumes it.
       if (!isUniqueViolation(err)) throw err;
-      const row = await repo.resumeSession(this.d.db, user.id, observerId, input.persona);
+      const row = await repo.touchSession(this.d.db, user.id, { observerId, persona: input.persona });
       if (!row) throw err;
       return { session: view(row), created: false };
     }
@@ -98,7 +98,7 @@ export class PersonaService {
   /** The chat turn's port: the caller's session (its activity touched) as the turn needs it, or
    * undefined when the id is unknown or another user's. */
   async forTurn(userId: number, sessionId: string) {
-    const s = await repo.touchSession(this.d.db, userId, sessionId);
+    const s = await repo.touchSession(this.d.db, userId, { id: sessionId });
     return (
       s && {
         sessionId: s.id,
