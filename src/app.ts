@@ -36,10 +36,12 @@ import { filesPlugin } from './modules/files/index.js';
 import { inventoryPlugin } from './modules/inventory/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
 import { observerSockets } from './modules/observer/index.js';
+import { personaPlugin } from './modules/persona/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
 import { usersPlugin } from './modules/users/index.js';
+import { webhooksPlugin } from './modules/webhooks/index.js';
 import { workflowsPlugin } from './modules/workflows/index.js';
 import { VERSION } from './version.js';
 
@@ -204,6 +206,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     },
   });
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
+  await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });
@@ -219,6 +222,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     workflowTasks: s.workflowTasks,
     workflowRuns: s.workflowRuns,
   });
+  await app.register(webhooksPlugin, { webhooks: s.webhooks });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.
   await app.register(filesPlugin, {

@@ -112,6 +112,12 @@ const envSchema = z.object({
   CHAT_TOOL_CALLS_PER_TURN: z.coerce.number().int().min(0).max(20).default(3),
   CHAT_HISTORY_MESSAGES: z.coerce.number().int().min(0).max(200).default(12),
   CHAT_PLATFORM_BOT_TOKEN: z.string().optional(),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+  WEBHOOK_RETRY_DELAY: z.coerce.number().int().min(1).max(3600).default(10),
+  WEBHOOK_SECRET_KEY: z.string().optional(),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  SSRF_ALLOW_LOOPBACK_FOR_TESTS: bool.default(false),
   MEMORY_MAX_CONTENT: z.coerce
     .number()
     .int()
@@ -175,6 +181,19 @@ export interface Config {
   oauthFlow: { stateTtl: number; providerTimeout: number };
   /** The chat-platform (Discord) bot: its token starts the adapter; unset, nothing connects. */
   chatPlatform: { botToken: string | undefined };
+  /** Outbound webhooks: each delivery's time, attempts in all, first retry delay (seconds,
+   * doubling), the key that encrypts the stored signing secrets (32 bytes; unset: derived from
+   * the JWT secret), how long finished deliveries are logged. */
+  webhooks: {
+    timeoutMs: number;
+    maxAttempts: number;
+    retryDelaySeconds: number;
+    secretKey: Buffer | undefined;
+    deliveryRetentionDays: number;
+  };
+  /** Tests only (refused unless NODE_ENV=test): outbound URLs (webhooks) may reach a loopback
+   * address, where the test's receiver listens. Every other address stays refused. */
+  allowLoopbackTargetsForTests: boolean;
   redisUrl: string | undefined;
   trustProxy: boolean;
   services: ('api' | 'worker')[];
@@ -238,6 +257,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     problems.push('JWT_SECRET: required when NODE_ENV=production');
   if (e.DATABASE_URL && !/^(postgres(ql)?:\/\/|memory:\/\/)/.test(e.DATABASE_URL))
     problems.push('DATABASE_URL: must be a postgres:// URL (or memory:// for a throwaway embedded database)');
+  let webhookKey: Buffer | undefined;
+  if (e.WEBHOOK_SECRET_KEY !== undefined) {
+    webhookKey = Buffer.from(e.WEBHOOK_SECRET_KEY, 'base64');
+    if (webhookKey.length !== 32) problems.push('WEBHOOK_SECRET_KEY: must be 32 bytes, base64-encoded');
+  }
+  if (e.SSRF_ALLOW_LOOPBACK_FOR_TESTS && e.NODE_ENV !== 'test')
+    problems.push('SSRF_ALLOW_LOOPBACK_FOR_TESTS: only allowed when NODE_ENV=test');
   if (problems.length > 0) throw new ConfigError(problems);
 
   const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, '');
@@ -293,6 +319,14 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     oauthFlow: { stateTtl: e.OAUTH_STATE_TTL, providerTimeout: e.OAUTH_TIMEOUT },
     chatPlatform: { botToken: e.CHAT_PLATFORM_BOT_TOKEN },
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      retryDelaySeconds: e.WEBHOOK_RETRY_DELAY,
+      secretKey: webhookKey,
+      deliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
+    },
+    allowLoopbackTargetsForTests: e.SSRF_ALLOW_LOOPBACK_FOR_TESTS,
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
     services: e.SERVICES,

@@ -35,6 +35,8 @@ import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
+import { PersonaService } from './modules/persona/index.js';
+import { deriveSecretKey, WebhooksService } from './modules/webhooks/index.js';
 import {
   specialtiesOf,
   WorkflowOrchestrator,
@@ -62,6 +64,8 @@ export interface Services {
   sync: SyncService;
   memory: MemoryService;
   chat: ChatService;
+  persona: PersonaService;
+  webhooks: WebhooksService;
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
@@ -131,8 +135,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       : undefined;
     if (redis) cleanup.unshift(() => redis.quit());
     const counters: CounterStore = redis ? new RedisCounterStore(redis) : new DbCounterStore(db);
+    const jwtSecret = resolveJwtSecret(config);
     const tokens = new AccessTokens({
-      secret: resolveJwtSecret(config),
+      secret: jwtSecret,
       issuer: config.jwt.issuer,
       audience: config.jwt.audience,
       ttlSeconds: config.jwt.accessTtl,
@@ -189,11 +194,32 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const conversations = new ConversationsService(db, users);
     const timeline = new TimelineService(db, bus, users);
     const instances = new InstancesService(db, timeline);
+    // Webhooks join every timeline event's transaction (a record hook) and deliver from their job.
+    const webhooks = new WebhooksService(
+      {
+        db,
+        jobs,
+        log,
+        changes,
+        timeline,
+        isObserver: async (id) => (await timeline.getInstance(id))?.level === 8,
+      },
+      {
+        secretKey: config.webhooks.secretKey ?? deriveSecretKey(jwtSecret),
+        timeoutMs: config.webhooks.timeoutMs,
+        maxAttempts: config.webhooks.maxAttempts,
+        retryDelaySeconds: config.webhooks.retryDelaySeconds,
+        deliveryRetentionDays: config.webhooks.deliveryRetentionDays,
+        endpointsCacheMs: 30_000,
+        allowLoopbackForTests: config.allowLoopbackTargetsForTests,
+      },
+    );
+    cleanup.unshift(async () => webhooks.close());
     const characters = new CharactersService(db, users);
     const inventory = new InventoryService(db, timeline, users);
     const chatPlatform = new ChatPlatformService(db);
     // Routing reads the channel's protocol; the persona type is the server's own (the character
-    // profile; persona sessions join when they exist), never a client's claim.
+    // profile, or the persona session a chat turn runs in), never a client's claim.
     const protocols = new ProtocolsService(db, {
       channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
       subjectOf: (userId) => characters.routingSubject(userId),
@@ -236,6 +262,14 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       memory.newestForUser(userId, limit),
     );
     const metrics = createMetrics();
+    // Persona sessions: who may use an observer is the registry's answer (as for `/observer`);
+    // a session's conversation is the chat module's. The chat turn reads a session through it.
+    const persona = new PersonaService({
+      db,
+      authorizeObserver: (user, observerId) => instances.authorizeWatcher(user, observerId),
+      rootObserverId: () => timeline.rootObserverId(),
+      conversations,
+    });
     const chat = new ChatService(
       {
         db,
@@ -249,6 +283,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         characters,
         conversations,
         files,
+        personas: persona,
         metrics,
         assistantName: config.assistantName,
       },
@@ -352,6 +387,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       files,
       memory,
       chat,
+      persona,
+      webhooks,
       workflows,
       workflowTasks,
       workflowRuns,
@@ -372,6 +409,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
       memoryTombstones: () => memory.sweep(),
       uploads: () => files.sweep(),
+      webhookDeliveries: () => webhooks.sweep(),
     });
 
     if (opts.jobs !== false) {

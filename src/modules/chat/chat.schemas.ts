@@ -69,6 +69,8 @@ export const chatMessageSchema = z.object({
     .max(MAX_IMAGES)
     .optional(),
   preferences: userPreferencesSchema.optional(),
+  /** One of the caller's persona sessions: the turn runs in its conversation, as its persona. */
+  personaSessionId: z.uuid().optional(),
 });
 export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
 

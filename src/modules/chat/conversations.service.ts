@@ -39,6 +39,12 @@ export class ConversationsService {
     return repo.insertConversation(this.db, { userId, title: input.title ?? '', npcUserIds });
   }
 
+  /** A new conversation with the assistant alone, in the caller's transaction (a persona
+   * session's own conversation). */
+  start(executor: Executor, userId: number, title: string) {
+    return repo.insertConversation(executor, { userId, title, npcUserIds: [] });
+  }
+
   /** The caller's conversation, or their default one when no id is given. */
   async resolve(userId: number, conversationId: number | undefined, executor: Executor = this.db) {
     if (conversationId === undefined) return repo.defaultConversation(executor, userId);

@@ -8,6 +8,7 @@ export {
   toEvent,
   toInstance,
   type AfterCommit,
+  type RecordHook,
   type RecordInput,
 } from './timeline.service.js';
 export { InstancesService } from './instances.service.js';
