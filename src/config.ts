@@ -117,6 +117,14 @@ const envSchema = z.object({
     .int()
     .positive()
     .default(32 * 1024),
+  TRAINING_FILE_LIMIT: z.coerce.number().int().positive().optional(),
+  TRAINING_MAX_PAGES: z.coerce.number().int().positive().default(300),
+  TRAINING_MAX_CHARS: z.coerce.number().int().positive().default(600_000),
+  TRAINING_IMAGE_LIMIT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -175,6 +183,9 @@ export interface Config {
   oauthFlow: { stateTtl: number; providerTimeout: number };
   /** The chat-platform (Discord) bot: its token starts the adapter; unset, nothing connects. */
   chatPlatform: { botToken: string | undefined };
+  /** NPC training: bytes per training file (TRAINING_FILE_LIMIT, default UPLOAD_LIMIT), pages per
+   * PDF, characters kept of a file's text, bytes per screenshot. */
+  training: { fileBytes: number; maxPages: number; maxChars: number; imageBytes: number };
   redisUrl: string | undefined;
   trustProxy: boolean;
   services: ('api' | 'worker')[];
@@ -293,6 +304,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     oauthFlow: { stateTtl: e.OAUTH_STATE_TTL, providerTimeout: e.OAUTH_TIMEOUT },
     chatPlatform: { botToken: e.CHAT_PLATFORM_BOT_TOKEN },
+    training: {
+      fileBytes: e.TRAINING_FILE_LIMIT ?? e.UPLOAD_LIMIT,
+      maxPages: e.TRAINING_MAX_PAGES,
+      maxChars: e.TRAINING_MAX_CHARS,
+      imageBytes: e.TRAINING_IMAGE_LIMIT,
+    },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
     services: e.SERVICES,

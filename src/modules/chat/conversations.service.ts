@@ -28,7 +28,12 @@ export class ConversationsService {
     private readonly users: { npcsAmong(ids: number[]): Promise<{ id: number; name: string }[]> },
   ) {}
 
-  async create(userId: number, input: { title?: string | undefined; npcUserIds?: number[] | undefined }) {
+  /** A conversation of the user's; in the caller's transaction when given one. */
+  async create(
+    userId: number,
+    input: { title?: string | undefined; npcUserIds?: number[] | undefined },
+    executor: Executor = this.db,
+  ) {
     const npcUserIds = [...new Set(input.npcUserIds ?? [])];
     const found = await this.users.npcsAmong(npcUserIds);
     const missing = npcUserIds.filter((id) => !found.some((n) => n.id === id));
@@ -36,7 +41,29 @@ export class ConversationsService {
       throw validationFailed(
         missing.map((id) => ({ path: 'body.npcUserIds', message: `user ${id} is not an NPC` })),
       );
-    return repo.insertConversation(this.db, { userId, title: input.title ?? '', npcUserIds });
+    return repo.insertConversation(executor, { userId, title: input.title ?? '', npcUserIds });
+  }
+
+  /** Assistant messages written into the user's conversation in one statement (a training
+   * simulation's turns), in the order given; in the caller's transaction when given one. */
+  appendAssistantMessages(
+    executor: Executor,
+    conversationId: number,
+    userId: number,
+    messages: { npcUserId: number; text: string; metadata: Record<string, unknown> }[],
+  ) {
+    return repo.insertMessages(
+      executor,
+      conversationId,
+      messages.map((m) => ({
+        conversationId,
+        userId,
+        role: 'assistant' as const,
+        npcUserId: m.npcUserId,
+        text: m.text,
+        metadata: m.metadata,
+      })),
+    );
   }
 
   /** The caller's conversation, or their default one when no id is given. */

@@ -1,0 +1,27 @@
+// `trainingProgress` on the default namespace: each socket joins its user's room, and every
+// committed change of a training job is sent to the room of the admin who started it. On
+// PostgreSQL the Socket.IO adapter carries it to that admin's sockets on other nodes (the job may
+// run on a worker node).
+import type { Server } from 'socket.io';
+import type { EventBus } from '../../platform/events/bus.js';
+import type { SocketData } from '../../platform/realtime/socket-server.js';
+import type { TrainingProgress } from './training.schemas.js';
+
+export interface TrainingServerEvents {
+  trainingProgress: (progress: TrainingProgress) => void;
+}
+
+export const userRoom = (userId: number) => `user:${userId}`;
+
+export function trainingSockets(io: Server, { bus }: { bus: EventBus }) {
+  const nsp = io.of('/');
+  nsp.on('connection', (socket) => {
+    void socket.join(userRoom((socket.data as SocketData).user.id));
+  });
+  bus.on('training.progress', ({ userId, progress }) => {
+    (nsp.to(userRoom(userId)) as { emit: (name: string, payload: TrainingProgress) => void }).emit(
+      'trainingProgress',
+      progress,
+    );
+  });
+}
