@@ -8,7 +8,8 @@ import { extractText, getDocumentProxy } from 'unpdf';
 
 async function handle({ op, type, data }) {
   if (type === 'pdf') {
-    const pdf = await getDocumentProxy(data);
+    // verbosity 0: pdf.js's warnings about damaged files are not printed (the error is the answer).
+    const pdf = await getDocumentProxy(data, { verbosity: 0 });
     try {
       if (op === 'inspect') return { pages: pdf.numPages, text: null };
       const { text } = await extractText(pdf, { mergePages: false });
