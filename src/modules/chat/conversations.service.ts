@@ -25,7 +25,9 @@ export class ConversationsService {
   constructor(
     private readonly db: Db,
     /** Which accounts are NPCs (the users module's answer). */
-    private readonly users: { npcsAmong(ids: number[]): Promise<{ id: number; name: string }[]> },
+    private readonly users: {
+      npcsAmong(ids: number[], executor?: Executor): Promise<{ id: number; name: string }[]>;
+    },
   ) {}
 
   /** A conversation of the user's; in the caller's transaction when given one. */
@@ -35,7 +37,7 @@ export class ConversationsService {
     executor: Executor = this.db,
   ) {
     const npcUserIds = [...new Set(input.npcUserIds ?? [])];
-    const found = await this.users.npcsAmong(npcUserIds);
+    const found = await this.users.npcsAmong(npcUserIds, executor);
     const missing = npcUserIds.filter((id) => !found.some((n) => n.id === id));
     if (missing.length)
       throw validationFailed(
