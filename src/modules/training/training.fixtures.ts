@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- a test helper: it reads untyped JSON bodies, as the tests do */
 // Test files built for real (a PDF, a DOCX, text PNGs) and the multipart client of the training
 // tests. Used by tests and the benchmark only.
 import { createCanvas } from '@napi-rs/canvas';

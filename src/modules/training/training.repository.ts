@@ -164,12 +164,10 @@ export function insertByHeart(
     .execute();
 }
 
-export async function findByHeart(db: Executor, id: string) {
-  return (await db
+export function findByHeart(db: Executor, id: string) {
+  return db
     .selectFrom('training_by_heart')
     .select(['id', 'npc_user_id', 'title', 'parts', 'memory_ids'])
     .where('id', '=', id)
-    .executeTakeFirst()) as
-    | { id: string; npc_user_id: number; title: string; parts: number; memory_ids: number[] }
-    | undefined;
+    .executeTakeFirst();
 }

@@ -2,7 +2,7 @@
 // committed change of a training job is sent to the room of the admin who started it. On
 // PostgreSQL the Socket.IO adapter carries it to that admin's sockets on other nodes (the job may
 // run on a worker node).
-import type { Server } from 'socket.io';
+import type { Namespace, Server } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
 import type { SocketData } from '../../platform/realtime/socket-server.js';
 import type { TrainingProgress } from './training.schemas.js';
@@ -14,14 +14,12 @@ export interface TrainingServerEvents {
 export const userRoom = (userId: number) => `user:${userId}`;
 
 export function trainingSockets(io: Server, { bus }: { bus: EventBus }) {
-  const nsp = io.of('/');
+  // The server is shared by namespaces and untyped; this event's map is the module's.
+  const nsp = io.of('/') as unknown as Namespace<Record<string, never>, TrainingServerEvents>;
   nsp.on('connection', (socket) => {
     void socket.join(userRoom((socket.data as SocketData).user.id));
   });
   bus.on('training.progress', ({ userId, progress }) => {
-    (nsp.to(userRoom(userId)) as { emit: (name: string, payload: TrainingProgress) => void }).emit(
-      'trainingProgress',
-      progress,
-    );
+    nsp.to(userRoom(userId)).emit('trainingProgress', progress);
   });
 }
