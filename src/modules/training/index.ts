@@ -11,5 +11,6 @@ export { TRAINING_JOB, type TrainingDeps, type TrainingLimits } from './training
 export type { TrainingJob, TrainingProgress } from './training.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts): /api/training/*, admins only. */
-export const trainingPlugin: AppPlugin<TrainingRoutesOptions> = async (app, opts) => trainingRoutes(app, opts);
+export const trainingPlugin: AppPlugin<TrainingRoutesOptions> = async (app, opts) =>
+  trainingRoutes(app, opts);
 export type { TrainingRoutesOptions as TrainingPluginOptions };

@@ -1,21 +1,25 @@
 // Document extraction off the event loop: a small pool of worker threads running
-// training.extract-worker.mjs (unpdf for PDF, mammoth for DOCX). Opening a 300-page PDF and
-// extracting its text costs a second of CPU; on the main thread that second would stall every
-// request. Each worker does one request at a time; workers start on demand, stop after a while
+// training.extract-worker.mjs (unpdf for PDF, mammoth for DOCX, UTF-8 decoding for text, then
+// normalisation). Opening a 300-page PDF and extracting its text costs a second of CPU, its
+// normalisation a tenth; on the main thread they would stall every request. Each worker does one request at a time; workers start on demand, stop after a while
 // idle, and a request that runs too long (a pathological file) ends its worker.
 import { Worker } from 'node:worker_threads';
 
 export interface ExtractRequest {
   op: 'inspect' | 'extract';
-  type: 'pdf' | 'docx';
+  type: 'pdf' | 'docx' | 'text';
   data: Uint8Array;
+  /** `extract`: characters of the normalised text kept. */
+  maxChars?: number;
 }
 
 export interface ExtractResult {
-  /** A PDF's page count (null for DOCX). */
+  /** A PDF's page count (null for the others). */
   pages: number | null;
-  /** The raw text (`extract`), else null. */
+  /** `extract`: the text, normalised (training.text.mjs) and cut to `maxChars`; else null. */
   text: string | null;
+  /** Whether the text was cut. */
+  truncated: boolean;
 }
 
 /** The file could not be read as its type (or its reading failed): the caller's 400. */
@@ -48,7 +52,6 @@ export interface ExtractorOptions {
 export class Extractor {
   private readonly slots = new Set<Slot>();
   private readonly queue: Task[] = [];
-  private nextId = 1;
   private closed = false;
 
   constructor(private readonly opts: ExtractorOptions = { size: 2, idleMs: 30_000, heapMb: 1024 }) {}
@@ -90,16 +93,30 @@ export class Extractor {
     worker.on('exit', () => {
       if (this.slots.has(slot)) fail(new ExtractionError('the file could not be read (its reader stopped)'));
     });
-    worker.on('message', (msg: { id: number; ok: boolean; pages?: number | null; text?: string | null; error?: string }) => {
-      const task = slot.task;
-      if (!task) return;
-      clearTimeout(slot.timer);
-      slot.task = null;
-      if (msg.ok) task.resolve({ pages: msg.pages ?? null, text: msg.text ?? null });
-      else task.reject(new ExtractionError(msg.error ?? 'unreadable'));
-      this.idle(slot);
-      this.dispatch();
-    });
+    worker.on(
+      'message',
+      (msg: {
+        ok: boolean;
+        pages?: number | null;
+        text?: string | null;
+        truncated?: boolean;
+        error?: string;
+      }) => {
+        const task = slot.task;
+        if (!task) return;
+        clearTimeout(slot.timer);
+        slot.task = null;
+        if (msg.ok)
+          task.resolve({
+            pages: msg.pages ?? null,
+            text: msg.text ?? null,
+            truncated: msg.truncated ?? false,
+          });
+        else task.reject(new ExtractionError(msg.error ?? 'unreadable'));
+        this.idle(slot);
+        this.dispatch();
+      },
+    );
     return slot;
   }
 
@@ -116,7 +133,7 @@ export class Extractor {
       this.dispatch();
     }, task.timeoutMs);
     // A copy: the caller keeps its bytes (they are stored with the job).
-    slot.worker.postMessage({ id: this.nextId++, ...task.req });
+    slot.worker.postMessage(task.req);
   }
 
   /** An idle worker keeps no process alive and stops after `idleMs`. */

@@ -36,7 +36,8 @@ beforeAll(async () => {
     fake.env({ MODEL_MAX_RETRIES: '0', TRAINING_FILE_LIMIT: String(FILE_LIMIT), TRAINING_MAX_PAGES: '3' }),
   );
   [admin, otherAdmin] = await Promise.all([createUser(t, 'cso'), createUser(t, 'developer')]);
-  npcId = (await t.deps.services.characters.createNpc({ name: 'Mara', description: 'the lighthouse keeper' })).id;
+  npcId = (await t.deps.services.characters.createNpc({ name: 'Mara', description: 'the lighthouse keeper' }))
+    .id;
 });
 afterAll(async () => {
   closeSockets();
@@ -44,8 +45,12 @@ afterAll(async () => {
   await fake.close();
 });
 
-const ingest = (app: TestApp, token: string, file: { name: string; data: Buffer }, fields: Record<string, string> = {}) =>
-  postForm(app, '/api/training/ingest-file', token, { npcUserId: String(npcId), ...fields }, [file]);
+const ingest = (
+  app: TestApp,
+  token: string,
+  file: { name: string; data: Buffer },
+  fields: Record<string, string> = {},
+) => postForm(app, '/api/training/ingest-file', token, { npcUserId: String(npcId), ...fields }, [file]);
 
 async function finished(app: TestApp, jobId: string, timeoutMs = 30_000) {
   return eventually(
@@ -62,7 +67,9 @@ async function beliefsOf(app: TestApp, jobId: string) {
   const r = await app.api('GET', `/api/admin/memories?userId=${npcId}&source=core_belief&limit=100`, {
     token: admin.accessToken,
   });
-  return r.body.memories.filter((m: any) => m.metadata.trainingJobId === jobId).sort((a: any, b: any) => a.id - b.id);
+  return r.body.memories
+    .filter((m: any) => m.metadata.trainingJobId === jobId)
+    .sort((a: any, b: any) => a.id - b.id);
 }
 
 describe('synthesis', () => {
@@ -71,12 +78,19 @@ describe('synthesis', () => {
     const text = sentences(300).join(' ');
     const groups = groupsOf(chunkText(normaliseText(text), SYNTHESIS_CHUNK_CHARS, 0));
     expect(groups.length).toBe(2);
-    fake.replyChat({ text: 'I love the sea.\nThe tide is high.\n- I LOVE THE SEA.\n\n2. I keep the lamp lit.' });
+    fake.replyChat({
+      text: 'I love the sea.\nThe tide is high.\n- I LOVE THE SEA.\n\n2. I keep the lamp lit.',
+    });
     fake.replyChat({ text: 'i love   the sea.\nI count the ships.' });
 
     const socket = await connectSocket(t.url, { auth: { token: admin.accessToken } });
     const other = await connectSocket(t.url, { auth: { token: otherAdmin.accessToken } });
-    const r = await ingest(t, admin.accessToken, { name: 'notes.txt', data: Buffer.from(text) }, { title: 'Log' });
+    const r = await ingest(
+      t,
+      admin.accessToken,
+      { name: 'notes.txt', data: Buffer.from(text) },
+      { title: 'Log' },
+    );
     expect(r.status, JSON.stringify(r.body)).toBe(202);
     expect(r.body).toEqual({ jobId: expect.any(String), status: 'queued' });
     expect(r.headers.get('location')).toBe(`/api/training/jobs/${r.body.jobId}`);
@@ -163,7 +177,10 @@ describe('synthesis', () => {
   it('a job run a second time stores nothing again', async () => {
     fake.reset();
     fake.replyChat({ text: 'I log the weather.' });
-    const r = await ingest(t, admin.accessToken, { name: 'once.txt', data: Buffer.from('Every dawn I log the weather.') });
+    const r = await ingest(t, admin.accessToken, {
+      name: 'once.txt',
+      data: Buffer.from('Every dawn I log the weather.'),
+    });
     const job = await finished(t, r.body.jobId);
     expect(job.memoryIds).toHaveLength(1);
     await t.deps.jobs.enqueue(t.deps.db, 'training.ingest', { jobId: r.body.jobId });
@@ -174,8 +191,14 @@ describe('synthesis', () => {
 
   it('a one-page PDF and a DOCX', async () => {
     fake.reset();
-    fake.replyChat({ text: 'I trust the lamp.', when: (b) => JSON.stringify(b).includes('lamp has never failed') });
-    fake.replyChat({ text: 'I sing at night.', when: (b) => JSON.stringify(b).includes('sings to the gulls') });
+    fake.replyChat({
+      text: 'I trust the lamp.',
+      when: (b) => JSON.stringify(b).includes('lamp has never failed'),
+    });
+    fake.replyChat({
+      text: 'I sing at night.',
+      when: (b) => JSON.stringify(b).includes('sings to the gulls'),
+    });
     const pdf = await buildPdf([['The lamp has never failed in forty years.', 'Ships pass safely.']]);
     const docx = await buildDocx(['Mara sings to the gulls at night.', 'Élève du phare, elle chante.']);
     const [a, b] = await Promise.all([
@@ -219,7 +242,10 @@ describe('synthesis', () => {
 
 describe('refusals', () => {
   it('413 over the size limit (limit) and over the page limit (maxPages)', async () => {
-    const big = await ingest(t, admin.accessToken, { name: 'big.txt', data: Buffer.alloc(FILE_LIMIT + 1, 'a') });
+    const big = await ingest(t, admin.accessToken, {
+      name: 'big.txt',
+      data: Buffer.alloc(FILE_LIMIT + 1, 'a'),
+    });
     expect(big.status).toBe(413);
     expect(big.body).toMatchObject({ code: 'payload_too_large', limit: FILE_LIMIT });
     const pdf = await buildPdf([['one'], ['two'], ['three'], ['four']]);
@@ -238,13 +264,23 @@ describe('refusals', () => {
     expect(badPdf.status, JSON.stringify(badPdf.body)).toBe(400);
     expect(badPdf.body).toMatchObject({ code: 'validation_failed', errors: [{ path: 'body.file' }] });
     const docx = await buildDocx(['Hello there.']);
-    const badDocx = await ingest(t, admin.accessToken, { name: 'cut.docx', data: docx.subarray(0, docx.length - 200) });
+    const badDocx = await ingest(t, admin.accessToken, {
+      name: 'cut.docx',
+      data: docx.subarray(0, docx.length - 200),
+    });
     expect([400, 415]).toContain(badDocx.status);
   });
 
   it('400 without a file, without npcUserId, for a non-character; nothing queued', async () => {
-    const before = (await t.api('GET', '/api/training/jobs?limit=100', { token: admin.accessToken })).body.jobs.length;
-    const noFile = await postForm(t, '/api/training/ingest-file', admin.accessToken, { npcUserId: String(npcId) }, []);
+    const before = (await t.api('GET', '/api/training/jobs?limit=100', { token: admin.accessToken })).body
+      .jobs.length;
+    const noFile = await postForm(
+      t,
+      '/api/training/ingest-file',
+      admin.accessToken,
+      { npcUserId: String(npcId) },
+      [],
+    );
     expect(noFile.status).toBe(400);
     expect(noFile.body.errors[0].path).toBe('body.file');
     const noNpc = await postForm(t, '/api/training/ingest-file', admin.accessToken, {}, [
@@ -253,21 +289,36 @@ describe('refusals', () => {
     expect(noNpc.status).toBe(400);
     expect(noNpc.body.errors[0].path).toBe('body.npcUserId');
     const player = await createUser(t, 'public');
-    const notNpc = await postForm(t, '/api/training/ingest-file', admin.accessToken, { npcUserId: String(player.id) }, [
-      { name: 'a.txt', data: Buffer.from('Hello world.') },
-    ]);
+    const notNpc = await postForm(
+      t,
+      '/api/training/ingest-file',
+      admin.accessToken,
+      { npcUserId: String(player.id) },
+      [{ name: 'a.txt', data: Buffer.from('Hello world.') }],
+    );
     expect(notNpc.status).toBe(400);
     expect(notNpc.body.errors[0].path).toBe('body.npcUserId');
-    const twoFiles = await postForm(t, '/api/training/ingest-file', admin.accessToken, { npcUserId: String(npcId) }, [
-      { name: 'a.txt', data: Buffer.from('Hello world.') },
-      { name: 'b.txt', data: Buffer.from('Hello again.') },
-    ]);
+    const twoFiles = await postForm(
+      t,
+      '/api/training/ingest-file',
+      admin.accessToken,
+      { npcUserId: String(npcId) },
+      [
+        { name: 'a.txt', data: Buffer.from('Hello world.') },
+        { name: 'b.txt', data: Buffer.from('Hello again.') },
+      ],
+    );
     expect(twoFiles.status).toBe(400);
-    const forbidden = await postForm(t, '/api/training/ingest-file', player.accessToken, { npcUserId: String(npcId) }, [
-      { name: 'a.txt', data: Buffer.from('Hello world.') },
-    ]);
+    const forbidden = await postForm(
+      t,
+      '/api/training/ingest-file',
+      player.accessToken,
+      { npcUserId: String(npcId) },
+      [{ name: 'a.txt', data: Buffer.from('Hello world.') }],
+    );
     expect(forbidden.status).toBe(403);
-    const after = (await t.api('GET', '/api/training/jobs?limit=100', { token: admin.accessToken })).body.jobs.length;
+    const after = (await t.api('GET', '/api/training/jobs?limit=100', { token: admin.accessToken })).body.jobs
+      .length;
     expect(after).toBe(before);
   });
 });
@@ -278,10 +329,15 @@ describe('offline', () => {
     try {
       const a = await createUser(off, 'cso');
       const npc = await off.deps.services.characters.createNpc({ name: 'Olek', description: '' });
-      const text = 'Too short. I keep the light burning.\n\nThe   sea was rough that night! Later sentences are cut off here.';
-      const r = await postForm(off, '/api/training/ingest-file', a.accessToken, { npcUserId: String(npc.id) }, [
-        { name: 'log.md', data: Buffer.from(text) },
-      ]);
+      const text =
+        'Too short. I keep the light burning.\n\nThe   sea was rough that night! Later sentences are cut off here.';
+      const r = await postForm(
+        off,
+        '/api/training/ingest-file',
+        a.accessToken,
+        { npcUserId: String(npc.id) },
+        [{ name: 'log.md', data: Buffer.from(text) }],
+      );
       expect(r.status).toBe(202);
       const job = await eventually(
         async () => {
@@ -293,7 +349,9 @@ describe('offline', () => {
       );
       expect(job).toMatchObject({ offline: true, truncated: true });
       const memories = (
-        await off.api('GET', `/api/admin/memories?userId=${npc.id}&source=core_belief`, { token: a.accessToken })
+        await off.api('GET', `/api/admin/memories?userId=${npc.id}&source=core_belief`, {
+          token: a.accessToken,
+        })
       ).body.memories;
       expect(memories.map((m: any) => m.content).sort()).toEqual([
         'I believe: Later sentences are cut off',
@@ -320,9 +378,13 @@ describe('restart', () => {
       // The first call hangs until its worker stops; the retry's call answers.
       fake.replyChat({ text: 'I never answer.', delayMs: 60_000 });
       fake.replyChat({ text: 'I survive restarts.\nI survive restarts.' });
-      const r = await postForm(first, '/api/training/ingest-file', a.accessToken, { npcUserId: String(npc.id) }, [
-        { name: 'r.txt', data: Buffer.from('The keeper writes everything down.') },
-      ]);
+      const r = await postForm(
+        first,
+        '/api/training/ingest-file',
+        a.accessToken,
+        { npcUserId: String(npc.id) },
+        [{ name: 'r.txt', data: Buffer.from('The keeper writes everything down.') }],
+      );
       expect(r.status).toBe(202);
       await eventually(() => fake.chatRequests().length === 1, { timeoutMs: 30_000 });
       await first.app.close();
@@ -340,9 +402,13 @@ describe('restart', () => {
       );
       expect(fake.chatRequests()).toHaveLength(2);
       const memories = (
-        await app.api('GET', `/api/admin/memories?userId=${npc.id}&source=core_belief`, { token: a.accessToken })
+        await app.api('GET', `/api/admin/memories?userId=${npc.id}&source=core_belief`, {
+          token: a.accessToken,
+        })
       ).body.memories;
-      expect(memories.map((m: any) => [m.id, m.content])).toEqual([[job.memoryIds[0], 'I survive restarts.']]);
+      expect(memories.map((m: any) => [m.id, m.content])).toEqual([
+        [job.memoryIds[0], 'I survive restarts.'],
+      ]);
     } finally {
       if (second) await second.close();
       if (first.schema && process.env.DATABASE_URL) await dropSchema(process.env.DATABASE_URL, first.schema);

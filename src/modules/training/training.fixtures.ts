@@ -23,7 +23,10 @@ export async function buildDocx(paragraphs: string[]): Promise<Buffer> {
 }
 
 /** Black text on white, one line per entry, in DejaVu Sans. */
-export function buildTextPng(lines: string[], opts: { width?: number; height?: number; size?: number } = {}): Buffer {
+export function buildTextPng(
+  lines: string[],
+  opts: { width?: number; height?: number; size?: number } = {},
+): Buffer {
   const size = opts.size ?? 40;
   const width = opts.width ?? 1000;
   const height = opts.height ?? Math.max(120, lines.length * size * 1.6 + 60);
@@ -77,5 +80,8 @@ export async function postForm(
 
 /** Sentences of about `words` words, numbered so each is distinct. */
 export function sentences(n: number, prefix = 'The lighthouse keeper'): string[] {
-  return Array.from({ length: n }, (_, i) => `${prefix} number ${i + 1} watches the northern sea every night.`);
+  return Array.from(
+    { length: n },
+    (_, i) => `${prefix} number ${i + 1} watches the northern sea every night.`,
+  );
 }

@@ -18,7 +18,6 @@ import {
   dedupBeliefs,
   groupsOf,
   keepBytes,
-  keepChars,
   normaliseText,
   offlineBeliefs,
   SYNTHESIS_CHUNK_CHARS,
@@ -99,9 +98,12 @@ export class TrainingJobs {
   }
 
   private async ingestFile(job: Job, data: Buffer, signal: AbortSignal): Promise<void> {
-    await this.step(job.id, { status: 'running', stage: 'extracting', progress: stageProgress('extracting') });
-    const raw = await this.extract(job, data);
-    const { text, truncated } = keepChars(normaliseText(raw), this.limits.maxChars);
+    await this.step(job.id, {
+      status: 'running',
+      stage: 'extracting',
+      progress: stageProgress('extracting'),
+    });
+    const { text, truncated } = await this.extract(job, data);
     if (!text) throw new JobFailure(noText(`${job.file_name} holds no text`));
     const groups = groupsOf(chunkText(text, SYNTHESIS_CHUNK_CHARS, 0));
     const offline = this.d.models.offline;
@@ -144,12 +146,16 @@ export class TrainingJobs {
     );
   }
 
-  private async extract(job: Job, data: Buffer): Promise<string> {
-    if (job.mime_type.startsWith('text/')) return new TextDecoder('utf-8').decode(data);
-    const type = job.mime_type === 'application/pdf' ? 'pdf' : 'docx';
+  /** The file's text, normalised and cut to TRAINING_MAX_CHARS, from the extraction thread. */
+  private async extract(job: Job, data: Buffer): Promise<{ text: string; truncated: boolean }> {
+    const type =
+      job.mime_type === 'application/pdf' ? 'pdf' : job.mime_type.startsWith('text/') ? 'text' : 'docx';
     try {
-      const r = await this.d.extractor.run({ op: 'extract', type, data }, EXTRACT_TIMEOUT_MS);
-      return r.text ?? '';
+      const r = await this.d.extractor.run(
+        { op: 'extract', type, data, maxChars: this.limits.maxChars },
+        EXTRACT_TIMEOUT_MS,
+      );
+      return { text: r.text ?? '', truncated: r.truncated };
     } catch (err) {
       if (err instanceof ExtractionError)
         throw new JobFailure(noText(`${job.file_name} cannot be read: ${err.message}`));
@@ -158,14 +164,20 @@ export class TrainingJobs {
   }
 
   private async ingestScreenshot(job: Job, data: Buffer): Promise<void> {
-    await this.step(job.id, { status: 'running', stage: 'extracting', progress: stageProgress('extracting') });
+    await this.step(job.id, {
+      status: 'running',
+      stage: 'extracting',
+      progress: stageProgress('extracting'),
+    });
     const languages = job.languages as OcrLanguage[];
     let result;
     try {
       result = await this.ocr.recognize(data, languages);
     } catch (err) {
       if (this.stopping) throw err;
-      throw new JobFailure(noText(`${job.file_name} cannot be read: ${String((err as Error)?.message ?? err)}`));
+      throw new JobFailure(
+        noText(`${job.file_name} cannot be read: ${String((err as Error)?.message ?? err)}`),
+      );
     }
     const text = normaliseText(result.text);
     if (!text) throw new JobFailure(noText(`No text was found in ${job.file_name}`));
@@ -189,7 +201,11 @@ export class TrainingJobs {
    * job that another run has finished meanwhile stores nothing. */
   private async store(
     job: Job,
-    memories: { content: string; source: 'core_belief' | 'ingested_screenshot'; metadata: Record<string, unknown> }[],
+    memories: {
+      content: string;
+      source: 'core_belief' | 'ingested_screenshot';
+      metadata: Record<string, unknown>;
+    }[],
   ): Promise<void> {
     await this.step(job.id, { stage: 'storing', progress: stageProgress('storing') });
     await transaction(this.d.db, async (trx, afterCommit) => {

@@ -48,7 +48,10 @@ export class OcrEngine {
     this.prepared ??= (async () => {
       const data = SHIPPED_LANGUAGES.map((lang) => ({ lang, ...languageData(lang) }));
       const langPath = join(this.opts.cacheDir, 'lang');
-      const cachePath = join(this.opts.cacheDir, `data-${data.map((d) => `${d.lang}${d.version}`).join('-')}`);
+      const cachePath = join(
+        this.opts.cacheDir,
+        `data-${data.map((d) => `${d.lang}${d.version}`).join('-')}`,
+      );
       await mkdir(langPath, { recursive: true });
       await mkdir(cachePath, { recursive: true });
       const place = async (path: string, make: (tmp: string) => Promise<void>) => {

@@ -73,8 +73,7 @@ export async function insertJob(db: Executor, j: NewJob): Promise<JobRow> {
 
 export async function findJob(db: Executor, id: string): Promise<JobRow | undefined> {
   return (await db.selectFrom('training_jobs').select(jobColumns).where('id', '=', id).executeTakeFirst()) as
-    | JobRow
-    | undefined;
+    JobRow | undefined;
 }
 
 /** The job with its file (the worker's read). */

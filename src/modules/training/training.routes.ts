@@ -49,7 +49,9 @@ async function readForm(
         continue;
       }
       if (part.fieldname !== 'file' || file)
-        throw validationFailed([{ path: `body.${part.fieldname}`, message: 'send one file, as the part `file`' }]);
+        throw validationFailed([
+          { path: `body.${part.fieldname}`, message: 'send one file, as the part `file`' },
+        ]);
       file = { name: part.filename, data: await part.toBuffer() };
     }
   } catch (err) {
@@ -122,7 +124,8 @@ export function trainingRoutes(app: App, { training, limits }: TrainingRoutesOpt
         config,
         schema: {
           tags,
-          summary: 'Train a character on a document: a job extracts it and synthesises first-person core beliefs',
+          summary:
+            'Train a character on a document: a job extracts it and synthesises first-person core beliefs',
           description:
             'multipart/form-data: `npcUserId`, `title?`, one part `file`. The type is sniffed from the bytes: PDF, DOCX or UTF-8 text (415 otherwise). ' +
             'Over TRAINING_FILE_LIMIT bytes: 413 with `limit`; a PDF over TRAINING_MAX_PAGES pages: 413 with `maxPages`; a file that cannot be opened as its type: 400. ' +
@@ -136,10 +139,7 @@ export function trainingRoutes(app: App, { training, limits }: TrainingRoutesOpt
         const { fields, file } = await readForm(req, limits.fileBytes);
         const f = parseOrThrow(fileFields.omit({ languages: true }), fields, 'body');
         const accepted = await training.submitFile(user.id, f, file);
-        return reply
-          .status(202)
-          .header('location', `/api/training/jobs/${accepted.jobId}`)
-          .send(accepted);
+        return reply.status(202).header('location', `/api/training/jobs/${accepted.jobId}`).send(accepted);
       },
     );
 
@@ -162,10 +162,7 @@ export function trainingRoutes(app: App, { training, limits }: TrainingRoutesOpt
         const { fields, file } = await readForm(req, limits.imageBytes);
         const f = parseOrThrow(fileFields.omit({ title: true }), fields, 'body');
         const accepted = await training.submitScreenshot(user.id, f, file);
-        return reply
-          .status(202)
-          .header('location', `/api/training/jobs/${accepted.jobId}`)
-          .send(accepted);
+        return reply.status(202).header('location', `/api/training/jobs/${accepted.jobId}`).send(accepted);
       },
     );
   });

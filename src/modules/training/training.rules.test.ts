@@ -32,7 +32,8 @@ describe('byHeartParts', () => {
     expect(parts.join('')).toBe(text);
     for (const p of parts) expect(p.length).toBeLessThanOrEqual(2000);
     // No part starts or ends inside a surrogate pair.
-    for (const p of parts) expect(p).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    for (const p of parts)
+      expect(p).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
   });
 
   it('cuts after a sentence end when one is in the second half', () => {
@@ -154,9 +155,13 @@ describe('beliefs', () => {
     expect(b.endsWith('remember')).toBe(true);
   });
   it('reads one belief a line, markers removed, at most 20', () => {
-    const answer = ['- I like tea', '2. The tide turns', '', '* I fear storms', ...Array(30).fill('I repeat')].join(
-      '\n',
-    );
+    const answer = [
+      '- I like tea',
+      '2. The tide turns',
+      '',
+      '* I fear storms',
+      ...Array(30).fill('I repeat'),
+    ].join('\n');
     const beliefs = beliefsFromAnswer(answer);
     expect(beliefs.slice(0, 3)).toEqual(['I like tea', 'I believe: The tide turns', 'I fear storms']);
     expect(beliefs).toHaveLength(20);
@@ -171,10 +176,9 @@ describe('beliefs', () => {
     expect(dedupBeliefs(['I Like Rain'], seen)).toEqual([]);
   });
   it('offline: sentences of four words or more, by the same rule', () => {
-    expect(offlineBeliefs('Too short. I keep the light burning. The sea was rough that night!\nHi there')).toEqual([
-      'I keep the light burning.',
-      'I believe: The sea was rough that night!',
-    ]);
+    expect(
+      offlineBeliefs('Too short. I keep the light burning. The sea was rough that night!\nHi there'),
+    ).toEqual(['I keep the light burning.', 'I believe: The sea was rough that night!']);
     expect(offlineBeliefs(Array(30).fill('One two three four.').join(' '))).toHaveLength(20);
   });
 });
@@ -213,7 +217,9 @@ describe('simulation', () => {
     ['ids as strings', '{"turns":[{"npcUserId":"1","text":"a"}]}', [1]],
     [
       'at most the turns asked',
-      JSON.stringify({ turns: Array.from({ length: 9 }, (_, i) => ({ npcUserId: (i % 3) + 1, text: `t${i}` })) }),
+      JSON.stringify({
+        turns: Array.from({ length: 9 }, (_, i) => ({ npcUserId: (i % 3) + 1, text: `t${i}` })),
+      }),
       [1, 2, 3, 1],
     ],
   ])('%s', (_name, text, speakers) => {

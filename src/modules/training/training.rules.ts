@@ -143,25 +143,8 @@ export function parseLanguages(
   return { ok: true, languages: SHIPPED_LANGUAGES.filter((l) => given.includes(l)) };
 }
 
-/** Normalises extracted text: no byte-order mark, NFC, line ends as `\n`, runs of other
- * whitespace as one space, no space at a line's ends, at most one blank line in a row. */
-export function normaliseText(text: string): string {
-  return text
-    .replace(/^\uFEFF/, '')
-    .normalize('NFC')
-    .replace(/\r\n?/g, '\n')
-    .replace(/[^\S\n]+/g, ' ')
-    .replace(/ ?\n ?/g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
-}
-
-/** At most `max` characters of `text` (a surrogate pair is never split), and whether it was cut. */
-export function keepChars(text: string, max: number): { text: string; truncated: boolean } {
-  if (text.length <= max) return { text, truncated: false };
-  const end = isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
-  return { text: text.slice(0, end), truncated: true };
-}
+// Normalisation and truncation of a document's text run in the extraction thread: plain JavaScript.
+export { keepChars, normaliseText } from './training.text.mjs';
 
 /** At most `max` UTF-8 bytes of `text` (cut at a code point), and whether it was cut. */
 export function keepBytes(text: string, max: number): { text: string; truncated: boolean } {

@@ -76,7 +76,9 @@ export class TrainingService {
       return { id: npc.id, name: npc.name, description: npc.description };
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
-        throw validationFailed([{ path, message: `user ${id} is not a character (an NPC or the assistant)` }]);
+        throw validationFailed([
+          { path, message: `user ${id} is not a character (an NPC or the assistant)` },
+        ]);
       throw err;
     }
   }
@@ -173,7 +175,8 @@ export class TrainingService {
     file: IncomingTrainingFile | undefined,
   ) {
     await this.character(fields.npcUserId, 'body.npcUserId');
-    if (!file) throw validationFailed([{ path: 'body.file', message: 'send the document as the part `file`' }]);
+    if (!file)
+      throw validationFailed([{ path: 'body.file', message: 'send the document as the part `file`' }]);
     const name = safeFileName(file.name);
     if (file.data.length > this.limits.fileBytes) throw tooLarge(name, this.limits.fileBytes);
     if (file.data.length === 0) throw validationFailed([{ path: 'body.file', message: `${name} is empty` }]);
@@ -187,7 +190,10 @@ export class TrainingService {
     if (type !== 'text') {
       let pages: number | null;
       try {
-        ({ pages } = await this.d.extractor.run({ op: 'inspect', type, data: file.data }, INSPECT_TIMEOUT_MS));
+        ({ pages } = await this.d.extractor.run(
+          { op: 'inspect', type, data: file.data },
+          INSPECT_TIMEOUT_MS,
+        ));
       } catch (err) {
         if (!(err instanceof ExtractionError)) throw err;
         throw validationFailed(

@@ -55,7 +55,12 @@ describe('simulation', () => {
         ],
       }),
     });
-    const r = await simulate({ initiatorId: olek, topic: 'The coming storm', turns: 3, participantIds: [mara, olek, ilse] });
+    const r = await simulate({
+      initiatorId: olek,
+      topic: 'The coming storm',
+      turns: 3,
+      participantIds: [mara, olek, ilse],
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body).toMatchObject({ topic: 'The coming storm', offline: false });
     expect(r.body.turns.map((x: any) => [x.index, x.npcUserId, x.npcName, x.text])).toEqual([
@@ -67,7 +72,14 @@ describe('simulation', () => {
     const calls = fake.chatRequests();
     expect(calls).toHaveLength(1);
     const prompt = JSON.stringify(calls[0]!.body.messages);
-    for (const name of ['Mara', 'Olek', 'Ilse', 'The coming storm', 'Olek (id ' + olek + ') speaks first', 'Write exactly 3 turns'])
+    for (const name of [
+      'Mara',
+      'Olek',
+      'Ilse',
+      'The coming storm',
+      'Olek (id ' + olek + ') speaks first',
+      'Write exactly 3 turns',
+    ])
       expect(prompt).toContain(name);
     await t.deps.models.flush();
     const recorded = await t.deps.db
@@ -78,9 +90,9 @@ describe('simulation', () => {
     expect(recorded).toHaveLength(1);
 
     // A new conversation of the caller's, with the participants; the turns as assistant messages.
-    const conv = (await t.api('GET', '/api/conversations', { token: admin.accessToken })).body.conversations.find(
-      (c: any) => c.id === r.body.conversationId,
-    );
+    const conv = (
+      await t.api('GET', '/api/conversations', { token: admin.accessToken })
+    ).body.conversations.find((c: any) => c.id === r.body.conversationId);
     expect(conv.npcUserIds.sort()).toEqual([mara, olek, ilse].sort());
     const stored = await storedMessages(r.body.conversationId);
     expect(stored.map((m) => [m.id, m.role, m.npc_user_id, m.text, m.metadata, m.user_id])).toEqual(
@@ -102,7 +114,10 @@ describe('simulation', () => {
   it('a given conversation of the caller is used; another user’s is 404 and costs no model call', async () => {
     fake.reset();
     const { mara, olek } = ids;
-    const mine = await t.api('POST', '/api/conversations', { token: admin.accessToken, body: { title: 'Mine' } });
+    const mine = await t.api('POST', '/api/conversations', {
+      token: admin.accessToken,
+      body: { title: 'Mine' },
+    });
     const theirs = await t.api('POST', '/api/conversations', { token: otherAdmin.accessToken, body: {} });
     const refused = await simulate({
       conversationId: theirs.body.id,
@@ -113,8 +128,15 @@ describe('simulation', () => {
     expect(refused.status).toBe(404);
     expect(fake.chatRequests()).toHaveLength(0);
 
-    fake.replyChat({ text: `{"turns":[{"npcUserId":${mara},"text":"Tea?"},{"npcUserId":${olek},"text":"Please."}]}` });
-    const r = await simulate({ conversationId: mine.body.id, initiatorId: mara, topic: 'Tea', participantIds: [mara, olek] });
+    fake.replyChat({
+      text: `{"turns":[{"npcUserId":${mara},"text":"Tea?"},{"npcUserId":${olek},"text":"Please."}]}`,
+    });
+    const r = await simulate({
+      conversationId: mine.body.id,
+      initiatorId: mara,
+      topic: 'Tea',
+      participantIds: [mara, olek],
+    });
     expect(r.status, r.text).toBe(201);
     expect(r.body.conversationId).toBe(mine.body.id);
     expect((await storedMessages(mine.body.id)).map((m) => m.text)).toEqual(['Tea?', 'Please.']);
@@ -123,7 +145,8 @@ describe('simulation', () => {
   it('a model failure is 503 and stores nothing', async () => {
     fake.reset();
     const { mara, olek } = ids;
-    const before = (await t.api('GET', '/api/conversations?limit=100', { token: admin.accessToken })).body.total;
+    const before = (await t.api('GET', '/api/conversations?limit=100', { token: admin.accessToken })).body
+      .total;
     fake.failNext('chat', { status: 500 });
     const failed = await simulate({ initiatorId: mara, topic: 'Fog', participantIds: [mara, olek] });
     expect(failed.status).toBe(503);
@@ -132,7 +155,8 @@ describe('simulation', () => {
     fake.replyChat({ text: 'I would rather not.' });
     const unusable = await simulate({ initiatorId: mara, topic: 'Fog', participantIds: [mara, olek] });
     expect(unusable.status).toBe(503);
-    const after = (await t.api('GET', '/api/conversations?limit=100', { token: admin.accessToken })).body.total;
+    const after = (await t.api('GET', '/api/conversations?limit=100', { token: admin.accessToken })).body
+      .total;
     expect(after).toBe(before);
   });
 
@@ -170,7 +194,12 @@ describe('offline simulation', () => {
       });
       const r = await off.api('POST', '/api/training/simulation', {
         token: a.accessToken,
-        body: { initiatorId: olek, topic: 'the lighthouse lamp', turns: 5, participantIds: [mara, olek, ilse] },
+        body: {
+          initiatorId: olek,
+          topic: 'the lighthouse lamp',
+          turns: 5,
+          participantIds: [mara, olek, ilse],
+        },
       });
       expect(r.status, r.text).toBe(201);
       expect(r.body.offline).toBe(true);

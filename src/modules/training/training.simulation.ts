@@ -26,7 +26,11 @@ export interface SimulationInput {
 /** Memories a speaker draws an offline line from. */
 const OFFLINE_MEMORIES = 8;
 
-async function modelTurns(d: TrainingDeps, input: SimulationInput, cast: Persona[]): Promise<SimulatedTurn[]> {
+async function modelTurns(
+  d: TrainingDeps,
+  input: SimulationInput,
+  cast: Persona[],
+): Promise<SimulatedTurn[]> {
   const p = simulationPrompt(cast, input.initiatorId, input.topic, input.turns);
   const r = await d.models.chat({
     purpose: 'training.simulation',
@@ -40,7 +44,11 @@ async function modelTurns(d: TrainingDeps, input: SimulationInput, cast: Persona
   return turns;
 }
 
-async function offlineTurns(d: TrainingDeps, input: SimulationInput, cast: Persona[]): Promise<SimulatedTurn[]> {
+async function offlineTurns(
+  d: TrainingDeps,
+  input: SimulationInput,
+  cast: Persona[],
+): Promise<SimulatedTurn[]> {
   const lines = new Map<number, string>();
   for (const speaker of cast) {
     const memories = await d.memory.retrieve(
@@ -73,7 +81,10 @@ export async function simulate(d: TrainingDeps, callerId: number, input: Simulat
         ? await d.conversations.resolve(callerId, input.conversationId, trx)
         : await d.conversations.create(
             callerId,
-            { title: [...`Simulation: ${input.topic}`].slice(0, 200).join(''), npcUserIds: input.participantIds },
+            {
+              title: [...`Simulation: ${input.topic}`].slice(0, 200).join(''),
+              npcUserIds: input.participantIds,
+            },
             trx,
           );
     const stored = await d.conversations.appendAssistantMessages(

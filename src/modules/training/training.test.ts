@@ -17,14 +17,15 @@ beforeAll(async () => {
     createUser(t, 'developer'),
     createUser(t, 'public'),
   ]);
-  npcId = (await t.deps.services.characters.createNpc({ name: 'Mara', description: 'the lighthouse keeper' })).id;
+  npcId = (await t.deps.services.characters.createNpc({ name: 'Mara', description: 'the lighthouse keeper' }))
+    .id;
 });
 afterAll(() => t.close());
 
 const memory = async (id: number) =>
-  (await t.api('GET', `/api/admin/memories?userId=${npcId}&limit=200`, { token: admin.accessToken })).body.memories.find(
-    (m: any) => m.id === id,
-  );
+  (
+    await t.api('GET', `/api/admin/memories?userId=${npcId}&limit=200`, { token: admin.accessToken })
+  ).body.memories.find((m: any) => m.id === id);
 
 describe('ingest-text', () => {
   it('stores the text verbatim as manual_ingestion_text memories of the NPC, split at paragraph ends', async () => {
@@ -88,9 +89,10 @@ describe('ingest-text-by-heart', () => {
   it('parts of ≤ 2000 characters that reassemble byte for byte', async () => {
     const text =
       '  Ode to the lamp.\r\n\r\n' +
-      Array.from({ length: 90 }, (_, i) => `Verse ${i}: the light turns, ✨ and the sea answers — « encore ». `).join(
-        '',
-      ) +
+      Array.from(
+        { length: 90 },
+        (_, i) => `Verse ${i}: the light turns, ✨ and the sea answers — « encore ». `,
+      ).join('') +
       '😀'.repeat(1200) +
       '\tthe end \n';
     const r = await t.api('POST', '/api/training/ingest-text-by-heart', {
@@ -107,10 +109,17 @@ describe('ingest-text-by-heart', () => {
       const m = await memory(id);
       expect(m.source).toBe('document_ingestion');
       expect(m.content.length).toBeLessThanOrEqual(2000);
-      expect(m.metadata).toEqual({ byHeartId: r.body.byHeartId, title: 'Ode', part: i + 1, parts: r.body.parts });
+      expect(m.metadata).toEqual({
+        byHeartId: r.body.byHeartId,
+        title: 'Ode',
+        part: i + 1,
+        parts: r.body.parts,
+      });
     }
 
-    const back = await t.api('GET', `/api/training/by-heart/${r.body.byHeartId}`, { token: admin.accessToken });
+    const back = await t.api('GET', `/api/training/by-heart/${r.body.byHeartId}`, {
+      token: admin.accessToken,
+    });
     expect(back.status).toBe(200);
     expect(back.body).toEqual({
       byHeartId: r.body.byHeartId,

@@ -50,4 +50,3 @@ export interface IncomingTrainingFile {
   name: string | undefined;
   data: Buffer;
 }
-
