@@ -112,17 +112,31 @@ async function client() {
 
 const ms = (h: ReturnType<typeof monitorEventLoopDelay>, p: number) => h.percentile(p) / 1e6;
 
-/** Resolves with the stage times once the job ends (the service's own progress events). */
-function watchJob(deps: Deps, jobId: () => string | undefined) {
-  const stages: Record<string, number> = {};
-  let end: (status: string) => void;
-  const ended = new Promise<string>((r) => (end = r));
+/** Each job's stage times and end, from the service's own progress events (a job's first events
+ * may come before its 202 reaches the client). */
+function watchJobs(deps: Deps) {
+  const stages = new Map<string, Record<string, number>>();
+  const statuses = new Map<string, string>();
+  const waiting = new Map<string, (status: string) => void>();
   const off = deps.bus.on('training.progress', ({ progress }) => {
-    if (progress.jobId !== jobId()) return;
-    stages[progress.stage] ??= performance.now();
-    if (progress.status === 'completed' || progress.status === 'failed') end(progress.status);
+    const s = stages.get(progress.jobId) ?? {};
+    stages.set(progress.jobId, s);
+    s[progress.stage] ??= performance.now();
+    if (progress.status === 'completed' || progress.status === 'failed') {
+      statuses.set(progress.jobId, progress.status);
+      waiting.get(progress.jobId)?.(progress.status);
+    }
   });
-  return { stages, ended: ended.finally(off) };
+  return {
+    stages: (jobId: string) => stages.get(jobId) ?? {},
+    ended: (jobId: string) =>
+      new Promise<string>((resolve) => {
+        const status = statuses.get(jobId);
+        if (status) resolve(status);
+        else waiting.set(jobId, resolve);
+      }),
+    off,
+  };
 }
 
 async function measure(
@@ -130,21 +144,24 @@ async function measure(
   load: Awaited<ReturnType<typeof startCommandWorker<Command>>>,
   upload: Omit<Extract<Command, { cmd: 'upload' }>, 'cmd'>,
 ) {
-  let jobId: string | undefined;
-  const watch = watchJob(deps, () => jobId);
+  const watch = watchJobs(deps);
   await load.send({ cmd: 'probe', url: upload.url });
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
   const t0 = performance.now();
   const accepted = await load.send<{ ms: number; jobId: string }>({ cmd: 'upload', ...upload });
-  jobId = accepted.jobId;
-  const status = await watch.ended;
+  const status = await watch.ended(accepted.jobId);
   const total = performance.now() - t0;
   h.disable();
+  watch.off();
   const probe = await load.send<{ n: number; p99: number; max: number }>({ cmd: 'stopProbe' });
-  const job = await deps.services.training.job(jobId);
-  const s = watch.stages;
-  const span = (a: string, b: string) => (s[a] && s[b] ? s[b]! - s[a]! : NaN);
+  const job = await deps.services.training.job(accepted.jobId);
+  const s = watch.stages(accepted.jobId);
+  const span = (a: string, b: string) => {
+    const from = s[a];
+    const to = s[b];
+    return from !== undefined && to !== undefined ? to - from : NaN;
+  };
   return {
     status,
     memories: job.memoryIds.length,
