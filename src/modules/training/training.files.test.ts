@@ -3,22 +3,18 @@
 // their grouping, the "I " rule and deduplication; the job record and its `trainingProgress`
 // events in order; the refusals (413, 415, 400); a model failure that leaves no memory; a job run
 // twice that stores once; offline extraction; and a job that survives a restart of its worker.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import {
   closeSockets,
   connectSocket,
+  createRestartableApp,
   createTestApp,
   createUser,
   eventually,
-  isPostgres,
   type TestApp,
   type TestUser,
 } from '../../../test/harness.js';
-import { dropSchema } from '../../../test/schema.js';
 import { chunkText } from '../memory/index.js';
 import { buildDocx, buildPdf, buildTextPng, postForm, sentences } from './training.fixtures.js';
 import { groupsOf, normaliseText, SYNTHESIS_CHUNK_CHARS } from './training.rules.js';
@@ -367,12 +363,9 @@ describe('offline', () => {
 describe('restart', () => {
   it('a job interrupted by its worker stopping is retried by the next one and stores its beliefs once', async () => {
     fake.reset();
-    const dir = isPostgres() ? null : mkdtempSync(join(tmpdir(), 'training-restart-'));
-    const env = fake.env({ MODEL_MAX_RETRIES: '0', ...(dir ? { DATA_DIR: dir, PGVECTOR: 'off' } : {}) });
-    const dbEnv = dir ? { ...env, DATABASE_URL: undefined } : env;
-    const first = await createTestApp(dbEnv);
-    let second: TestApp | undefined;
+    const apps = await createRestartableApp(fake.env({ MODEL_MAX_RETRIES: '0' }));
     try {
+      const first = apps.first;
       const a = await createUser(first, 'cso');
       const npc = await first.deps.services.characters.createNpc({ name: 'Ilse', description: '' });
       // The first call hangs until its worker stops; the retry's call answers.
@@ -387,11 +380,8 @@ describe('restart', () => {
       );
       expect(r.status).toBe(202);
       await eventually(() => fake.chatRequests().length === 1, { timeoutMs: 30_000 });
-      await first.app.close();
-      await first.deps.close();
 
-      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : {});
-      const app = second;
+      const app = await apps.restart();
       const job = await eventually(
         async () => {
           const j = await app.api('GET', `/api/training/jobs/${r.body.jobId}`, { token: a.accessToken });
@@ -410,9 +400,7 @@ describe('restart', () => {
         [job.memoryIds[0], 'I survive restarts.'],
       ]);
     } finally {
-      if (second) await second.close();
-      if (first.schema && process.env.DATABASE_URL) await dropSchema(process.env.DATABASE_URL, first.schema);
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      await apps.close();
     }
   });
 });

@@ -3,6 +3,7 @@
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
 import { currentUser } from '../../platform/http/auth.js';
 import { parseOrThrow, unsafeTextErrors, validationFailed } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
@@ -118,52 +119,63 @@ export function trainingRoutes(app: App, { training, limits }: TrainingRoutesOpt
       throwFileSizeLimit: true,
     });
 
-    scope.post(
+    /** A route that takes a file and answers 202 with its job. */
+    const jobRoute = <F extends z.ZodType>(
+      path: string,
+      doc: { summary: string; description: string },
+      fileBytes: number,
+      fields: F,
+      submit: (
+        userId: number,
+        fields: z.output<F>,
+        file: IncomingTrainingFile | undefined,
+      ) => Promise<{ jobId: string; status: 'queued' }>,
+    ) =>
+      scope.post(
+        path,
+        {
+          config,
+          schema: {
+            tags,
+            ...doc,
+            consumes: ['multipart/form-data'],
+            response: { 202: jobAccepted, ...problems(400, 401, 403, 413, 415) },
+          },
+        },
+        async (req, reply) => {
+          const user = currentUser(req);
+          const form = await readForm(req, fileBytes);
+          const accepted = await submit(user.id, parseOrThrow(fields, form.fields, 'body'), form.file);
+          return reply.status(202).header('location', `/api/training/jobs/${accepted.jobId}`).send(accepted);
+        },
+      );
+
+    jobRoute(
       '/api/training/ingest-file',
       {
-        config,
-        schema: {
-          tags,
-          summary:
-            'Train a character on a document: a job extracts it and synthesises first-person core beliefs',
-          description:
-            'multipart/form-data: `npcUserId`, `title?`, one part `file`. The type is sniffed from the bytes: PDF, DOCX or UTF-8 text (415 otherwise). ' +
-            'Over TRAINING_FILE_LIMIT bytes: 413 with `limit`; a PDF over TRAINING_MAX_PAGES pages: 413 with `maxPages`; a file that cannot be opened as its type: 400. ' +
-            'Answers 202 with the job (`Location: /api/training/jobs/<jobId>`); its progress is sent as `trainingProgress` to the caller’s sockets.',
-          consumes: ['multipart/form-data'],
-          response: { 202: jobAccepted, ...problems(400, 401, 403, 413, 415) },
-        },
+        summary:
+          'Train a character on a document: a job extracts it and synthesises first-person core beliefs',
+        description:
+          'multipart/form-data: `npcUserId`, `title?`, one part `file`. The type is sniffed from the bytes: PDF, DOCX or UTF-8 text (415 otherwise). ' +
+          'Over TRAINING_FILE_LIMIT bytes: 413 with `limit`; a PDF over TRAINING_MAX_PAGES pages: 413 with `maxPages`; a file that cannot be opened as its type: 400. ' +
+          'Answers 202 with the job (`Location: /api/training/jobs/<jobId>`); its progress is sent as `trainingProgress` to the caller’s sockets.',
       },
-      async (req, reply) => {
-        const user = currentUser(req);
-        const { fields, file } = await readForm(req, limits.fileBytes);
-        const f = parseOrThrow(fileFields.omit({ languages: true }), fields, 'body');
-        const accepted = await training.submitFile(user.id, f, file);
-        return reply.status(202).header('location', `/api/training/jobs/${accepted.jobId}`).send(accepted);
-      },
+      limits.fileBytes,
+      fileFields.omit({ languages: true }),
+      (userId, fields, file) => training.submitFile(userId, fields, file),
     );
 
-    scope.post(
+    jobRoute(
       '/api/training/ingest-screenshot',
       {
-        config,
-        schema: {
-          tags,
-          summary: 'Train a character on a screenshot: a job reads its text (OCR) into one memory',
-          description:
-            'multipart/form-data: `npcUserId`, `languages?` (comma list of eng, fra; default both), one part `file`: PNG, JPEG or WebP (415 otherwise). ' +
-            'Over TRAINING_IMAGE_LIMIT bytes or 40 megapixels: 413. Answers 202 with the job.',
-          consumes: ['multipart/form-data'],
-          response: { 202: jobAccepted, ...problems(400, 401, 403, 413, 415) },
-        },
+        summary: 'Train a character on a screenshot: a job reads its text (OCR) into one memory',
+        description:
+          'multipart/form-data: `npcUserId`, `languages?` (comma list of eng, fra; default both), one part `file`: PNG, JPEG or WebP (415 otherwise). ' +
+          'Over TRAINING_IMAGE_LIMIT bytes or 40 megapixels: 413. Answers 202 with the job.',
       },
-      async (req, reply) => {
-        const user = currentUser(req);
-        const { fields, file } = await readForm(req, limits.imageBytes);
-        const f = parseOrThrow(fileFields.omit({ title: true }), fields, 'body');
-        const accepted = await training.submitScreenshot(user.id, f, file);
-        return reply.status(202).header('location', `/api/training/jobs/${accepted.jobId}`).send(accepted);
-      },
+      limits.imageBytes,
+      fileFields.omit({ title: true }),
+      (userId, fields, file) => training.submitScreenshot(userId, fields, file),
     );
   });
 

@@ -2,6 +2,7 @@
 // accepted, text normalisation and truncation, the grouping of chunks into synthesis calls, the
 // belief rules ("I " form, length, deduplication), offline extraction, the simulation's turns, and
 // the job's progress figures.
+import { jsonObjectIn } from '../../platform/models/json-answer.js';
 import { looksLikeText } from '../files/index.js';
 
 /** `ingest-text` and `ingest-text-by-heart`: largest text, bytes (256 KiB). */
@@ -308,15 +309,7 @@ export function parseSimulation(
   initiatorId: number,
   turns: number,
 ): SimulatedTurn[] | null {
-  const json = /\{[\s\S]*\}/.exec(text)?.[0];
-  if (!json) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    return null;
-  }
-  const list = (raw as { turns?: unknown } | null)?.turns;
+  const list = (jsonObjectIn(text) as { turns?: unknown } | null | undefined)?.turns;
   if (!Array.isArray(list)) return null;
   const ids = new Set(participantIds);
   const parsed: SimulatedTurn[] = [];
