@@ -40,6 +40,7 @@ import { personaPlugin } from './modules/persona/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
+import { trainingPlugin, trainingSockets } from './modules/training/index.js';
 import { usersPlugin } from './modules/users/index.js';
 import { webhooksPlugin } from './modules/webhooks/index.js';
 import { workflowsPlugin } from './modules/workflows/index.js';
@@ -160,6 +161,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
   const s = deps.services;
   chatSockets(io, { chat: s.chat, log: deps.log });
+  trainingSockets(io, { bus: deps.bus });
   observerSockets(io, {
     instances: s.instances,
     bus: deps.bus,
@@ -228,5 +230,9 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(filesPlugin, {
     files: s.files,
     limits: { fileBytes: config.limits.uploadBytes, files: config.limits.uploadFiles },
+  });
+  await app.register(trainingPlugin, {
+    training: s.training,
+    limits: { fileBytes: config.training.fileBytes, imageBytes: config.training.imageBytes },
   });
 }

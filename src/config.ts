@@ -123,6 +123,14 @@ const envSchema = z.object({
     .int()
     .positive()
     .default(32 * 1024),
+  TRAINING_FILE_LIMIT: z.coerce.number().int().positive().optional(),
+  TRAINING_MAX_PAGES: z.coerce.number().int().positive().default(300),
+  TRAINING_MAX_CHARS: z.coerce.number().int().positive().default(600_000),
+  TRAINING_IMAGE_LIMIT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -194,6 +202,9 @@ export interface Config {
   /** Tests only (refused unless NODE_ENV=test): outbound URLs (webhooks) may reach a loopback
    * address, where the test's receiver listens. Every other address stays refused. */
   allowLoopbackTargetsForTests: boolean;
+  /** NPC training: bytes per training file (TRAINING_FILE_LIMIT, default UPLOAD_LIMIT), pages per
+   * PDF, characters kept of a file's text, bytes per screenshot. */
+  training: { fileBytes: number; maxPages: number; maxChars: number; imageBytes: number };
   redisUrl: string | undefined;
   trustProxy: boolean;
   services: ('api' | 'worker')[];
@@ -327,6 +338,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       deliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     },
     allowLoopbackTargetsForTests: e.SSRF_ALLOW_LOOPBACK_FOR_TESTS,
+    training: {
+      fileBytes: e.TRAINING_FILE_LIMIT ?? e.UPLOAD_LIMIT,
+      maxPages: e.TRAINING_MAX_PAGES,
+      maxChars: e.TRAINING_MAX_CHARS,
+      imageBytes: e.TRAINING_IMAGE_LIMIT,
+    },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
     services: e.SERVICES,

@@ -2,6 +2,7 @@
 // module's service. Nothing else constructs services; tests build the same graph.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
@@ -45,6 +46,7 @@ import {
   WorkflowsService,
   WorkflowTasksService,
 } from './modules/workflows/index.js';
+import { Extractor, OcrEngine, TrainingJobs, TrainingService } from './modules/training/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
@@ -69,6 +71,7 @@ export interface Services {
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
+  training: TrainingService;
 }
 
 export interface Deps {
@@ -370,6 +373,25 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         );
       },
     });
+    // NPC training: documents are read in worker threads, screenshots by tesseract.js (its own
+    // thread, the shipped language data unpacked once into a cache under the system's temporary
+    // directory); the job stores the memories through the memory module.
+    const extractor = new Extractor();
+    const trainingLimits = {
+      fileBytes: config.training.fileBytes,
+      maxPages: config.training.maxPages,
+      maxChars: config.training.maxChars,
+      imageBytes: config.training.imageBytes,
+      memoryBytes: config.limits.memoryContentBytes,
+    };
+    const trainingDeps = { db, jobs, models, bus, log, memory, characters, conversations, extractor };
+    const training = new TrainingService(trainingDeps, trainingLimits);
+    const trainingJobs = new TrainingJobs(
+      trainingDeps,
+      training,
+      new OcrEngine({ cacheDir: join(tmpdir(), 'assistant-platform-ocr'), idleMs: 60_000 }),
+      trainingLimits,
+    );
     const services: Services = {
       users,
       auth,
@@ -392,6 +414,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       workflows,
       workflowTasks,
       workflowRuns,
+      training,
     };
 
     // First start: the assistant's own user and the root observer (the API contract). Both steps
@@ -435,6 +458,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         bot.start().catch((err: unknown) => log.error({ err }, 'the chat-platform bot did not start'));
       }
     }
+
+    // Before the queue stops (cleanup runs last-registered first): this node's training jobs are
+    // aborted and retried elsewhere or after the restart; their worker threads end.
+    cleanup.unshift(() => trainingJobs.stop());
 
     const health = new HealthMonitor(database);
     await health.start();

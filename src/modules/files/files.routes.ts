@@ -12,7 +12,7 @@ import { uploadContextParams, uploadResponse } from './files.schemas.js';
  * boundary over 256 characters, a body cut off in a part) as 400. Our own problems pass through;
  * otherwise the loop only reads the request, so an error without a server status (5xx) is the
  * body's fault. */
-function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
+export function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
   if (err instanceof AppError) return err;
   const code = (err as { code?: string }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE')

@@ -11,7 +11,15 @@ export type {
   NpcInfo,
   RetrievedMemory,
 } from './memory.mapping.js';
-export { tierOf, SOURCE_TIER, MEMORY_SOURCES, type MemorySource, type MemoryTier } from './memory.rules.js';
+export {
+  chunkText,
+  tierOf,
+  SOURCE_TIER,
+  MEMORY_SOURCES,
+  type MemorySource,
+  type MemoryTier,
+} from './memory.rules.js';
+export type { MemoryDto } from './memory.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const memoryPlugin: AppPlugin<{ memory: MemoryService }> = async (app, opts) =>
