@@ -41,6 +41,7 @@ import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
 import { usersPlugin } from './modules/users/index.js';
 import { workflowsPlugin } from './modules/workflows/index.js';
+import { suggestionsPlugin } from './modules/suggestions/index.js';
 import { VERSION } from './version.js';
 
 export interface BuiltApp {
@@ -216,6 +217,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     workflowTasks: s.workflowTasks,
     workflowRuns: s.workflowRuns,
   });
+  await app.register(suggestionsPlugin, { suggestions: s.suggestions });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.
   await app.register(filesPlugin, {

@@ -38,7 +38,9 @@ import {
   WorkflowsService,
   WorkflowTasksService,
 } from './modules/workflows/index.js';
+import { SuggestionJobs, SuggestionsService } from './modules/suggestions/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
+import { isAdmin } from './platform/security/identity.rules.js';
 
 export interface Services {
   users: UsersService;
@@ -59,6 +61,7 @@ export interface Services {
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
+  suggestions: SuggestionsService;
 }
 
 export interface Deps {
@@ -89,6 +92,8 @@ export interface CreateDepsOptions {
   loadFrom?: string;
   /** Skip the job queue entirely (CLI commands that need no jobs). */
   jobs?: boolean;
+  /** The suggestions' clock (timestamps, ttl, the undo window); tests move it by hand. */
+  clock?: () => Date;
 }
 
 /** In development a missing JWT_SECRET is generated once and kept in DATA_DIR, so `npm start`
@@ -309,7 +314,35 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       orphanAfterSeconds: 30,
       sweepEverySeconds: 30,
     });
-    workflows.usePorts({ runExecutor: workflowRunJobs.executor });
+    // Suggestions: passes over the workflows (on GET, and a job after each instance write) whose
+    // operations run through the workflow services; the creator's config is the workflows'
+    // autoRunOrchestrator port.
+    const suggestions = new SuggestionsService(
+      {
+        db,
+        log,
+        models,
+        workflows,
+        workflowTasks,
+        workflowRuns,
+        lastUserMessage: async (userId, conversationId) => {
+          const messages = await conversations.history(userId, conversationId, 20);
+          return messages.findLast((m) => m.role === 'user')?.text ?? null;
+        },
+        channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
+        actorOf: async (id) => {
+          const u = await users.identity(id);
+          return u && { id, name: u.name, admin: isAdmin(u, config.adminUserIds) };
+        },
+        clock: opts.clock ?? (() => new Date()),
+      },
+      { ttlSeconds: 3600 },
+    );
+    new SuggestionJobs(jobs, db, bus, suggestions, log);
+    workflows.usePorts({
+      runExecutor: workflowRunJobs.executor,
+      autoRunOrchestrator: suggestions.configs.autoRunOrchestrator,
+    });
     const services: Services = {
       users,
       auth,
@@ -329,6 +362,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       workflows,
       workflowTasks,
       workflowRuns,
+      suggestions,
     };
 
     // First start: the assistant's own user and the root observer (the API contract). Both steps

@@ -5,14 +5,16 @@ import './workflows.tables.js';
 
 export { WorkflowsService } from './workflows.service.js';
 export type { RunHandle, WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
-export { WorkflowTasksService } from './workflows.tasks.js';
-export { WorkflowRunsService } from './workflows.runs.js';
+export { WorkflowTasksService, type InstanceOverview } from './workflows.tasks.js';
+export { WorkflowRunsService, type NewTask } from './workflows.runs.js';
+export type { OrchestrateInput } from './workflows.runs.schemas.js';
 export { WorkflowOrchestrator, type OrchestratorDeps } from './workflows.orchestrator.js';
 export { WorkflowRunJobs, RUN_JOB } from './workflows.jobs.js';
 export { specialtiesOf } from './workflows.orchestrator.rules.js';
 export { WORKFLOW_DEFINITIONS, WORKFLOW_PROTOCOLS } from './workflows.definitions.js';
 export type { WorkflowDefinition, GuardName, ActionName } from './workflows.definitions.js';
 export type { WorkflowInstance, Task, Artifact, Run, Approval, Advanced } from './workflows.schemas.js';
+export { proofUrlSchema } from './workflows.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts): definitions, instances, tasks, artifacts and runs. */
 export const workflowsPlugin: AppPlugin<WorkflowsRoutesOptions & WorkflowRunsRoutesOptions> = async (

@@ -28,8 +28,8 @@ export interface RunHandle {
 export interface WorkflowPorts {
   /** Executes a committed run (called after commit). */
   runExecutor?: ((run: RunHandle) => void) | undefined;
-  /** The creator's `autoRunOrchestrator` (default true). */
-  autoRunOrchestrator?: ((userId: number) => Promise<boolean>) | undefined;
+  /** The creator's `autoRunOrchestrator` (default true), read with the entry's transaction. */
+  autoRunOrchestrator?: ((userId: number, executor: Executor) => Promise<boolean>) | undefined;
   /** Posts to a chat-platform channel (called after commit; must not throw). */
   notify?: ((n: { channelId: string; guildId: string | null; text: string }) => void) | undefined;
 }
