@@ -64,11 +64,12 @@ export class SuggestionExecution {
       throw new AppError(
         'conflict',
         'The suggestion is no longer active or accepted, or it is being executed right now',
-        { status: s.status },
       );
     const started = performance.now();
     const firstResponse = (at: Date) =>
-      opts.auto ? claimed.response_time_ms : (claimed.response_time_ms ?? at.getTime() - claimed.created_at.getTime());
+      opts.auto
+        ? claimed.response_time_ms
+        : (claimed.response_time_ms ?? at.getTime() - claimed.created_at.getTime());
     try {
       const done = await this.ops.perform(actor, claimed, action, params, opts);
       const at = this.deps.clock();
@@ -85,7 +86,9 @@ export class SuggestionExecution {
       return { row: row!, result: done.result };
     } catch (err) {
       const problem =
-        err instanceof AppError ? err.toProblem() : makeProblem('internal', 'The operation failed unexpectedly');
+        err instanceof AppError
+          ? err.toProblem()
+          : makeProblem('internal', 'The operation failed unexpectedly');
       const row = await repo
         .updateSuggestion(this.db, s.id, {
           action_type: action.type,
@@ -111,7 +114,10 @@ export class SuggestionExecution {
       s.instance_id === null ||
       s.executed_at === null
     )
-      throw new AppError('conflict', 'Only a transition the suggestions executed automatically can be undone');
+      throw new AppError(
+        'conflict',
+        'Only a transition the suggestions executed automatically can be undone',
+      );
     if (s.undone_at !== null) throw new AppError('conflict', 'The transition was already undone');
     const { undoWindowMinutes } = await this.configs.get(actor.id);
     const now = this.deps.clock();

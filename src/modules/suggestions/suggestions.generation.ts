@@ -6,6 +6,7 @@
 // (at most one TRANSITION a pass).
 import type { Logger } from 'pino';
 import { transaction } from '../../platform/db/database.js';
+import { AppError } from '../../platform/http/problem.js';
 import type { SuggestionConfigs } from './suggestions.config.js';
 import type { ContextResolver } from './suggestions.context.js';
 import { ExecutionRefused, type Executed, type SuggestionExecution } from './suggestions.execution.js';
@@ -29,7 +30,12 @@ import {
   type Candidate,
 } from './suggestions.triggers.rules.js';
 import { protocolOfIntent } from './suggestions.intent.rules.js';
-import type { ResolvedContext, SuggestionsDeps, SuggestionsOptions, WorkflowActor } from './suggestions.types.js';
+import type {
+  ResolvedContext,
+  SuggestionsDeps,
+  SuggestionsOptions,
+  WorkflowActor,
+} from './suggestions.types.js';
 
 export interface PassResult {
   resolved: ResolvedContext;
@@ -151,7 +157,12 @@ export class SuggestionGeneration {
         if (unwanted.length) await repo.expire(trx, unwanted, 'trigger');
         return fresh.length ? this.insert(trx, actor, resolved, fresh, now) : [];
       });
-    const active = [...open.values(), ...created]
+    // A pass racing this one created some of the same keys: what is open now is read again.
+    const current =
+      created.length < fresh.length
+        ? (await repo.contextRows(this.deps.db, actor.id, ref.contextId, [])).filter((r) => isOpen(r.status))
+        : [...open.values(), ...created];
+    const active = current
       .filter((r) => r.status === 'active')
       .sort((a, b) => compareSuggestions(order(a), order(b)));
     const result: PassResult = { resolved, config, active, created, autoExecuted: [] };
@@ -199,7 +210,10 @@ export class SuggestionGeneration {
         a !== undefined &&
         r.error === null &&
         !(a.type === 'TRANSITION' && (transitioned || opts.transitioned === true)) &&
-        autoExecute({ type: a.type, safety: SAFETY_OF[a.type], autoExecutable: autoExecutableFlag(a.type, config) }, config);
+        autoExecute(
+          { type: a.type, safety: SAFETY_OF[a.type], autoExecutable: autoExecutableFlag(a.type, config) },
+          config,
+        );
       if (!runs) {
         remaining.push(r);
         continue;
@@ -208,6 +222,8 @@ export class SuggestionGeneration {
         done.push(await this.execution.run(actor, r, a.type, {}, { auto: true, expectedVersion: version }));
         if (a.type === 'TRANSITION') transitioned = true;
       } catch (err) {
+        // Another pass executes it (or did): it is no longer this pass's to show.
+        if (err instanceof AppError && err.code === 'conflict') continue;
         if (!(err instanceof ExecutionRefused)) throw err;
         this.log.info({ err: err.reason, suggestionId: r.id }, 'auto-execution refused');
         remaining.push(err.row ?? r);

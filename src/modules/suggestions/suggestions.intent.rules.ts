@@ -31,7 +31,8 @@ const patterns = KEYWORDS.map(
 /** The keyword rules: a bug word first, then a development word (whole words, with their common
  * endings: "fixed", "crashes", "documentation"); null when no word matches. */
 export function keywordIntent(message: string): IntentResult | null {
-  for (const [intent, re] of patterns) if (re.test(message)) return { intent, confidence: KEYWORD_CONFIDENCE };
+  for (const [intent, re] of patterns)
+    if (re.test(message)) return { intent, confidence: KEYWORD_CONFIDENCE };
   return null;
 }
 

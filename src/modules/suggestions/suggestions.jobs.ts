@@ -27,6 +27,7 @@ export class SuggestionJobs {
       name: GENERATE_JOB,
       schema: z.object({ instanceId: z.uuid() }),
       retryLimit: 2,
+      batchSize: 10,
       localConcurrency: 2,
       handler: (data) => suggestions.generateForInstance(data.instanceId),
     });

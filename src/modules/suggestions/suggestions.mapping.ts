@@ -1,10 +1,6 @@
 // A stored suggestion as the API shows it: its actions' safety class and autoExecutable flag
 // follow from their type and the caller's config at the time it is shown.
-import {
-  autoExecutableFlag,
-  SAFETY_OF,
-  type AutoExecutionConfig,
-} from './suggestions.rules.js';
+import { autoExecutableFlag, SAFETY_OF, type AutoExecutionConfig } from './suggestions.rules.js';
 import type { SuggestionRow } from './suggestions.repository.js';
 import type { Suggestion } from './suggestions.schemas.js';
 

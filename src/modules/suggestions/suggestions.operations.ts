@@ -63,7 +63,11 @@ export class SuggestionOperations {
         return { result: null, status: 'declined', outcome: null };
       case 'ASK_QUESTIONS': {
         const protocolId = str(params.protocolId) ?? '';
-        return { result: { protocolId, questions: questionsFor(protocolId) }, status: 'accepted', outcome: null };
+        return {
+          result: { protocolId, questions: questionsFor(protocolId) },
+          status: 'accepted',
+          outcome: null,
+        };
       }
       case 'VIEW':
         return executed({ artifacts: await workflowTasks.listArtifacts(actor, instanceId(), {}) });
@@ -111,13 +115,27 @@ export class SuggestionOperations {
     const { workflows, workflowRuns } = this.deps;
     switch (s.type) {
       case 'BREAK_DOWN_TASKS':
-        return workflowRuns.orchestrate(actor, instanceId(), { runTasks: false, concurrency: 3 }, 'suggestion');
+        return workflowRuns.orchestrate(
+          actor,
+          instanceId(),
+          { runTasks: false, concurrency: 3 },
+          'suggestion',
+        );
       case 'RUN_ORCHESTRATOR':
-        return workflowRuns.orchestrate(actor, instanceId(), { runTasks: true, concurrency: 3 }, 'suggestion');
+        return workflowRuns.orchestrate(
+          actor,
+          instanceId(),
+          { runTasks: true, concurrency: 3 },
+          'suggestion',
+        );
       case 'GENERATE_DOCUMENTATION':
-        return workflowRuns.orchestrate(actor, instanceId(), { runTasks: true, concurrency: 3 }, 'suggestion', [
-          DOCS_TASK,
-        ]);
+        return workflowRuns.orchestrate(
+          actor,
+          instanceId(),
+          { runTasks: true, concurrency: 3 },
+          'suggestion',
+          [DOCS_TASK],
+        );
       case 'CREATE_STATE_MACHINE': {
         const instance = await workflows.create(actor, {
           machineId: String(params.machineId),

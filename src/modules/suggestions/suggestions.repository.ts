@@ -80,10 +80,7 @@ export function insertSuggestions(db: Executor, rows: NewSuggestion[]) {
       })),
     )
     .onConflict((oc) =>
-      oc
-        .columns(['user_id', 'context_id', 'key'])
-        .where('status', 'in', ['active', 'accepted'])
-        .doNothing(),
+      oc.columns(['user_id', 'context_id', 'key']).where('status', 'in', ['active', 'accepted']).doNothing(),
     )
     .returning(columns)
     .execute();
@@ -97,7 +94,9 @@ export function contextRows(db: Executor, userId: number, contextId: string, key
     .select(columns)
     .where('user_id', '=', userId)
     .where('context_id', '=', contextId)
-    .where((eb) => eb.or([eb('status', 'in', ['active', 'accepted']), sql<boolean>`key = any(${keys}::text[])`]))
+    .where((eb) =>
+      eb.or([eb('status', 'in', ['active', 'accepted']), sql<boolean>`key = any(${keys}::text[])`]),
+    )
     .execute();
 }
 

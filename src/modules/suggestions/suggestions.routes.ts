@@ -130,8 +130,7 @@ export function suggestionsRoutes(app: App, { suggestions }: SuggestionsRoutesOp
     {
       schema: {
         tags,
-        summary:
-          "Run a suggestion's action with your rights; a refused operation's problem passes through",
+        summary: "Run a suggestion's action with your rights; a refused operation's problem passes through",
         params: contextParam,
         body: executeBody,
         response: { 200: executeResponse, ...problems(400, 401, 403, 404, 409, 422, 503) },

@@ -88,7 +88,8 @@ describe('the status machine', () => {
   it('lets only an active suggestion be accepted or declined; staying put is no move', () => {
     const table: [SuggestionStatus, SuggestionStatus, string][] = [];
     for (const from of STATUSES)
-      for (const to of ['accepted', 'declined'] as const) table.push([from, to, decideResponse(from, to).kind]);
+      for (const to of ['accepted', 'declined'] as const)
+        table.push([from, to, decideResponse(from, to).kind]);
     expect(table).toEqual([
       ['active', 'accepted', 'move'],
       ['active', 'declined', 'move'],
@@ -133,7 +134,12 @@ describe('ttl and order', () => {
       { id: 'e', priority: 50, confidence: 0.8, timestamp: at(1) },
     ];
     expect(topSuggestions(rows).map((r) => r.id)).toEqual(['b', 'c', 'd', 'a', 'e']);
-    const many = Array.from({ length: 14 }, (_, i) => ({ id: `x${i}`, priority: i, confidence: 0.8, timestamp: at(0) }));
+    const many = Array.from({ length: 14 }, (_, i) => ({
+      id: `x${i}`,
+      priority: i,
+      confidence: 0.8,
+      timestamp: at(0),
+    }));
     expect(topSuggestions(many).map((r) => r.priority)).toEqual([13, 12, 11, 10, 9, 8, 7, 6, 5, 4]);
   });
 });
@@ -141,9 +147,21 @@ describe('ttl and order', () => {
 describe('context ids', () => {
   it('name an instance, a conversation or a channel', () => {
     const id = '0F8A2D3E-1111-4222-8333-944445555666';
-    expect(parseContextId(id)).toEqual({ kind: 'instance', contextId: id.toLowerCase(), instanceId: id.toLowerCase() });
-    expect(parseContextId('conversation:42')).toEqual({ kind: 'conversation', contextId: 'conversation:42', conversationId: 42 });
-    expect(parseContextId('1234567890123')).toEqual({ kind: 'channel', contextId: '1234567890123', channelId: '1234567890123' });
+    expect(parseContextId(id)).toEqual({
+      kind: 'instance',
+      contextId: id.toLowerCase(),
+      instanceId: id.toLowerCase(),
+    });
+    expect(parseContextId('conversation:42')).toEqual({
+      kind: 'conversation',
+      contextId: 'conversation:42',
+      conversationId: 42,
+    });
+    expect(parseContextId('1234567890123')).toEqual({
+      kind: 'channel',
+      contextId: '1234567890123',
+      channelId: '1234567890123',
+    });
     for (const bad of ['config', 'history', 'conversation:', 'conversation:0', 'conversation:x1'])
       expect(parseContextId(bad)).toBeNull();
   });
@@ -170,7 +188,9 @@ describe('the trigger table', () => {
     const approval = { to: 'execution', guard: 'observerApproval' as const, satisfied: false };
     expect(types({ forward: approval, approver: true })).toEqual(['APPROVE_GUARD']);
     expect(types({ forward: approval, approver: false })).toEqual([]);
-    expect(types({ forward: { ...approval, satisfied: true }, approver: true })).toEqual(['TRANSITION_STATE']);
+    expect(types({ forward: { ...approval, satisfied: true }, approver: true })).toEqual([
+      'TRANSITION_STATE',
+    ]);
     const evidence = { to: 'integration', guard: 'testsOrDemoAttached' as const, satisfied: false };
     expect(types({ state: 'execution', forward: evidence })).toEqual(['ATTACH_EVIDENCE']);
     expect(types({ state: 'intake', forward: { to: 'triage', guard: null, satisfied: true } })).toEqual([
@@ -218,19 +238,28 @@ describe('intent keywords', () => {
   it('a bug word first, then a development word; whole words with their endings', () => {
     expect(keywordIntent('The login is broken since Monday')).toEqual({ intent: 'bug', confidence: 0.7 });
     expect(keywordIntent('fix the build')).toEqual({ intent: 'bug', confidence: 0.7 });
-    expect(keywordIntent('We need documentation for the API')).toEqual({ intent: 'development', confidence: 0.7 });
+    expect(keywordIntent('We need documentation for the API')).toEqual({
+      intent: 'development',
+      confidence: 0.7,
+    });
     expect(keywordIntent('Implemented features')).toEqual({ intent: 'development', confidence: 0.7 });
     expect(keywordIntent('Hello there, debugging prefix words')).toBeNull();
     expect(keywordIntent('thanks!')).toBeNull();
   });
 
   it('parses the structured answer, or none', () => {
-    expect(parseIntentAnswer('{"intent":"bug","confidence":0.9}')).toEqual({ intent: 'bug', confidence: 0.9 });
+    expect(parseIntentAnswer('{"intent":"bug","confidence":0.9}')).toEqual({
+      intent: 'bug',
+      confidence: 0.9,
+    });
     expect(parseIntentAnswer('Sure: {"intent":"development","confidence":0.6}')).toEqual({
       intent: 'development',
       confidence: 0.6,
     });
-    expect(parseIntentAnswer('{"intent":"maybe","confidence":0.9}')).toEqual({ intent: 'none', confidence: 0 });
+    expect(parseIntentAnswer('{"intent":"maybe","confidence":0.9}')).toEqual({
+      intent: 'none',
+      confidence: 0,
+    });
     expect(parseIntentAnswer('no idea')).toEqual({ intent: 'none', confidence: 0 });
   });
 });

@@ -94,7 +94,10 @@ export function decisions(config: AutoExecutionConfig): Record<ActionType, boole
   return Object.fromEntries(
     ACTION_TYPES.map((type) => [
       type,
-      autoExecute({ type, safety: SAFETY_OF[type], autoExecutable: autoExecutableFlag(type, config) }, config),
+      autoExecute(
+        { type, safety: SAFETY_OF[type], autoExecutable: autoExecutableFlag(type, config) },
+        config,
+      ),
     ]),
   ) as Record<ActionType, boolean>;
 }
@@ -115,12 +118,15 @@ export const RESPONSE_MOVES: Record<SuggestionStatus, readonly SuggestionStatus[
   executed: [],
 };
 
-export type ResponseDecision = { kind: 'move' } | { kind: 'stay' } | { kind: 'invalid'; allowed: SuggestionStatus[] };
+export type ResponseDecision =
+  { kind: 'move' } | { kind: 'stay' } | { kind: 'invalid'; allowed: SuggestionStatus[] };
 
 /** A user's answer: a move the machine has, staying put (no move), or refused. */
 export function decideResponse(from: SuggestionStatus, to: SuggestionStatus): ResponseDecision {
   if (from === to) return { kind: 'stay' };
-  return RESPONSE_MOVES[from].includes(to) ? { kind: 'move' } : { kind: 'invalid', allowed: [...RESPONSE_MOVES[from]] };
+  return RESPONSE_MOVES[from].includes(to)
+    ? { kind: 'move' }
+    : { kind: 'invalid', allowed: [...RESPONSE_MOVES[from]] };
 }
 
 /** Open suggestions: still executable, cleared by a clear, and unique per key. */

@@ -52,7 +52,7 @@ export const suggestionSchema = z
     responseTimeMs: z.number().nullable().describe('from the timestamp to the first answer'),
     executedAt: z.iso.datetime().nullable(),
     executionTimeMs: z.number().nullable(),
-    error: jsonObject.nullable().describe("the problem of the last refused execution"),
+    error: jsonObject.nullable().describe('the problem of the last refused execution'),
     undoneAt: z.iso.datetime().nullable(),
   })
   .meta({ id: 'Suggestion' });
@@ -102,7 +102,10 @@ export const executeResponse = z.object({
   followUps: z.array(suggestionSchema),
 });
 
-export const clearBody = z.strictObject({ suggestionId: z.uuid().optional() }).default({});
+export const clearBody = z
+  .strictObject({ suggestionId: z.uuid().optional().describe('one suggestion; without it, all open ones') })
+  .nullish()
+  .transform((v) => v ?? {});
 export const clearResponse = z.object({ cleared: z.number().int() });
 
 export const putBody = z.strictObject({

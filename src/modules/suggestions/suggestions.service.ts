@@ -72,9 +72,10 @@ export class SuggestionsService {
     const s = await repo.findSuggestion(this.db, input.suggestionId, actor.id, ref.contextId);
     if (!s) throw notFound('suggestion');
     if (!isOpen(s.status))
-      throw new AppError('conflict', `The suggestion is ${s.status}; only an active or accepted one executes`, {
-        status: s.status,
-      });
+      throw new AppError(
+        'conflict',
+        `The suggestion is ${s.status}; only an active or accepted one executes`,
+      );
     let done;
     try {
       done = await this.execution.run(actor, s, input.actionType, input.params, { auto: false });
@@ -98,7 +99,10 @@ export class SuggestionsService {
   /** All open suggestions of the context, or one; they become expired (`cleared`). */
   async clear(actor: WorkflowActor, contextId: string, suggestionId?: string): Promise<{ cleared: number }> {
     const ref = refOf(contextId);
-    if (suggestionId !== undefined && !(await repo.findSuggestion(this.db, suggestionId, actor.id, ref.contextId)))
+    if (
+      suggestionId !== undefined &&
+      !(await repo.findSuggestion(this.db, suggestionId, actor.id, ref.contextId))
+    )
       throw notFound('suggestion');
     const ids = (await repo.openIds(this.db, actor.id, ref.contextId, suggestionId)).map((r) => r.id);
     if (ids.length === 0) return { cleared: 0 };
@@ -114,11 +118,15 @@ export class SuggestionsService {
     if (input.status !== undefined) {
       const d = decideResponse(s.status, input.status);
       if (d.kind === 'invalid')
-        throw new AppError('invalid_transition', `A suggestion cannot go from ${s.status} to ${input.status}`, {
-          from: s.status,
-          to: input.status,
-          allowed: d.allowed,
-        });
+        throw new AppError(
+          'invalid_transition',
+          `A suggestion cannot go from ${s.status} to ${input.status}`,
+          {
+            from: s.status,
+            to: input.status,
+            allowed: d.allowed,
+          },
+        );
       status = input.status;
     }
     if ((input.priority !== undefined || input.metadata !== undefined) && !isOpen(s.status))
@@ -149,7 +157,10 @@ export class SuggestionsService {
 
   // ---- history ---------------------------------------------------------------------------------
 
-  private async history(actor: WorkflowActor, f: Omit<Parameters<typeof repo.history>[1], 'userId'> & { userId?: number }) {
+  private async history(
+    actor: WorkflowActor,
+    f: Omit<Parameters<typeof repo.history>[1], 'userId'> & { userId?: number },
+  ) {
     const [rows, config] = await Promise.all([repo.history(this.db, f), this.configs.get(actor.id)]);
     return rows.map((r) => toSuggestion(r, config));
   }
