@@ -10,6 +10,7 @@ import { AppError } from '../../platform/http/problem.js';
 import type { SuggestionConfigs } from './suggestions.config.js';
 import type { ContextResolver } from './suggestions.context.js';
 import { ExecutionRefused, type Executed, type SuggestionExecution } from './suggestions.execution.js';
+import { toOrdered } from './suggestions.mapping.js';
 import * as repo from './suggestions.repository.js';
 import {
   autoExecutableFlag,
@@ -164,7 +165,7 @@ export class SuggestionGeneration {
         : [...open.values(), ...created];
     const active = current
       .filter((r) => r.status === 'active')
-      .sort((a, b) => compareSuggestions(order(a), order(b)));
+      .sort((a, b) => compareSuggestions(toOrdered(a), toOrdered(b)));
     const result: PassResult = { resolved, config, active, created, autoExecuted: [] };
     return opts.autoExecute ? this.autoExecute(actor, ref, opts, result) : result;
   }
@@ -257,10 +258,3 @@ export class SuggestionGeneration {
     return this.insert(this.deps.db, actor, pass.resolved, [c], this.deps.clock());
   }
 }
-
-const order = (r: repo.SuggestionRow) => ({
-  id: r.id,
-  priority: r.priority,
-  confidence: r.confidence,
-  timestamp: r.created_at,
-});

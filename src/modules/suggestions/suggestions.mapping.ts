@@ -1,6 +1,11 @@
 // A stored suggestion as the API shows it: its actions' safety class and autoExecutable flag
 // follow from their type and the caller's config at the time it is shown.
-import { autoExecutableFlag, SAFETY_OF, type AutoExecutionConfig } from './suggestions.rules.js';
+import {
+  autoExecutableFlag,
+  SAFETY_OF,
+  type AutoExecutionConfig,
+  type Ordered,
+} from './suggestions.rules.js';
 import type { SuggestionRow } from './suggestions.repository.js';
 import type { Suggestion } from './suggestions.schemas.js';
 
@@ -42,3 +47,11 @@ export function toSuggestion(r: SuggestionRow, config: AutoExecutionConfig): Sug
     undoneAt: iso(r.undone_at),
   };
 }
+
+/** A stored suggestion as the ordering sees it. */
+export const toOrdered = (r: SuggestionRow): Ordered => ({
+  id: r.id,
+  priority: r.priority,
+  confidence: r.confidence,
+  timestamp: r.created_at,
+});

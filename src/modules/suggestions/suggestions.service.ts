@@ -76,6 +76,9 @@ export class SuggestionsService {
         'conflict',
         `The suggestion is ${s.status}; only an active or accepted one executes`,
       );
+    // What is open before: follow-ups are what is active after it and was not (made by the next
+    // pass, or by the job of the write it caused, whichever came first).
+    const before = new Set((await repo.openIds(this.db, actor.id, ref.contextId)).map((r) => r.id));
     let done;
     try {
       done = await this.execution.run(actor, s, input.actionType, input.params, { auto: false });
@@ -86,7 +89,8 @@ export class SuggestionsService {
     let config: AutoExecutionConfig;
     if (done.row.status === 'executed') {
       const pass = await this.generation.pass(actor, ref, { autoExecute: false });
-      followUps = pass.created.length ? pass.created : await this.generation.followUp(actor, pass, done.row);
+      const fresh = pass.active.filter((r) => !before.has(r.id));
+      followUps = fresh.length ? fresh : await this.generation.followUp(actor, pass, done.row);
       config = pass.config;
     } else config = await this.configs.get(actor.id);
     return {
