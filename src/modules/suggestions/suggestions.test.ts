@@ -131,8 +131,11 @@ describe('the trigger table, row by row', () => {
 
   it('a channel: intent, then the chosen protocol, then its instance', async () => {
     const channel = 'chan-flow-1';
-    // No message: nothing to analyse.
+    // No message: nothing to analyse. Offline, a message without a keyword means no intent, and
+    // nothing is stored.
     expect(await c.types(creator, channel)).toEqual([]);
+    expect(await c.types(creator, channel, 'hello there, how are you?')).toEqual([]);
+    expect(await c.history(creator, channel)).toEqual([]);
     // Keywords (offline): a bug.
     const bug = await c.list(creator, channel, 'The checkout page crashes on submit');
     expect(bug.suggestions).toMatchObject([
