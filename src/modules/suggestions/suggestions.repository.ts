@@ -80,7 +80,11 @@ export function insertSuggestions(db: Executor, rows: NewSuggestion[]) {
       })),
     )
     .onConflict((oc) =>
-      oc.columns(['user_id', 'context_id', 'key']).where('status', 'in', ['active', 'accepted']).doNothing(),
+      oc
+        .columns(['user_id', 'context_id', 'key'])
+        // Literal, as the partial index says it: the index is inferred when the insert is planned.
+        .where(sql<boolean>`status in ('active', 'accepted')`)
+        .doNothing(),
     )
     .returning(columns)
     .execute();

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
+import * as repo from './suggestions.repository.js';
 
 const clock = manualClock();
 let t: TestApp;
@@ -235,6 +236,35 @@ describe('order, cap and ttl', () => {
         .map((s: any) => s.id)
         .sort(),
     ).toEqual(before.suggestions.map((s: any) => s.id).sort());
+  });
+});
+
+describe('storage', () => {
+  it('keeps one open suggestion per key: a racing pass inserts nothing twice', async () => {
+    const row = {
+      userId: creator.id,
+      contextId: 'chan-race-1',
+      key: 'SELECT_PROTOCOL|triage_support_v1|-',
+      type: 'SELECT_PROTOCOL' as const,
+      message: 'm',
+      confidence: 0.7,
+      priority: 40,
+      metadata: {},
+      actions: [],
+      ttl: 3600,
+      instanceId: null,
+      channelId: 'chan-race-1',
+      protocolId: null,
+      state: null,
+      stateVisit: null,
+      createdAt: clock.now(),
+    };
+    const [first] = await repo.insertSuggestions(t.deps.db, [row]);
+    expect(first).toMatchObject({ status: 'active' });
+    expect(await repo.insertSuggestions(t.deps.db, [row])).toEqual([]);
+    // Once it is no longer open, the key may be stored again (the pass decides whether it should).
+    await repo.expire(t.deps.db, [first!.id], 'trigger');
+    expect(await repo.insertSuggestions(t.deps.db, [row])).toHaveLength(1);
   });
 });
 
@@ -515,5 +545,5 @@ describe('the pass after an instance write', () => {
       expect(history.filter((s: any) => s.status === 'active')).toEqual([]);
       expect(history.filter((s: any) => s.expiredReason === 'trigger')).toHaveLength(4);
     }, wait);
-  });
+  }, 120_000);
 });
