@@ -314,8 +314,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       orphanAfterSeconds: 30,
       sweepEverySeconds: 30,
     });
-    // Suggestions: passes over the workflows (on GET, and a job after each instance write) whose
-    // operations run through the workflow services; the creator's config is the workflows'
+    // Suggestions: passes over the workflows (on GET, and a job enqueued with each instance write)
+    // whose operations run through the workflow services; the creator's config is the workflows'
     // autoRunOrchestrator port.
     const suggestions = new SuggestionsService(
       {
@@ -338,10 +338,11 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       },
       { ttlSeconds: 3600 },
     );
-    new SuggestionJobs(jobs, db, bus, suggestions, log);
+    const suggestionJobs = new SuggestionJobs(jobs, suggestions);
     workflows.usePorts({
       runExecutor: workflowRunJobs.executor,
       autoRunOrchestrator: suggestions.configs.autoRunOrchestrator,
+      instanceWritten: suggestionJobs.instanceWritten,
     });
     const services: Services = {
       users,

@@ -56,8 +56,11 @@ describe('execute, per action type', () => {
     await runsDone(admin, i.id);
     const { tasks } = await c.ok(admin, 'GET', `/api/protocol/instances/${i.id}/tasks`);
     expect(tasks.map((x: any) => x.status)).toEqual(['pending', 'pending', 'pending']);
-    // Executed: not made again while the visit lasts; again → 409.
-    expect(types((await c.list(admin, i.id)).suggestions)).toEqual(['RUN_ORCHESTRATOR', 'TRANSITION_STATE']);
+    // Executed: not made again while the visit lasts (a next step may remain, when the run was
+    // still seeding as the execution's pass looked); again → 409.
+    const seeded = types((await c.list(admin, i.id)).suggestions);
+    expect(seeded.slice(0, 2)).toEqual(['RUN_ORCHESTRATOR', 'TRANSITION_STATE']);
+    expect(seeded.slice(2)).toEqual(seeded.length > 2 ? ['SUGGEST_NEXT_STEP'] : []);
     expectProblem(await c.execute(admin, i.id, { suggestionId: breakDown.id }), 409, 'conflict');
 
     // TRANSITION: the instance moves (the event names the suggestion); its follow-ups are what the

@@ -191,8 +191,8 @@ export class SuggestionGeneration {
     );
   }
 
-  /** Runs what the config lets run by itself, in order; after a TRANSITION the context is looked
-   * at again (a new state visit) without a second one. */
+  /** Runs what the config lets run by itself, in order (follow-ups never); after a TRANSITION the
+   * context is looked at again (a new state visit) without a second one. */
   private async autoExecute(
     actor: WorkflowActor,
     ref: ContextRef,
@@ -207,8 +207,10 @@ export class SuggestionGeneration {
     let transitioned = false;
     for (const r of pass.active) {
       const a = r.actions[0];
+      // Not a follow-up (a next step is offered, never taken), nor one a refusal was kept for.
       const runs =
         a !== undefined &&
+        r.type !== 'SUGGEST_NEXT_STEP' &&
         r.error === null &&
         !(a.type === 'TRANSITION' && (transitioned || opts.transitioned === true)) &&
         autoExecute(

@@ -1,27 +1,21 @@
-// The pass after each instance write (contract "Suggestions"): every workflow write records its
-// timeline events, and the bus publishes them once the write committed; the instances they name
-// are gathered for the rest of that turn of the event loop, then each gets one
-// `suggestions.generate` job, which runs a pass for the instance's creator. A job lost with a
-// process that died right after the commit costs nothing lasting: the next GET runs a pass too.
-import type { Logger } from 'pino';
+// The pass after each instance write (contract "Suggestions"): the workflows module tells its port
+// `instanceWritten` of every event a write records, inside the write's transaction; the first for
+// an instance in that transaction enqueues one `suggestions.generate` job there, so the job exists
+// exactly when the write committed. The job runs a pass for the instance's creator.
 import { z } from 'zod';
-import type { Db } from '../../platform/db/database.js';
-import type { EventBus } from '../../platform/events/bus.js';
+import type { Executor } from '../../platform/db/database.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { SuggestionsService } from './suggestions.service.js';
 
 export const GENERATE_JOB = 'suggestions.generate';
 
 export class SuggestionJobs {
-  private readonly pending = new Set<string>();
-  private scheduled = false;
+  /** The instances each open transaction already enqueued a pass for. */
+  private readonly enqueued = new WeakMap<Executor, Set<string>>();
 
   constructor(
     private readonly jobs: JobQueue,
-    private readonly db: Db,
-    bus: EventBus,
     suggestions: SuggestionsService,
-    private readonly log: Logger,
   ) {
     jobs.define({
       name: GENERATE_JOB,
@@ -31,26 +25,21 @@ export class SuggestionJobs {
       localConcurrency: 2,
       handler: (data) => suggestions.generateForInstance(data.instanceId),
     });
-    bus.on('timeline.recorded', (event) => {
-      const id = event.metadata.stateMachineInstanceId;
-      if (typeof id === 'string') this.written(id);
-    });
   }
 
-  private written(instanceId: string): void {
-    this.pending.add(instanceId);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
-  }
+  /** WorkflowPorts.instanceWritten: one job per instance and transaction (none without a queue:
+   * CLI commands). */
+  readonly instanceWritten = async (trx: Executor, instanceId: string): Promise<void> => {
+    if (!this.jobs.accepting) return;
+    if (!trx.isTransaction) return this.enqueue(trx, instanceId);
+    let seen = this.enqueued.get(trx);
+    if (!seen) this.enqueued.set(trx, (seen = new Set()));
+    if (seen.has(instanceId)) return;
+    seen.add(instanceId);
+    await this.enqueue(trx, instanceId);
+  };
 
-  private flush(): void {
-    this.scheduled = false;
-    const ids = [...this.pending];
-    this.pending.clear();
-    for (const instanceId of ids)
-      this.jobs
-        .enqueue(this.db, GENERATE_JOB, { instanceId })
-        .catch((err: unknown) => this.log.warn({ err, instanceId }, 'suggestion pass not enqueued'));
+  private async enqueue(executor: Executor, instanceId: string): Promise<void> {
+    await this.jobs.enqueue(executor, GENERATE_JOB, { instanceId });
   }
 }

@@ -21,7 +21,7 @@ export class WorkflowEntry {
 
   /** One `workflow_*` event of an instance: linked to its registry instance (else the root
    * observer), metadata naming the instance, machine, state and visit. */
-  record(
+  async record(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
@@ -30,6 +30,7 @@ export class WorkflowEntry {
     eventText: string,
     metadata: Record<string, unknown> = {},
   ): Promise<TimelineEvent> {
+    await this.ports().instanceWritten?.(trx, row.id);
     return this.deps.timeline.record(
       trx,
       {
