@@ -9,7 +9,6 @@
 // time, claim to finish as the orchestrator measured it, minus its model call's time).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort } from 'node:worker_threads';
@@ -18,8 +17,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
-import { dropSchema } from '../test/schema.js';
-import { embeddedDataDir } from './embedded-dir.js';
+import { onEachDatabase } from './databases.js';
 import { startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
@@ -219,16 +217,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
 
 if (!isMainThread) await loadGenerator();
 else {
-  const results = [];
-  if (values.only !== 'postgres') results.push(await run('pglite', embeddedDataDir()));
-  if (process.env.DATABASE_URL && values.only !== 'pglite') {
-    const schema = `bench_wf_${randomBytes(4).toString('hex')}`;
-    try {
-      results.push(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
-    } finally {
-      await dropSchema(process.env.DATABASE_URL, schema);
-    }
-  }
+  const results = await onEachDatabase('bench_wf', values.only, run);
   console.log(
     `\n${INSTANCES} documentation-flow instances, ${PARALLEL} at once, 3 tasks each (orchestrator concurrency 3), model server answering at once\n`,
   );

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- a test helper: it reads untyped JSON bodies, as the tests do */
 import { expect } from 'vitest';
 
 /** Asserts a problem+json answer with this status and code; returns its body. */
