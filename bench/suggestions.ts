@@ -19,6 +19,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { onEachDatabase } from './databases.js';
+import { pct } from './percentile.js';
 import { startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
@@ -36,12 +37,6 @@ const STORED = Number(values.stored);
 const USERS = Number(values.users);
 const REQUESTS = Number(values.requests);
 const PARALLEL = Number(values.parallel);
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
 
 // ---- load generator (worker thread) -------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { onEachDatabase } from './databases.js';
+import { pct } from './percentile.js';
 import { startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
@@ -29,12 +30,6 @@ const { values } = parseArgs({
 });
 const INSTANCES = Number(values.instances);
 const PARALLEL = Number(values.parallel ?? values.instances);
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
 
 // ---- load generator (worker thread) -------------------------------------------------------------
 
