@@ -322,6 +322,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         db,
         log,
         models,
+        counters,
         workflows,
         workflowTasks,
         workflowRuns,
@@ -336,7 +337,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         },
         clock: opts.clock ?? (() => new Date()),
       },
-      { ttlSeconds: 3600 },
+      // The contract's ttl; a user causes at most as many intent calls as chat turns a minute.
+      { ttlSeconds: 3600, intentCallsPerMinute: config.limits.chatPerMinute },
     );
     const suggestionJobs = new SuggestionJobs(jobs, suggestions);
     workflows.usePorts({

@@ -7,7 +7,13 @@ import { WORKFLOW_DEFINITIONS, type InstanceOverview } from '../workflows/index.
 import { IntentAnalysis } from './suggestions.intent.js';
 import type { ContextRef } from './suggestions.rules.js';
 import * as settings from './suggestions.settings.repository.js';
-import type { Meaning, ResolvedContext, SuggestionsDeps, WorkflowActor } from './suggestions.types.js';
+import type {
+  Meaning,
+  ResolvedContext,
+  SuggestionsDeps,
+  SuggestionsOptions,
+  WorkflowActor,
+} from './suggestions.types.js';
 
 /** The workflow definition a workflow protocol runs, or undefined for any other protocol. */
 export const machineOfProtocol = (protocolId: string | null) =>
@@ -16,8 +22,11 @@ export const machineOfProtocol = (protocolId: string | null) =>
 export class ContextResolver {
   private readonly intents: IntentAnalysis;
 
-  constructor(private readonly deps: SuggestionsDeps) {
-    this.intents = new IntentAnalysis(deps);
+  constructor(
+    private readonly deps: SuggestionsDeps,
+    options: SuggestionsOptions,
+  ) {
+    this.intents = new IntentAnalysis(deps, options);
   }
 
   async resolve(actor: WorkflowActor, ref: ContextRef, message?: string): Promise<ResolvedContext> {

@@ -21,7 +21,10 @@ let c: ReturnType<typeof suggestionsClient>;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  t = await createTestApp(fake.env({ MODEL_MAX_RETRIES: '0', MODEL_RETRY_BASE_MS: '10' }));
+  // A user causes at most as many intent calls a minute as chat turns (4 here).
+  t = await createTestApp(
+    fake.env({ MODEL_MAX_RETRIES: '0', MODEL_RETRY_BASE_MS: '10', CHAT_RATE_LIMIT: '4' }),
+  );
   user = await createUser(t);
   c = suggestionsClient(t);
 });
@@ -71,6 +74,22 @@ describe('intent analysis with a remote model', () => {
     expect(intentCalls()).toHaveLength(2);
     expect(await c.history(user, 'chan-remote-2')).toEqual([]);
     expect(await c.history(user, 'chan-remote-3')).toEqual([]);
+  });
+
+  it('calls the model at most so many times a minute per user', async () => {
+    const busy = await createUser(t);
+    for (let n = 1; n <= 4; n++) {
+      fake.replyChat({ text: '{"intent":"development","confidence":0.6}' });
+      expect(await c.types(busy, 'chan-remote-4', `a new thing number ${n}`)).toEqual(['SELECT_PROTOCOL']);
+    }
+    expect(intentCalls()).toHaveLength(4);
+    expect(await c.types(busy, 'chan-remote-4', 'a new thing number 5')).toEqual([]);
+    expect(intentCalls()).toHaveLength(4);
+    // Another user is counted apart.
+    fake.replyChat({ text: '{"intent":"bug","confidence":0.6}' });
+    expect(await c.types(await createUser(t), 'chan-remote-4', 'a new thing number 5')).toEqual([
+      'SELECT_PROTOCOL',
+    ]);
   });
 
   it("analyses a conversation's last user message", async () => {

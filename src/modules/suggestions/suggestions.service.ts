@@ -43,7 +43,7 @@ export class SuggestionsService {
     this.generation = new SuggestionGeneration(
       deps,
       options,
-      new ContextResolver(deps),
+      new ContextResolver(deps, options),
       this.execution,
       this.configs,
     );

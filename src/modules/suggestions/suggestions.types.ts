@@ -3,6 +3,7 @@
 // gateway, the clock) and what a context means once resolved.
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/database.js';
+import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import type {
   InstanceOverview,
@@ -19,6 +20,8 @@ export interface SuggestionsDeps {
   db: Db;
   log: Logger;
   models: Pick<ModelGateway, 'chat' | 'offline'>;
+  /** Shared counters: the intent calls each user causes per minute. */
+  counters: Pick<CounterStore, 'hit'>;
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
@@ -36,6 +39,8 @@ export interface SuggestionsDeps {
 export interface SuggestionsOptions {
   /** Seconds a new suggestion lives (3600). */
   ttlSeconds: number;
+  /** Intent model calls a user's requests may cause per minute; past it, no intent is found. */
+  intentCallsPerMinute: number;
 }
 
 /** What a context means, first match (contract "Suggestions"): that instance, its bound instance,
