@@ -44,6 +44,7 @@ import { trainingPlugin, trainingSockets } from './modules/training/index.js';
 import { usersPlugin } from './modules/users/index.js';
 import { webhooksPlugin } from './modules/webhooks/index.js';
 import { workflowsPlugin } from './modules/workflows/index.js';
+import { suggestionsPlugin } from './modules/suggestions/index.js';
 import { VERSION } from './version.js';
 
 export interface BuiltApp {
@@ -225,6 +226,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     workflowRuns: s.workflowRuns,
   });
   await app.register(webhooksPlugin, { webhooks: s.webhooks });
+  await app.register(suggestionsPlugin, { suggestions: s.suggestions });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.
   await app.register(filesPlugin, {

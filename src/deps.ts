@@ -47,6 +47,7 @@ import {
   WorkflowTasksService,
 } from './modules/workflows/index.js';
 import { Extractor, OcrEngine, TrainingJobs, TrainingService } from './modules/training/index.js';
+import { SuggestionJobs, SuggestionsService } from './modules/suggestions/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
@@ -72,6 +73,7 @@ export interface Services {
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
   training: TrainingService;
+  suggestions: SuggestionsService;
 }
 
 export interface Deps {
@@ -102,6 +104,8 @@ export interface CreateDepsOptions {
   loadFrom?: string;
   /** Skip the job queue entirely, and the chat-platform bot (CLI commands that need neither). */
   jobs?: boolean;
+  /** The suggestions' clock (timestamps, ttl, the undo window); tests move it by hand. */
+  clock?: () => Date;
 }
 
 /** In development a missing JWT_SECRET is generated once and kept in DATA_DIR, so `npm start`
@@ -354,7 +358,6 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       orphanAfterSeconds: 30,
       sweepEverySeconds: 30,
     });
-    workflows.usePorts({ runExecutor: workflowRunJobs.executor });
     // Chat-platform commands run the workflow operations as the caller, or as the account a
     // platform user is linked to (its rights as they are now).
     const chatPlatformCommands = new ChatPlatformCommands({
@@ -392,6 +395,38 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       new OcrEngine({ cacheDir: join(tmpdir(), 'assistant-platform-ocr'), idleMs: 60_000 }),
       trainingLimits,
     );
+    // Suggestions: passes over the workflows (on GET, and a job enqueued with each instance write)
+    // whose operations run through the workflow services; the creator's config is the workflows'
+    // autoRunOrchestrator port.
+    const suggestions = new SuggestionsService(
+      {
+        db,
+        log,
+        models,
+        counters,
+        workflows,
+        workflowTasks,
+        workflowRuns,
+        lastUserMessage: async (userId, conversationId) => {
+          const messages = await conversations.history(userId, conversationId, 20);
+          return messages.findLast((m) => m.role === 'user')?.text ?? null;
+        },
+        channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
+        actorOf: async (id) => {
+          const u = await users.identity(id);
+          return u && { id, name: u.name, admin: isAdmin(u, config.adminUserIds) };
+        },
+        clock: opts.clock ?? (() => new Date()),
+      },
+      // The contract's ttl; a user causes at most as many intent calls as chat turns a minute.
+      { ttlSeconds: 3600, intentCallsPerMinute: config.limits.chatPerMinute },
+    );
+    const suggestionJobs = new SuggestionJobs(jobs, suggestions);
+    workflows.usePorts({
+      runExecutor: workflowRunJobs.executor,
+      autoRunOrchestrator: suggestions.configs.autoRunOrchestrator,
+      instanceWritten: suggestionJobs.instanceWritten,
+    });
     const services: Services = {
       users,
       auth,
@@ -415,6 +450,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       workflowTasks,
       workflowRuns,
       training,
+      suggestions,
     };
 
     // First start: the assistant's own user and the root observer (the API contract). Both steps

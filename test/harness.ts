@@ -44,6 +44,8 @@ export interface TestAppOptions {
   /** PostgreSQL only: a second node on the same database as this app (it leaves the schema to
    * the first node to drop). */
   sameDatabaseAs?: TestApp;
+  /** The suggestions' clock (createDeps' `clock`): a test moves it instead of waiting. */
+  clock?: () => Date;
 }
 
 export async function createTestApp(
@@ -66,7 +68,10 @@ export async function createTestApp(
   );
   // The template was migrated with pgvector: a database without it is migrated from scratch.
   const template = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
-  const deps = await createDeps(config, template ? { loadFrom: template } : {});
+  const deps = await createDeps(config, {
+    ...(template ? { loadFrom: template } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   const built = await buildApp(deps);
   await built.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = built.app.server.address() as AddressInfo;
