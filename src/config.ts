@@ -53,6 +53,8 @@ const envSchema = z.object({
   REFRESH_TOKEN_TTL: seconds.default(30 * 24 * 3600),
   ACCOUNT_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   ADMIN_USER_IDS: intList.default([]),
+  ADMIN_EMAIL: z.string().trim().max(254).pipe(z.email()).optional(),
+  ADMIN_PASSWORD: z.string().min(8).max(256).optional(),
   ASSISTANT_NAME: z.string().min(1).default('Assistant'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
@@ -149,6 +151,9 @@ export interface Config {
     refreshTtl: number;
   };
   adminUserIds: number[];
+  /** ADMIN_EMAIL and ADMIN_PASSWORD: the first administrator (a CSO), made at start while no CSO
+   * exists. */
+  firstAdmin: { email: string; password: string } | undefined;
   /** How long a node may answer from an account's cached role, type and ended sessions when no
    * change notice reaches it (milliseconds). */
   accountCacheMs: number;
@@ -225,27 +230,23 @@ function shown(name: string, value: string | undefined): string {
 
 /** Plain-words messages for the checks the schema makes (zod's defaults say "received NaN"). */
 const issueMessage: z.core.$ZodErrorMap = (iss) => {
-  switch (iss.code) {
-    case 'invalid_type':
-      if (iss.expected === 'int') return 'must be a whole number';
-      if (iss.expected === 'number') return 'must be a number';
-      return undefined;
-    case 'too_small':
-      if (iss.origin === 'string') return `must be at least ${String(iss.minimum)} characters`;
-      if (iss.origin === 'array') return `must list at least ${String(iss.minimum)}`;
-      return `must be at least ${String(iss.minimum)}`;
-    case 'too_big':
-      if (iss.origin === 'string') return `must be at most ${String(iss.maximum)} characters`;
-      return `must be at most ${String(iss.maximum)}`;
-    case 'invalid_value':
-      return `must be one of ${iss.values.map(String).join(', ')}`;
-    case 'invalid_format':
-      if (iss.format === 'url') return 'must be a URL';
-      if (iss.format === 'regex') return `must match ${String((iss as { pattern?: unknown }).pattern)}`;
-      return undefined;
-    default:
-      return undefined;
+  if (iss.code === 'invalid_type') {
+    if (iss.expected === 'int') return 'must be a whole number';
+    if (iss.expected === 'number') return 'must be a number';
+  } else if (iss.code === 'too_small') {
+    if (iss.origin === 'string') return `must be at least ${String(iss.minimum)} characters`;
+    if (iss.origin === 'array') return `must list at least ${String(iss.minimum)}`;
+    return `must be at least ${String(iss.minimum)}`;
+  } else if (iss.code === 'too_big') {
+    if (iss.origin === 'string') return `must be at most ${String(iss.maximum)} characters`;
+    return `must be at most ${String(iss.maximum)}`;
+  } else if (iss.code === 'invalid_value') {
+    return `must be one of ${iss.values.map(String).join(', ')}`;
+  } else if (iss.code === 'invalid_format') {
+    if (iss.format === 'url') return 'must be a URL';
+    if (iss.format === 'regex') return `must match ${String((iss as { pattern?: unknown }).pattern)}`;
   }
+  return undefined;
 };
 
 /** Parses an environment (process.env by default); throws ConfigError listing every bad variable,
@@ -276,6 +277,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     problem('JWT_SECRET', 'must be at least 32 bytes');
   if (raw.NODE_ENV === 'production' && raw.JWT_SECRET === undefined)
     problem('JWT_SECRET', 'required when NODE_ENV=production');
+  if ((raw.ADMIN_EMAIL === undefined) !== (raw.ADMIN_PASSWORD === undefined))
+    problem(
+      raw.ADMIN_EMAIL === undefined ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD',
+      'ADMIN_EMAIL and ADMIN_PASSWORD go together',
+    );
   if (raw.DATABASE_URL && !/^(postgres(ql)?:\/\/|memory:\/\/)/.test(raw.DATABASE_URL))
     problem('DATABASE_URL', 'must be a postgres:// URL (or memory:// for a throwaway embedded database)');
   if (bad.size > 0 || !parsed.success)
@@ -307,6 +313,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       refreshTtl: e.REFRESH_TOKEN_TTL,
     },
     adminUserIds: e.ADMIN_USER_IDS,
+    firstAdmin:
+      e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     accountCacheMs: e.ACCOUNT_CACHE_MS,
     assistantName: e.ASSISTANT_NAME,
     logLevel: e.LOG_LEVEL,

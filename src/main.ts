@@ -46,13 +46,16 @@ async function main() {
   let config: Config | undefined;
   let deps: Deps | undefined;
   let built: BuiltApp | undefined;
+  let url: string | undefined;
   try {
     config = loadConfig();
     if (config.services.includes('api')) await probePort(config.port, config.host);
     const log = await createLogger({ level: config.logLevel, format: config.logFormat });
     deps = await createDeps(config, { log });
     built = await buildApp(deps);
-    if (config.services.includes('api')) await built.app.listen({ port: config.port, host: config.host });
+    // The address listened on (with PORT=0, the port the system chose).
+    if (config.services.includes('api'))
+      url = await built.app.listen({ port: config.port, host: config.host });
   } catch (err) {
     // Release what was opened (the DATA_DIR lock above all) before saying why.
     await built?.app.close().catch(() => undefined);
@@ -86,9 +89,9 @@ async function main() {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  if (config.services.includes('api'))
+  if (url)
     ready.log.info(
-      { url: config.publicUrl, database: ready.database.kind, docs: `${config.publicUrl}/docs` },
+      { url, publicUrl: config.publicUrl, database: ready.database.kind, docs: `${url}/docs` },
       'service ready',
     );
   else ready.log.info('worker ready (no HTTP API on this node)');

@@ -43,17 +43,7 @@ export function apiKeyRoutes(app: App, { auth }: { auth: AuthService }) {
         response: { 200: z.object({ apiKeys: z.array(apiKeySchema) }), ...problems(401, 403) },
       },
     },
-    async () => ({
-      apiKeys: (await auth.listApiKeys()).map((k) => ({
-        id: k.id,
-        name: k.name,
-        scopes: k.scopes,
-        prefix: k.prefix,
-        createdAt: k.created_at.toISOString(),
-        lastUsedAt: k.last_used_at?.toISOString() ?? null,
-        revokedAt: k.revoked_at?.toISOString() ?? null,
-      })),
-    }),
+    async () => ({ apiKeys: await auth.listApiKeys() }),
   );
 
   app.delete(

@@ -59,6 +59,7 @@ export const apiKeySchema = z
     revokedAt: z.iso.datetime().nullable(),
   })
   .meta({ id: 'ApiKey' });
+export type ApiKeyDto = z.infer<typeof apiKeySchema>;
 
 export const createdApiKeySchema = z.object({
   id: z.number().int(),

@@ -11,7 +11,7 @@ import type { ApiScope, ClientType } from '../../platform/security/identity.rule
 import { burnPasswordCheck, randomToken, sha256, verifyPassword } from '../../platform/security/secrets.js';
 import { toProfile, type UsersService, type UserRow } from '../users/index.js';
 import * as repo from './auth.repository.js';
-import type { TokenResponse } from './auth.schemas.js';
+import type { ApiKeyDto, TokenResponse } from './auth.schemas.js';
 
 export interface AuthServiceOptions {
   refreshTtlSeconds: number;
@@ -214,8 +214,16 @@ export class AuthService {
     await repo.touchApiKey(this.db, entry.principal.id);
   }
 
-  listApiKeys() {
-    return repo.listApiKeys(this.db);
+  async listApiKeys(): Promise<ApiKeyDto[]> {
+    return (await repo.listApiKeys(this.db)).map((k) => ({
+      id: k.id,
+      name: k.name,
+      scopes: k.scopes,
+      prefix: k.prefix,
+      createdAt: k.created_at.toISOString(),
+      lastUsedAt: k.last_used_at?.toISOString() ?? null,
+      revokedAt: k.revoked_at?.toISOString() ?? null,
+    }));
   }
 
   async revokeApiKey(id: number): Promise<void> {

@@ -75,7 +75,7 @@ export class DatabaseUnreachableError extends Error {
  * of ours): undefined for anything else. */
 function unreachableReason(err: unknown, timeoutMs: number): string | undefined {
   const e = err as { code?: string; message?: string };
-  switch (e.code) {
+  switch (e.code ?? '') {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ENOTFOUND':
