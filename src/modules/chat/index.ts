@@ -9,6 +9,7 @@ export { ConversationsService } from './conversations.service.js';
 export { ChatService } from './chat.service.js';
 export { defineChatJobs } from './chat.jobs.js';
 export { chatSockets } from './chat.socket.js';
+export { chatNamespaceDoc } from './chat.events.js';
 export type {
   AssistantIdle,
   AssistantResponse,
