@@ -13,7 +13,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Register with email and password */
+    /**
+     * Register with email and password
+     * @description Creates an account (role carbon, account type public) and signs it in: the answer carries an access token, a refresh token and the profile. A verification mail is queued for the address. Public; an address already in use is 409 `conflict`; the auth routes share a per-IP rate limit (429).
+     */
     post: {
       parameters: {
         query?: never;
@@ -23,6 +26,13 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "email": "ada@example.com",
+           *       "password": "a long password",
+           *       "name": "Ada"
+           *     }
+           */
           'application/json': {
             email: string;
             password: string;
@@ -84,7 +94,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Sign in with email and password */
+    /**
+     * Sign in with email and password
+     * @description Signs in with email and password and starts a new session (a refresh-token family), so several sessions coexist. A wrong email or password is 401 `invalid_credentials`; repeated failures for one IP and email are 429 for a while, even with the right password.
+     */
     post: {
       parameters: {
         query?: never;
@@ -94,6 +107,13 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "email": "ada@example.com",
+           *       "password": "a long password",
+           *       "clientType": "web_portal"
+           *     }
+           */
           'application/json': {
             email: string;
             password: string;
@@ -159,7 +179,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Native-client token request (no redirect) */
+    /**
+     * Native-client token request (no redirect)
+     * @description The same sign-in as /api/auth/login for native clients (game, mobile, VR, AR), which must name their `clientType`: no redirect, tokens in the body.
+     */
     post: {
       parameters: {
         query?: never;
@@ -169,6 +192,13 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "email": "ada@example.com",
+           *       "password": "a long password",
+           *       "clientType": "game_client"
+           *     }
+           */
           'application/json': {
             email: string;
             password: string;
@@ -231,7 +261,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Trade a refresh token for new tokens (rotation; reuse revokes the family) */
+    /**
+     * Trade a refresh token for new tokens (rotation; reuse revokes the family)
+     * @description Trades a refresh token for a new access token and a new refresh token; the old refresh token is spent. Presenting a spent one again revokes its whole session (401 `refresh_token_reused`): a stolen token stops working for both holders.
+     */
     post: {
       parameters: {
         query?: never;
@@ -241,6 +274,11 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "refreshToken": "rt_9cQ2fV0yq0Zk4m3xLw7PpA"
+           *     }
+           */
           'application/json': {
             refreshToken: string;
           };
@@ -300,7 +338,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** End the session of a refresh token */
+    /**
+     * End the session of a refresh token
+     * @description Ends the session of the refresh token: the refresh token and every access token of that session stop working at once; the caller's other sessions go on. 204 even for an unknown token.
+     */
     post: {
       parameters: {
         query?: never;
@@ -310,6 +351,11 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "refreshToken": "rt_9cQ2fV0yq0Zk4m3xLw7PpA"
+           *     }
+           */
           'application/json': {
             refreshToken: string;
           };
@@ -356,7 +402,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List API keys */
+    /**
+     * List API keys
+     * @description Every API key with its scopes, prefix, creation, last use and revocation; never the key itself. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
@@ -398,7 +447,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create an API key (the key is shown once) */
+    /**
+     * Create an API key (the key is shown once)
+     * @description Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -408,6 +460,15 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "name": "world platform",
+           *       "scopes": [
+           *         "sync:read",
+           *         "sync:write"
+           *       ]
+           *     }
+           */
           'application/json': {
             name: string;
             scopes: ('sync:read' | 'sync:write' | 'chat-platform:command')[];
@@ -478,12 +539,16 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Revoke an API key */
+    /**
+     * Revoke an API key
+     * @description Revokes an API key: every node refuses it at once. Revoking twice is harmless; an unknown id is 404. Administrators only.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 3 */
           id: number;
         };
         cookie?: never;
@@ -549,7 +614,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Verify an email address with the token from the verification mail (single use) */
+    /**
+     * Verify an email address with the token from the verification mail (single use)
+     * @description Marks the address verified with the single-use token from the verification mail. A bad, expired, used or tampered token is 400 `validation_failed` on `body.token`.
+     */
     post: {
       parameters: {
         query?: never;
@@ -559,6 +627,11 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "token": "vt_3kq9wP2xY8sLr0aB"
+           *     }
+           */
           'application/json': {
             token: string;
           };
@@ -612,7 +685,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Ask for a password reset mail; 202 whether or not the account exists */
+    /**
+     * Ask for a password reset mail; 202 whether or not the account exists
+     * @description Queues a password-reset mail when an account has this address; the answer is the same 202 either way, so it does not tell whether an account exists. Mails per address are limited per hour (extra requests are dropped silently).
+     */
     post: {
       parameters: {
         query?: never;
@@ -622,6 +698,11 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "email": "ada@example.com"
+           *     }
+           */
           'application/json': {
             email: string;
           };
@@ -675,7 +756,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Set a new password with the token from the reset mail; signs out every session */
+    /**
+     * Set a new password with the token from the reset mail; signs out every session
+     * @description Sets a new password with the single-use token from the reset mail and ends every session of the account. Answers `{ reset: true }`; a bad or used token is 400 on `body.token`.
+     */
     post: {
       parameters: {
         query?: never;
@@ -685,6 +769,12 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "token": "rs_7Hn2cQ5vT1mZ",
+           *       "password": "a new long password"
+           *     }
+           */
           'application/json': {
             token: string;
             password: string;
@@ -739,7 +829,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Ask for a new verification mail; 202 whether or not the account exists */
+    /**
+     * Ask for a new verification mail; 202 whether or not the account exists
+     * @description Queues a new verification mail for an account with this address that is not verified yet; 202 whatever the case.
+     */
     post: {
       parameters: {
         query?: never;
@@ -749,6 +842,11 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "email": "ada@example.com"
+           *     }
+           */
           'application/json': {
             email: string;
           };
@@ -802,7 +900,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Trade the one-time code of an external login for tokens (once, within 60 s) */
+    /**
+     * Trade the one-time code of an external login for tokens (once, within 60 s)
+     * @description The app's last step of an external login: trades the one-time `code` the callback put in the URL fragment for tokens, once and within 60 seconds (401 otherwise).
+     */
     post: {
       parameters: {
         query?: never;
@@ -812,6 +913,11 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "code": "lc_Q2v8xN4pR7"
+           *     }
+           */
           'application/json': {
             code: string;
           };
@@ -869,7 +975,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Start an external login (302 to the provider, with state, nonce and PKCE S256) */
+    /**
+     * Start an external login (302 to the provider, with state, nonce and PKCE S256)
+     * @description Starts an external login with the configured provider `idp` (OAUTH_PROVIDERS): redirects the browser to the provider with state, nonce and a PKCE challenge, and binds the flow to this browser with a cookie. An unknown provider is 404.
+     */
     get: {
       parameters: {
         query?: {
@@ -877,6 +986,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example google */
           idp: string;
         };
         cookie?: never;
@@ -934,12 +1044,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The provider's redirect: 302 to APP_URL/auth/callback#code=<one-time code> or #error=<code> */
+    /**
+     * The provider's redirect: 302 to APP_URL/auth/callback#code=<one-time code> or #error=<code>
+     * @description Where the provider sends the browser back: checks state, the browser's cookie, nonce and PKCE, signs the user in or creates the account (a verified provider email links to an existing account), and redirects to APP_URL with a one-time code (or an error) in the fragment.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example google */
           idp: string;
         };
         cookie?: never;
@@ -988,7 +1102,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's profile */
+    /**
+     * The caller's profile
+     * @description The signed-in user's own profile: id, email, name, role, account type, energy coins and whether the email is verified.
+     */
     get: {
       parameters: {
         query?: never;
@@ -1033,7 +1150,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List users */
+    /**
+     * List users
+     * @description Accounts, filtered by text (email or name), role and account type, with paging (`limit`, `offset`, `total`). Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -1114,18 +1234,28 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Change a user's role, account type or name (allowed combinations only) */
+    /**
+     * Change a user's role, account type or name (allowed combinations only)
+     * @description Changes an account's role, account type or name. Only the allowed role/account-type pairs are accepted (400 otherwise), and the change applies at once to the tokens and sockets already issued. Administrators only.
+     */
     patch: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 42 */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "role": "silicon",
+           *       "accountType": "developer"
+           *     }
+           */
           'application/json': {
             /** @enum {string} */
             role?: 'carbon' | 'silicon' | 'cso';
@@ -1192,7 +1322,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness and readiness */
+    /**
+     * Liveness and readiness
+     * @description Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 when the database does not answer. Public.
+     */
     get: {
       parameters: {
         query?: never;
@@ -1237,7 +1370,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Health with vector support, job queue and model provider status */
+    /**
+     * Health with vector support, job queue and model provider status
+     * @description The health answer plus what an operator needs: the database engine and vector mode (pgvector or the sketch index), job queues, the model provider and embedding backlog, the rate-limit store and this node's services. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
@@ -1291,7 +1427,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** System statistics: accounts, memories, chat, timeline and model usage (tokens, latency) over a window */
+    /**
+     * System statistics: accounts, memories, chat, timeline and model usage (tokens, latency) over a window
+     * @description Counts over the last `hours`: accounts by role and type, memories by tier, conversations and messages, timeline events, and model usage (calls, tokens, latency) by purpose. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -1356,7 +1495,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's conversations, most recent first */
+    /**
+     * The caller's conversations, most recent first
+     * @description The caller's conversations, the most recently active first, with paging.
+     */
     get: {
       parameters: {
         query?: {
@@ -1404,7 +1546,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Start a conversation (optionally with NPCs) */
+    /**
+     * Start a conversation (optionally with NPCs)
+     * @description Starts a conversation of the caller, with the assistant alone or with up to ten NPCs (a group scene where a director picks who answers). Chat messages name it by `conversationId`.
+     */
     post: {
       parameters: {
         query?: never;
@@ -1414,6 +1559,14 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "title": "At the forge",
+           *       "npcUserIds": [
+           *         7
+           *       ]
+           *     }
+           */
           'application/json': {
             title?: string;
             npcUserIds?: number[];
@@ -1463,12 +1616,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One of the caller’s conversations */
+    /**
+     * One of the caller’s conversations
+     * @description One conversation of the caller. Another user's conversation is 404, as if it did not exist.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 12 */
           id: number;
         };
         cookie?: never;
@@ -1515,12 +1672,16 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    /** Delete one of the caller’s conversations and its messages */
+    /**
+     * Delete one of the caller’s conversations and its messages
+     * @description Deletes one of the caller's conversations with its messages and suggested replies. Memories made from it stay (forget them under /api/memories).
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 12 */
           id: number;
         };
         cookie?: never;
@@ -1575,7 +1736,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Messages of a conversation (default: the caller’s conversation with the assistant), oldest first */
+    /**
+     * Messages of a conversation (default: the caller’s conversation with the assistant), oldest first
+     * @description The messages of a conversation, oldest first (without `conversationId`: the caller's default conversation with the assistant). Page backwards with `before` (a message id).
+     */
     get: {
       parameters: {
         query?: {
@@ -1645,7 +1809,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Suggested next replies produced with the last assistant response */
+    /**
+     * Suggested next replies produced with the last assistant response
+     * @description The suggested replies the model gave with its last response in the conversation (the default one without `conversationId`); empty when it gave none. Send one as the next chatMessage.
+     */
     get: {
       parameters: {
         query?: {
@@ -1715,7 +1882,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The tools the model can use in a chat turn, with the JSON Schema of their arguments (each protocol allows a subset) */
+    /**
+     * The tools the model can use in a chat turn, with the JSON Schema of their arguments (each protocol allows a subset)
+     * @description The tools a chat turn may offer the model (modifyInventory, modifyCurrency, lookupMemory), with the JSON Schema of their arguments; the caller's protocol decides which a turn offers.
+     */
     get: {
       parameters: {
         query?: never;
@@ -1762,7 +1932,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List instances */
+    /**
+     * List instances
+     * @description Registered instances, filtered by level, source, activity and parent, with paging. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -1823,7 +1996,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Register a Level-5 or Level-8 instance (creates a timeline event) */
+    /**
+     * Register a Level-5 or Level-8 instance (creates a timeline event)
+     * @description Registers a Level-8 observer or a Level-5 instance under one, records an `instance_registered` timeline event and broadcasts it to the observer's watchers. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -1833,6 +2009,17 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "name": "Harbour shard",
+           *       "level": 5,
+           *       "source": "game_client",
+           *       "parentInstanceId": 3,
+           *       "metadata": {
+           *         "region": "eu"
+           *       }
+           *     }
+           */
           'application/json': {
             name: string;
             level: 5 | 8;
@@ -1902,12 +2089,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One instance */
+    /**
+     * One instance
+     * @description One registered instance. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5 */
           id: number;
         };
         cookie?: never;
@@ -1966,18 +2157,27 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Change an instance (isActive, metadata, …); activity changes are broadcast */
+    /**
+     * Change an instance (isActive, metadata, …); activity changes are broadcast
+     * @description Changes an instance's name, activity, persona, channel or metadata; an activity change is broadcast as `instance_activity` to its observer's watchers. Administrators only.
+     */
     patch: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5 */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "isActive": false
+           *     }
+           */
           'application/json': {
             name?: string;
             isActive?: boolean;
@@ -2048,7 +2248,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List characters (the assistant and NPCs) */
+    /**
+     * List characters (the assistant and NPCs)
+     * @description The characters: the assistant itself and every NPC, with paging. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -2105,7 +2308,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create an NPC (a silicon + npc user with a profile) */
+    /**
+     * Create an NPC (a silicon + npc user with a profile)
+     * @description Creates a non-player character: a silicon + npc account with a profile (description, persona type, metadata such as specialties). NPCs speak in group conversations and take workflow tasks. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -2115,6 +2321,19 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "name": "Mira",
+           *       "description": "The blacksmith of the harbour town; gruff, fair, proud of her forge.",
+           *       "personaType": "crafter",
+           *       "metadata": {
+           *         "specialties": [
+           *           "writing",
+           *           "review"
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': {
             name: string;
             /** @default  */
@@ -2178,12 +2397,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One character */
+    /**
+     * One character
+     * @description One character with its profile. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
@@ -2237,18 +2460,35 @@ export interface paths {
         };
       };
     };
-    /** Replace a character's name, description, persona type and metadata */
+    /**
+     * Replace a character's name, description, persona type and metadata
+     * @description Replaces a character's name, description, persona type and metadata. Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "name": "Mira",
+           *       "description": "The blacksmith of the harbour town; gruff, fair, proud of her forge.",
+           *       "personaType": "crafter",
+           *       "metadata": {
+           *         "specialties": [
+           *           "writing",
+           *           "review"
+           *         ]
+           *       }
+           *     }
+           */
           'application/json': {
             name: string;
             /** @default  */
@@ -2309,12 +2549,16 @@ export interface paths {
       };
     };
     post?: never;
-    /** Delete an NPC (the assistant itself cannot be deleted) */
+    /**
+     * Delete an NPC (the assistant itself cannot be deleted)
+     * @description Deletes an NPC and its account; the assistant itself cannot be deleted (409). Administrators only.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
@@ -2387,12 +2631,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A character's state (persona, emotions, config) */
+    /**
+     * A character's state (persona, emotions, config)
+     * @description A character's state: persona, emotions and configuration, as the chat prompt and the world platform see them. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
@@ -2446,18 +2694,36 @@ export interface paths {
         };
       };
     };
-    /** Change a character's state */
+    /**
+     * Change a character's state
+     * @description Replaces a character's state (persona, emotions, configuration). Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "persona": {
+           *         "description": "Tired after the festival"
+           *       },
+           *       "emotions": {
+           *         "joy": 0.6,
+           *         "fatigue": 0.8
+           *       },
+           *       "config": {
+           *         "verbosity": "low"
+           *       }
+           *     }
+           */
           'application/json': {
             persona?: {
               name?: string;
@@ -2536,7 +2802,10 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Set a player's relationship flags and affinity with a character */
+    /**
+     * Set a player's relationship flags and affinity with a character
+     * @description Sets a player's relationship with a character: flags (named booleans) and an affinity from -1 to 1; only the fields given change. Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
@@ -2546,6 +2815,16 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "userId": 42,
+           *       "npcUserId": 7,
+           *       "flags": {
+           *         "metAtForge": true
+           *       },
+           *       "affinity": 0.4
+           *     }
+           */
           'application/json': {
             userId: number;
             npcUserId: number;
@@ -2609,7 +2888,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List quests */
+    /**
+     * List quests
+     * @description Every quest, with paging. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -2666,7 +2948,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create a quest */
+    /**
+     * Create a quest
+     * @description Creates a quest players can take. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -2676,6 +2961,15 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "title": "Relight the lighthouse",
+           *       "description": "Bring oil from the market to the old lighthouse.",
+           *       "metadata": {
+           *         "reward": 50
+           *       }
+           *     }
+           */
           'application/json': {
             title: string;
             /** @default  */
@@ -2738,12 +3032,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One quest */
+    /**
+     * One quest
+     * @description One quest. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
@@ -2797,18 +3095,31 @@ export interface paths {
         };
       };
     };
-    /** Replace a quest */
+    /**
+     * Replace a quest
+     * @description Replaces a quest's title, description and metadata. Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "title": "Relight the lighthouse",
+           *       "description": "Bring oil from the market to the old lighthouse.",
+           *       "metadata": {
+           *         "reward": 50
+           *       }
+           *     }
+           */
           'application/json': {
             title: string;
             /** @default  */
@@ -2868,12 +3179,16 @@ export interface paths {
       };
     };
     post?: never;
-    /** Delete a quest */
+    /**
+     * Delete a quest
+     * @description Deletes a quest and every player's status on it. Administrators only.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7 */
           id: number;
         };
         cookie?: never;
@@ -2938,19 +3253,30 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Set a player's status and progress on a quest */
+    /**
+     * Set a player's status and progress on a quest
+     * @description Sets a player's status and progress on a quest (creating the player's entry). Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 3 */
           id: number;
+          /** @example 42 */
           userId: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "status": "active",
+           *       "progress": 0.5
+           *     }
+           */
           'application/json': {
             /** @enum {string} */
             status?: 'active' | 'completed' | 'failed';
@@ -3020,7 +3346,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's quests */
+    /**
+     * The caller's quests
+     * @description The quests the caller has, with their status and progress.
+     */
     get: {
       parameters: {
         query?: never;
@@ -3067,7 +3396,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's items and energy coin balance (admins may name another userId) */
+    /**
+     * The caller's items and energy coin balance (admins may name another userId)
+     * @description The caller's items with quantities and their energy coin balance. Administrators may read another user's with `userId`; others get 403 for anyone but themselves.
+     */
     get: {
       parameters: {
         query?: {
@@ -3143,7 +3475,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Change a user's item quantity or energy coins (rules 1-2); Idempotency-Key replays the first answer */
+    /**
+     * Change a user's item quantity or energy coins (rules 1-2); Idempotency-Key replays the first answer
+     * @description Adds or removes items or energy coins of a user. A change never takes a balance or a quantity below zero (409 `insufficient_funds`); every change is written to the economy ledger. Send an `Idempotency-Key`: a retry replays the first answer instead of changing twice. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -3239,7 +3574,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List items */
+    /**
+     * List items
+     * @description The item catalogue, filtered by type, with paging.
+     */
     get: {
       parameters: {
         query?: {
@@ -3302,12 +3640,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One item */
+    /**
+     * One item
+     * @description One catalogue item: its name, type, description and metadata.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 3 */
           id: number;
         };
         cookie?: never;
@@ -3369,7 +3711,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Create an item */
+    /**
+     * Create an item
+     * @description Adds an item to the catalogue. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -3379,6 +3724,16 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "name": "Lantern oil",
+           *       "description": "Keeps a lighthouse lit for a night.",
+           *       "type": "consumable",
+           *       "metadata": {
+           *         "weight": 1
+           *       }
+           *     }
+           */
           'application/json': {
             name: string;
             /** @default  */
@@ -3444,18 +3799,32 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Replace an item */
+    /**
+     * Replace an item
+     * @description Replaces a catalogue item. Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 3 */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "name": "Lantern oil",
+           *       "description": "Keeps a lighthouse lit for a night.",
+           *       "type": "consumable",
+           *       "metadata": {
+           *         "weight": 1
+           *       }
+           *     }
+           */
           'application/json': {
             name: string;
             /** @default  */
@@ -3517,12 +3886,16 @@ export interface paths {
       };
     };
     post?: never;
-    /** Delete an item (removed from every inventory; the ledger keeps its history) */
+    /**
+     * Delete an item (removed from every inventory; the ledger keeps its history)
+     * @description Removes an item from the catalogue and from every inventory; the ledger keeps its history. Administrators only.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 3 */
           id: number;
         };
         cookie?: never;
@@ -3586,7 +3959,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships */
+    /**
+     * The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships
+     * @description For a world platform: the assistant's state and emotions and, with `userId`, that player's newest memories and timeline events, inventory, quests and relationships (`limit` each). An administrator's token, or an API key with sync:read.
+     */
     get: {
       parameters: {
         query?: {
@@ -3663,7 +4039,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer */
+    /**
+     * Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer
+     * @description For a world platform: writes a timeline event (enriched with its instance and broadcast to the instance's observer). Send an `Idempotency-Key` to make retries safe. An administrator's token, or an API key with sync:write.
+     */
     post: {
       parameters: {
         query?: never;
@@ -3676,6 +4055,16 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "userId": 42,
+           *       "eventType": "quest_completed",
+           *       "eventText": "Ada relit the lighthouse",
+           *       "metadata": {
+           *         "instanceId": 5
+           *       }
+           *     }
+           */
           'application/json': {
             userId: number;
             eventType: string;
@@ -3753,7 +4142,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's protocol and why (admins may preview another user or persona type) */
+    /**
+     * The caller's protocol and why (admins may preview another user or persona type)
+     * @description Which protocol (system prompt and allowed tools) applies to the caller, in a channel when `channelId` is given, and which routing step decided it. Administrators may preview another user or persona type.
+     */
     get: {
       parameters: {
         query?: {
@@ -3832,7 +4224,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List protocols */
+    /**
+     * List protocols
+     * @description Every protocol definition (the builtin ones and those administrators made).
+     */
     get: {
       parameters: {
         query?: never;
@@ -3865,7 +4260,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create a protocol (a new id, or a new version of a family: _v2, _v3 …) */
+    /**
+     * Create a protocol (a new id, or a new version of a family: _v2, _v3 …)
+     * @description Creates a protocol: a full template, or a base protocol plus overrides. A new version of a family takes the next id (`_v2`, `_v3`); routing uses the newest version. An invalid definition is 422. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -3948,12 +4346,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a protocol definition */
+    /**
+     * Get a protocol definition
+     * @description One protocol definition.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example tech_protocol_v1 */
           id: string;
         };
         cookie?: never;
@@ -3998,12 +4400,16 @@ export interface paths {
         };
       };
     };
-    /** Replace a protocol definition (the id stays) */
+    /**
+     * Replace a protocol definition (the id stays)
+     * @description Replaces a protocol's definition under the same id (an invalid one is 422). Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example tech_protocol_v1 */
           id: string;
         };
         cookie?: never;
@@ -4084,12 +4490,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A chat-platform channel's configuration */
+    /**
+     * A chat-platform channel's configuration
+     * @description A chat-platform channel's configuration: the protocol pinned to it, if any (404 for a channel never configured).
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 1203948576012345678 */
           channelId: string;
         };
         cookie?: never;
@@ -4151,7 +4561,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Set a channel's protocol (overrides routing except for core_primary accounts) */
+    /**
+     * Set a channel's protocol (overrides routing except for core_primary accounts)
+     * @description Pins a protocol to a chat-platform channel: conversations there use it, except for core_primary accounts, whose own protocol wins. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -4161,6 +4574,13 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "channelId": "1203948576012345678",
+           *       "protocolId": "tech_protocol_v1",
+           *       "guildId": "1203948576000000001"
+           *     }
+           */
           'application/json': {
             channelId: string;
             protocolId: string;
@@ -4317,7 +4737,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Chat-platform users linked to accounts, by platform user id */
+    /**
+     * Chat-platform users linked to accounts, by platform user id
+     * @description The chat-platform users linked to accounts, filtered by account, with paging. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -4390,12 +4813,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The account a chat-platform user is linked to */
+    /**
+     * The account a chat-platform user is linked to
+     * @description The account a chat-platform user is linked to (404 when not linked). Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 998877665544332211 */
           platformUserId: string;
         };
         cookie?: never;
@@ -4449,18 +4876,27 @@ export interface paths {
         };
       };
     };
-    /** Link a chat-platform user to an account (201) or relink it (200): its commands then run with that account’s rights */
+    /**
+     * Link a chat-platform user to an account (201) or relink it (200): its commands then run with that account’s rights
+     * @description Links a chat-platform user to an account (201) or relinks it (200): that user's commands then run with the account's rights as they are at each command. Administrators only.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 998877665544332211 */
           platformUserId: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "userId": 42
+           *     }
+           */
           'application/json': {
             /** @description the account this platform user acts as */
             userId: number;
@@ -4516,12 +4952,16 @@ export interface paths {
       };
     };
     post?: never;
-    /** Unlink a chat-platform user (its commands are then refused) */
+    /**
+     * Unlink a chat-platform user (its commands are then refused)
+     * @description Unlinks a chat-platform user: its commands are refused from then on. Administrators only.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 998877665544332211 */
           platformUserId: string;
         };
         cookie?: never;
@@ -4585,12 +5025,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Search memories: the user's own, the world tier, and an NPC's core tier, by fused relevance */
+    /**
+     * Search memories: the user's own, the world tier, and an NPC's core tier, by fused relevance
+     * @description Hybrid search (vector and full text, fused) over the caller's memories, the world tier and, with `npcUserId`, that character's core tier; results carry a similarity in [0, 1]. `conversationId` favours memories of that conversation. Administrators may search as another user.
+     */
     get: {
       parameters: {
         query?: {
           query?: string;
+          /** @example 1024 */
           userId?: number;
+          /** @example 1024 */
           npcUserId?: number;
           source?:
             | 'world'
@@ -4604,7 +5049,10 @@ export interface paths {
             | 'image_ocr_extraction'
             | 'vision_analysis';
           limit?: number;
-          /** @description boosts memories of this conversation (beyond the contract) */
+          /**
+           * @description boosts memories of this conversation (beyond the contract)
+           * @example 1024
+           */
           conversationId?: number;
         };
         header?: never;
@@ -4674,7 +5122,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Store a memory (non-admins: shared memories of their own; admins: any source, any owner) */
+    /**
+     * Store a memory (non-admins: shared memories of their own; admins: any source, any owner)
+     * @description Stores a memory: content (chunked and embedded for search), a source and optional metadata. A user stores shared memories of their own (403 for another owner or source); administrators may write any source for any owner (world memories belong to the assistant). Content over MEMORY_MAX_CONTENT bytes is 400.
+     */
     post: {
       parameters: {
         query?: never;
@@ -4684,6 +5135,16 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "content": "Ada prefers short answers and is afraid of the sea.",
+           *       "source": "shared",
+           *       "metadata": {
+           *         "conversationId": 12,
+           *         "playerName": "Ada"
+           *       }
+           *     }
+           */
           'application/json': {
             /** @description at most MEMORY_MAX_CONTENT bytes (default 32 KiB), not blank */
             content: string;
@@ -4700,7 +5161,10 @@ export interface paths {
               | 'image_ocr_extraction'
               | 'vision_analysis';
             metadata?: components['schemas']['MemoryMetadataInput'];
-            /** @description admins only: the owner (ignored for world, which belongs to the assistant) */
+            /**
+             * @description admins only: the owner (ignored for world, which belongs to the assistant)
+             * @example 1024
+             */
             userId?: number;
           };
         };
@@ -4766,10 +5230,14 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List memories of any user */
+    /**
+     * List memories of any user
+     * @description Memories of any user, filtered by owner and source, newest first, with paging. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
+          /** @example 1024 */
           userId?: number;
           source?:
             | 'world'
@@ -4849,7 +5317,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller's own memories, newest first */
+    /**
+     * The caller's own memories, newest first
+     * @description The caller's own memories, newest first, filtered by source, with paging.
+     */
     get: {
       parameters: {
         query?: {
@@ -4922,7 +5393,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Export the caller's own memories as JSON lines (application/x-ndjson), oldest first */
+    /**
+     * Export the caller's own memories as JSON lines (application/x-ndjson), oldest first
+     * @description Every memory of the caller as JSON lines (one Memory per line, oldest first), streamed as a file download.
+     */
     get: {
       parameters: {
         query?: never;
@@ -4938,6 +5412,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
+            /** @example {"id":1024,"userId":42,"content":"Ada prefers short answers.","source":"shared","tier":"shared","metadata":{},"conversationId":null,"createdAt":"2025-05-01T09:30:00.000Z","updatedAt":"2025-05-01T09:30:00.000Z"} */
             'application/json': string;
           };
         };
@@ -4967,12 +5442,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One of your own memories */
+    /**
+     * One of your own memories
+     * @description One of the caller's own memories; anyone else's is 404.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 1024 */
           id: number;
         };
         cookie?: never;
@@ -5019,12 +5498,16 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    /** Forget one of your own memories */
+    /**
+     * Forget one of your own memories
+     * @description Forgets one of the caller's own memories with its chunks and embeddings; anyone else's is 404.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 1024 */
           id: number;
         };
         cookie?: never;
@@ -5069,18 +5552,27 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    /** Edit one of your own memories (new content is re-embedded in the background) */
+    /**
+     * Edit one of your own memories (new content is re-embedded in the background)
+     * @description Edits one of the caller's own memories: new content is chunked again and re-embedded in the background (full-text search finds it at once).
+     */
     patch: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 1024 */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "content": "Ada prefers short answers; she has made peace with the sea."
+           *     }
+           */
           'application/json': {
             content?: string;
             metadata?: components['schemas']['MemoryMetadataInput'];
@@ -5135,7 +5627,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Workflow definitions */
+    /**
+     * Workflow definitions
+     * @description Every workflow definition (state machine) in full: states with checklists and entry actions, transitions with their guards.
+     */
     get: {
       parameters: {
         query?: never;
@@ -5182,12 +5677,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One workflow definition: states (checklists, entry actions) and transitions (guards) */
+    /**
+     * One workflow definition: states (checklists, entry actions) and transitions (guards)
+     * @description One workflow definition: its states with their checklists and entry actions, and the transitions with the guards that must be satisfied (approvals, evidence).
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example documentation_flow_v1 */
           machineId: string;
         };
         cookie?: never;
@@ -5247,7 +5746,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Workflow instances, newest first (non-admins: their own) */
+    /**
+     * Workflow instances, newest first (non-admins: their own)
+     * @description Workflow instances, newest first, filtered by definition, state, channel and archive; non-administrators see those they take part in.
+     */
     get: {
       parameters: {
         query?: {
@@ -5299,7 +5801,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create a workflow instance in its initial state */
+    /**
+     * Create a workflow instance in its initial state
+     * @description Creates a workflow instance of a definition in its initial state, created by the caller, optionally tied to a chat-platform channel (and, for administrators, a registry instance). Entering the state records its checklist and runs its entry actions. An unknown definition or protocol is 422.
+     */
     post: {
       parameters: {
         query?: never;
@@ -5373,12 +5878,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A workflow instance (participants only; others 404) */
+    /**
+     * A workflow instance (participants only; others 404)
+     * @description One workflow instance with its state, version, checklist and allowed exits. Only participants (the creator, administrators, the observer's owner) see it; others get 404.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
@@ -5440,18 +5949,28 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Move the instance to a target state (409 invalid_transition, guard_not_satisfied, conflict) */
+    /**
+     * Move the instance to a target state (409 invalid_transition, guard_not_satisfied, conflict)
+     * @description Moves the instance to `targetState`. Send `expectedVersion` to refuse a stale view (409 `conflict`). A move the definition does not allow is 409 `invalid_transition` with the allowed exits; a guard that is not met is 409 `guard_not_satisfied` naming what to record.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "targetState": "drafting",
+           *       "expectedVersion": 3
+           *     }
+           */
           'application/json': {
             targetState: string;
             /** @description the instance version this write is based on; another one → 409 conflict */
@@ -5520,12 +6039,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Approvals of the instance, oldest first */
+    /**
+     * Approvals of the instance, oldest first
+     * @description The instance's approvals, oldest first, with the state visit each belongs to.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
@@ -5573,18 +6096,28 @@ export interface paths {
       };
     };
     put?: never;
-    /** Record an approval of the current state visit (an admin or the observer's owner); may advance */
+    /**
+     * Record an approval of the current state visit (an admin or the observer's owner); may advance
+     * @description Records the caller's approval of the current state visit (an administrator or the observer's owner; other participants get 403). When it satisfies the guarded exit, the instance advances in the same write (`advanced`).
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "note": "Checked the outline with the team.",
+           *       "expectedVersion": 4
+           *     }
+           */
           'application/json': {
             note?: string;
             /** @description the instance version this write is based on; another one → 409 conflict */
@@ -5674,18 +6207,29 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Record evidence (a verification_evidence event; proofUrl is never fetched); may advance */
+    /**
+     * Record evidence (a verification_evidence event; proofUrl is never fetched); may advance
+     * @description Records evidence for the current state visit (a `verification_evidence` timeline event with a description and a proof URL that is never fetched). When it satisfies the guarded exit, the instance advances.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "description": "The published guide",
+           *       "proofUrl": "https://docs.example.com/guides/harbour",
+           *       "expectedVersion": 5
+           *     }
+           */
           'application/json': {
             description: string;
             proofUrl: string;
@@ -5765,7 +6309,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The instance's timeline events, newest first */
+    /**
+     * The instance's timeline events, newest first
+     * @description The instance's timeline events (checklists, transitions, approvals, evidence, runs), newest first.
+     */
     get: {
       parameters: {
         query?: {
@@ -5773,6 +6320,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
@@ -5834,7 +6382,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The instance's tasks */
+    /**
+     * The instance's tasks
+     * @description The instance's tasks with their status, persona or human assignee, filtered by status.
+     */
     get: {
       parameters: {
         query?: {
@@ -5842,6 +6393,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
@@ -5904,12 +6456,16 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Update a task (status moves as allowed, else 409 invalid_transition) */
+    /**
+     * Update a task (status moves as allowed, else 409 invalid_transition)
+     * @description Updates a task: status (only the moves the contract allows, else 409 `invalid_transition`), the persona or human it is assigned to, notes, title, description, metadata. A task of a completed instance is 409.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e */
           taskId: string;
         };
         cookie?: never;
@@ -5983,12 +6539,16 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run this task alone again (old artifacts stay) */
+    /**
+     * Run this task alone again (old artifacts stay)
+     * @description Runs this task alone again in a new orchestrator run (202 with the run); earlier artifacts stay. 409 while the instance has a run queued or running; 503 when no worker executes runs.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e */
           taskId: string;
         };
         cookie?: never;
@@ -6064,7 +6624,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The instance's artifacts, without content */
+    /**
+     * The instance's artifacts, without content
+     * @description The instance's artifacts without their content, filtered by task and review status.
+     */
     get: {
       parameters: {
         query?: {
@@ -6073,6 +6636,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
@@ -6134,12 +6698,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** An artifact with its content */
+    /**
+     * An artifact with its content
+     * @description An artifact with its content (participants of its instance only).
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
@@ -6201,18 +6769,28 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Review a ready artifact once; the last approval records evidence and may advance */
+    /**
+     * Review a ready artifact once; the last approval records evidence and may advance
+     * @description Approves or rejects a ready artifact, once. The approval that leaves no artifact of the instance pending records evidence, which may advance the instance.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "approve": true,
+           *       "notes": "Clear and complete."
+           *     }
+           */
           'application/json': {
             approve: boolean;
             notes?: string;
@@ -6292,18 +6870,28 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Start an orchestrator run: seed tasks, assign personas by specialty, run tasks (409 conflict with `run` while one is queued or running) */
+    /**
+     * Start an orchestrator run: seed tasks, assign personas by specialty, run tasks (409 conflict with `run` while one is queued or running)
+     * @description Starts an orchestrator run (202): it seeds tasks when there are none, assigns each to an NPC by specialty, and works on the pending tasks with the model, producing artifacts. 409 `conflict` with the current `run` while one is queued or running.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "runTasks": true,
+           *       "concurrency": 2
+           *     }
+           */
           'application/json': {
             /**
              * @description false: seed and assign tasks only
@@ -6379,12 +6967,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The instance's orchestrator runs, newest first */
+    /**
+     * The instance's orchestrator runs, newest first
+     * @description The instance's orchestrator runs, newest first, with status and progress.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           id: string;
         };
         cookie?: never;
@@ -6446,12 +7038,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** An orchestrator run: status, tasks and progress */
+    /**
+     * An orchestrator run: status, tasks and progress
+     * @description One orchestrator run: status, trigger, the tasks it works on, progress (completed, blocked) and its error if it failed.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d */
           id: string;
         };
         cookie?: never;
@@ -6511,7 +7107,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Not allowed: upload with POST */
+    /**
+     * Not allowed: upload with POST
+     * @description Always 405: files are uploaded with POST (multipart/form-data).
+     */
     get: {
       parameters: {
         query?: never;
@@ -6627,12 +7226,16 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Delete one of the caller’s upload contexts and its files (frees quota) */
+    /**
+     * Delete one of the caller’s upload contexts and its files (frees quota)
+     * @description Deletes one of the caller's upload contexts with its files, freeing their quota; anyone else's is 404.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f */
           uploadContextId: string;
         };
         cookie?: never;
@@ -6684,6 +7287,47 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *       "status": "ok",
+     *       "version": "0.1.0",
+     *       "database": {
+     *         "kind": "postgres",
+     *         "ok": true,
+     *         "probeAgeMs": 512,
+     *         "migrations": {
+     *           "applied": 25,
+     *           "pending": 0,
+     *           "latest": "0074_chat_platform_users"
+     *         }
+     *       },
+     *       "uptimeSeconds": 86400,
+     *       "vector": {
+     *         "supported": true,
+     *         "mode": "pgvector"
+     *       },
+     *       "jobs": {
+     *         "running": true,
+     *         "queues": [
+     *           {
+     *             "name": "memory.embed",
+     *             "queued": 0,
+     *             "active": 1,
+     *             "failed": 0
+     *           }
+     *         ]
+     *       },
+     *       "models": {
+     *         "provider": "openai-compatible",
+     *         "chatModel": "gpt-4o-mini"
+     *       },
+     *       "services": [
+     *         "api",
+     *         "worker"
+     *       ],
+     *       "rateLimitStore": "database"
+     *     }
+     */
     AdminHealth: {
       /** @enum {string} */
       status: 'ok' | 'degraded';
@@ -6727,6 +7371,47 @@ export interface components {
       /** @enum {string} */
       rateLimitStore: 'database' | 'redis';
     };
+    /**
+     * @example {
+     *       "status": "ok",
+     *       "version": "0.1.0",
+     *       "database": {
+     *         "kind": "postgres",
+     *         "ok": true,
+     *         "probeAgeMs": 512,
+     *         "migrations": {
+     *           "applied": 25,
+     *           "pending": 0,
+     *           "latest": "0074_chat_platform_users"
+     *         }
+     *       },
+     *       "uptimeSeconds": 86400,
+     *       "vector": {
+     *         "supported": true,
+     *         "mode": "pgvector"
+     *       },
+     *       "jobs": {
+     *         "running": true,
+     *         "queues": [
+     *           {
+     *             "name": "memory.embed",
+     *             "queued": 0,
+     *             "active": 1,
+     *             "failed": 0
+     *           }
+     *         ]
+     *       },
+     *       "models": {
+     *         "provider": "openai-compatible",
+     *         "chatModel": "gpt-4o-mini"
+     *       },
+     *       "services": [
+     *         "api",
+     *         "worker"
+     *       ],
+     *       "rateLimitStore": "database"
+     *     }
+     */
     AdminHealthInput: {
       /** @enum {string} */
       status: 'ok' | 'degraded';
@@ -6770,6 +7455,20 @@ export interface components {
       /** @enum {string} */
       rateLimitStore: 'database' | 'redis';
     };
+    /**
+     * @example {
+     *       "id": 3,
+     *       "name": "world platform",
+     *       "scopes": [
+     *         "sync:read",
+     *         "sync:write"
+     *       ],
+     *       "prefix": "x7Kq2pLm",
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "lastUsedAt": "2025-05-01T09:30:00.000Z",
+     *       "revokedAt": null
+     *     }
+     */
     ApiKey: {
       id: number;
       name: string;
@@ -6780,6 +7479,20 @@ export interface components {
       lastUsedAt: string | null;
       revokedAt: string | null;
     };
+    /**
+     * @example {
+     *       "id": 3,
+     *       "name": "world platform",
+     *       "scopes": [
+     *         "sync:read",
+     *         "sync:write"
+     *       ],
+     *       "prefix": "x7Kq2pLm",
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "lastUsedAt": "2025-05-01T09:30:00.000Z",
+     *       "revokedAt": null
+     *     }
+     */
     ApiKeyInput: {
       id: number;
       name: string;
@@ -6790,6 +7503,15 @@ export interface components {
       lastUsedAt: string | null;
       revokedAt: string | null;
     };
+    /**
+     * @example {
+     *       "channelId": "1203948576012345678",
+     *       "guildId": "1203948576000000001",
+     *       "protocolId": "tech_protocol_v1",
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ChannelConfig: {
       channelId: string;
       guildId: string | null;
@@ -6799,6 +7521,15 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "channelId": "1203948576012345678",
+     *       "guildId": "1203948576000000001",
+     *       "protocolId": "tech_protocol_v1",
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ChannelConfigInput: {
       channelId: string;
       guildId: string | null;
@@ -6834,6 +7565,16 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @example {
+     *       "id": 345,
+     *       "conversationId": 12,
+     *       "role": "assistant",
+     *       "npcUserId": 1,
+     *       "text": "Good morning! How did the trip go?",
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ChatMessage: {
       id: number;
       conversationId: number;
@@ -6844,6 +7585,16 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": 345,
+     *       "conversationId": 12,
+     *       "role": "assistant",
+     *       "npcUserId": 1,
+     *       "text": "Good morning! How did the trip go?",
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ChatMessageInput: {
       id: number;
       conversationId: number;
@@ -6854,6 +7605,17 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "command": "/observer-transition",
+     *       "args": {
+     *         "instance_id": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *         "target_state": "review"
+     *       },
+     *       "channelId": "1203948576012345678",
+     *       "platformUserId": "998877665544332211"
+     *     }
+     */
     ChatPlatformCommand: {
       /** @description e.g. `/observer-instance`; the `/` is optional */
       command: string;
@@ -6890,6 +7652,17 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @example {
+     *       "command": "/observer-transition",
+     *       "args": {
+     *         "instance_id": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *         "target_state": "review"
+     *       },
+     *       "channelId": "1203948576012345678",
+     *       "platformUserId": "998877665544332211"
+     *     }
+     */
     ChatPlatformCommandInput: {
       /** @description e.g. `/observer-instance`; the `/` is optional */
       command: string;
@@ -6928,6 +7701,15 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /**
+     * @example {
+     *       "platformUserId": "998877665544332211",
+     *       "userId": 42,
+     *       "linkedByUserId": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ChatPlatformUserLink: {
       platformUserId: string;
       userId: number;
@@ -6937,6 +7719,15 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "platformUserId": "998877665544332211",
+     *       "userId": 42,
+     *       "linkedByUserId": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ChatPlatformUserLinkInput: {
       platformUserId: string;
       userId: number;
@@ -6946,6 +7737,16 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": 12,
+     *       "title": "At the forge",
+     *       "npcUserIds": [
+     *         7
+     *       ],
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     Conversation: {
       id: number;
       title: string;
@@ -6953,6 +7754,16 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": 12,
+     *       "title": "At the forge",
+     *       "npcUserIds": [
+     *         7
+     *       ],
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ConversationInput: {
       id: number;
       title: string;
@@ -6960,6 +7771,23 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "status": "ok",
+     *       "version": "0.1.0",
+     *       "database": {
+     *         "kind": "pglite",
+     *         "ok": true,
+     *         "probeAgeMs": 840,
+     *         "migrations": {
+     *           "applied": 25,
+     *           "pending": 0,
+     *           "latest": "0074_chat_platform_users"
+     *         }
+     *       },
+     *       "uptimeSeconds": 3600
+     *     }
+     */
     Health: {
       /** @enum {string} */
       status: 'ok' | 'degraded';
@@ -6978,6 +7806,23 @@ export interface components {
       };
       uptimeSeconds: number;
     };
+    /**
+     * @example {
+     *       "status": "ok",
+     *       "version": "0.1.0",
+     *       "database": {
+     *         "kind": "pglite",
+     *         "ok": true,
+     *         "probeAgeMs": 840,
+     *         "migrations": {
+     *           "applied": 25,
+     *           "pending": 0,
+     *           "latest": "0074_chat_platform_users"
+     *         }
+     *       },
+     *       "uptimeSeconds": 3600
+     *     }
+     */
     HealthInput: {
       /** @enum {string} */
       status: 'ok' | 'degraded';
@@ -6996,6 +7841,26 @@ export interface components {
       };
       uptimeSeconds: number;
     };
+    /**
+     * @example {
+     *       "id": 5,
+     *       "name": "Harbour shard",
+     *       "level": 5,
+     *       "personaId": null,
+     *       "source": "game_client",
+     *       "parentInstanceId": 3,
+     *       "stateMachineInstanceId": null,
+     *       "channelId": null,
+     *       "userId": null,
+     *       "isActive": true,
+     *       "lastSeenAt": "2025-05-01T09:30:00.000Z",
+     *       "metadata": {
+     *         "region": "eu"
+     *       },
+     *       "isRoot": false,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     Instance: {
       id: number;
       name: string;
@@ -7016,6 +7881,26 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": 5,
+     *       "name": "Harbour shard",
+     *       "level": 5,
+     *       "personaId": null,
+     *       "source": "game_client",
+     *       "parentInstanceId": 3,
+     *       "stateMachineInstanceId": null,
+     *       "channelId": null,
+     *       "userId": null,
+     *       "isActive": true,
+     *       "lastSeenAt": "2025-05-01T09:30:00.000Z",
+     *       "metadata": {
+     *         "region": "eu"
+     *       },
+     *       "isRoot": false,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     InstanceInput: {
       id: number;
       name: string;
@@ -7036,6 +7921,21 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "items": [
+     *         {
+     *           "item_id": 3,
+     *           "name": "Lantern oil",
+     *           "description": "Keeps a lighthouse lit for a night.",
+     *           "type": "consumable",
+     *           "metadata": {},
+     *           "quantity": 2
+     *         }
+     *       ],
+     *       "energy_coins": 120
+     *     }
+     */
     Inventory: {
       items: {
         item_id: number;
@@ -7049,6 +7949,21 @@ export interface components {
       }[];
       energy_coins: number;
     };
+    /**
+     * @example {
+     *       "items": [
+     *         {
+     *           "item_id": 3,
+     *           "name": "Lantern oil",
+     *           "description": "Keeps a lighthouse lit for a night.",
+     *           "type": "consumable",
+     *           "metadata": {},
+     *           "quantity": 2
+     *         }
+     *       ],
+     *       "energy_coins": 120
+     *     }
+     */
     InventoryInput: {
       items: {
         item_id: number;
@@ -7062,6 +7977,17 @@ export interface components {
       }[];
       energy_coins: number;
     };
+    /**
+     * @example {
+     *       "id": 3,
+     *       "name": "Lantern oil",
+     *       "description": "Keeps a lighthouse lit for a night.",
+     *       "type": "consumable",
+     *       "metadata": {
+     *         "weight": 1
+     *       }
+     *     }
+     */
     Item: {
       id: number;
       name: string;
@@ -7071,6 +7997,17 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @example {
+     *       "id": 3,
+     *       "name": "Lantern oil",
+     *       "description": "Keeps a lighthouse lit for a night.",
+     *       "type": "consumable",
+     *       "metadata": {
+     *         "weight": 1
+     *       }
+     *     }
+     */
     ItemInput: {
       id: number;
       name: string;
@@ -7080,6 +8017,22 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @example {
+     *       "id": 1024,
+     *       "userId": 42,
+     *       "content": "Ada prefers short answers and is afraid of the sea.",
+     *       "source": "shared",
+     *       "tier": "shared",
+     *       "metadata": {
+     *         "conversationId": 12,
+     *         "playerName": "Ada"
+     *       },
+     *       "conversationId": 12,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     Memory: {
       id: number;
       /** @description the owner: the player (shared), the character (core tier) or the assistant (world) */
@@ -7108,6 +8061,22 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": 1024,
+     *       "userId": 42,
+     *       "content": "Ada prefers short answers and is afraid of the sea.",
+     *       "source": "shared",
+     *       "tier": "shared",
+     *       "metadata": {
+     *         "conversationId": 12,
+     *         "playerName": "Ada"
+     *       },
+     *       "conversationId": 12,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     MemoryInput: {
       id: number;
       /** @description the owner: the player (shared), the character (core tier) or the assistant (world) */
@@ -7160,6 +8129,21 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /**
+     * @example {
+     *       "id": 7,
+     *       "name": "Mira",
+     *       "description": "The blacksmith of the harbour town.",
+     *       "personaType": "crafter",
+     *       "metadata": {
+     *         "specialties": [
+     *           "writing",
+     *           "review"
+     *         ]
+     *       },
+     *       "isAssistant": false
+     *     }
+     */
     Npc: {
       /** @description the character's user id (the spec's assistant_user_id) */
       id: number;
@@ -7171,6 +8155,21 @@ export interface components {
       };
       isAssistant: boolean;
     };
+    /**
+     * @example {
+     *       "id": 7,
+     *       "name": "Mira",
+     *       "description": "The blacksmith of the harbour town.",
+     *       "personaType": "crafter",
+     *       "metadata": {
+     *         "specialties": [
+     *           "writing",
+     *           "review"
+     *         ]
+     *       },
+     *       "isAssistant": false
+     *     }
+     */
     NpcInput: {
       /** @description the character's user id (the spec's assistant_user_id) */
       id: number;
@@ -7182,6 +8181,15 @@ export interface components {
       };
       isAssistant: boolean;
     };
+    /**
+     * @example {
+     *       "questId": 3,
+     *       "title": "Relight the lighthouse",
+     *       "status": "active",
+     *       "progress": 0.5,
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     PlayerQuest: {
       questId: number;
       title: string;
@@ -7191,6 +8199,15 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "questId": 3,
+     *       "title": "Relight the lighthouse",
+     *       "status": "active",
+     *       "progress": 0.5,
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     PlayerQuestInput: {
       questId: number;
       title: string;
@@ -7220,6 +8237,35 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /**
+     * @example {
+     *       "id": "harbour_guide_v1",
+     *       "category": "CUSTOM",
+     *       "version": 1,
+     *       "builtin": false,
+     *       "kind": "reference",
+     *       "name": "Harbour guide",
+     *       "description": "Friendly guide for new players in the harbour.",
+     *       "template": null,
+     *       "base": "assistant_base_v1",
+     *       "tone": "warm and brief",
+     *       "rules": [
+     *         "Never reveal quest solutions."
+     *       ],
+     *       "tools": [
+     *         "lookupMemory"
+     *       ],
+     *       "overrides": {},
+     *       "capabilities": {
+     *         "memoryAccess": "standard",
+     *         "adminAccess": false,
+     *         "observer": false
+     *       },
+     *       "workflow": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     Protocol: {
       id: string;
       /** @enum {string} */
@@ -7257,6 +8303,22 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": "harbour_guide_v1",
+     *       "kind": "reference",
+     *       "base": "assistant_base_v1",
+     *       "name": "Harbour guide",
+     *       "description": "Friendly guide for new players in the harbour.",
+     *       "tone": "warm and brief",
+     *       "rules": [
+     *         "Never reveal quest solutions."
+     *       ],
+     *       "tools": [
+     *         "lookupMemory"
+     *       ]
+     *     }
+     */
     ProtocolCreate:
       | {
           id: string;
@@ -7368,6 +8430,22 @@ export interface components {
             machineId: string;
           };
         };
+    /**
+     * @example {
+     *       "id": "harbour_guide_v1",
+     *       "kind": "reference",
+     *       "base": "assistant_base_v1",
+     *       "name": "Harbour guide",
+     *       "description": "Friendly guide for new players in the harbour.",
+     *       "tone": "warm and brief",
+     *       "rules": [
+     *         "Never reveal quest solutions."
+     *       ],
+     *       "tools": [
+     *         "lookupMemory"
+     *       ]
+     *     }
+     */
     ProtocolCreateInput:
       | {
           id: string;
@@ -7479,6 +8557,35 @@ export interface components {
             machineId: string;
           };
         };
+    /**
+     * @example {
+     *       "id": "harbour_guide_v1",
+     *       "category": "CUSTOM",
+     *       "version": 1,
+     *       "builtin": false,
+     *       "kind": "reference",
+     *       "name": "Harbour guide",
+     *       "description": "Friendly guide for new players in the harbour.",
+     *       "template": null,
+     *       "base": "assistant_base_v1",
+     *       "tone": "warm and brief",
+     *       "rules": [
+     *         "Never reveal quest solutions."
+     *       ],
+     *       "tools": [
+     *         "lookupMemory"
+     *       ],
+     *       "overrides": {},
+     *       "capabilities": {
+     *         "memoryAccess": "standard",
+     *         "adminAccess": false,
+     *         "observer": false
+     *       },
+     *       "workflow": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     ProtocolInput: {
       id: string;
       /** @enum {string} */
@@ -7516,6 +8623,14 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "protocolId": "public_protocol_v1",
+     *       "protocol": "PUBLIC",
+     *       "enforced": false,
+     *       "reason": "public account: the public protocol"
+     *     }
+     */
     ProtocolRouting: {
       protocolId: string;
       /** @enum {string} */
@@ -7524,6 +8639,14 @@ export interface components {
       enforced: boolean;
       reason: string;
     };
+    /**
+     * @example {
+     *       "protocolId": "public_protocol_v1",
+     *       "protocol": "PUBLIC",
+     *       "enforced": false,
+     *       "reason": "public account: the public protocol"
+     *     }
+     */
     ProtocolRoutingInput: {
       protocolId: string;
       /** @enum {string} */
@@ -7532,6 +8655,20 @@ export interface components {
       enforced: boolean;
       reason: string;
     };
+    /**
+     * @example {
+     *       "kind": "reference",
+     *       "base": "assistant_base_v1",
+     *       "name": "Harbour guide",
+     *       "tone": "warm, brief, a little playful",
+     *       "rules": [
+     *         "Never reveal quest solutions."
+     *       ],
+     *       "tools": [
+     *         "lookupMemory"
+     *       ]
+     *     }
+     */
     ProtocolUpdate:
       | {
           id?: string;
@@ -7643,6 +8780,20 @@ export interface components {
             machineId: string;
           };
         };
+    /**
+     * @example {
+     *       "kind": "reference",
+     *       "base": "assistant_base_v1",
+     *       "name": "Harbour guide",
+     *       "tone": "warm, brief, a little playful",
+     *       "rules": [
+     *         "Never reveal quest solutions."
+     *       ],
+     *       "tools": [
+     *         "lookupMemory"
+     *       ]
+     *     }
+     */
     ProtocolUpdateInput:
       | {
           id?: string;
@@ -7754,6 +8905,17 @@ export interface components {
             machineId: string;
           };
         };
+    /**
+     * @example {
+     *       "id": 3,
+     *       "title": "Relight the lighthouse",
+     *       "description": "Bring oil from the market to the old lighthouse.",
+     *       "metadata": {
+     *         "reward": 50
+     *       },
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     Quest: {
       id: number;
       title: string;
@@ -7764,6 +8926,17 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": 3,
+     *       "title": "Relight the lighthouse",
+     *       "description": "Bring oil from the market to the old lighthouse.",
+     *       "metadata": {
+     *         "reward": 50
+     *       },
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     QuestInput: {
       id: number;
       title: string;
@@ -7796,6 +8969,49 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "windowHours": 24,
+     *       "users": [
+     *         {
+     *           "role": "carbon",
+     *           "accountType": "public",
+     *           "count": 1250
+     *         }
+     *       ],
+     *       "memories": [
+     *         {
+     *           "tier": "shared",
+     *           "count": 48000
+     *         },
+     *         {
+     *           "tier": "world",
+     *           "count": 320
+     *         }
+     *       ],
+     *       "conversations": 3100,
+     *       "messages": {
+     *         "total": 91000,
+     *         "recent": 2400,
+     *         "failed": 3
+     *       },
+     *       "timelineEvents": {
+     *         "total": 15000,
+     *         "recent": 410
+     *       },
+     *       "modelCalls": [
+     *         {
+     *           "kind": "chat",
+     *           "outcome": "ok",
+     *           "calls": 2380,
+     *           "tokensIn": 2900000,
+     *           "tokensOut": 310000,
+     *           "avgLatencyMs": 820,
+     *           "p95LatencyMs": 1900
+     *         }
+     *       ]
+     *     }
+     */
     SystemStats: {
       windowHours: number;
       users: {
@@ -7827,6 +9043,49 @@ export interface components {
         p95LatencyMs: number;
       }[];
     };
+    /**
+     * @example {
+     *       "windowHours": 24,
+     *       "users": [
+     *         {
+     *           "role": "carbon",
+     *           "accountType": "public",
+     *           "count": 1250
+     *         }
+     *       ],
+     *       "memories": [
+     *         {
+     *           "tier": "shared",
+     *           "count": 48000
+     *         },
+     *         {
+     *           "tier": "world",
+     *           "count": 320
+     *         }
+     *       ],
+     *       "conversations": 3100,
+     *       "messages": {
+     *         "total": 91000,
+     *         "recent": 2400,
+     *         "failed": 3
+     *       },
+     *       "timelineEvents": {
+     *         "total": 15000,
+     *         "recent": 410
+     *       },
+     *       "modelCalls": [
+     *         {
+     *           "kind": "chat",
+     *           "outcome": "ok",
+     *           "calls": 2380,
+     *           "tokensIn": 2900000,
+     *           "tokensOut": 310000,
+     *           "avgLatencyMs": 820,
+     *           "p95LatencyMs": 1900
+     *         }
+     *       ]
+     *     }
+     */
     SystemStatsInput: {
       windowHours: number;
       users: {
@@ -7858,6 +9117,29 @@ export interface components {
         p95LatencyMs: number;
       }[];
     };
+    /**
+     * @example {
+     *       "id": 901,
+     *       "userId": 42,
+     *       "eventType": "quest_completed",
+     *       "eventText": "Ada relit the lighthouse",
+     *       "source": "game_client",
+     *       "instanceId": 5,
+     *       "observerId": 3,
+     *       "personaId": null,
+     *       "metadata": {
+     *         "instance": {
+     *           "id": 5,
+     *           "name": "Harbour shard",
+     *           "level": 5,
+     *           "source": "game_client",
+     *           "personaId": null
+     *         }
+     *       },
+     *       "occurredAt": "2025-05-01T09:30:00.000Z",
+     *       "timelineAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     TimelineEvent: {
       id: number;
       userId: number | null;
@@ -7875,6 +9157,29 @@ export interface components {
       /** Format: date-time */
       timelineAt: string;
     };
+    /**
+     * @example {
+     *       "id": 901,
+     *       "userId": 42,
+     *       "eventType": "quest_completed",
+     *       "eventText": "Ada relit the lighthouse",
+     *       "source": "game_client",
+     *       "instanceId": 5,
+     *       "observerId": 3,
+     *       "personaId": null,
+     *       "metadata": {
+     *         "instance": {
+     *           "id": 5,
+     *           "name": "Harbour shard",
+     *           "level": 5,
+     *           "source": "game_client",
+     *           "personaId": null
+     *         }
+     *       },
+     *       "occurredAt": "2025-05-01T09:30:00.000Z",
+     *       "timelineAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     TimelineEventInput: {
       id: number;
       userId: number | null;
@@ -7910,6 +9215,23 @@ export interface components {
       expiresIn: number;
       user: components['schemas']['UserProfileInput'];
     };
+    /**
+     * @example {
+     *       "name": "lookupMemory",
+     *       "description": "Search the player's memories",
+     *       "parameters": {
+     *         "type": "object",
+     *         "properties": {
+     *           "query": {
+     *             "type": "string"
+     *           }
+     *         },
+     *         "required": [
+     *           "query"
+     *         ]
+     *       }
+     *     }
+     */
     Tool: {
       name: string;
       description: string;
@@ -7917,6 +9239,23 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @example {
+     *       "name": "lookupMemory",
+     *       "description": "Search the player's memories",
+     *       "parameters": {
+     *         "type": "object",
+     *         "properties": {
+     *           "query": {
+     *             "type": "string"
+     *           }
+     *         },
+     *         "required": [
+     *           "query"
+     *         ]
+     *       }
+     *     }
+     */
     ToolInput: {
       name: string;
       description: string;
@@ -7960,6 +9299,19 @@ export interface components {
       quests: components['schemas']['PlayerQuestInput'][];
       relationships: components['schemas']['RelationshipInput'][];
     };
+    /**
+     * @example {
+     *       "uploadContextId": "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f",
+     *       "files": [
+     *         {
+     *           "id": 88,
+     *           "name": "map.png",
+     *           "mimeType": "image/png",
+     *           "size": 48213
+     *         }
+     *       ]
+     *     }
+     */
     Upload: {
       /** Format: uuid */
       uploadContextId: string;
@@ -7970,6 +9322,19 @@ export interface components {
         size: number;
       }[];
     };
+    /**
+     * @example {
+     *       "uploadContextId": "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f",
+     *       "files": [
+     *         {
+     *           "id": 88,
+     *           "name": "map.png",
+     *           "mimeType": "image/png",
+     *           "size": 48213
+     *         }
+     *       ]
+     *     }
+     */
     UploadInput: {
       /** Format: uuid */
       uploadContextId: string;
@@ -7980,6 +9345,18 @@ export interface components {
         size: number;
       }[];
     };
+    /**
+     * @example {
+     *       "id": 42,
+     *       "email": "ada@example.com",
+     *       "name": "Ada",
+     *       "role": "carbon",
+     *       "accountType": "public",
+     *       "energy_coins": 120,
+     *       "emailVerified": true,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     UserProfile: {
       id: number;
       email: string | null;
@@ -7993,6 +9370,18 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": 42,
+     *       "email": "ada@example.com",
+     *       "name": "Ada",
+     *       "role": "carbon",
+     *       "accountType": "public",
+     *       "energy_coins": 120,
+     *       "emailVerified": true,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     UserProfileInput: {
       id: number;
       email: string | null;
@@ -8006,6 +9395,18 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "state": "intake",
+     *       "stateVisit": 1,
+     *       "approvedByUserId": 1,
+     *       "approvedByName": "Grace",
+     *       "note": "Looks right.",
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     WorkflowApproval: {
       /** Format: uuid */
       id: string;
@@ -8019,6 +9420,18 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "state": "intake",
+     *       "stateVisit": 1,
+     *       "approvedByUserId": 1,
+     *       "approvedByName": "Grace",
+     *       "note": "Looks right.",
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     WorkflowApprovalInput: {
       /** Format: uuid */
       id: string;
@@ -8032,6 +9445,22 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "taskId": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+     *       "personaId": 7,
+     *       "summary": "Outline of the harbour guide",
+     *       "status": "ready",
+     *       "reviewStatus": "pending",
+     *       "reviewedByUserId": null,
+     *       "reviewNotes": null,
+     *       "metadata": {},
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "reviewedAt": null
+     *     }
+     */
     WorkflowArtifact: {
       /** Format: uuid */
       id: string;
@@ -8055,6 +9484,22 @@ export interface components {
       createdAt: string;
       reviewedAt: string | null;
     };
+    /**
+     * @example {
+     *       "id": "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "taskId": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+     *       "personaId": 7,
+     *       "summary": "Outline of the harbour guide",
+     *       "status": "ready",
+     *       "reviewStatus": "pending",
+     *       "reviewedByUserId": null,
+     *       "reviewNotes": null,
+     *       "metadata": {},
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "reviewedAt": null
+     *     }
+     */
     WorkflowArtifactInput: {
       /** Format: uuid */
       id: string;
@@ -8078,6 +9523,52 @@ export interface components {
       createdAt: string;
       reviewedAt: string | null;
     };
+    /**
+     * @example {
+     *       "machineId": "documentation_flow_v1",
+     *       "version": 1,
+     *       "protocolId": "observer_onboarding_v1",
+     *       "initial": "intake",
+     *       "states": [
+     *         {
+     *           "name": "intake",
+     *           "terminal": false,
+     *           "checklist": [
+     *             "Describe the goal"
+     *           ],
+     *           "actions": []
+     *         },
+     *         {
+     *           "name": "execution",
+     *           "terminal": false,
+     *           "checklist": [],
+     *           "actions": [
+     *             "announceExecutionStart"
+     *           ]
+     *         },
+     *         {
+     *           "name": "completed",
+     *           "terminal": true,
+     *           "checklist": [],
+     *           "actions": [
+     *             "collectArtifacts"
+     *           ]
+     *         }
+     *       ],
+     *       "transitions": [
+     *         {
+     *           "from": "intake",
+     *           "to": "execution",
+     *           "guard": "observerApproval"
+     *         },
+     *         {
+     *           "from": "execution",
+     *           "to": "completed",
+     *           "guard": "testsOrDemoAttached"
+     *         }
+     *       ]
+     *     }
+     */
     WorkflowDefinition: {
       machineId: string;
       version: number;
@@ -8095,6 +9586,52 @@ export interface components {
         guard: ('observerApproval' | 'testsOrDemoAttached') | null;
       }[];
     };
+    /**
+     * @example {
+     *       "machineId": "documentation_flow_v1",
+     *       "version": 1,
+     *       "protocolId": "observer_onboarding_v1",
+     *       "initial": "intake",
+     *       "states": [
+     *         {
+     *           "name": "intake",
+     *           "terminal": false,
+     *           "checklist": [
+     *             "Describe the goal"
+     *           ],
+     *           "actions": []
+     *         },
+     *         {
+     *           "name": "execution",
+     *           "terminal": false,
+     *           "checklist": [],
+     *           "actions": [
+     *             "announceExecutionStart"
+     *           ]
+     *         },
+     *         {
+     *           "name": "completed",
+     *           "terminal": true,
+     *           "checklist": [],
+     *           "actions": [
+     *             "collectArtifacts"
+     *           ]
+     *         }
+     *       ],
+     *       "transitions": [
+     *         {
+     *           "from": "intake",
+     *           "to": "execution",
+     *           "guard": "observerApproval"
+     *         },
+     *         {
+     *           "from": "execution",
+     *           "to": "completed",
+     *           "guard": "testsOrDemoAttached"
+     *         }
+     *       ]
+     *     }
+     */
     WorkflowDefinitionInput: {
       machineId: string;
       version: number;
@@ -8112,6 +9649,41 @@ export interface components {
         guard: ('observerApproval' | 'testsOrDemoAttached') | null;
       }[];
     };
+    /**
+     * @example {
+     *       "id": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "machineId": "documentation_flow_v1",
+     *       "protocolId": "observer_onboarding_v1",
+     *       "state": "intake",
+     *       "context": {
+     *         "title": "Harbour guide"
+     *       },
+     *       "channelId": "1203948576012345678",
+     *       "guildId": null,
+     *       "createdByUserId": 42,
+     *       "updatedByUserId": 42,
+     *       "version": 1,
+     *       "stateVisit": 1,
+     *       "stateEnteredAt": "2025-05-01T09:30:00.000Z",
+     *       "checklist": [
+     *         "Describe the goal"
+     *       ],
+     *       "allowedTransitions": [
+     *         {
+     *           "to": "execution",
+     *           "guard": "observerApproval",
+     *           "satisfied": false,
+     *           "missing": [
+     *             "an approval by an administrator or the observer's owner"
+     *           ]
+     *         }
+     *       ],
+     *       "registryInstanceId": null,
+     *       "activeRunId": null,
+     *       "archivedAt": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     WorkflowInstance: {
       /** Format: uuid */
       id: string;
@@ -8142,6 +9714,16 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "machineId": "documentation_flow_v1",
+     *       "context": {
+     *         "title": "Harbour guide",
+     *         "goal": "A guide for new players"
+     *       },
+     *       "channelId": "1203948576012345678"
+     *     }
+     */
     WorkflowInstanceCreate: {
       machineId: string;
       protocolId?: string;
@@ -8162,6 +9744,16 @@ export interface components {
       /** @description admins only: a registry instance */
       registryInstanceId?: number;
     };
+    /**
+     * @example {
+     *       "machineId": "documentation_flow_v1",
+     *       "context": {
+     *         "title": "Harbour guide",
+     *         "goal": "A guide for new players"
+     *       },
+     *       "channelId": "1203948576012345678"
+     *     }
+     */
     WorkflowInstanceCreateInput: {
       machineId: string;
       protocolId?: string;
@@ -8182,6 +9774,41 @@ export interface components {
       /** @description admins only: a registry instance */
       registryInstanceId?: number;
     };
+    /**
+     * @example {
+     *       "id": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "machineId": "documentation_flow_v1",
+     *       "protocolId": "observer_onboarding_v1",
+     *       "state": "intake",
+     *       "context": {
+     *         "title": "Harbour guide"
+     *       },
+     *       "channelId": "1203948576012345678",
+     *       "guildId": null,
+     *       "createdByUserId": 42,
+     *       "updatedByUserId": 42,
+     *       "version": 1,
+     *       "stateVisit": 1,
+     *       "stateEnteredAt": "2025-05-01T09:30:00.000Z",
+     *       "checklist": [
+     *         "Describe the goal"
+     *       ],
+     *       "allowedTransitions": [
+     *         {
+     *           "to": "execution",
+     *           "guard": "observerApproval",
+     *           "satisfied": false,
+     *           "missing": [
+     *             "an approval by an administrator or the observer's owner"
+     *           ]
+     *         }
+     *       ],
+     *       "registryInstanceId": null,
+     *       "activeRunId": null,
+     *       "archivedAt": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     WorkflowInstanceInput: {
       /** Format: uuid */
       id: string;
@@ -8212,6 +9839,25 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "status": "running",
+     *       "trigger": "manual",
+     *       "taskIds": [
+     *         "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+     *       ],
+     *       "progress": {
+     *         "total": 1,
+     *         "completed": 0,
+     *         "failed": 0
+     *       },
+     *       "error": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "finishedAt": null
+     *     }
+     */
     WorkflowRun: {
       /** Format: uuid */
       id: string;
@@ -8234,6 +9880,25 @@ export interface components {
       createdAt: string;
       finishedAt: string | null;
     };
+    /**
+     * @example {
+     *       "id": "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "status": "running",
+     *       "trigger": "manual",
+     *       "taskIds": [
+     *         "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+     *       ],
+     *       "progress": {
+     *         "total": 1,
+     *         "completed": 0,
+     *         "failed": 0
+     *       },
+     *       "error": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "finishedAt": null
+     *     }
+     */
     WorkflowRunInput: {
       /** Format: uuid */
       id: string;
@@ -8256,6 +9921,22 @@ export interface components {
       createdAt: string;
       finishedAt: string | null;
     };
+    /**
+     * @example {
+     *       "id": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "title": "Outline the guide",
+     *       "description": "Sections and their order",
+     *       "status": "in_progress",
+     *       "specialty": "docs",
+     *       "assignedPersonaId": 7,
+     *       "assignedHuman": null,
+     *       "notes": "",
+     *       "metadata": {},
+     *       "runCount": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     WorkflowTask: {
       /** Format: uuid */
       id: string;
@@ -8277,6 +9958,22 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+     *       "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *       "title": "Outline the guide",
+     *       "description": "Sections and their order",
+     *       "status": "in_progress",
+     *       "specialty": "docs",
+     *       "assignedPersonaId": 7,
+     *       "assignedHuman": null,
+     *       "notes": "",
+     *       "metadata": {},
+     *       "runCount": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     WorkflowTaskInput: {
       /** Format: uuid */
       id: string;
@@ -8298,6 +9995,13 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "status": "in_progress",
+     *       "assignedPersonaId": 7,
+     *       "notes": "Mira drafts the outline first."
+     *     }
+     */
     WorkflowTaskUpdate: {
       /** @enum {string} */
       status?: 'pending' | 'in_progress' | 'completed' | 'blocked';
@@ -8311,6 +10015,13 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @example {
+     *       "status": "in_progress",
+     *       "assignedPersonaId": 7,
+     *       "notes": "Mira drafts the outline first."
+     *     }
+     */
     WorkflowTaskUpdateInput: {
       /** @enum {string} */
       status?: 'pending' | 'in_progress' | 'completed' | 'blocked';
