@@ -27,6 +27,7 @@ import { chatPlatformPlugin } from './modules/chat-platform/index.js';
 import { chatNamespaceDoc, chatPlugin, chatSockets } from './modules/chat/index.js';
 import { filesPlugin } from './modules/files/index.js';
 import { inventoryPlugin } from './modules/inventory/index.js';
+import { mcpPlugin } from './modules/mcp/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
 import { observerNamespaceDoc, observerSockets } from './modules/observer/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
@@ -180,6 +181,12 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     workflows: s.workflows,
     workflowTasks: s.workflowTasks,
     workflowRuns: s.workflowRuns,
+  });
+  await app.register(mcpPlugin, {
+    memory: s.memory,
+    timeline: s.timeline,
+    inventory: s.inventory,
+    version: VERSION,
   });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.

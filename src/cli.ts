@@ -180,22 +180,27 @@ const COMMANDS: Command[] = [
   {
     name: 'api-keys create',
     summary: 'create an API key; prints { id, key, scopes } (the key is shown once)',
-    usage: 'api-keys create --name N --scopes SCOPE[,SCOPE…]',
-    details: `scopes: ${API_SCOPES.join(', ')}`,
-    options: { name: { type: 'string' }, scopes: { type: 'string' } },
+    usage: 'api-keys create --name N --scopes SCOPE[,SCOPE…] [--user ID]',
+    details: `scopes: ${API_SCOPES.join(', ')}; --user: the account the key belongs to (an mcp key acts as it)`,
+    options: { name: { type: 'string' }, scopes: { type: 'string' }, user: ID },
     async run(values, config) {
       const input = parse(
-        z.object({ name: z.string().min(1).max(100), scopes: z.array(scopeSchema).min(1) }),
+        z.object({
+          name: z.string().min(1).max(100),
+          scopes: z.array(scopeSchema).min(1),
+          user: positiveInt.optional(),
+        }),
         {
           name: values.name,
+          user: values.user,
           scopes:
             typeof values.scopes === 'string' ? values.scopes.split(',').map((s) => s.trim()) : undefined,
         },
         help(this.name),
       );
       return withDeps(config, async (deps) => {
-        const k = await deps.services.auth.createApiKey(input.name, input.scopes, null);
-        return { id: k.id, key: k.key, scopes: k.scopes };
+        const k = await deps.services.auth.createApiKey(input.name, input.scopes, input.user ?? null);
+        return { id: k.id, key: k.key, scopes: k.scopes, userId: input.user ?? null };
       });
     },
   },

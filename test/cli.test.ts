@@ -208,6 +208,9 @@ describe('cli', { timeout: 180_000 }, () => {
     // The usage names every scope.
     expect(bad.stderr).toMatch(/scopes: sync:read, sync:write, chat-platform:command/);
 
+    const nobody = await cli('api-keys', 'create', '--name', 'editor', '--scopes', 'mcp', '--user', '999999');
+    expect(nobody).toMatchObject({ code: 1, out: { code: 'validation_failed' } });
+
     const list = await cli('api-keys', 'list');
     expect(list.code).toBe(0);
     const listed = list.out.apiKeys.find((k: any) => k.id === r.out.id);

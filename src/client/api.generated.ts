@@ -460,18 +460,11 @@ export interface paths {
       };
       requestBody: {
         content: {
-          /**
-           * @example {
-           *       "name": "world platform",
-           *       "scopes": [
-           *         "sync:read",
-           *         "sync:write"
-           *       ]
-           *     }
-           */
           'application/json': {
             name: string;
-            scopes: ('sync:read' | 'sync:write' | 'chat-platform:command')[];
+            scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+            /** @description the account the key belongs to (an mcp key acts as it); default: the administrator creating it */
+            userId?: number;
           };
         };
       };
@@ -485,7 +478,7 @@ export interface paths {
             'application/json': {
               id: number;
               name: string;
-              scopes: ('sync:read' | 'sync:write' | 'chat-platform:command')[];
+              scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
               prefix: string;
               /** @description shown once; only a hash is stored */
               key: string;
@@ -7472,7 +7465,7 @@ export interface components {
     ApiKey: {
       id: number;
       name: string;
-      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command')[];
+      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
       prefix: string;
       /** Format: date-time */
       createdAt: string;
@@ -7496,7 +7489,7 @@ export interface components {
     ApiKeyInput: {
       id: number;
       name: string;
-      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command')[];
+      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
       prefix: string;
       /** Format: date-time */
       createdAt: string;

@@ -23,7 +23,11 @@ export function apiKeyRoutes(app: App, { auth }: { auth: AuthService }) {
       },
     },
     async (req, reply) => {
-      const k = await auth.createApiKey(req.body.name, req.body.scopes, currentUser(req).id);
+      const k = await auth.createApiKey(
+        req.body.name,
+        req.body.scopes,
+        req.body.userId ?? currentUser(req).id,
+      );
       return reply.status(201).send({
         id: k.id,
         name: k.name,

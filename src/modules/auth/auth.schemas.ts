@@ -55,8 +55,21 @@ export const createApiKeyBody = z
   .object({
     name: z.string().trim().min(1).max(100),
     scopes: z.array(scopeSchema).min(1).max(API_SCOPES.length),
+    userId: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'the account the key belongs to (an mcp key acts as it); default: the administrator creating it',
+      ),
   })
-  .meta({ examples: [{ name: 'world platform', scopes: ['sync:read', 'sync:write'] }] });
+  .meta({
+    examples: [
+      { name: 'world platform', scopes: ['sync:read', 'sync:write'] },
+      { name: 'my editor', scopes: ['mcp'], userId: 42 },
+    ],
+  });
 
 export const apiKeySchema = z
   .object({
