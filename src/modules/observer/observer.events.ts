@@ -2,11 +2,9 @@
 // (the AsyncAPI document and `/docs`); the compiler holds them to the event map.
 import { z } from 'zod';
 import type { NamespaceDoc, ServerEventDocs } from '../../platform/realtime/asyncapi.js';
-import { instanceActivitySchema, timelineEventSchema } from '../timeline/index.js';
+import { instanceActivitySchema, timelineEventExample, timelineEventSchema } from '../timeline/index.js';
 import { observerHandshake } from './observer.schemas.js';
 import type { ObserverServerEvents } from './observer.socket.js';
-
-const at = '2025-05-01T09:30:00.000Z';
 
 export const observerEventDocs = {
   timeline_update: {
@@ -14,28 +12,14 @@ export const observerEventDocs = {
     description:
       "Sent after commit for every timeline event whose observer is this socket's (the instance's Level-8 observer, or the root observer): instance registrations, world-platform ingests, workflow events. `metadata.instance` carries the instance's name, level, source and persona.",
     payload: timelineEventSchema,
-    example: {
-      id: 901,
-      userId: 42,
-      eventType: 'quest_completed',
-      eventText: 'Ada finished the lighthouse quest',
-      source: 'game_client',
-      instanceId: 5,
-      observerId: 3,
-      personaId: null,
-      metadata: {
-        instance: { id: 5, name: 'Harbour shard', level: 5, source: 'game_client', personaId: null },
-      },
-      occurredAt: at,
-      timelineAt: at,
-    },
+    example: timelineEventExample,
   },
   instance_activity: {
     summary: "An instance's activity changed",
     description:
       'Sent when an instance of this observer is switched on or off by an administrator, or is seen again after a quiet spell (its `lastSeenAt`).',
     payload: instanceActivitySchema,
-    example: { instanceId: 5, isActive: true, lastSeenAt: at },
+    example: { instanceId: 5, isActive: true, lastSeenAt: timelineEventExample.timelineAt },
   },
 } satisfies ServerEventDocs<ObserverServerEvents>;
 

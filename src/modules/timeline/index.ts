@@ -13,6 +13,7 @@ export {
 export { InstancesService } from './instances.service.js';
 export {
   timelineEventSchema,
+  timelineEventExample,
   instanceSchema,
   instanceActivitySchema,
   instanceSourceSchema,

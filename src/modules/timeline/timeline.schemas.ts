@@ -4,6 +4,23 @@ export const INSTANCE_SOURCES = ['portal', 'chat_platform', 'state_machine', 'ga
 export const instanceSourceSchema = z.enum(INSTANCE_SOURCES);
 export const jsonObject = z.record(z.string(), z.unknown());
 
+/** What a timeline event looks like (the OpenAPI and AsyncAPI documents' example). */
+export const timelineEventExample = {
+  id: 901,
+  userId: 42,
+  eventType: 'quest_completed',
+  eventText: 'Ada relit the lighthouse',
+  source: 'game_client',
+  instanceId: 5,
+  observerId: 3,
+  personaId: null,
+  metadata: {
+    instance: { id: 5, name: 'Harbour shard', level: 5, source: 'game_client', personaId: null },
+  },
+  occurredAt: '2025-05-01T09:30:00.000Z',
+  timelineAt: '2025-05-01T09:30:00.000Z',
+};
+
 export const timelineEventSchema = z
   .object({
     id: z.number().int(),
@@ -18,26 +35,7 @@ export const timelineEventSchema = z
     occurredAt: z.iso.datetime(),
     timelineAt: z.iso.datetime(),
   })
-  .meta({
-    id: 'TimelineEvent',
-    examples: [
-      {
-        id: 901,
-        userId: 42,
-        eventType: 'quest_completed',
-        eventText: 'Ada relit the lighthouse',
-        source: 'game_client',
-        instanceId: 5,
-        observerId: 3,
-        personaId: null,
-        metadata: {
-          instance: { id: 5, name: 'Harbour shard', level: 5, source: 'game_client', personaId: null },
-        },
-        occurredAt: '2025-05-01T09:30:00.000Z',
-        timelineAt: '2025-05-01T09:30:00.000Z',
-      },
-    ],
-  });
+  .meta({ id: 'TimelineEvent', examples: [timelineEventExample] });
 export type TimelineEvent = z.infer<typeof timelineEventSchema>;
 
 export const instanceSchema = z

@@ -120,13 +120,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       const key = bearerKey ?? request.headers['x-api-key'];
       if (typeof key !== 'string' || key.length === 0)
         throw new AppError('unauthenticated', 'An access token or an X-API-Key header is required');
-      const principal = await deps.verifyApiKey(key);
-      if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
-      if (!principal.scopes.includes(requirement.userOrKey))
-        throw new AppError('forbidden', `The API key lacks the scope ${requirement.userOrKey}`, {
-          requiredScope: requirement.userOrKey,
-        });
-      request.principal = await userFromApiKey(deps, principal);
+      request.principal = await userFromApiKey(deps, await apiKeyWithScope(deps, key, requirement.userOrKey));
       return;
     }
 
@@ -143,13 +137,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       const key = request.headers['x-api-key'];
       if (typeof key !== 'string' || key.length === 0)
         throw new AppError('unauthenticated', 'An admin access token or an X-API-Key header is required');
-      const principal = await deps.verifyApiKey(key);
-      if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
-      if (!principal.scopes.includes(requirement.hybrid))
-        throw new AppError('forbidden', `The API key lacks the scope ${requirement.hybrid}`, {
-          requiredScope: requirement.hybrid,
-        });
-      request.principal = principal;
+      request.principal = await apiKeyWithScope(deps, key, requirement.hybrid);
       return;
     }
 
@@ -159,6 +147,15 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       throw new AppError('forbidden', 'Administrator access is required');
     request.principal = user;
   });
+}
+
+/** The key's principal when it is valid and has the scope; else the 401 or 403 that says why. */
+async function apiKeyWithScope(deps: AuthDeps, key: string, scope: ApiScope): Promise<ApiKeyPrincipal> {
+  const principal = await deps.verifyApiKey(key);
+  if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
+  if (!principal.scopes.includes(scope))
+    throw new AppError('forbidden', `The API key lacks the scope ${scope}`, { requiredScope: scope });
+  return principal;
 }
 
 /** An API key acting as the account it belongs to (`userOrKey` routes): that account's rights as
