@@ -456,6 +456,16 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // First start: the assistant's own user and the root observer (the API contract). Both steps
     // are idempotent and safe when several nodes start together.
     await characters.ensureAssistant(config.assistantName);
+    // ADMIN_EMAIL/ADMIN_PASSWORD: the first administrator, before the root observer takes its owner.
+    if (config.firstAdmin) {
+      const outcome = await users.ensureFirstAdmin(config.firstAdmin);
+      if (outcome === 'created') log.info({ email: config.firstAdmin.email }, 'first administrator created');
+      if (outcome === 'email_taken')
+        log.warn(
+          { email: config.firstAdmin.email },
+          'ADMIN_EMAIL belongs to an existing account that is not an administrator: no administrator was made (promote it with the CLI: users set-role)',
+        );
+    }
     await timeline.ensureRootObserver();
     // The builtin protocols (spec "Protocol ids"); inserts only the missing ones.
     await protocols.seed();

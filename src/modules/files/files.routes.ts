@@ -104,6 +104,8 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
         schema: {
           tags,
           summary: 'Delete one of the caller’s upload contexts and its files (frees quota)',
+          description:
+            "Deletes one of the caller's upload contexts with its files, freeing their quota; anyone else's is 404.",
           params: uploadContextParams,
           response: { 204: noContent, ...problems(400, 401, 404) },
         },
@@ -117,7 +119,14 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
     // The spec lists GET for this path; uploading needs POST (the API contract: GET answers 405).
     scope.get(
       '/api/files/upload',
-      { schema: { tags, summary: 'Not allowed: upload with POST', response: problems(401, 405) } },
+      {
+        schema: {
+          tags,
+          summary: 'Not allowed: upload with POST',
+          description: 'Always 405: files are uploaded with POST (multipart/form-data).',
+          response: problems(401, 405),
+        },
+      },
       async () => {
         throw new AppError(
           'method_not_allowed',

@@ -4,6 +4,7 @@ import type { MemoryService } from './memory.service.js';
 import './memory.tables.js';
 
 export { MemoryService, EMBED_JOB } from './memory.service.js';
+export { toSearchResult } from './memory.mapping.js';
 export type {
   AddMemoryInput,
   ConversationContext,

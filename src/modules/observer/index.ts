@@ -7,3 +7,4 @@ export {
   type ObserverServerEvents,
   type ObserverSocketOptions,
 } from './observer.socket.js';
+export { observerNamespaceDoc } from './observer.events.js';

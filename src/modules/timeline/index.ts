@@ -14,6 +14,7 @@ export {
 export { InstancesService } from './instances.service.js';
 export {
   timelineEventSchema,
+  timelineEventExample,
   instanceSchema,
   instanceActivitySchema,
   instanceSourceSchema,
