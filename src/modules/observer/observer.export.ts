@@ -9,6 +9,9 @@ import { csvHeader, csvRecord } from './observer.rules.js';
 
 export type ExportFormat = 'json' | 'csv';
 
+/** How long an export's connection may stay without a byte moving before it is closed. */
+export const EXPORT_STALL_MS = 60_000;
+
 export interface ExportHead {
   observerId: number;
   exportedAt: string;

@@ -2,7 +2,7 @@
 // service decides who may read the observer.
 import { currentUser } from '../../platform/http/auth.js';
 import { problems, type App } from '../../platform/http/types.js';
-import { EXPORT_CONTENT_TYPE, exportStream } from './observer.export.js';
+import { EXPORT_CONTENT_TYPE, EXPORT_STALL_MS, exportStream } from './observer.export.js';
 import type { ObserverReflections } from './observer.reflection.js';
 import {
   cycleResponse,
@@ -57,6 +57,9 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
       const format = req.query.export;
       if (!format) return observer.timeline(user, req.params.id, req.query);
       const out = await observer.export(user, req.params.id, req.query);
+      // A client that stops reading without closing would hold the export's cursor (on
+      // PostgreSQL, a connection of the pool): a minute without a byte moving ends it.
+      reply.raw.setTimeout(EXPORT_STALL_MS, () => reply.raw.destroy());
       return reply
         .type(EXPORT_CONTENT_TYPE[format])
         .header('x-export-truncated', String(out.truncated))
