@@ -35,7 +35,7 @@ import { chatPlugin, chatSockets } from './modules/chat/index.js';
 import { filesPlugin } from './modules/files/index.js';
 import { inventoryPlugin } from './modules/inventory/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
-import { observerSockets } from './modules/observer/index.js';
+import { observerPlugin, observerSockets } from './modules/observer/index.js';
 import { personaPlugin } from './modules/persona/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
@@ -208,6 +208,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
   await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
+  await app.register(observerPlugin, { observer: s.observer, reflections: s.observerReflections });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });
   await app.register(syncPlugin, { sync: s.sync });

@@ -29,7 +29,8 @@ import {
 } from './modules/chat-platform/index.js';
 import { FilesService } from './modules/files/index.js';
 import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/index.js';
-import { InstancesService, TimelineService } from './modules/timeline/index.js';
+import { InstancesService, TimelineService, UnifiedTimeline } from './modules/timeline/index.js';
+import { ObserverReflections, ObserverService } from './modules/observer/index.js';
 import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
@@ -59,6 +60,9 @@ export interface Services {
   oauth: OAuthService;
   timeline: TimelineService;
   instances: InstancesService;
+  unifiedTimeline: UnifiedTimeline;
+  observer: ObserverService;
+  observerReflections: ObserverReflections;
   characters: CharactersService;
   inventory: InventoryService;
   sync: SyncService;
@@ -315,6 +319,21 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
           () => false,
         ),
     });
+    // The observer: its unified timeline (the timeline module's reads, exports through a database
+    // cursor), summary and 5D navigation, reflections and the cycle.
+    const unifiedTimeline = new UnifiedTimeline(db, database.openCursor, timeline, { exportBatch: 500 });
+    const observer = new ObserverService({ db, bus, unified: unifiedTimeline, instances, memory, inventory });
+    const observerReflections = new ObserverReflections({
+      db,
+      bus,
+      log,
+      observer,
+      timeline,
+      unified: unifiedTimeline,
+      memory,
+      models,
+      assistantUserId: () => characters.assistantUserId(),
+    });
     const workflowTasks = new WorkflowTasksService(workflows);
     const workflowRuns = new WorkflowRunsService(workflows);
     // The orchestrator executes runs in the `workflows.run` job; the service hands it each
@@ -378,6 +397,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       conversations,
       timeline,
       instances,
+      unifiedTimeline,
+      observer,
+      observerReflections,
       characters,
       inventory,
       sync,

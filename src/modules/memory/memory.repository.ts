@@ -185,3 +185,18 @@ export function countByTier(db: Executor) {
     .groupBy('tier')
     .execute();
 }
+
+/** Memories about an observer (`metadata.observerId`), created up to `upTo`, newest first; of one
+ * source when given. */
+export function aboutObserver(
+  db: Executor,
+  p: { observerId: number; upTo: string; limit: number; source?: MemorySource | undefined },
+) {
+  let q = db
+    .selectFrom('memories')
+    .select(memoryColumns)
+    .where(sql<string>`metadata ->> 'observerId'`, '=', String(p.observerId))
+    .where('created_at', '<=', sql<Date>`${p.upTo}::timestamptz`);
+  if (p.source !== undefined) q = q.where('source', '=', p.source);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.limit).execute();
+}

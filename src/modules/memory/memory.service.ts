@@ -334,6 +334,17 @@ export class MemoryService {
     }));
   }
 
+  /** Memories about an observer (`metadata.observerId`: its reflections), as they stood at `upTo`
+   * (ISO 8601): created by then, newest first; of one source when given. */
+  async aboutObserver(p: {
+    observerId: number;
+    upTo: string;
+    limit: number;
+    source?: MemorySource | undefined;
+  }): Promise<MemoryDto[]> {
+    return (await repo.aboutObserver(this.db, p)).map(toDto);
+  }
+
   /** For the admin statistics: memories by tier. */
   async countByTier(): Promise<{ tier: string; count: number }[]> {
     const rows = await repo.countByTier(this.db);

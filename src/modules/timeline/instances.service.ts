@@ -99,14 +99,28 @@ export class InstancesService {
           throw validationFailed([{ path: 'userId', message: `no user ${changes.userId}` }]);
         throw err;
       }
-      const instance = toInstance(row!);
-      if (changes.isActive !== undefined && changes.isActive !== before.is_active)
+      if (changes.isActive !== undefined && changes.isActive !== before.is_active) {
+        // Every change of activity is an event, so an instance's past can be rebuilt (5D).
+        await this.timeline.record(
+          trx,
+          {
+            eventType: 'instance_activity_changed',
+            eventText: `Instance "${row!.name}" ${changes.isActive ? 'activated' : 'deactivated'}`,
+            userId: row!.user_id,
+            instanceId: id,
+            metadata: { isActive: changes.isActive },
+          },
+          afterCommit,
+        );
+        const instance = toInstance((await repo.findInstance(trx, id))!);
         this.timeline.announceActivity(
           instance,
           await this.timeline.observerIdOf(instance, trx),
           afterCommit,
         );
-      return instance;
+        return instance;
+      }
+      return toInstance(row!);
     });
   }
 
