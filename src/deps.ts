@@ -286,6 +286,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         protocols,
         characters,
         conversations,
+        users,
         files,
         personas: persona,
         metrics,
