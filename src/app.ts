@@ -28,6 +28,7 @@ import type { App } from './platform/http/types.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
+import { auditPlugin, registerAuditLog } from './modules/audit/index.js';
 import { authPlugin } from './modules/auth/index.js';
 import { charactersPlugin } from './modules/characters/index.js';
 import { chatPlatformPlugin } from './modules/chat-platform/index.js';
@@ -141,6 +142,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     adminUserIds: deps.config.adminUserIds,
   });
   registerMetrics(app, deps.metrics);
+  registerAuditLog(app, deps.services.audit);
 
   await registerModules(app, deps);
   options.extraRoutes?.(app);
@@ -205,6 +207,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
       models: deps.models,
     },
   });
+  await app.register(auditPlugin, { audit: s.audit });
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
   await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });

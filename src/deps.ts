@@ -36,6 +36,7 @@ import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
+import { AuditLog } from './modules/audit/index.js';
 import { PersonaService } from './modules/persona/index.js';
 import { deriveSecretKey, WebhooksService } from './modules/webhooks/index.js';
 import {
@@ -49,6 +50,7 @@ import {
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
+  audit: AuditLog;
   users: UsersService;
   auth: AuthService;
   protocols: ProtocolsService;
@@ -266,6 +268,14 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       memory.newestForUser(userId, limit),
     );
     const metrics = createMetrics();
+    // The audit log: noted after each response, written in batches behind it.
+    const audit = new AuditLog(db, log, {
+      mode: config.audit.mode,
+      retentionDays: config.audit.retentionDays,
+      flushMs: 200,
+      batchSize: 500,
+    });
+    cleanup.unshift(() => audit.close());
     // Persona sessions: who may use an observer is the registry's answer (as for `/observer`);
     // a session's conversation is the chat module's. The chat turn reads a session through it.
     const persona = new PersonaService({
@@ -391,6 +401,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       },
     });
     const services: Services = {
+      audit,
       users,
       auth,
       accountEmail,
@@ -433,6 +444,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       memoryTombstones: () => memory.sweep(),
       uploads: () => files.sweep(),
       webhookDeliveries: () => webhooks.sweep(),
+      auditLog: () => audit.sweep(),
     });
 
     if (opts.jobs !== false) {

@@ -110,9 +110,10 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       // only an absent one falls back to the API key.
       if (token !== undefined) {
         const user = await userFromToken(deps, token);
+        // Known before a refusal too: the audit log names who was refused.
+        request.principal = user;
         if (!user.admin)
           throw new AppError('forbidden', 'Only administrators or API keys may call this endpoint');
-        request.principal = user;
         return;
       }
       const key = request.headers['x-api-key'];
@@ -120,19 +121,19 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
         throw new AppError('unauthenticated', 'An admin access token or an X-API-Key header is required');
       const principal = await deps.verifyApiKey(key);
       if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
+      request.principal = principal;
       if (!principal.scopes.includes(requirement.hybrid))
         throw new AppError('forbidden', `The API key lacks the scope ${requirement.hybrid}`, {
           requiredScope: requirement.hybrid,
         });
-      request.principal = principal;
       return;
     }
 
     if (token === undefined) throw new AppError('unauthenticated', 'An access token is required');
     const user = await userFromToken(deps, token);
+    request.principal = user;
     if (requirement === 'admin' && !user.admin)
       throw new AppError('forbidden', 'Administrator access is required');
-    request.principal = user;
   });
 }
 
