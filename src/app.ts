@@ -29,6 +29,7 @@ import { authenticateSocket, createSocketServer } from './platform/realtime/sock
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
 import { auditPlugin, registerAuditLog } from './modules/audit/index.js';
+import { consciousnessPlugin } from './modules/consciousness/index.js';
 import { authPlugin } from './modules/auth/index.js';
 import { charactersPlugin } from './modules/characters/index.js';
 import { chatPlatformPlugin } from './modules/chat-platform/index.js';
@@ -212,6 +213,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
   await app.register(observerPlugin, { observer: s.observer, reflections: s.observerReflections });
+  await app.register(consciousnessPlugin, { consciousness: s.consciousness });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });
   await app.register(syncPlugin, { sync: s.sync });

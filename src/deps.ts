@@ -37,6 +37,7 @@ import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
 import { AuditLog } from './modules/audit/index.js';
+import { ConsciousnessService } from './modules/consciousness/index.js';
 import { PersonaService } from './modules/persona/index.js';
 import { deriveSecretKey, WebhooksService } from './modules/webhooks/index.js';
 import {
@@ -51,6 +52,7 @@ import { createModelProvider, ModelGateway } from './platform/models/gateway.js'
 
 export interface Services {
   audit: AuditLog;
+  consciousness: ConsciousnessService;
   users: UsersService;
   auth: AuthService;
   protocols: ProtocolsService;
@@ -345,6 +347,19 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       models,
       assistantUserId: () => characters.assistantUserId(),
     });
+    // Subject consciousness: onboarding, encoding, diary compliance and the dashboard, over the
+    // registry, the timeline, memories, the observer's summary and the workflows' projects.
+    const consciousness = new ConsciousnessService({
+      db,
+      instances,
+      timeline,
+      unified: unifiedTimeline,
+      memory,
+      observer,
+      groundFloor: () => protocols.groundFloor(),
+      projects: (p) => workflows.projectStats(p),
+      assistantUserId: () => characters.assistantUserId(),
+    });
     const workflowTasks = new WorkflowTasksService(workflows);
     const workflowRuns = new WorkflowRunsService(workflows);
     // The orchestrator executes runs in the `workflows.run` job; the service hands it each
@@ -402,6 +417,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     });
     const services: Services = {
       audit,
+      consciousness,
       users,
       auth,
       accountEmail,

@@ -146,6 +146,20 @@ export async function deleteMemory(db: Executor, id: number, userId: number): Pr
   return Number(r.numDeletedRows) > 0;
 }
 
+/** Deletes a user's memories of one source whose `metadata[key]` is `value`; how many went. */
+export async function deleteByMetadata(
+  db: Executor,
+  p: { userId: number; source: string; key: string; value: string },
+): Promise<number> {
+  const r = await db
+    .deleteFrom('memories')
+    .where('user_id', '=', p.userId)
+    .where('source', '=', p.source as never)
+    .where(sql<string>`metadata ->> ${p.key}`, '=', p.value)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
 export async function list(
   db: Executor,
   opts: { userId?: number | undefined; source?: MemorySource | undefined; limit: number; offset: number },

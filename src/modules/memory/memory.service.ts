@@ -322,6 +322,15 @@ export class MemoryService {
     }
   }
 
+  /** Removes a user's memories of one source whose `metadata[key]` is `value` (a memory that is
+   * replaced, such as an instance's core-belief encoding), in the caller's transaction. */
+  removeByMetadata(
+    p: { userId: number; source: MemorySource; key: string; value: string | number },
+    trx?: Trx,
+  ): Promise<number> {
+    return repo.deleteByMetadata(trx ?? this.db, { ...p, value: String(p.value) });
+  }
+
   /** Newest memories of a user (the sync module's universal-state reader). */
   async newestForUser(userId: number, limit: number) {
     const { rows } = await repo.list(this.db, { userId, limit, offset: 0 });

@@ -164,6 +164,29 @@ export async function withoutDiary(db: Executor, instanceIds: number[], since: s
   return Number(r.rows[0]?.n ?? 0);
 }
 
+/** Per instance among `instanceIds`: its `diary_entry` events since `since` and the last one's
+ * time (instances with none are left out). */
+export function diaryEntries(db: Executor, instanceIds: number[], since: string) {
+  if (instanceIds.length === 0) return Promise.resolve([]);
+  return sql<{ instance_id: number; entries: number; last_at: Date }>`
+    select e.instance_id, count(*)::int as entries, max(e.timeline_at) as last_at
+    from timeline_events e
+    where e.instance_id = any(${instanceIds}::int8[]) and e.event_type = 'diary_entry'
+      and e.timeline_at >= ${instant(since)}
+    group by e.instance_id`
+    .execute(db)
+    .then((r) => r.rows);
+}
+
+/** How many distinct instances have events in the scope since `since`. */
+export async function activeInstancesSince(db: Executor, scope: EventScope, since: string): Promise<number> {
+  const r = await filtered(db, scope, { from: since })
+    .where('instance_id', 'is not', null)
+    .select(sql<number>`count(distinct instance_id)::int`.as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 /** Each instance's `isActive` as of `at`: its last `instance_activity_changed` event up to then
  * (instances with none are left out: they never changed). */
 export function activityAt(db: Executor, instanceIds: number[], at: string) {

@@ -215,6 +215,43 @@ export class UnifiedTimeline {
     };
   }
 
+  /** Diary status of an observer's instances (contract: "Ground floor and subject
+   * consciousness", compliance): its Level-5 instances, each with its `diary_entry` events of the
+   * last `hours` and the last one's time. */
+  async diaryStatus(
+    observerId: number,
+    hours: number,
+  ): Promise<{ instance: Instance; entries: number; lastDiaryAt: string | null }[]> {
+    const level5 = (await this.instances(observerId)).filter((i) => Number(i.level) === 5);
+    const entries = new Map(
+      (
+        await repo.diaryEntries(
+          this.db,
+          level5.map((i) => i.id),
+          hoursAgo(hours),
+        )
+      ).map((e) => [Number(e.instance_id), e]),
+    );
+    return level5.map((r) => {
+      const e = entries.get(r.id);
+      return {
+        instance: toInstance(r),
+        entries: e ? Number(e.entries) : 0,
+        lastDiaryAt: e ? new Date(e.last_at).toISOString() : null,
+      };
+    });
+  }
+
+  /** Its instances now (the registry's view). */
+  async instancesOf(observerId: number): Promise<Instance[]> {
+    return (await this.instances(observerId)).map(toInstance);
+  }
+
+  /** How many distinct instances have events in its timeline in the last `hours`. */
+  async activeInstances(observerId: number, hours: number): Promise<number> {
+    return repo.activeInstancesSince(this.db, await this.scope(observerId), hoursAgo(hours));
+  }
+
   /** What an observer is aware of now: its instances, the active ones, its events of the last
    * `hours`. */
   async awareness(
