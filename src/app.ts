@@ -30,6 +30,7 @@ import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
 import { auditPlugin, registerAuditLog } from './modules/audit/index.js';
 import { consciousnessPlugin } from './modules/consciousness/index.js';
+import { schedulerPlugin } from './modules/scheduler/index.js';
 import { authPlugin } from './modules/auth/index.js';
 import { charactersPlugin } from './modules/characters/index.js';
 import { chatPlatformPlugin } from './modules/chat-platform/index.js';
@@ -209,6 +210,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     },
   });
   await app.register(auditPlugin, { audit: s.audit });
+  await app.register(schedulerPlugin, { scheduler: s.scheduler });
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
   await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });

@@ -18,6 +18,7 @@ import { HealthMonitor } from './platform/db/health-monitor.js';
 import { createChangeFeed, PgChangeFeed } from './platform/db/notifications.js';
 import { AccountStates, type AccountState } from './platform/security/account-state.js';
 import { isAdmin } from './platform/security/identity.rules.js';
+import type { UserPrincipal } from './platform/http/auth.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { AccountEmailService, AuthService, enqueueVerification, OAuthService } from './modules/auth/index.js';
 import { UsersService } from './modules/users/index.js';
@@ -28,7 +29,13 @@ import {
   createChatPlatformBot,
 } from './modules/chat-platform/index.js';
 import { FilesService } from './modules/files/index.js';
-import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/index.js';
+import {
+  defineMaintenanceJobs,
+  runSweeps,
+  scheduleMaintenance,
+  type Sweepers,
+} from './modules/admin/index.js';
+import { SchedulerService } from './modules/scheduler/index.js';
 import { InstancesService, TimelineService, UnifiedTimeline } from './modules/timeline/index.js';
 import { ObserverReflections, ObserverService } from './modules/observer/index.js';
 import { CharactersService } from './modules/characters/index.js';
@@ -52,6 +59,7 @@ import { createModelProvider, ModelGateway } from './platform/models/gateway.js'
 
 export interface Services {
   audit: AuditLog;
+  scheduler: SchedulerService;
   consciousness: ConsciousnessService;
   users: UsersService;
   auth: AuthService;
@@ -120,6 +128,22 @@ function resolveJwtSecret(config: Config): string {
   writeFileSync(path, secret + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
   return secret;
+}
+
+/** Who a scheduled task acts as: the assistant's own user, with admin rights (an observer cycle's
+ * events name it). */
+async function schedulerPrincipal(characters: CharactersService, name: string): Promise<UserPrincipal> {
+  return {
+    kind: 'user',
+    id: await characters.assistantUserId(),
+    role: 'silicon',
+    accountType: 'npc',
+    name,
+    admin: true,
+    jti: 'scheduled-task',
+    exp: Number.MAX_SAFE_INTEGER,
+    sid: undefined,
+  };
 }
 
 export async function createDeps(config: Config, opts: CreateDepsOptions = {}): Promise<Deps> {
@@ -360,6 +384,31 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       projects: (p) => workflows.projectStats(p),
       assistantUserId: () => characters.assistantUserId(),
     });
+    // Scheduled tasks: each kind runs through its owner's service, as the assistant's own user.
+    const sweepers: Sweepers = {
+      rateLimitWindows: () => counters.sweep(),
+      refreshTokens: () => auth.sweepExpiredTokens(),
+      idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
+      memoryTombstones: () => memory.sweep(),
+      uploads: () => files.sweep(),
+      webhookDeliveries: () => webhooks.sweep(),
+      auditLog: () => audit.sweep(),
+    };
+    const scheduler = new SchedulerService({
+      db,
+      jobs,
+      log,
+      isObserver: async (id) => (await timeline.getInstance(id))?.level === 8,
+      runners: {
+        observer_cycle: async ({ observerId, hours, limit }) =>
+          observerReflections.cycle(await schedulerPrincipal(characters, config.assistantName), observerId, {
+            hours: hours ?? 24,
+            limit: limit ?? 100,
+          }),
+        diary_compliance: ({ observerId, hours }) => consciousness.checkCompliance(observerId, hours ?? 24),
+        maintenance_sweep: () => runSweeps(sweepers),
+      },
+    });
     const workflowTasks = new WorkflowTasksService(workflows);
     const workflowRuns = new WorkflowRunsService(workflows);
     // The orchestrator executes runs in the `workflows.run` job; the service hands it each
@@ -417,6 +466,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     });
     const services: Services = {
       audit,
+      scheduler,
       consciousness,
       users,
       auth,
@@ -453,21 +503,19 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // The workflow protocols and definitions (after the protocols they reference).
     await workflows.seed();
 
-    defineMaintenanceJobs(jobs, db, {
-      rateLimitWindows: () => counters.sweep(),
-      refreshTokens: () => auth.sweepExpiredTokens(),
-      idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
-      memoryTombstones: () => memory.sweep(),
-      uploads: () => files.sweep(),
-      webhookDeliveries: () => webhooks.sweep(),
-      auditLog: () => audit.sweep(),
-    });
+    defineMaintenanceJobs(jobs, db, sweepers);
 
     if (opts.jobs !== false) {
-      await jobs.start({ work: config.services.includes('worker') });
+      const worker = config.services.includes('worker');
+      await jobs.start({
+        work: worker,
+        schedule: worker,
+        scheduleIntervalSeconds: config.scheduler.intervalSeconds,
+      });
       cleanup.unshift(() => jobs.stop());
       await memory.start();
-      if (config.services.includes('worker')) await scheduleMaintenance(jobs, db);
+      if (worker) await scheduleMaintenance(jobs, db);
+      if (worker) await scheduler.reconcile();
       // Before the queue stops: this node's runs release their leases and their jobs are retried.
       cleanup.unshift(() => workflowRunJobs.stop());
       if (config.services.includes('worker')) await workflowRunJobs.start();
