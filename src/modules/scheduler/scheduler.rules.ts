@@ -34,7 +34,7 @@ export function cronShapeProblem(cron: string): string | null {
 
 /** An IANA time-zone name the runtime knows ("UTC", "Europe/Paris"); not an offset or an abbreviation. */
 export function isTimeZone(tz: string): boolean {
-  if (!/^(UTC|[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)+)$/.test(tz)) return false;
+  if (!/^(UTC|[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)+)$/.test(tz)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;

@@ -127,7 +127,7 @@ export class SchedulerService {
         kind: row.kind,
         cron,
         timezone,
-        payload: changes.payload ?? (row.payload as Record<string, unknown>),
+        payload: changes.payload ?? (row.payload),
       });
       await repo.update(trx, id, {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
@@ -250,7 +250,7 @@ export class SchedulerService {
       kind: r.kind,
       cron: r.cron,
       timezone: r.timezone,
-      payload: r.payload as Record<string, unknown>,
+      payload: r.payload,
       enabled: r.enabled,
       nextRunAt,
       lastRun:
