@@ -38,21 +38,8 @@ export interface LogQuery {
   cursor?: string | undefined;
 }
 
-export interface LogView {
-  id: number;
-  at: string;
-  requestId: string;
-  method: string;
-  path: string;
-  route: string | null;
-  status: number;
-  problemCode: string | null;
-  actorUserId: number | null;
-  actorKind: 'user' | 'api_key' | 'anonymous';
-  apiKeyId: number | null;
-  ip: string | null;
-  durationMs: number;
-}
+/** An entry as the list answers it. */
+export type LogView = Omit<AuditEntry, 'at'> & { id: number; at: string };
 
 export class AuditLog {
   private pending: AuditEntry[] = [];
