@@ -298,8 +298,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const audit = new AuditLog(db, log, {
       mode: config.audit.mode,
       retentionDays: config.audit.retentionDays,
-      flushMs: 200,
-      batchSize: 500,
+      flushMs: 500,
+      batchSize: 1000,
     });
     cleanup.unshift(() => audit.close());
     // Persona sessions: who may use an observer is the registry's answer (as for `/observer`);

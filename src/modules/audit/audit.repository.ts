@@ -1,12 +1,16 @@
 // SQL only: the audit log.
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import type { Db, Executor } from '../../platform/db/database.js';
 import type { AuditEntry, LogCursor } from './audit.rules.js';
 
-/** Many entries in one statement (columns sent as arrays). */
-export function insertMany(db: Executor, entries: AuditEntry[]) {
+/** Many entries in one statement (columns sent as arrays), committed without waiting for the WAL
+ * flush: a crash may lose the last fraction of a second of entries, as it loses those not yet
+ * written. */
+export function insertMany(db: Db, entries: AuditEntry[]) {
   const col = <T>(f: (e: AuditEntry) => T) => entries.map(f);
-  return sql`
+  return db.transaction().execute(async (trx) => {
+    await sql`select set_config('synchronous_commit', 'off', true)`.execute(trx);
+    await sql`
     insert into audit_logs
       (at, request_id, method, path, route, status, problem_code, actor_user_id, actor_kind, api_key_id, ip, duration_ms)
     select * from unnest(
@@ -15,7 +19,8 @@ export function insertMany(db: Executor, entries: AuditEntry[]) {
       ${col((e) => e.status)}::int[], ${col((e) => e.problemCode)}::text[],
       ${col((e) => e.actorUserId)}::int8[], ${col((e) => e.actorKind)}::text[],
       ${col((e) => e.apiKeyId)}::int8[], ${col((e) => e.ip)}::text[], ${col((e) => e.durationMs)}::float8[]
-    )`.execute(db);
+    )`.execute(trx);
+  });
 }
 
 export interface LogFilter {
