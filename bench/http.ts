@@ -150,7 +150,7 @@ if (values.audit) {
       }),
     ]);
   console.log(
-    `\nGET /api/user/profile, audit log off (A) and writing every request (B), ${connections} connections, ${duration} s each\n`,
+    `\nGET /api/user/profile, audit log off, writing every request (all) and by default (writes), ${connections} connections, ${duration} s each\n`,
   );
   console.log('| db | run | audit | req/s | p50 ms | p99 ms | non-2xx |');
   console.log('|---|---|---|---|---|---|---|');
