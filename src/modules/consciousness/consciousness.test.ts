@@ -244,6 +244,20 @@ describe('diary compliance and the dashboard', () => {
     expect(dash.body.activity24h.byType.diary_entry).toBe(2);
     expect(dash.body.activity24h.activeInstances).toBeGreaterThanOrEqual(1);
 
+    // Projects: the workflow instances its instances link.
+    const project = await t.api('POST', '/api/protocol/instances', {
+      token: admin.accessToken,
+      body: { machineId: 'documentation_flow_v1', registryInstanceId: withDiary.id },
+    });
+    expect(project.status, JSON.stringify(project.body)).toBe(201);
+    const withProject = await get(`dashboard/${observer.id}`);
+    expect(withProject.body.projects).toEqual({
+      total: 1,
+      completed: 0,
+      inProgress: 1,
+      byState: { [project.body.state]: 1 },
+    });
+
     const reflection = await t.api('POST', `/api/observer/observer/${observer.id}/reflection`, {
       token: admin.accessToken,
       body: {},
