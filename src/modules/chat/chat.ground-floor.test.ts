@@ -213,6 +213,47 @@ describe('POST /api/admin/prompts/preview', () => {
     expect(npc.body.system).toContain('You are Mira2.');
     expect(npc.body.system).not.toContain('## Ground floor');
 
+    // A channel carrying a protocol routes a non-core_primary user to it (routing step 2).
+    const channel = await t.api('POST', '/api/chat-platform/channel/config', {
+      token: admin.accessToken,
+      body: { channelId: 'preview-channel', protocolId: 'neutral_protocol_v1' },
+    });
+    expect([200, 201]).toContain(channel.status);
+    const viaChannel = await t.api('POST', '/api/admin/prompts/preview', {
+      token: admin.accessToken,
+      body: { userId: alice.id, channelId: 'preview-channel' },
+    });
+    expect(viaChannel.body).toMatchObject({
+      protocolId: 'neutral_protocol_v1',
+      protocol: 'NEUTRAL',
+      tools: [],
+    });
+    expect(viaChannel.body.reason).toMatch(/^rule 2:/);
+
+    // A persona session: routed with its persona type, answered as the persona.
+    const observer = await t.api('POST', '/api/admin/instances', {
+      token: admin.accessToken,
+      body: { name: 'Preview observer', level: 8, source: 'portal', userId: alice.id },
+    });
+    const session = await t.api('POST', '/api/persona/session', {
+      token: alice.accessToken,
+      body: { persona: 'Worker', observerId: observer.body.id },
+    });
+    const viaSession = await t.api('POST', '/api/admin/prompts/preview', {
+      token: admin.accessToken,
+      body: { userId: alice.id, personaSessionId: session.body.id, message: 'deploy' },
+    });
+    expect(viaSession.status, JSON.stringify(viaSession.body)).toBe(200);
+    expect(viaSession.body).toMatchObject({ protocol: 'TECH', personaType: 'coder' });
+    expect(viaSession.body.system).toContain('You are Worker.');
+    expect(viaSession.body.system).toContain('## Ground floor');
+    const otherUser = await createUser(t, 'public');
+    const notTheirs = await t.api('POST', '/api/admin/prompts/preview', {
+      token: admin.accessToken,
+      body: { userId: otherUser.id, personaSessionId: session.body.id },
+    });
+    expect(notTheirs.status).toBe(400);
+
     const bad = [
       [{ userId: alice.id, npcUserId: alice.id }, 'npcUserId'],
       [{ userId: alice.id, personaSessionId: '00000000-0000-4000-8000-000000000000' }, 'personaSessionId'],
