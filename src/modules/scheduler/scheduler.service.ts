@@ -127,7 +127,7 @@ export class SchedulerService {
         kind: row.kind,
         cron,
         timezone,
-        payload: changes.payload ?? (row.payload),
+        payload: changes.payload ?? row.payload,
       });
       await repo.update(trx, id, {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
