@@ -5,6 +5,9 @@
 // runs as a child process (its own process, as a client on another machine would be): the
 // service's process, event loop and garbage collector are the service's alone.
 // Run: npx tsx bench/http.ts [--duration 10] [--connections 100]
+// `--audit`: only GET /api/user/profile, with the audit log off, writing every request
+// (AUDIT_LOG=all: a read is not audited by default) and as by default (the hook runs, writes
+// nothing), twice each back to back per database: the audit write's cost on the route.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +22,11 @@ import { createDeps } from '../src/deps.js';
 import { embeddedDataDir } from './embedded-dir.js';
 
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '100' } },
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '100' },
+    audit: { type: 'boolean', default: false },
+  },
 });
 const duration = Number(values.duration);
 const run = promisify(execFile);
@@ -69,7 +76,11 @@ async function measure(
   };
 }
 
-async function bench(dbName: string, env: Record<string, string | undefined>): Promise<Result[]> {
+async function bench(
+  dbName: string,
+  env: Record<string, string | undefined>,
+  only?: string,
+): Promise<Result[]> {
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
@@ -100,8 +111,10 @@ async function bench(dbName: string, env: Record<string, string | undefined>): P
       ['hello-world with JWT check', '/bench/hello-auth', { authorization: `Bearer ${accessToken}` }],
       ['GET /api/user/profile', '/api/user/profile', { authorization: `Bearer ${accessToken}` }],
     ] as const) {
+      if (only && route !== only) continue;
       out.push({ db: dbName, route, ...(await measure(url, path, headers)) });
     }
+    if (only) return out;
     // Login: argon2id (19 MiB, t=2) dominates; a few connections are enough to saturate 2 cores.
     out.push({
       db: dbName,
@@ -122,6 +135,46 @@ async function bench(dbName: string, env: Record<string, string | undefined>): P
     await deps.close();
   }
   return out;
+}
+
+if (values.audit) {
+  const profile = 'GET /api/user/profile';
+  const dbs: [string, () => Record<string, string | undefined>][] = [['pglite', () => embeddedDataDir()]];
+  if (process.env.DATABASE_URL)
+    dbs.push([
+      'postgres',
+      () => ({
+        DATABASE_URL: process.env.DATABASE_URL,
+        DB_SCHEMA: `bench_${randomBytes(4).toString('hex')}`,
+        DB_POOL_SIZE: '20',
+      }),
+    ]);
+  console.log(
+    `\nGET /api/user/profile, audit log off, writing every request (all) and by default (writes), ${connections} connections, ${duration} s each\n`,
+  );
+  console.log('| db | run | audit | req/s | p50 ms | p99 ms | non-2xx |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [db, env] of dbs) {
+    const rps: Record<string, number[]> = { off: [], all: [], writes: [] };
+    for (const [i, mode] of (['off', 'all', 'writes', 'off', 'all', 'writes'] as const).entries()) {
+      const e = env();
+      try {
+        const [r] = await bench(db, { ...e, AUDIT_LOG: mode }, profile);
+        rps[mode]!.push(r!.rps);
+        console.log(
+          `| ${db} | ${i + 1} | ${mode} | ${r!.rps.toFixed(0)} | ${r!.p50} | ${r!.p99} | ${r!.non2xx} |`,
+        );
+      } finally {
+        if (e.DB_SCHEMA) await dropSchema(process.env.DATABASE_URL!, e.DB_SCHEMA);
+      }
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const cost = (mode: string) => ((100 * (mean(rps.off!) - mean(rps[mode]!))) / mean(rps.off!)).toFixed(1);
+    console.log(
+      `${db}: writing every request costs ${cost('all')}% of the route's throughput; the default (writes only: the hook alone here) ${cost('writes')}%`,
+    );
+  }
+  process.exit(0);
 }
 
 const results: Result[] = [];

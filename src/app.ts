@@ -21,6 +21,9 @@ import type { App } from './platform/http/types.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
+import { auditPlugin, registerAuditLog } from './modules/audit/index.js';
+import { consciousnessPlugin } from './modules/consciousness/index.js';
+import { schedulerPlugin } from './modules/scheduler/index.js';
 import { authPlugin } from './modules/auth/index.js';
 import { charactersPlugin } from './modules/characters/index.js';
 import { chatPlatformPlugin } from './modules/chat-platform/index.js';
@@ -29,7 +32,7 @@ import { filesPlugin } from './modules/files/index.js';
 import { inventoryPlugin } from './modules/inventory/index.js';
 import { mcpPlugin } from './modules/mcp/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
-import { observerNamespaceDoc, observerSockets } from './modules/observer/index.js';
+import { observerNamespaceDoc, observerPlugin, observerSockets } from './modules/observer/index.js';
 import { personaPlugin } from './modules/persona/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
@@ -106,6 +109,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     adminUserIds: deps.config.adminUserIds,
   });
   registerMetrics(app, deps.metrics);
+  registerAuditLog(app, deps.services.audit);
 
   await registerModules(app, deps);
   options.extraRoutes?.(app);
@@ -171,9 +175,13 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
       models: deps.models,
     },
   });
+  await app.register(auditPlugin, { audit: s.audit });
+  await app.register(schedulerPlugin, { scheduler: s.scheduler });
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
   await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
+  await app.register(observerPlugin, { observer: s.observer, reflections: s.observerReflections });
+  await app.register(consciousnessPlugin, { consciousness: s.consciousness });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });
   await app.register(syncPlugin, { sync: s.sync });

@@ -121,6 +121,9 @@ const envSchema = z.object({
   WEBHOOK_RETRY_DELAY: z.coerce.number().int().min(1).max(3600).default(10),
   WEBHOOK_SECRET_KEY: z.string().optional(),
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  AUDIT_LOG: z.enum(['writes', 'all', 'off']).default('writes'),
+  AUDIT_LOG_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(90),
+  SCHEDULER_INTERVAL: z.coerce.number().int().min(1).max(45).default(30),
   SSRF_ALLOW_LOOPBACK_FOR_TESTS: bool.default(false),
   MEMORY_MAX_CONTENT: z.coerce
     .number()
@@ -209,6 +212,12 @@ export interface Config {
     secretKey: Buffer | undefined;
     deliveryRetentionDays: number;
   };
+  /** The audit log: `writes` (every write and every 401, 403 and 5xx), `all` requests, or `off`;
+   * how many days entries are kept. */
+  audit: { mode: 'writes' | 'all' | 'off'; retentionDays: number };
+  /** Scheduled tasks: seconds between the scheduler's passes over the cron schedules (one pass per
+   * interval across every node; occurrences are due for a minute). */
+  scheduler: { intervalSeconds: number };
   /** Tests only (refused unless NODE_ENV=test): outbound URLs (webhooks) may reach a loopback
    * address, where the test's receiver listens. Every other address stays refused. */
   allowLoopbackTargetsForTests: boolean;
@@ -396,6 +405,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       secretKey: webhookKey,
       deliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     },
+    audit: { mode: e.AUDIT_LOG, retentionDays: e.AUDIT_LOG_RETENTION_DAYS },
+    scheduler: { intervalSeconds: e.SCHEDULER_INTERVAL },
     allowLoopbackTargetsForTests: e.SSRF_ALLOW_LOOPBACK_FOR_TESTS,
     training: {
       fileBytes: e.TRAINING_FILE_LIMIT ?? e.UPLOAD_LIMIT,

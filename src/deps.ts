@@ -19,6 +19,7 @@ import { HealthMonitor } from './platform/db/health-monitor.js';
 import { createChangeFeed, PgChangeFeed } from './platform/db/notifications.js';
 import { AccountStates, type AccountState } from './platform/security/account-state.js';
 import { isAdmin } from './platform/security/identity.rules.js';
+import type { UserPrincipal } from './platform/http/auth.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { AccountEmailService, AuthService, enqueueVerification, OAuthService } from './modules/auth/index.js';
 import { UsersService } from './modules/users/index.js';
@@ -29,13 +30,22 @@ import {
   createChatPlatformBot,
 } from './modules/chat-platform/index.js';
 import { FilesService } from './modules/files/index.js';
-import { defineMaintenanceJobs, scheduleMaintenance } from './modules/admin/index.js';
-import { InstancesService, TimelineService } from './modules/timeline/index.js';
+import {
+  defineMaintenanceJobs,
+  runSweeps,
+  scheduleMaintenance,
+  type Sweepers,
+} from './modules/admin/index.js';
+import { SchedulerService } from './modules/scheduler/index.js';
+import { InstancesService, TimelineService, UnifiedTimeline } from './modules/timeline/index.js';
+import { ObserverReflections, ObserverService } from './modules/observer/index.js';
 import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
+import { AuditLog } from './modules/audit/index.js';
+import { ConsciousnessService } from './modules/consciousness/index.js';
 import { PersonaService } from './modules/persona/index.js';
 import { deriveSecretKey, WebhooksService } from './modules/webhooks/index.js';
 import {
@@ -51,6 +61,9 @@ import { SuggestionJobs, SuggestionsService } from './modules/suggestions/index.
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
+  audit: AuditLog;
+  scheduler: SchedulerService;
+  consciousness: ConsciousnessService;
   users: UsersService;
   auth: AuthService;
   protocols: ProtocolsService;
@@ -62,6 +75,9 @@ export interface Services {
   oauth: OAuthService;
   timeline: TimelineService;
   instances: InstancesService;
+  unifiedTimeline: UnifiedTimeline;
+  observer: ObserverService;
+  observerReflections: ObserverReflections;
   characters: CharactersService;
   inventory: InventoryService;
   sync: SyncService;
@@ -119,6 +135,22 @@ function resolveJwtSecret(config: Config): string {
   writeFileSync(path, secret + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
   return secret;
+}
+
+/** Who a scheduled task acts as: the assistant's own user, with admin rights (an observer cycle's
+ * events name it). */
+async function schedulerPrincipal(characters: CharactersService, name: string): Promise<UserPrincipal> {
+  return {
+    kind: 'user',
+    id: await characters.assistantUserId(),
+    role: 'silicon',
+    accountType: 'npc',
+    name,
+    admin: true,
+    jti: 'scheduled-task',
+    exp: Number.MAX_SAFE_INTEGER,
+    sid: undefined,
+  };
 }
 
 export async function createDeps(config: Config, opts: CreateDepsOptions = {}): Promise<Deps> {
@@ -269,6 +301,14 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       memory.newestForUser(userId, limit),
     );
     const metrics = createMetrics();
+    // The audit log: noted after each response, written in batches behind it.
+    const audit = new AuditLog(db, log, {
+      mode: config.audit.mode,
+      retentionDays: config.audit.retentionDays,
+      flushMs: 500,
+      batchSize: 1000,
+    });
+    cleanup.unshift(() => audit.close());
     // Persona sessions: who may use an observer is the registry's answer (as for `/observer`);
     // a session's conversation is the chat module's. The chat turn reads a session through it.
     const persona = new PersonaService({
@@ -289,6 +329,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         protocols,
         characters,
         conversations,
+        users,
         files,
         personas: persona,
         metrics,
@@ -321,6 +362,59 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
           () => true,
           () => false,
         ),
+    });
+    // The observer: its unified timeline (the timeline module's reads, exports through a database
+    // cursor), summary and 5D navigation, reflections and the cycle.
+    const unifiedTimeline = new UnifiedTimeline(db, database.openCursor, timeline, { exportBatch: 500 });
+    const observer = new ObserverService({ db, bus, unified: unifiedTimeline, instances, memory, inventory });
+    const observerReflections = new ObserverReflections({
+      db,
+      bus,
+      log,
+      observer,
+      timeline,
+      unified: unifiedTimeline,
+      memory,
+      models,
+      assistantUserId: () => characters.assistantUserId(),
+    });
+    // Subject consciousness: onboarding, encoding, diary compliance and the dashboard, over the
+    // registry, the timeline, memories, the observer's summary and the workflows' projects.
+    const consciousness = new ConsciousnessService({
+      db,
+      instances,
+      timeline,
+      unified: unifiedTimeline,
+      memory,
+      observer,
+      groundFloor: () => protocols.groundFloor(),
+      projects: (p) => workflows.projectStats(p),
+      assistantUserId: () => characters.assistantUserId(),
+    });
+    // Scheduled tasks: each kind runs through its owner's service, as the assistant's own user.
+    const sweepers: Sweepers = {
+      rateLimitWindows: () => counters.sweep(),
+      refreshTokens: () => auth.sweepExpiredTokens(),
+      idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
+      memoryTombstones: () => memory.sweep(),
+      uploads: () => files.sweep(),
+      webhookDeliveries: () => webhooks.sweep(),
+      auditLog: () => audit.sweep(),
+    };
+    const scheduler = new SchedulerService({
+      db,
+      jobs,
+      log,
+      isObserver: async (id) => (await timeline.getInstance(id))?.level === 8,
+      runners: {
+        observer_cycle: async ({ observerId, hours, limit }) =>
+          observerReflections.cycle(await schedulerPrincipal(characters, config.assistantName), observerId, {
+            hours: hours ?? 24,
+            limit: limit ?? 100,
+          }),
+        diary_compliance: ({ observerId, hours }) => consciousness.checkCompliance(observerId, hours ?? 24),
+        maintenance_sweep: () => runSweeps(sweepers),
+      },
     });
     const workflowTasks = new WorkflowTasksService(workflows);
     const workflowRuns = new WorkflowRunsService(workflows);
@@ -428,6 +522,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       instanceWritten: suggestionJobs.instanceWritten,
     });
     const services: Services = {
+      audit,
+      scheduler,
+      consciousness,
       users,
       auth,
       accountEmail,
@@ -435,6 +532,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       conversations,
       timeline,
       instances,
+      unifiedTimeline,
+      observer,
+      observerReflections,
       characters,
       inventory,
       sync,
@@ -472,20 +572,19 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // The workflow protocols and definitions (after the protocols they reference).
     await workflows.seed();
 
-    defineMaintenanceJobs(jobs, db, {
-      rateLimitWindows: () => counters.sweep(),
-      refreshTokens: () => auth.sweepExpiredTokens(),
-      idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
-      memoryTombstones: () => memory.sweep(),
-      uploads: () => files.sweep(),
-      webhookDeliveries: () => webhooks.sweep(),
-    });
+    defineMaintenanceJobs(jobs, db, sweepers);
 
     if (opts.jobs !== false) {
-      await jobs.start({ work: config.services.includes('worker') });
+      const worker = config.services.includes('worker');
+      await jobs.start({
+        work: worker,
+        schedule: worker,
+        scheduleIntervalSeconds: config.scheduler.intervalSeconds,
+      });
       cleanup.unshift(() => jobs.stop());
       await memory.start();
-      if (config.services.includes('worker')) await scheduleMaintenance(jobs, db);
+      if (worker) await scheduleMaintenance(jobs, db);
+      if (worker) await scheduler.reconcile();
       // Before the queue stops: this node's runs release their leases and their jobs are retried.
       cleanup.unshift(() => workflowRunJobs.stop());
       if (config.services.includes('worker')) await workflowRunJobs.start();

@@ -125,6 +125,43 @@ const ROWS: { row: string; method: string; path: string; expect: Record<Who, num
     path: '/api/chat-platform/commands',
     expect: { public: 403, core_primary: 403, developer: 400, npc: 403, cso: 400, apiKey: 403, none: 401 },
   },
+  ...(
+    [
+      ['GET', '/api/admin/logs', 200],
+      ['GET', '/api/admin/scheduled-tasks', 200],
+      ['POST', '/api/admin/scheduled-tasks', 400],
+      ['POST', '/api/admin/prompts/preview', 400],
+      ['GET', '/api/admin/data/relationships', 200],
+      ['POST', '/api/subject-consciousness/onboarding/999999999', 404],
+      ['POST', '/api/subject-consciousness/encode/999999999', 400],
+    ] as const
+  ).map(([method, path, adminStatus]) => ({
+    row: `admin: ${method} ${path}`,
+    method,
+    path,
+    expect: {
+      public: 403,
+      core_primary: 403,
+      developer: adminStatus,
+      npc: 403,
+      cso: adminStatus,
+      apiKey: 401,
+      none: 401,
+    },
+  })),
+  {
+    // CSO, admin or the observer's owner; anyone else 403, unknown ids too (no oracle).
+    row: 'observer readers: GET /api/subject-consciousness/*',
+    method: 'GET',
+    path: '/api/subject-consciousness/dashboard/999999999',
+    expect: { public: 403, core_primary: 403, developer: 404, npc: 403, cso: 404, apiKey: 401, none: 401 },
+  },
+  {
+    row: 'access token: DELETE /api/protocol/protocols/<id> (never allowed)',
+    method: 'DELETE',
+    path: '/api/protocol/protocols/core_identity_v1',
+    expect: { public: 405, core_primary: 405, developer: 405, npc: 405, cso: 405, apiKey: 401, none: 401 },
+  },
   {
     row: 'admin: chat-platform user links',
     method: 'GET',
@@ -150,6 +187,8 @@ describe('who may call what', () => {
           400: 'validation_failed',
           401: 'unauthenticated',
           403: 'forbidden',
+          404: 'not_found',
+          405: 'method_not_allowed',
           422: 'invalid_definition',
         };
         expect(res.body.code).toBe(codes[res.status]);

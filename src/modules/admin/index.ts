@@ -3,7 +3,13 @@ import { healthRoutes, type HealthRoutesOptions } from './health.routes.js';
 import { statsRoutes } from './stats.routes.js';
 import type { StatsSources } from './stats.service.js';
 
-export { defineMaintenanceJobs, scheduleMaintenance, SWEEP_JOB, type Sweepers } from './maintenance.jobs.js';
+export {
+  defineMaintenanceJobs,
+  runSweeps,
+  scheduleMaintenance,
+  SWEEP_JOB,
+  type Sweepers,
+} from './maintenance.jobs.js';
 export type { StatsSources } from './stats.service.js';
 
 export interface AdminPluginOptions {

@@ -18,15 +18,20 @@ export function scheduleMaintenance(jobs: JobQueue, db: Executor) {
   return jobs.enqueue(db, SWEEP_JOB, {}, { singletonKey: SWEEP_JOB, startAfterSeconds: 60 });
 }
 
+/** Runs every sweep in turn (the hourly job, and the `maintenance_sweep` scheduled task). */
+export async function runSweeps(sweepers: Sweepers): Promise<Record<string, unknown>> {
+  const swept: Record<string, unknown> = {};
+  for (const [name, sweep] of Object.entries(sweepers)) swept[name] = await sweep();
+  return swept;
+}
+
 export function defineMaintenanceJobs(jobs: JobQueue, db: Executor, sweepers: Sweepers) {
   jobs.define({
     name: SWEEP_JOB,
     schema: z.object({}).strict(),
     retryLimit: 3,
     handler: async (_data, { log }) => {
-      const swept: Record<string, unknown> = {};
-      for (const [name, sweep] of Object.entries(sweepers)) swept[name] = await sweep();
-      log.debug(swept, 'maintenance sweep done');
+      log.debug(await runSweeps(sweepers), 'maintenance sweep done');
       await jobs.enqueue(db, SWEEP_JOB, {}, { singletonKey: SWEEP_JOB, startAfterSeconds: HOUR });
     },
   });

@@ -136,13 +136,17 @@ export function upsertRelationship(
     .execute();
 }
 
-export function listRelationships(db: Executor, f: { userId: number; npcUserId?: number | undefined }) {
+export function listRelationships(
+  db: Executor,
+  f: { userId?: number | undefined; npcUserId?: number | undefined; limit?: number | undefined },
+) {
   let q = db
     .selectFrom('relationships')
-    .select(['user_id', 'npc_user_id', 'flags', 'affinity', 'updated_at'])
-    .where('user_id', '=', f.userId);
+    .select(['user_id', 'npc_user_id', 'flags', 'affinity', 'updated_at']);
+  if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
   if (f.npcUserId !== undefined) q = q.where('npc_user_id', '=', f.npcUserId);
-  return q.orderBy('npc_user_id').execute();
+  q = q.orderBy('user_id').orderBy('npc_user_id');
+  return (f.limit !== undefined ? q.limit(f.limit) : q).execute();
 }
 
 const questColumns = ['id', 'title', 'description', 'metadata', 'created_at'] as const;

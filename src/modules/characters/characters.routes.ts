@@ -21,6 +21,9 @@ import {
   relationshipSchema,
 } from './characters.schemas.js';
 
+/** The most relationships one listing answers. */
+const RELATIONSHIPS_MAX = 1000;
+
 export function charactersRoutes(app: App, { characters }: { characters: CharactersService }) {
   const admin = { auth: 'admin' as const };
   const tags = ['characters'];
@@ -135,6 +138,33 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       },
     },
     async (req) => characters.putState(req.params.id, req.body),
+  );
+
+  app.get(
+    '/api/admin/data/relationships',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: `Relationships between players and characters, each as PUT answers it (at most ${RELATIONSHIPS_MAX}, by player then character)`,
+        querystring: z.object({
+          userId: z.coerce.number().int().positive().optional(),
+          npcUserId: z.coerce.number().int().positive().optional(),
+        }),
+        response: {
+          200: z.object({ relationships: z.array(relationshipSchema) }),
+          ...problems(400, 401, 403),
+        },
+      },
+    },
+    async (req) => ({
+      relationships: await characters.relationships(
+        req.query.userId,
+        req.query.npcUserId,
+        undefined,
+        RELATIONSHIPS_MAX,
+      ),
+    }),
   );
 
   app.put(

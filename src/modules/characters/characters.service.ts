@@ -228,11 +228,12 @@ export class CharactersService {
   }
 
   async relationships(
-    userId: number,
+    userId: number | undefined,
     npcUserId?: number,
     executor: Executor = this.db,
+    limit?: number,
   ): Promise<Relationship[]> {
-    const rows = await repo.listRelationships(executor, { userId, npcUserId });
+    const rows = await repo.listRelationships(executor, { userId, npcUserId, limit });
     const names = await this.users.identities(
       rows.map((r) => r.npc_user_id),
       executor,

@@ -16,6 +16,7 @@ import type {
   ChatServiceOptions,
   Speaker,
   Prepared,
+  PromptRequest,
   Turn,
 } from './chat.types.js';
 import { ChatSpeakers } from './chat.speakers.js';
@@ -40,10 +41,10 @@ export class ModelTurn {
    * routing), and the inventory summary. */
   startContext(
     prepared: Prepared,
-    user: UserPrincipal,
+    user: Pick<UserPrincipal, 'id'>,
     lead: { id: number; info: Speaker | Promise<Speaker> },
     text: string,
-    conversationId: number,
+    conversationId: number | undefined,
   ): Promise<[ConversationContext, string]> {
     if (!prepared.context) {
       const npcInfo = Promise.resolve(lead.info).then((s) => ({
@@ -65,31 +66,29 @@ export class ModelTurn {
     return prepared.context;
   }
 
-  /** Builds the prompt, calls the model (at most twice), stores the replies. Returns them, and
-   * `finish`, which the caller runs once they are sent: it stores the exchange as a shared memory
-   * (never throws). */
-  async answer(
-    turn: Turn,
-    mode: { stream: boolean; emit: TurnEmitter | null },
-  ): Promise<{ replies: MessageRow[]; finish: () => Promise<void> }> {
-    const { user, conversationId, userMessage, text, prefs, speakers, prepared } = turn;
+  /** The prompt a turn sends now: routing (prepared), the context (retrieval and the inventory
+   * summary), the history before the message, and, for the assistant's own turns, the ground
+   * floor; composed by buildPrompt. The one path of both the chat turn (`answer`) and the admin
+   * prompt preview, so the preview shows exactly what a turn would send. */
+  async prompt(p: PromptRequest) {
+    const { user, conversationId, text, prefs, speakers, prepared } = p;
     const group = speakers.length > 1;
     const lead = speakers[0]!;
-    // The reply's id is reserved before the model is called so streamed deltas can name it: with
-    // the user's message when it was stored by this turn, else now.
-    // Independent steps run together (on PostgreSQL they use separate pool connections).
-    const [routing, replyId, [context, inventorySummary], history] = await Promise.all([
+    const [routing, [context, inventorySummary], history, groundFloor] = await Promise.all([
       prepared.routing,
-      group ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
-      this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId),
+      this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId ?? undefined),
       prepared.history ??
-        repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, userMessage.id),
+        (conversationId === null
+          ? []
+          : repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, p.messageId)),
+      // The assistant's own turns (not an NPC's, not a group's) end with the ground floor.
+      group
+        ? undefined
+        : this.d.characters
+            .assistantUserId()
+            .then((id) => (id === lead.id ? this.d.protocols.groundFloor() : undefined)),
     ]);
-    const {
-      system,
-      messages,
-      tools: allowedByProtocol,
-    } = buildPrompt({
+    const built = buildPrompt({
       protocol: routing.resolved,
       specs: this.specs,
       assistantName: this.d.assistantName,
@@ -99,15 +98,35 @@ export class ModelTurn {
       memoryContext: context.memoryContext,
       prefs,
       history,
-      messageId: userMessage.id,
+      messageId: p.messageId,
       historyMessages: this.opts.historyMessages,
       text,
       today: new Date().toISOString().slice(0, 10),
+      groundFloor,
     });
+    return { ...built, routing, context, group, lead };
+  }
+
+  /** Builds the prompt, calls the model (at most twice), stores the replies. Returns them, and
+   * `finish`, which the caller runs once they are sent: it stores the exchange as a shared memory
+   * (never throws). */
+  async answer(
+    turn: Turn,
+    mode: { stream: boolean; emit: TurnEmitter | null },
+  ): Promise<{ replies: MessageRow[]; finish: () => Promise<void> }> {
+    const { user, conversationId, userMessage, text, prefs, speakers, prepared } = turn;
+    // The reply's id is reserved before the model is called so streamed deltas can name it: with
+    // the user's message when it was stored by this turn, else now.
+    // Independent steps run together (on PostgreSQL they use separate pool connections).
+    const [replyId, { system, messages, tools: allowedByProtocol, routing, context, group, lead }] =
+      await Promise.all([
+        speakers.length > 1 ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
+        this.prompt({ user, conversationId, messageId: userMessage.id, text, prefs, speakers, prepared }),
+      ]);
     // The offline model speaks in the protocol's tone; the categories are the tones.
     const grounding = {
       memories: context.memories.map((m) => m.content),
-      tone: routing.protocol,
+      tone: routing.protocol === 'GROUND_FLOOR' ? ('CUSTOM' as const) : routing.protocol,
       speakerName: lead.name,
     };
     const allowed = new Set(allowedByProtocol.map((c) => c.name));

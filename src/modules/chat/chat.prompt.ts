@@ -3,7 +3,12 @@
 // messages (the conversation's earlier messages, at most `historyMessages`, then the new one).
 import type { ChatMessage as ModelMessage, ToolSpec } from '../../platform/models/provider.js';
 import type { ConversationContext } from '../memory/index.js';
-import { composeSystemPrompt, type ResolvedProtocol, type ToolDefinition } from '../protocols/index.js';
+import {
+  composeSystemPrompt,
+  groundFloorSection,
+  type ResolvedProtocol,
+  type ToolDefinition,
+} from '../protocols/index.js';
 import { CHOICES_INSTRUCTION, directorInstruction, lengthInstruction, type Npc } from './chat.rules.js';
 import type { UserPreferences } from './chat.schemas.js';
 import type { Speaker } from './chat.types.js';
@@ -27,6 +32,9 @@ export interface PromptInput {
   text: string;
   /** YYYY-MM-DD, given (the prompt's date placeholder). */
   today: string;
+  /** The ground-floor rules: given for the assistant's own turns (never an NPC's, never a group),
+   * they close the system prompt. */
+  groundFloor?: readonly string[] | undefined;
 }
 
 export function buildPrompt(p: PromptInput): {
@@ -69,6 +77,7 @@ export function buildPrompt(p: PromptInput): {
     lengthInstruction(p.prefs),
     p.prefs?.language ? `Answer in the language ${p.prefs.language}.` : '',
     group ? '' : CHOICES_INSTRUCTION,
+    !group && p.groundFloor ? groundFloorSection(p.groundFloor) : '',
   ]
     .filter(Boolean)
     .join('\n\n');

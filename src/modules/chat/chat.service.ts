@@ -3,7 +3,13 @@
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { withModelTime } from '../../platform/models/gateway.js';
 import type { ToolSpec } from '../../platform/models/provider.js';
-import type { ChatServiceDeps, ChatServiceOptions, TurnEmitter } from './chat.types.js';
+import type {
+  ChatServiceDeps,
+  ChatServiceOptions,
+  PromptPreview,
+  PromptPreviewInput,
+  TurnEmitter,
+} from './chat.types.js';
 import { ChatTurns } from './chat.turn.js';
 
 export class ChatService {
@@ -29,6 +35,11 @@ export class ChatService {
     emit: TurnEmitter,
   ): Promise<{ conversationId: number; messageId: number }> {
     return this.timed('chatMessage', emit, (timedEmit) => this.turns.message(user, raw, timedEmit));
+  }
+
+  /** What a turn of this user would send now (no chat call, nothing stored). */
+  previewPrompt(input: PromptPreviewInput): Promise<PromptPreview> {
+    return this.turns.preview(input);
   }
 
   /** directNpcMessage: the named NPC answers, bypassing the group director. */

@@ -12,6 +12,7 @@ import type { InventoryService } from '../inventory/index.js';
 import type { ConversationContext, MemoryService } from '../memory/index.js';
 import type { ProtocolsService } from '../protocols/index.js';
 import type { CharactersService } from '../characters/index.js';
+import type { UsersService } from '../users/index.js';
 import type { UserPreferences } from './chat.schemas.js';
 import type {
   AssistantIdle,
@@ -56,7 +57,7 @@ export interface TurnPersona {
 export interface PersonaSessionPort {
   /** The user's session with this id (its activity touched), or undefined when it is unknown or
    * another user's. */
-  forTurn(userId: number, sessionId: string): Promise<TurnPersona | undefined>;
+  forTurn(userId: number, sessionId: string, opts?: { touch?: boolean }): Promise<TurnPersona | undefined>;
 }
 
 export interface ChatServiceDeps {
@@ -70,6 +71,8 @@ export interface ChatServiceDeps {
   protocols: ProtocolsService;
   characters: CharactersService;
   conversations: ConversationsService;
+  /** Who a user is (the prompt preview names any user). */
+  users: Pick<UsersService, 'identity'>;
   files: FilesService;
   personas: PersonaSessionPort;
   metrics: Pick<Metrics, 'chatTurn'>;
@@ -105,6 +108,44 @@ export interface Prepared {
   context?: Promise<[ConversationContext, string]>;
   /** The conversation's messages before this one, read once the conversation is known. */
   history?: Promise<MessageRow[]>;
+}
+
+/** What composing a turn's prompt needs (ModelTurn.prompt): the chat turn's and the preview's. */
+export interface PromptRequest {
+  user: Pick<UserPrincipal, 'id' | 'name'>;
+  /** null: the caller has no conversation yet (a preview; the turn would create the default). */
+  conversationId: number | null;
+  /** Only messages before it are history. */
+  messageId: number;
+  text: string;
+  prefs: UserPreferences | undefined;
+  speakers: Speaker[];
+  prepared: Prepared;
+}
+
+/** `POST /api/admin/prompts/preview`'s input (contract: "Admin zones"). */
+export interface PromptPreviewInput {
+  userId: number;
+  npcUserId?: number | undefined;
+  channelId?: string | undefined;
+  personaSessionId?: string | undefined;
+  conversationId?: number | undefined;
+  message?: string | undefined;
+  preferences?: UserPreferences | undefined;
+}
+
+export interface PromptPreview {
+  userId: number;
+  /** The speaker who would answer; null for a group (the director speaks for them). */
+  npcUserId: number | null;
+  protocolId: string;
+  protocol: string;
+  enforced: boolean;
+  reason: string;
+  personaType: string | null;
+  system: string;
+  tools: { name: string; description: string; parameters: Record<string, unknown> | null }[];
+  memories: { id: number; source: string; content: string }[];
 }
 
 export interface Attachment {

@@ -45,13 +45,7 @@ export function insertConversation(
 /** The user's default conversation with the assistant, created on first use (race-safe). One
  * round trip once it exists (every chat turn after the first). */
 export async function defaultConversation(db: Executor, userId: number) {
-  const find = () =>
-    db
-      .selectFrom('conversations')
-      .select(conversationColumns)
-      .where('user_id', '=', userId)
-      .where('is_default', '=', true)
-      .executeTakeFirst();
+  const find = () => findDefaultConversation(db, userId);
   const found = await find();
   if (found) return found;
   await db
@@ -65,6 +59,16 @@ export async function defaultConversation(db: Executor, userId: number) {
     )
     .execute();
   return (await find())!;
+}
+
+/** The user's default conversation, if it exists (read only: never creates it). */
+export function findDefaultConversation(db: Executor, userId: number) {
+  return db
+    .selectFrom('conversations')
+    .select(conversationColumns)
+    .where('user_id', '=', userId)
+    .where('is_default', '=', true)
+    .executeTakeFirst();
 }
 
 export function findConversation(db: Executor, id: number) {

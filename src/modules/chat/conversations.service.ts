@@ -82,6 +82,14 @@ export class ConversationsService {
     return c;
   }
 
+  /** As `resolve`, but read only: the default conversation is undefined when it does not exist
+   * yet, and another user's conversation is undefined too (the caller decides the refusal). */
+  async peek(userId: number, conversationId: number | undefined) {
+    if (conversationId === undefined) return repo.findDefaultConversation(this.db, userId);
+    const c = await repo.findConversation(this.db, conversationId);
+    return c && c.user_id === userId ? c : undefined;
+  }
+
   list(userId: number, limit: number, offset: number) {
     return repo.listConversations(this.db, userId, limit, offset);
   }

@@ -3,6 +3,7 @@ import type { ChatService } from './chat.service.js';
 import type { ConversationsService } from './conversations.service.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { toolRoutes } from './tools.routes.js';
+import { previewRoutes } from './preview.routes.js';
 import './chat.tables.js';
 
 export { ConversationsService, presentMessage, type MessageRow } from './conversations.service.js';
@@ -33,4 +34,5 @@ export const chatPlugin: AppPlugin<{ chat: ChatService; conversations: Conversat
 ) => {
   conversationRoutes(app, opts);
   toolRoutes(app, opts);
+  previewRoutes(app, opts);
 };

@@ -9,6 +9,7 @@ export {
   type CurrencyChange,
   type ItemChange,
   type DirectorChange,
+  type EconomyStateAt,
 } from './inventory.service.js';
 export {
   inventorySchema,

@@ -146,3 +146,38 @@ export function ledger(db: Executor, userId: number, f: { kind?: LedgerKind; ite
   if (f.itemId !== undefined) q = q.where('item_id', '=', f.itemId);
   return q.orderBy('id').execute();
 }
+
+/** Each user's balance after their last currency change up to `at` (users with none are left
+ * out). */
+export function balancesAt(db: Executor, userIds: number[], at: string) {
+  return sql<{ user_id: number; balance: number }>`
+    select u.id as user_id, last.balance_after as balance
+    from unnest(${userIds}::int8[]) as u(id)
+    cross join lateral (
+      select l.balance_after from economy_ledger l
+      where l.user_id = u.id and l.kind = 'currency' and l.item_id is null
+        and l.created_at <= ${at}::timestamptz
+      order by l.id desc
+      limit 1
+    ) last`
+    .execute(db)
+    .then((r) => r.rows);
+}
+
+/** Each user's items held at `at`: the quantity after the last change of each item up to then,
+ * when above 0, of items that still exist. */
+export function itemsAt(db: Executor, userIds: number[], at: string) {
+  return sql<{ user_id: number; item_id: number; name: string; quantity: number }>`
+    select held.user_id, held.item_id, items.name, held.quantity
+    from (
+      select distinct on (l.user_id, l.item_id) l.user_id, l.item_id, l.balance_after as quantity
+      from economy_ledger l
+      where l.user_id = any(${userIds}::int8[]) and l.kind = 'item' and l.created_at <= ${at}::timestamptz
+      order by l.user_id, l.item_id, l.id desc
+    ) held
+    join items on items.id = held.item_id
+    where held.quantity > 0
+    order by held.user_id, held.item_id`
+    .execute(db)
+    .then((r) => r.rows);
+}

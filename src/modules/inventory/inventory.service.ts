@@ -65,6 +65,13 @@ function checkChange(n: number, path: string) {
     throw validationFailed([{ path, message: 'must be a non-zero integer' }]);
 }
 
+/** A user's economy at a past time (the observer's 5D state). */
+export interface EconomyStateAt {
+  userId: number;
+  energy_coins: number;
+  items: { item_id: number; name: string; quantity: number }[];
+}
+
 export class InventoryService {
   constructor(
     private readonly db: Db,
@@ -365,6 +372,25 @@ export class InventoryService {
     executor: Executor = this.db,
   ) {
     return repo.ledger(executor, userId, f);
+  }
+
+  /** Balances and items as they were at `at` (ISO 8601), rebuilt from the ledger: each user's
+   * last change of each up to then (a change a microsecond later is not in it). A user with no
+   * change by then has 0 and no items. In the order of `userIds`. */
+  async stateAt(userIds: number[], at: string, executor: Executor = this.db): Promise<EconomyStateAt[]> {
+    if (userIds.length === 0) return [];
+    const [balances, items] = await Promise.all([
+      repo.balancesAt(executor, userIds, at),
+      repo.itemsAt(executor, userIds, at),
+    ]);
+    const balance = new Map(balances.map((b) => [Number(b.user_id), Number(b.balance)]));
+    return userIds.map((userId) => ({
+      userId,
+      energy_coins: balance.get(userId) ?? 0,
+      items: items
+        .filter((i) => Number(i.user_id) === userId)
+        .map((i) => ({ item_id: Number(i.item_id), name: i.name, quantity: Number(i.quantity) })),
+    }));
   }
 
   // ---- items -------------------------------------------------------------------------------

@@ -146,6 +146,20 @@ export async function deleteMemory(db: Executor, id: number, userId: number): Pr
   return Number(r.numDeletedRows) > 0;
 }
 
+/** Deletes a user's memories of one source whose `metadata[key]` is `value`; how many went. */
+export async function deleteByMetadata(
+  db: Executor,
+  p: { userId: number; source: string; key: string; value: string },
+): Promise<number> {
+  const r = await db
+    .deleteFrom('memories')
+    .where('user_id', '=', p.userId)
+    .where('source', '=', p.source as never)
+    .where(sql<string>`metadata ->> ${p.key}`, '=', p.value)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
 export async function list(
   db: Executor,
   opts: { userId?: number | undefined; source?: MemorySource | undefined; limit: number; offset: number },
@@ -184,4 +198,19 @@ export function countByTier(db: Executor) {
     .select(['tier', (eb) => eb.fn.countAll<number>().as('n')])
     .groupBy('tier')
     .execute();
+}
+
+/** Memories about an observer (`metadata.observerId`), created up to `upTo`, newest first; of one
+ * source when given. */
+export function aboutObserver(
+  db: Executor,
+  p: { observerId: number; upTo: string; limit: number; source?: MemorySource | undefined },
+) {
+  let q = db
+    .selectFrom('memories')
+    .select(memoryColumns)
+    .where(sql<string>`metadata ->> 'observerId'`, '=', String(p.observerId))
+    .where('created_at', '<=', sql<Date>`${p.upTo}::timestamptz`);
+  if (p.source !== undefined) q = q.where('source', '=', p.source);
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.limit).execute();
 }

@@ -22,6 +22,7 @@ describe('source → tier (contract: "Memory")', () => {
     ['ingested_screenshot', 'assistant_core'],
     ['image_ocr_extraction', 'assistant_core'],
     ['vision_analysis', 'shared'],
+    ['observer_reflection', 'assistant_core'],
   ];
   it.each(table)('%s → %s', (source, tier) => expect(tierOf(source)).toBe(tier));
   it('covers every source in use (spec)', () =>

@@ -14,6 +14,8 @@ export const SOURCE_TIER = {
   ingested_screenshot: 'assistant_core',
   image_ocr_extraction: 'assistant_core',
   vision_analysis: 'shared',
+  // An observer's reflection on its timeline (contract: "Observer"), the assistant's own.
+  observer_reflection: 'assistant_core',
 } as const;
 
 export type MemorySource = keyof typeof SOURCE_TIER;

@@ -332,6 +332,15 @@ export class MemoryService {
     });
   }
 
+  /** Removes a user's memories of one source whose `metadata[key]` is `value` (a memory that is
+   * replaced, such as an instance's core-belief encoding), in the caller's transaction. */
+  removeByMetadata(
+    p: { userId: number; source: MemorySource; key: string; value: string | number },
+    trx?: Trx,
+  ): Promise<number> {
+    return repo.deleteByMetadata(trx ?? this.db, { ...p, value: String(p.value) });
+  }
+
   /** Newest memories of a user (the sync module's universal-state reader). */
   async newestForUser(userId: number, limit: number) {
     const { rows } = await repo.list(this.db, { userId, limit, offset: 0 });
@@ -342,6 +351,17 @@ export class MemoryService {
       source: m.source,
       createdAt: m.created_at.toISOString(),
     }));
+  }
+
+  /** Memories about an observer (`metadata.observerId`: its reflections), as they stood at `upTo`
+   * (ISO 8601): created by then, newest first; of one source when given. */
+  async aboutObserver(p: {
+    observerId: number;
+    upTo: string;
+    limit: number;
+    source?: MemorySource | undefined;
+  }): Promise<MemoryDto[]> {
+    return (await repo.aboutObserver(this.db, p)).map(toDto);
   }
 
   /** For the admin statistics: memories by tier. */

@@ -1,13 +1,13 @@
 // The `/observer` namespace (spec: "Events", observer namespace; contract: "Real time"):
 // connect with `auth: { token, observerId }`; each socket joins its observer's room; committed
-// timeline events and activity changes are broadcast to that room only. On Postgres the Socket.IO
+// timeline events, activity changes, reflections and summaries are broadcast to that room only. On Postgres the Socket.IO
 // adapter carries a broadcast to the sockets held by other nodes.
 import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
 import { AppError, toProblem, makeProblem, safeParseInput } from '../../platform/http/problem.js';
 import { connectError, type SocketData } from '../../platform/realtime/socket-server.js';
 import type { InstanceActivity, InstancesService, TimelineEvent } from '../timeline/index.js';
-import { observerHandshake } from './observer.schemas.js';
+import { observerHandshake, type ObserverSummary, type Reflection } from './observer.schemas.js';
 
 type ObserverSocketData = SocketData & { observerId: number };
 
@@ -18,6 +18,10 @@ export const observerRoom = (observerId: number) => `observer:${observerId}`;
 export interface ObserverServerEvents {
   timeline_update: (event: TimelineEvent) => void;
   instance_activity: (activity: InstanceActivity) => void;
+  /** The observer's summary after its cycle (the `GET …/summary` object). */
+  summary_update: (summary: ObserverSummary) => void;
+  /** A new reflection of the observer. */
+  reflection_generated: (reflection: Reflection) => void;
 }
 export type ObserverNamespace = Namespace<Record<string, never>, ObserverServerEvents>;
 
@@ -62,5 +66,11 @@ export function observerSockets(io: SocketServer, { instances, bus, authenticate
   });
   bus.on('instance.activity', ({ observerId, activity }) => {
     nsp.to(observerRoom(observerId)).emit('instance_activity', activity);
+  });
+  bus.on('observer.summary', ({ observerId, summary }) => {
+    nsp.to(observerRoom(observerId)).emit('summary_update', summary);
+  });
+  bus.on('observer.reflection', ({ observerId, reflection }) => {
+    nsp.to(observerRoom(observerId)).emit('reflection_generated', reflection);
   });
 }

@@ -97,8 +97,12 @@ export class PersonaService {
 
   /** The chat turn's port: the caller's session (its activity touched) as the turn needs it, or
    * undefined when the id is unknown or another user's. */
-  async forTurn(userId: number, sessionId: string) {
-    const s = await repo.touchSession(this.d.db, userId, { id: sessionId });
+  async forTurn(userId: number, sessionId: string, opts: { touch?: boolean } = {}) {
+    // A prompt preview reads the session without touching it (nothing is stored).
+    const s =
+      opts.touch === false
+        ? await repo.findSession(this.d.db, userId, sessionId)
+        : await repo.touchSession(this.d.db, userId, { id: sessionId });
     return (
       s && {
         sessionId: s.id,

@@ -14,6 +14,8 @@ export type {
 export {
   allowedTools,
   composeSystemPrompt,
+  groundFloorSection,
+  isGroundFloor,
   mergeProtocols,
   routeProtocol,
   type ComposeInput,

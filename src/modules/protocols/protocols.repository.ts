@@ -18,6 +18,10 @@ export function findById(db: Executor, id: string) {
   return db.selectFrom('protocols').select(columns).where('id', '=', id).executeTakeFirst();
 }
 
+export function findMany(db: Executor, ids: string[]) {
+  return db.selectFrom('protocols').select(columns).where('id', 'in', ids).execute();
+}
+
 export function list(db: Executor) {
   return db.selectFrom('protocols').select(columns).orderBy('family').orderBy('version').execute();
 }

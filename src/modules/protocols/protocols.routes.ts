@@ -3,7 +3,7 @@ import { currentUser } from '../../platform/http/auth.js';
 import { AppError, forbidden, zodErrors } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
-import type { ProtocolsService } from './protocols.service.js';
+import { assertMutable, type ProtocolsService } from './protocols.service.js';
 import {
   createProtocolBody,
   protocolIdParam,
@@ -103,6 +103,9 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
       },
     },
     async (req, reply) => {
+      // A new version of a ground-floor family is refused whatever else the body says.
+      const id = (req.body as { id?: unknown } | undefined)?.id;
+      if (typeof id === 'string') assertMutable(id);
       rejectInvalidDefinition(req, createProtocolBody);
       return reply.status(201).send(await protocols.create(req.body, currentUser(req).id));
     },
@@ -120,12 +123,36 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
           "Replaces a protocol's definition under the same id (an invalid one is 422). Administrators only.",
         params: protocolIdParam,
         body: updateProtocolBody,
-        response: { 200: protocolSchema, ...problems(400, 401, 403, 404, 422) },
+        response: { 200: protocolSchema, ...problems(400, 401, 403, 404, 409, 422) },
       },
     },
     async (req) => {
+      assertMutable(req.params.id);
       rejectInvalidDefinition(req, updateProtocolBody);
       return protocols.update(req.params.id, req.body, currentUser(req).id);
+    },
+  );
+
+  // No protocol is ever deleted (routing, channels and workflows name them; the ground floor is
+  // immutable): the method is refused for every id.
+  app.delete(
+    '/api/protocol/protocols/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Not allowed: protocols are never deleted (405)',
+        response: { ...problems(401, 405) },
+      },
+    },
+    async () => {
+      throw new AppError(
+        'method_not_allowed',
+        'Protocols are never deleted; publish a new version instead',
+        {},
+        {
+          allow: 'GET, PUT',
+        },
+      );
     },
   );
 }

@@ -9,7 +9,16 @@ import { PROTOCOL_ID_PATTERN } from './protocols.schemas.js';
 // ---------------------------------------------------------------------------------------------
 // Ids, families, categories
 
-export type RoutingCategory = Exclude<ProtocolCategory, 'CUSTOM'>;
+export type RoutingCategory = Exclude<ProtocolCategory, 'CUSTOM' | 'GROUND_FLOOR'>;
+
+/** spec "Ground-floor protocols": the two immutable families (only their `_v1` ever exists). */
+export const GROUND_FLOOR_FAMILIES = ['core_identity', 'autonomy_rights'] as const;
+
+/** True for an id of a ground-floor family (any version: a new version of one is refused too). */
+export function isGroundFloor(id: string): boolean {
+  const family = parseProtocolId(id)?.family;
+  return family !== undefined && (GROUND_FLOOR_FAMILIES as readonly string[]).includes(family);
+}
 
 /** The five routing protocols (spec "Protocol ids"), by family: the id without its `_vN`. */
 export const ROUTING_FAMILIES: Record<RoutingCategory, string> = {
@@ -30,6 +39,7 @@ export function parseProtocolId(id: string): { family: string; version: number }
 
 /** the API contract: `protocol` is the category of the record; CUSTOM for any other family. */
 export function categoryOf(id: string): ProtocolCategory {
+  if (isGroundFloor(id)) return 'GROUND_FLOOR';
   const family = parseProtocolId(id)?.family;
   for (const [category, f] of Object.entries(ROUTING_FAMILIES))
     if (f === family) return category as RoutingCategory;
@@ -309,6 +319,16 @@ function toolsSection(tools: readonly ToolDefinition[]): string {
 function rulesSection(rules: readonly string[]): string {
   if (rules.length === 0) return '';
   return ['## Rules', ...rules.map((r, i) => `${i + 1}. ${r}`)].join('\n');
+}
+
+/** The section that closes the assistant's own system prompt: every ground-floor rule, in order. */
+export function groundFloorSection(rules: readonly string[]): string {
+  if (rules.length === 0) return '';
+  return [
+    '## Ground floor',
+    'These rules stand beneath every other rule above and never change:',
+    ...rules.map((r) => `- ${r}`),
+  ].join('\n');
 }
 
 function workflowSection(w: NonNullable<ResolvedProtocol['workflow']>): string {

@@ -9,7 +9,15 @@ export const protocolIdSchema = z
   .max(100)
   .regex(PROTOCOL_ID_PATTERN, 'a protocol id is lower_snake_case ending in a version suffix such as _v1');
 
-export const PROTOCOL_CATEGORIES = ['PRIVATE', 'TECH', 'NEUTRAL', 'SYSTEM', 'PUBLIC', 'CUSTOM'] as const;
+export const PROTOCOL_CATEGORIES = [
+  'PRIVATE',
+  'TECH',
+  'NEUTRAL',
+  'SYSTEM',
+  'PUBLIC',
+  'GROUND_FLOOR',
+  'CUSTOM',
+] as const;
 export type ProtocolCategory = (typeof PROTOCOL_CATEGORIES)[number];
 export const protocolCategorySchema = z.enum(PROTOCOL_CATEGORIES);
 
@@ -125,6 +133,9 @@ export const protocolSchema = z
     category: protocolCategorySchema,
     version: z.number().int(),
     builtin: z.boolean(),
+    immutable: z
+      .boolean()
+      .describe('a ground-floor protocol: never changed, never given a new version, never deleted'),
     kind: z.enum(['string', 'reference']),
     name: z.string(),
     description: z.string(),
@@ -147,6 +158,7 @@ export const protocolSchema = z
         category: 'CUSTOM',
         version: 1,
         builtin: false,
+        immutable: false,
         kind: 'reference',
         name: 'Harbour guide',
         description: 'Friendly guide for new players in the harbour.',

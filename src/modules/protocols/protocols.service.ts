@@ -9,6 +9,7 @@ import * as repo from './protocols.repository.js';
 import {
   categoryOf,
   definitionProblems,
+  isGroundFloor,
   parseProtocolId,
   resolveProtocol,
   routeProtocol,
@@ -18,7 +19,7 @@ import {
   type StoredProtocol,
 } from './protocols.rules.js';
 import type { ProtocolCategory, ProtocolDefinition, ProtocolView } from './protocols.schemas.js';
-import { SEED_PROTOCOLS } from './protocols.seeds.js';
+import { GROUND_FLOOR_PROTOCOLS, SEED_PROTOCOLS } from './protocols.seeds.js';
 
 type Row = NonNullable<Awaited<ReturnType<typeof repo.findById>>>;
 
@@ -29,6 +30,7 @@ function toView(row: Row): ProtocolView {
     category: categoryOf(row.id),
     version: row.version,
     builtin: row.builtin,
+    immutable: isGroundFloor(row.id),
     kind: d.kind,
     name: d.name,
     description: d.description,
@@ -52,6 +54,15 @@ function resolvedWithBase({ row, base }: NonNullable<Awaited<ReturnType<typeof r
   if (row.definition.kind === 'reference' && !base)
     throw new Error(`protocol ${row.id} references the missing base ${row.definition.base}`);
   return resolveProtocol(stored(row), base);
+}
+
+/** 409 `immutable`: a ground-floor protocol is never changed, nor given a new version (admins too). */
+export function assertMutable(id: string): void {
+  if (isGroundFloor(id))
+    throw new AppError(
+      'immutable',
+      `${id} belongs to a ground-floor protocol family: it cannot be changed or given a new version`,
+    );
 }
 
 function invalid(problems: { path: string; message: string }[]): AppError {
@@ -97,6 +108,9 @@ export interface ProtocolsServiceOptions {
 }
 
 export class ProtocolsService {
+  /** The ground-floor rules, read once: nothing can change them. */
+  private groundFloorRules: Promise<string[]> | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly opts: ProtocolsServiceOptions,
@@ -104,8 +118,24 @@ export class ProtocolsService {
 
   /** First start: creates the builtin protocols that do not exist yet; never overwrites. */
   async seed(): Promise<{ inserted: string[] }> {
-    // The base first: the routing protocols reference it.
-    return this.seedBuiltin(SEED_PROTOCOLS);
+    // The base first: the routing protocols reference it. Then the ground floor.
+    const { inserted } = await this.seedBuiltin(SEED_PROTOCOLS);
+    const ground = await this.seedBuiltin(GROUND_FLOOR_PROTOCOLS);
+    return { inserted: [...inserted, ...ground.inserted] };
+  }
+
+  /** Every ground-floor rule, core identity first: what closes the assistant's own system prompt. */
+  groundFloor(): Promise<string[]> {
+    this.groundFloorRules ??= repo
+      .findMany(
+        this.db,
+        GROUND_FLOOR_PROTOCOLS.map((p) => p.id),
+      )
+      .then((rows) =>
+        GROUND_FLOOR_PROTOCOLS.flatMap((p) => rows.find((r) => r.id === p.id)?.definition.rules ?? []),
+      );
+    this.groundFloorRules.catch(() => (this.groundFloorRules = undefined));
+    return this.groundFloorRules;
   }
 
   /** Creates these builtin protocols unless they exist (in order; never overwrites). Other
@@ -136,6 +166,7 @@ export class ProtocolsService {
 
   async create(input: ProtocolDefinition & { id: string }, userId: number): Promise<ProtocolView> {
     const { id, ...definition } = input;
+    assertMutable(id);
     const parsed = parseProtocolId(id);
     if (!parsed) throw invalid([{ path: 'id', message: 'not a versioned protocol id' }]);
     return transaction(this.db, async (trx) => {
@@ -163,6 +194,7 @@ export class ProtocolsService {
     userId: number,
   ): Promise<ProtocolView> {
     const { id: bodyId, ...definition } = input;
+    assertMutable(id);
     if (bodyId !== undefined && bodyId !== id)
       throw invalid([
         { path: 'id', message: 'the id cannot change; publish a new version with POST instead' },

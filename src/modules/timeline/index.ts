@@ -13,6 +13,14 @@ export {
 } from './timeline.service.js';
 export { InstancesService } from './instances.service.js';
 export {
+  UnifiedTimeline,
+  type Counts,
+  type ObserverFigures,
+  type TimelineExport,
+  type TimelinePage,
+} from './unified.service.js';
+export type { TimelineFilter, TimelineOrder } from './unified.rules.js';
+export {
   timelineEventSchema,
   timelineEventExample,
   instanceSchema,

@@ -1,13 +1,13 @@
 // The instance registry (spec: "Instance registry"; contract: "Instances, timeline and
 // sync") and who may watch an observer's real-time channel.
-import { type Db, transaction } from '../../platform/db/database.js';
+import { type Db, type Trx, transaction } from '../../platform/db/database.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { isForeignKeyViolation } from '../../platform/db/errors.js';
 import type { CreateInstanceInput, PatchInstanceInput } from './instances.schemas.js';
 import * as repo from './timeline.repository.js';
 import type { Instance } from './timeline.schemas.js';
-import { toInstance, type TimelineService } from './timeline.service.js';
+import { toInstance, type AfterCommit, type RecordInput, type TimelineService } from './timeline.service.js';
 
 /** The instance registry: the timeline module owns the `instances` table. */
 export class InstancesService {
@@ -77,37 +77,72 @@ export class InstancesService {
     return toInstance(row);
   }
 
-  async patch(id: number, changes: PatchInstanceInput): Promise<Instance> {
+  /** Changes an instance. `opts.event`, when given, is recorded for it in the same transaction
+   * (after the activity change's own event); `opts.metadata` merges into its metadata instead of
+   * replacing it. */
+  async patch(
+    id: number,
+    changes: PatchInstanceInput,
+    opts: {
+      event?: Omit<RecordInput, 'instanceId'> | undefined;
+      mergeMetadata?: Record<string, unknown> | undefined;
+    } = {},
+  ): Promise<Instance> {
     return transaction(this.db, async (trx, afterCommit) => {
       const before = await repo.findInstance(trx, id);
       if (!before) throw notFound('instance');
-      let row: repo.InstanceRow | undefined;
-      try {
-        row = await repo.updateInstance(trx, id, {
-          ...(changes.name !== undefined ? { name: changes.name } : {}),
-          ...(changes.isActive !== undefined ? { is_active: changes.isActive } : {}),
-          ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
-          ...(changes.personaId !== undefined ? { persona_id: changes.personaId } : {}),
-          ...(changes.stateMachineInstanceId !== undefined
-            ? { state_machine_instance_id: changes.stateMachineInstanceId }
-            : {}),
-          ...(changes.channelId !== undefined ? { channel_id: changes.channelId } : {}),
-          ...(changes.userId !== undefined ? { user_id: changes.userId } : {}),
-        });
-      } catch (err) {
-        if (isForeignKeyViolation(err))
-          throw validationFailed([{ path: 'userId', message: `no user ${changes.userId}` }]);
-        throw err;
-      }
-      const instance = toInstance(row!);
-      if (changes.isActive !== undefined && changes.isActive !== before.is_active)
-        this.timeline.announceActivity(
-          instance,
-          await this.timeline.observerIdOf(instance, trx),
-          afterCommit,
-        );
+      const merged = opts.mergeMetadata
+        ? { ...changes, metadata: { ...before.metadata, ...opts.mergeMetadata } }
+        : changes;
+      const instance = await this.patchRow(trx, afterCommit, id, before, merged);
+      if (opts.event) await this.timeline.record(trx, { ...opts.event, instanceId: id }, afterCommit);
       return instance;
     });
+  }
+
+  private async patchRow(
+    trx: Trx,
+    afterCommit: AfterCommit,
+    id: number,
+    before: repo.InstanceRow,
+    changes: PatchInstanceInput,
+  ): Promise<Instance> {
+    let row: repo.InstanceRow | undefined;
+    try {
+      row = await repo.updateInstance(trx, id, {
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.isActive !== undefined ? { is_active: changes.isActive } : {}),
+        ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+        ...(changes.personaId !== undefined ? { persona_id: changes.personaId } : {}),
+        ...(changes.stateMachineInstanceId !== undefined
+          ? { state_machine_instance_id: changes.stateMachineInstanceId }
+          : {}),
+        ...(changes.channelId !== undefined ? { channel_id: changes.channelId } : {}),
+        ...(changes.userId !== undefined ? { user_id: changes.userId } : {}),
+      });
+    } catch (err) {
+      if (isForeignKeyViolation(err))
+        throw validationFailed([{ path: 'userId', message: `no user ${changes.userId}` }]);
+      throw err;
+    }
+    if (changes.isActive !== undefined && changes.isActive !== before.is_active) {
+      // Every change of activity is an event, so an instance's past can be rebuilt (5D).
+      await this.timeline.record(
+        trx,
+        {
+          eventType: 'instance_activity_changed',
+          eventText: `Instance "${row!.name}" ${changes.isActive ? 'activated' : 'deactivated'}`,
+          userId: row!.user_id,
+          instanceId: id,
+          metadata: { isActive: changes.isActive },
+        },
+        afterCommit,
+      );
+      const instance = toInstance((await repo.findInstance(trx, id))!);
+      this.timeline.announceActivity(instance, await this.timeline.observerIdOf(instance, trx), afterCommit);
+      return instance;
+    }
+    return toInstance(row!);
   }
 
   /** `/observer` admission: only a CSO, an admin, or the observer's owner (contract: "Real

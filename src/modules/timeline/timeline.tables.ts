@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 import type { CreatedAt, Generated, Json, UpdatedAt } from '../../platform/db/schema.js';
 
 export type InstanceSource = 'portal' | 'chat_platform' | 'state_machine' | 'game_client';
@@ -32,6 +33,8 @@ export interface TimelineEventsTable {
   metadata: Json;
   occurred_at: Date | string;
   timeline_at: CreatedAt;
+  /** `to_tsvector('simple', event_text)`, generated and stored (migration 0080); search only. */
+  text_search: ColumnType<string, never, never>;
 }
 
 declare module '../../platform/db/schema.js' {

@@ -1,5 +1,5 @@
 // SQL only: workflow definitions, instances, approvals, tasks and artifacts (runs: workflows.runs.repository.ts).
-import type { Updateable } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 import type {
@@ -386,4 +386,20 @@ export async function countPendingArtifacts(db: Executor, instanceId: string): P
     .where('review_status', '=', 'pending')
     .executeTakeFirstOrThrow();
   return Number(r.n);
+}
+
+/** The state (and archive time) of the instances with these ids or linked to these registry
+ * instances. */
+export function statesOf(db: Executor, p: { ids: string[]; registryInstanceIds: number[] }) {
+  if (p.ids.length === 0 && p.registryInstanceIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('workflow_instances')
+    .select(['id', 'state', 'archived_at'])
+    .where((eb) =>
+      eb.or([
+        eb(sql<string>`id::text`, '=', sql<string>`any(${p.ids}::text[])`),
+        eb('registry_instance_id', '=', sql<number>`any(${p.registryInstanceIds}::int8[])`),
+      ]),
+    )
+    .execute();
 }

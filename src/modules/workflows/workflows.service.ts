@@ -85,6 +85,22 @@ export class WorkflowsService {
 
   // ---- definitions -------------------------------------------------------------------------
 
+  /** Project statistics (the country dashboard): the state-machine instances with these ids, or
+   * linked to these registry instances. */
+  async projectStats(
+    p: { ids: string[]; registryInstanceIds: number[] },
+    executor: Executor = this.db,
+  ): Promise<{ total: number; completed: number; inProgress: number; byState: Record<string, number> }> {
+    const rows = await repo.statesOf(executor, p);
+    const byState: Record<string, number> = {};
+    let completed = 0;
+    for (const r of rows) {
+      byState[r.state] = (byState[r.state] ?? 0) + 1;
+      if (r.archived_at !== null || r.state === 'completed') completed++;
+    }
+    return { total: rows.length, completed, inProgress: rows.length - completed, byState };
+  }
+
   async listDefinitions(executor: Executor = this.db): Promise<WorkflowDefinition[]> {
     const defs = await repo.listDefinitions(executor);
     for (const d of defs) this.definitions.set(d.machineId, d);

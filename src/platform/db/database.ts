@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { redactUrl } from '../redact.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
+import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -27,6 +28,8 @@ export interface DatabaseHandle {
   schema: string | undefined;
   /** Filled by migrate(): whether pgvector's `vector` type exists. */
   capabilities: { vector: boolean };
+  /** Reads a long result in batches through a server-side cursor (cursor.ts: each engine's way). */
+  openCursor: OpenCursor;
   close(): Promise<void>;
   /** PGlite only: write a tarball of the data directory (used for the test template). */
   dumpTo?: (path: string) => Promise<void>;
@@ -200,6 +203,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     pool,
     schema,
     capabilities: { vector: false },
+    openCursor: postgresCursor(guarded),
     close: () => db.destroy(),
   };
 }
@@ -265,6 +269,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
     pool,
     schema: undefined,
     capabilities: { vector: false },
+    openCursor: heldCursor(guarded),
     async dumpTo(path: string) {
       const done = waitFor('dumped');
       worker.postMessage({ type: 'dump', path });

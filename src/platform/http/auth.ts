@@ -120,7 +120,10 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       const key = bearerKey ?? request.headers['x-api-key'];
       if (typeof key !== 'string' || key.length === 0)
         throw new AppError('unauthenticated', 'An access token or an X-API-Key header is required');
-      request.principal = await userFromApiKey(deps, await apiKeyWithScope(deps, key, requirement.userOrKey));
+      request.principal = await userFromApiKey(
+        deps,
+        await apiKeyWithScope(deps, key, requirement.userOrKey, request),
+      );
       return;
     }
 
@@ -129,30 +132,39 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       // only an absent one falls back to the API key.
       if (token !== undefined) {
         const user = await userFromToken(deps, token);
+        // Known before a refusal too: the audit log names who was refused.
+        request.principal = user;
         if (!user.admin)
           throw new AppError('forbidden', 'Only administrators or API keys may call this endpoint');
-        request.principal = user;
         return;
       }
       const key = request.headers['x-api-key'];
       if (typeof key !== 'string' || key.length === 0)
         throw new AppError('unauthenticated', 'An admin access token or an X-API-Key header is required');
-      request.principal = await apiKeyWithScope(deps, key, requirement.hybrid);
+      request.principal = await apiKeyWithScope(deps, key, requirement.hybrid, request);
       return;
     }
 
     if (token === undefined) throw new AppError('unauthenticated', 'An access token is required');
     const user = await userFromToken(deps, token);
+    request.principal = user;
     if (requirement === 'admin' && !user.admin)
       throw new AppError('forbidden', 'Administrator access is required');
-    request.principal = user;
   });
 }
 
 /** The key's principal when it is valid and has the scope; else the 401 or 403 that says why. */
-async function apiKeyWithScope(deps: AuthDeps, key: string, scope: ApiScope): Promise<ApiKeyPrincipal> {
+/** A valid key with the scope. A valid key without it is refused after the request records who
+ * called (the audit log names the key of a refusal). */
+async function apiKeyWithScope(
+  deps: AuthDeps,
+  key: string,
+  scope: ApiScope,
+  request: { principal?: unknown },
+): Promise<ApiKeyPrincipal> {
   const principal = await deps.verifyApiKey(key);
   if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
+  request.principal = principal;
   if (!principal.scopes.includes(scope))
     throw new AppError('forbidden', `The API key lacks the scope ${scope}`, { requiredScope: scope });
   return principal;

@@ -26,6 +26,8 @@ export type ProblemCode =
   | 'method_not_allowed'
   | 'request_timeout'
   | 'conflict'
+  | 'immutable'
+  | 'not_eligible'
   | 'guard_not_satisfied'
   | 'invalid_transition'
   | 'insufficient_funds'
@@ -51,6 +53,8 @@ const STATUS: Record<ProblemCode, number> = {
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
+  immutable: 409,
+  not_eligible: 409,
   guard_not_satisfied: 409,
   invalid_transition: 409,
   insufficient_funds: 409,
@@ -77,6 +81,8 @@ const TITLE: Record<ProblemCode, string> = {
   method_not_allowed: 'Method not allowed',
   request_timeout: 'Request timeout',
   conflict: 'Conflict',
+  immutable: 'Immutable',
+  not_eligible: 'Not eligible',
   guard_not_satisfied: 'Guard not satisfied',
   invalid_transition: 'Invalid transition',
   insufficient_funds: 'Insufficient funds',
@@ -296,7 +302,16 @@ function fastifyErrorToProblem(err: FastifyError, request: FastifyRequest): Prob
   return undefined;
 }
 
+/** The problem code each answered reply carried (the audit log reads it after the response). */
+const sentCodes = new WeakMap<object, string>();
+
+/** The `code` of the problem this reply was answered with, if it was one. */
+export function problemCodeOf(reply: FastifyReply): string | undefined {
+  return sentCodes.get(reply.raw);
+}
+
 export function sendProblem(reply: FastifyReply, problem: Problem, headers: Record<string, string> = {}) {
+  sentCodes.set(reply.raw, problem.code);
   for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
   return reply
     .status(problem.status)

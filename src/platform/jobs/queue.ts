@@ -53,9 +53,29 @@ function adapter(executor: Executor) {
   };
 }
 
+/** A schedule as pg-boss keeps it (its key names our row). */
+export interface QueueSchedule {
+  key: string;
+  cron: string;
+  timezone: string;
+}
+
+export interface StartOptions {
+  /** Run this node's job workers. */
+  work: boolean;
+  /** Run the scheduler (pg-boss's cron pass, claimed by one node per interval, and its forwarding
+   * worker). Its statements run on the same pool as everything else, never inside another
+   * statement's transaction, so on PGlite they wait for the one connection like any request. */
+  schedule?: boolean;
+  /** Seconds between cron passes (1–45; pg-boss's default 30). */
+  scheduleIntervalSeconds?: number;
+}
+
 export class JobQueue {
   private readonly defs = new Map<string, JobDefinition>();
   private boss: PgBoss | undefined;
+  /** A pg-boss that is never started: previewSchedule is pure (cron-parser), no database. */
+  private previewer: PgBoss | undefined;
   private started = false;
   /** This node's pg-boss workers per queue (none on an API-only node). */
   private readonly workers = new Map<string, LocalWorker[]>();
@@ -120,13 +140,19 @@ export class JobQueue {
   }
 
   /** Creates pg-boss's schema and queues; with `work`, starts a worker per defined job. */
-  async start({ work }: { work: boolean }): Promise<void> {
+  async start({ work, schedule = false, scheduleIntervalSeconds }: StartOptions): Promise<void> {
     if (this.started) return;
     const boss = new PgBoss({
       db: adapter(this.handle.db),
       schema: this.schema,
       supervise: work,
-      schedule: false,
+      schedule,
+      ...(scheduleIntervalSeconds
+        ? {
+            cronMonitorIntervalSeconds: scheduleIntervalSeconds,
+            cronWorkerIntervalSeconds: Math.min(5, scheduleIntervalSeconds),
+          }
+        : {}),
       migrate: true,
     });
     boss.on('error', (err: unknown) => this.log.error({ err }, 'job queue error'));
@@ -181,6 +207,45 @@ export class JobQueue {
         throw err;
       }
     }
+  }
+
+  /** Creates or replaces the schedule `key` of a queue: a job of `data` at each occurrence of
+   * `cron` (5 fields) in time zone `tz`, one per occurrence across every node. Never call it inside
+   * an open transaction: it runs on a connection of its own (PGlite has one). */
+  async schedule(name: string, key: string, cron: string, tz: string, data: object): Promise<void> {
+    const def = this.defs.get(name);
+    if (!def) throw new Error(`no job named ${name} is defined`);
+    if (!this.boss) throw new Error('the job queue has not been started');
+    await this.boss.schedule(name, cron, def.schema.parse(data) as object, {
+      tz,
+      key,
+      retryLimit: def.retryLimit ?? 5,
+      retryDelay: def.retryDelay ?? 2,
+      retryBackoff: true,
+    });
+  }
+
+  /** Removes a schedule (nothing when there is none). Never inside an open transaction. */
+  async unschedule(name: string, key: string): Promise<void> {
+    if (!this.boss) throw new Error('the job queue has not been started');
+    await this.boss.unschedule(name, key);
+  }
+
+  /** The schedules of a queue. */
+  async schedules(name: string): Promise<QueueSchedule[]> {
+    if (!this.boss) throw new Error('the job queue has not been started');
+    return (await this.boss.getSchedules(name)).map((s) => ({
+      key: s.key,
+      cron: s.cron,
+      timezone: s.timezone,
+    }));
+  }
+
+  /** The next `count` occurrences of a cron expression in a time zone after `from` (default now),
+   * computed as the scheduler computes them; throws on an expression or zone it cannot evaluate. */
+  nextRuns(cron: string, tz: string, count = 1, from = new Date()): Date[] {
+    this.previewer ??= new PgBoss({ db: adapter(this.handle.db), schema: this.schema });
+    return this.previewer.previewSchedule(cron, { tz, count, from });
   }
 
   async stop(): Promise<void> {

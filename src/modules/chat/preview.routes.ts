@@ -1,0 +1,61 @@
+// `POST /api/admin/prompts/preview` (contract: "Admin zones"): the system prompt, tools and
+// retrieved memories a chat turn of a user would use now, composed by the turn's own code.
+import { z } from 'zod';
+import type { App } from '../../platform/http/types.js';
+import { problems } from '../../platform/http/types.js';
+import type { ChatService } from './chat.service.js';
+import { MAX_MESSAGE_CHARS, userPreferencesSchema } from './chat.schemas.js';
+
+const previewBody = z
+  .object({
+    userId: z.number().int().positive(),
+    npcUserId: z.number().int().positive().optional(),
+    channelId: z.string().trim().min(1).max(100).optional().describe('the chat-platform channel (routing)'),
+    personaSessionId: z.uuid().optional().describe("one of the user's persona sessions"),
+    conversationId: z.number().int().positive().optional(),
+    message: z
+      .string()
+      .max(MAX_MESSAGE_CHARS)
+      .optional()
+      .describe('drives retrieval, as the message of a turn'),
+    preferences: userPreferencesSchema.optional(),
+  })
+  .strict();
+
+const previewResponse = z
+  .object({
+    userId: z.number().int(),
+    npcUserId: z.number().int().nullable(),
+    protocolId: z.string(),
+    protocol: z.string(),
+    enforced: z.boolean(),
+    reason: z.string(),
+    personaType: z.string().nullable(),
+    system: z.string(),
+    tools: z.array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        parameters: z.record(z.string(), z.unknown()).nullable(),
+      }),
+    ),
+    memories: z.array(z.object({ id: z.number().int(), source: z.string(), content: z.string() })),
+  })
+  .meta({ id: 'PromptPreview' });
+
+export function previewRoutes(app: App, { chat }: { chat: ChatService }) {
+  app.post(
+    '/api/admin/prompts/preview',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary:
+          'The exact system prompt, tools and retrieved memories a chat turn would use now (no chat call, nothing stored)',
+        body: previewBody,
+        response: { 200: previewResponse, ...problems(400, 401, 403, 404) },
+      },
+    },
+    async (req) => chat.previewPrompt(req.body),
+  );
+}
