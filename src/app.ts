@@ -18,6 +18,7 @@ import {
 } from './platform/http/problem.js';
 import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
+import { withEmits } from './platform/realtime/asyncapi.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
@@ -37,7 +38,7 @@ import { personaPlugin } from './modules/persona/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
-import { trainingPlugin, trainingSockets } from './modules/training/index.js';
+import { trainingEventDocs, trainingPlugin, trainingSockets } from './modules/training/index.js';
 import { usersPlugin } from './modules/users/index.js';
 import { webhooksPlugin } from './modules/webhooks/index.js';
 import { workflowsPlugin } from './modules/workflows/index.js';
@@ -86,7 +87,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await registerDocs(app, {
     version: VERSION,
     publicUrl: deps.config.publicUrl,
-    namespaces: [chatNamespaceDoc, observerNamespaceDoc],
+    // Training's progress events share the default namespace with chat.
+    namespaces: [withEmits(chatNamespaceDoc, trainingEventDocs), observerNamespaceDoc],
   });
 
   await app.register(fastifyRateLimit, {

@@ -1927,7 +1927,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Start a persona session with an observer (201), or resume the caller’s one for that observer and persona (200) */
+    /**
+     * Start a persona session with an observer (201), or resume the caller’s one for that observer and persona (200)
+     * @description Opens the caller’s session with the Observer, Sister or Worker persona of an observer (default: the root observer), with a conversation of its own; a second call for the same observer and persona resumes that session (200). Send its `id` as `personaSessionId` in `chatMessage` to talk to the persona. Only a CSO, an administrator or the observer’s owner may use an observer (else 403, unknown ids included); an allowed caller naming an id that is no observer gets 404.
+     */
     post: {
       parameters: {
         query?: never;
@@ -1937,6 +1940,12 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "persona": "Sister",
+           *       "observerId": 3
+           *     }
+           */
           'application/json': {
             /** @enum {string} */
             persona: 'Observer' | 'Sister' | 'Worker';
@@ -2015,7 +2024,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller’s persona sessions, most recently active first */
+    /**
+     * The caller’s persona sessions, most recently active first
+     * @description Every persona session of the caller (never another user’s), most recently active first, optionally of one observer (`observerId`).
+     */
     get: {
       parameters: {
         query?: {
@@ -2073,7 +2085,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Messages of one of the caller’s persona sessions, oldest first */
+    /**
+     * Messages of one of the caller’s persona sessions, oldest first
+     * @description The latest `limit` messages (default 50) of the session’s conversation, oldest first; with `before`, those older than that message id (to page back). A session that is unknown or another user’s is 404.
+     */
     get: {
       parameters: {
         query: {
@@ -7322,7 +7337,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Registered webhook endpoints, newest first */
+    /**
+     * Registered webhook endpoints, newest first
+     * @description Every registered outbound webhook endpoint, newest first, with paging (`limit`, `offset`, `total`); their signing secrets are never shown. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -7379,7 +7397,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Register an endpoint for timeline events; the answer holds its signing secret, shown this once */
+    /**
+     * Register an endpoint for timeline events; the answer holds its signing secret, shown this once
+     * @description Registers an endpoint to which every committed timeline event of the given types (or `*`) is POSTed, of one observer’s events only when `observerId` is set (else of all). Deliveries are signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, which is never shown again, and retried with backoff. A URL the server may not call (private or loopback addresses) or an unknown observer is 400. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
@@ -7389,6 +7410,17 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "url": "https://hooks.example.com/assistant",
+           *       "eventTypes": [
+           *         "quest_completed",
+           *         "quest_started"
+           *       ],
+           *       "observerId": 3,
+           *       "description": "Quest log of the guild site"
+           *     }
+           */
           'application/json': {
             /** Format: uri */
             url: string;
@@ -7451,12 +7483,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** One webhook endpoint (never its secret) */
+    /**
+     * One webhook endpoint (never its secret)
+     * @description One registered endpoint with its filters and enabled flag; its signing secret is never shown (rotate it for a new one). Unknown id: 404. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6 */
           id: string;
         };
         cookie?: never;
@@ -7512,12 +7548,16 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    /** Delete an endpoint with its delivery log; its pending deliveries are dropped */
+    /**
+     * Delete an endpoint with its delivery log; its pending deliveries are dropped
+     * @description Deletes the endpoint for good, with its delivery log; deliveries still pending are not sent. Answers 204; an unknown id is 404. Administrators only.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6 */
           id: string;
         };
         cookie?: never;
@@ -7571,18 +7611,30 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    /** Change an endpoint’s URL, event types, observer, description or enabled flag */
+    /**
+     * Change an endpoint’s URL, event types, observer, description or enabled flag
+     * @description Changes the fields given and keeps the others; `observerId: null` removes the observer filter, and a disabled endpoint gets no new deliveries (its pending ones fail). The URL and observer are checked as at registration (400). Unknown id: 404. Administrators only.
+     */
     patch: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6 */
           id: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "eventTypes": [
+           *         "*"
+           *       ],
+           *       "enabled": false
+           *     }
+           */
           'application/json': {
             /** Format: uri */
             url?: string;
@@ -7652,12 +7704,16 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Replace the signing secret; the answer shows the new one this once */
+    /**
+     * Replace the signing secret; the answer shows the new one this once
+     * @description Replaces the endpoint’s signing secret with a new one, shown in this answer only; the old one signs nothing from now on, pending retries included. Unknown id: 404. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6 */
           id: string;
         };
         cookie?: never;
@@ -7724,7 +7780,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The endpoint’s delivery log, newest first, each with its attempts */
+    /**
+     * The endpoint’s delivery log, newest first, each with its attempts
+     * @description The deliveries to this endpoint, newest first, optionally of one `status` (pending, succeeded, failed), with paging; each lists its attempts with their HTTP status, error and duration. Unknown id: 404. Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -7734,6 +7793,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6 */
           id: string;
         };
         cookie?: never;
@@ -7809,12 +7869,16 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Queue a `webhook.test` delivery to the endpoint (whatever its filters) */
+    /**
+     * Queue a `webhook.test` delivery to the endpoint (whatever its filters)
+     * @description Queues a signed `webhook.test` delivery to the endpoint, whatever its event types and observer, and answers 202 with the pending delivery (follow it in the delivery log). A disabled endpoint is 409; an unknown id 404. Administrators only.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6 */
           id: string;
         };
         cookie?: never;
@@ -7890,7 +7954,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Your auto-execution config, with the decision per action type */
+    /**
+     * Your auto-execution config, with the decision per action type
+     * @description The caller’s auto-execution config (the defaults until they change it) and `decisions`: for each action type, whether a suggestion’s action of that type runs by itself, by the spec’s order (neverAutoExecute, the NEVER_AUTO safety class, requireConfirmationFor, then the action’s own flag).
+     */
     get: {
       parameters: {
         query?: never;
@@ -7920,7 +7987,10 @@ export interface paths {
         };
       };
     };
-    /** Change your auto-execution config (fields left out keep their values) */
+    /**
+     * Change your auto-execution config (fields left out keep their values)
+     * @description Changes the caller’s auto-execution config: the fields given replace theirs, the others keep their values; answers the whole config with its new `decisions`. Unknown fields or action types are 400.
+     */
     put: {
       parameters: {
         query?: never;
@@ -7931,6 +8001,12 @@ export interface paths {
       /** @description fields left out keep their values */
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "autoTransitionOnGuard": true,
+           *       "undoWindowMinutes": 10
+           *     }
+           */
           'application/json': {
             autoRunOrchestrator?: boolean;
             autoTransitionOnGuard?: boolean;
@@ -8005,7 +8081,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A user's suggestion history, newest first (yourself; admins: anyone) */
+    /**
+     * A user's suggestion history, newest first (yourself; admins: anyone)
+     * @description The suggestions made for a user in every context, whatever their status, newest first, at most `limit` (default 50). A user reads their own; another user’s history is for administrators only (else 403).
+     */
     get: {
       parameters: {
         query?: {
@@ -8013,6 +8092,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 42 */
           userId: number;
         };
         cookie?: never;
@@ -8075,7 +8155,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A workflow instance's suggestion history (participants; non-admins: their own) */
+    /**
+     * A workflow instance's suggestion history (participants; non-admins: their own)
+     * @description The suggestions made about a workflow instance, newest first, at most `limit`: for those who may read the instance (else 404, as for the instance itself); non-admins see only the suggestions made for them.
+     */
     get: {
       parameters: {
         query?: {
@@ -8083,6 +8166,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           instanceId: string;
         };
         cookie?: never;
@@ -8145,7 +8229,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A chat-platform channel's suggestion history, newest first (non-admins: their own) */
+    /**
+     * A chat-platform channel's suggestion history, newest first (non-admins: their own)
+     * @description The suggestions made in a chat-platform channel, newest first, at most `limit`; non-admins see only the suggestions made for them, administrators everyone’s.
+     */
     get: {
       parameters: {
         query?: {
@@ -8153,6 +8240,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 1203948576012345678 */
           channelId: string;
         };
         cookie?: never;
@@ -8206,7 +8294,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A context's active suggestions after a generation pass (at most 10), and what the pass executed by itself */
+    /**
+     * A context's active suggestions after a generation pass (at most 10), and what the pass executed by itself
+     * @description Runs a generation pass for the caller in the context (a workflow instance id, `conversation:<id>` of the caller’s, or a chat-platform channel id): stale suggestions expire, new ones are made, and those the caller’s config lets run by themselves are executed (`autoExecuted`, with their results). Answers the active suggestions, at most 10, by priority, confidence and age. `message` is analysed for intent where the context has no workflow and no protocol. A context id that is none of these is 400; an instance or conversation the caller may not read, 404.
+     */
     get: {
       parameters: {
         query?: {
@@ -8215,6 +8306,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           contextId: string;
         };
         cookie?: never;
@@ -8284,18 +8376,28 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run a suggestion's action with your rights; a refused operation's problem passes through */
+    /**
+     * Run a suggestion's action with your rights; a refused operation's problem passes through
+     * @description Runs one of the actions an active or accepted suggestion offers (default the first), as the caller, through the same operation as its own endpoint; answers the executed suggestion, the operation’s result and the follow-up suggestions. A refused operation answers its own problem (403, 409, 422, 503…); a suggestion that is unknown or another user’s is 404, one no longer open 409.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           contextId: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "suggestionId": "8e1f2a3b-4c5d-4e6f-9a0b-1c2d3e4f5a6b",
+           *       "actionType": "TRANSITION"
+           *     }
+           */
           'application/json': {
             /** Format: uuid */
             suggestionId: string;
@@ -8415,12 +8517,16 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Clear the context's open suggestions, or one (they expire) */
+    /**
+     * Clear the context's open suggestions, or one (they expire)
+     * @description Expires (reason `cleared`) the caller’s open suggestions in the context, or only `suggestionId`; a cleared suggestion is not made again until the instance moves on. The body may be left out. Answers how many were cleared; a named suggestion that is unknown or another user’s is 404.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           contextId: string;
         };
         cookie?: never;
@@ -8491,19 +8597,33 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Accept or decline a suggestion, change its priority or custom fields */
+    /**
+     * Accept or decline a suggestion, change its priority or custom fields
+     * @description Answers an active suggestion (`accepted` or `declined`; a declined one is not made again until the instance moves on), or changes an open one’s priority or merges custom fields into its metadata. Another move is 409 `invalid_transition` with the allowed ones; a suggestion no longer open, or changed meanwhile, 409. Unknown or another user’s: 404.
+     */
     put: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           contextId: string;
+          /** @example 8e1f2a3b-4c5d-4e6f-9a0b-1c2d3e4f5a6b */
           id: string;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "priority": 80,
+           *       "metadata": {
+           *         "note": "after the review"
+           *       }
+           *     }
+           */
           'application/json': {
             /** @enum {string} */
             status?: 'accepted' | 'declined';
@@ -8579,13 +8699,18 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Undo a transition a suggestion executed by itself, within your undo window */
+    /**
+     * Undo a transition a suggestion executed by itself, within your undo window
+     * @description Takes back a state transition that a suggestion executed automatically: the instance goes back to the state it left, if it has not changed since and the caller’s undo window (`undoWindowMinutes`) has not passed. Otherwise, or for any other suggestion or one already undone, 409. Unknown or another user’s: 404.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f */
           contextId: string;
+          /** @example 8e1f2a3b-4c5d-4e6f-9a0b-1c2d3e4f5a6b */
           id: string;
         };
         cookie?: never;
@@ -8853,6 +8978,13 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "npcUserId": 7,
+           *       "title": "The forge",
+           *       "text": "Mira keeps the forge at the edge of the harbour.\n\nShe learnt the craft from her father and lights the fire before dawn."
+           *     }
+           */
           'application/json': {
             /** @description The character (an NPC or the assistant) the memories belong to */
             npcUserId: number;
@@ -8928,6 +9060,13 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "npcUserId": 7,
+           *       "title": "The smiths’ oath",
+           *       "text": "I swear by the anvil and the flame to keep the forge lit. No blade leaves it unfinished, and no apprentice leaves it untaught."
+           *     }
+           */
           'application/json': {
             npcUserId: number;
             title: string;
@@ -8987,12 +9126,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A text learnt by heart, reassembled exactly from its parts */
+    /**
+     * A text learnt by heart, reassembled exactly from its parts
+     * @description The text taught by POST /api/training/ingest-text-by-heart, its parts joined back in order, exactly as it was given. An unknown id is 404; a text one of whose parts (memories) has been deleted since is 409 with the `missing` memory ids. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 6b1d3f5a-7c9e-4b2d-8f4a-6c8e0a2c4e6f */
           byHeartId: string;
         };
         cookie?: never;
@@ -9061,7 +9204,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Training jobs, newest first */
+    /**
+     * Training jobs, newest first
+     * @description The jobs of ingest-file and ingest-screenshot, of every administrator, newest first, optionally of one `status`, at most `limit` (default 20). Administrators only.
+     */
     get: {
       parameters: {
         query?: {
@@ -9129,12 +9275,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A training job: its stage, progress, memories and error */
+    /**
+     * A training job: its stage, progress, memories and error
+     * @description One training job: its status and stage, its progress in [0, 1], the memories it stored, whether its text was truncated or its beliefs were made offline, and its problem when it failed. The same changes are sent as `trainingProgress` to its creator’s sockets. Unknown id: 404. Administrators only.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 1a3c5e7f-9b2d-4f6a-8c0e-2a4c6e8a0c2e */
           jobId: string;
         };
         cookie?: never;
@@ -9209,6 +9359,17 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "initiatorId": 7,
+           *       "participantIds": [
+           *         7,
+           *         9
+           *       ],
+           *       "topic": "The storm last night",
+           *       "turns": 4
+           *     }
+           */
           'application/json': {
             conversationId?: number;
             initiatorId: number;
@@ -10348,6 +10509,18 @@ export interface components {
       };
       isAssistant: boolean;
     };
+    /**
+     * @example {
+     *       "id": "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b",
+     *       "persona": "Sister",
+     *       "personaType": "sister",
+     *       "observerId": 3,
+     *       "userId": 42,
+     *       "conversationId": 12,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "lastActiveAt": "2025-05-01T10:05:00.000Z"
+     *     }
+     */
     PersonaSession: {
       /** Format: uuid */
       id: string;
@@ -10363,6 +10536,18 @@ export interface components {
       /** Format: date-time */
       lastActiveAt: string;
     };
+    /**
+     * @example {
+     *       "id": "3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b",
+     *       "persona": "Sister",
+     *       "personaType": "sister",
+     *       "observerId": 3,
+     *       "userId": 42,
+     *       "conversationId": 12,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "lastActiveAt": "2025-05-01T10:05:00.000Z"
+     *     }
+     */
     PersonaSessionInput: {
       /** Format: uuid */
       id: string;
@@ -11166,6 +11351,56 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": "8e1f2a3b-4c5d-4e6f-9a0b-1c2d3e4f5a6b",
+     *       "type": "TRANSITION_STATE",
+     *       "message": "Move the workflow from intake to execution",
+     *       "confidence": 0.8,
+     *       "metadata": {
+     *         "source": "trigger",
+     *         "from": "intake",
+     *         "targetState": "execution"
+     *       },
+     *       "actions": [
+     *         {
+     *           "type": "TRANSITION",
+     *           "label": "Move to execution",
+     *           "safety": "REQUIRES_CONFIRMATION",
+     *           "autoExecutable": false,
+     *           "params": {
+     *             "targetState": "execution"
+     *           }
+     *         },
+     *         {
+     *           "type": "CANCEL",
+     *           "label": "Dismiss",
+     *           "safety": "NEVER_AUTO",
+     *           "autoExecutable": false,
+     *           "params": {}
+     *         }
+     *       ],
+     *       "timestamp": "2025-05-01T09:30:00.000Z",
+     *       "ttl": 3600,
+     *       "priority": 60,
+     *       "context": {
+     *         "contextId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *         "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *         "userId": 42,
+     *         "protocolId": "observer_onboarding_v1",
+     *         "state": "intake"
+     *       },
+     *       "status": "active",
+     *       "expiredReason": null,
+     *       "actionType": null,
+     *       "autoExecuted": false,
+     *       "responseTimeMs": null,
+     *       "executedAt": null,
+     *       "executionTimeMs": null,
+     *       "error": null,
+     *       "undoneAt": null
+     *     }
+     */
     Suggestion: {
       /** Format: uuid */
       id: string;
@@ -11329,6 +11564,29 @@ export interface components {
       )[];
       undoWindowMinutes: number;
     };
+    /**
+     * @example {
+     *       "autoRunOrchestrator": true,
+     *       "autoTransitionOnGuard": false,
+     *       "autoSuggestNextStep": true,
+     *       "requireConfirmationFor": [
+     *         "APPROVE"
+     *       ],
+     *       "neverAutoExecute": [],
+     *       "undoWindowMinutes": 5,
+     *       "decisions": {
+     *         "EXECUTE": false,
+     *         "VIEW": true,
+     *         "APPROVE": false,
+     *         "CANCEL": false,
+     *         "SHOW_STATUS": true,
+     *         "ASK_QUESTIONS": false,
+     *         "TRANSITION": false,
+     *         "ATTACH_EVIDENCE": false,
+     *         "REVIEW": false
+     *       }
+     *     }
+     */
     SuggestionConfigView: {
       autoRunOrchestrator: boolean;
       autoTransitionOnGuard: boolean;
@@ -11361,6 +11619,29 @@ export interface components {
         [key: string]: boolean;
       };
     };
+    /**
+     * @example {
+     *       "autoRunOrchestrator": true,
+     *       "autoTransitionOnGuard": false,
+     *       "autoSuggestNextStep": true,
+     *       "requireConfirmationFor": [
+     *         "APPROVE"
+     *       ],
+     *       "neverAutoExecute": [],
+     *       "undoWindowMinutes": 5,
+     *       "decisions": {
+     *         "EXECUTE": false,
+     *         "VIEW": true,
+     *         "APPROVE": false,
+     *         "CANCEL": false,
+     *         "SHOW_STATUS": true,
+     *         "ASK_QUESTIONS": false,
+     *         "TRANSITION": false,
+     *         "ATTACH_EVIDENCE": false,
+     *         "REVIEW": false
+     *       }
+     *     }
+     */
     SuggestionConfigViewInput: {
       autoRunOrchestrator: boolean;
       autoTransitionOnGuard: boolean;
@@ -11393,6 +11674,56 @@ export interface components {
         [key: string]: boolean;
       };
     };
+    /**
+     * @example {
+     *       "id": "8e1f2a3b-4c5d-4e6f-9a0b-1c2d3e4f5a6b",
+     *       "type": "TRANSITION_STATE",
+     *       "message": "Move the workflow from intake to execution",
+     *       "confidence": 0.8,
+     *       "metadata": {
+     *         "source": "trigger",
+     *         "from": "intake",
+     *         "targetState": "execution"
+     *       },
+     *       "actions": [
+     *         {
+     *           "type": "TRANSITION",
+     *           "label": "Move to execution",
+     *           "safety": "REQUIRES_CONFIRMATION",
+     *           "autoExecutable": false,
+     *           "params": {
+     *             "targetState": "execution"
+     *           }
+     *         },
+     *         {
+     *           "type": "CANCEL",
+     *           "label": "Dismiss",
+     *           "safety": "NEVER_AUTO",
+     *           "autoExecutable": false,
+     *           "params": {}
+     *         }
+     *       ],
+     *       "timestamp": "2025-05-01T09:30:00.000Z",
+     *       "ttl": 3600,
+     *       "priority": 60,
+     *       "context": {
+     *         "contextId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *         "instanceId": "5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f",
+     *         "userId": 42,
+     *         "protocolId": "observer_onboarding_v1",
+     *         "state": "intake"
+     *       },
+     *       "status": "active",
+     *       "expiredReason": null,
+     *       "actionType": null,
+     *       "autoExecuted": false,
+     *       "responseTimeMs": null,
+     *       "executedAt": null,
+     *       "executionTimeMs": null,
+     *       "error": null,
+     *       "undoneAt": null
+     *     }
+     */
     SuggestionInput: {
       /** Format: uuid */
       id: string;
@@ -11754,6 +12085,17 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @example {
+     *       "byHeartId": "6b1d3f5a-7c9e-4b2d-8f4a-6c8e0a2c4e6f",
+     *       "npcUserId": 7,
+     *       "title": "The smiths’ oath",
+     *       "parts": 1,
+     *       "memoryIds": [
+     *         1033
+     *       ]
+     *     }
+     */
     TrainingByHeart: {
       /** Format: uuid */
       byHeartId: string;
@@ -11762,6 +12104,17 @@ export interface components {
       parts: number;
       memoryIds: number[];
     };
+    /**
+     * @example {
+     *       "byHeartId": "6b1d3f5a-7c9e-4b2d-8f4a-6c8e0a2c4e6f",
+     *       "npcUserId": 7,
+     *       "title": "The smiths’ oath",
+     *       "parts": 1,
+     *       "memoryIds": [
+     *         1033
+     *       ]
+     *     }
+     */
     TrainingByHeartInput: {
       /** Format: uuid */
       byHeartId: string;
@@ -11770,6 +12123,15 @@ export interface components {
       parts: number;
       memoryIds: number[];
     };
+    /**
+     * @example {
+     *       "byHeartId": "6b1d3f5a-7c9e-4b2d-8f4a-6c8e0a2c4e6f",
+     *       "npcUserId": 7,
+     *       "title": "The smiths’ oath",
+     *       "parts": 1,
+     *       "text": "I swear by the anvil and the flame to keep the forge lit. No blade leaves it unfinished, and no apprentice leaves it untaught."
+     *     }
+     */
     TrainingByHeartText: {
       /** Format: uuid */
       byHeartId: string;
@@ -11778,6 +12140,15 @@ export interface components {
       parts: number;
       text: string;
     };
+    /**
+     * @example {
+     *       "byHeartId": "6b1d3f5a-7c9e-4b2d-8f4a-6c8e0a2c4e6f",
+     *       "npcUserId": 7,
+     *       "title": "The smiths’ oath",
+     *       "parts": 1,
+     *       "text": "I swear by the anvil and the flame to keep the forge lit. No blade leaves it unfinished, and no apprentice leaves it untaught."
+     *     }
+     */
     TrainingByHeartTextInput: {
       /** Format: uuid */
       byHeartId: string;
@@ -11786,6 +12157,28 @@ export interface components {
       parts: number;
       text: string;
     };
+    /**
+     * @example {
+     *       "id": "1a3c5e7f-9b2d-4f6a-8c0e-2a4c6e8a0c2e",
+     *       "kind": "ingest_file",
+     *       "npcUserId": 7,
+     *       "fileName": "forge-manual.pdf",
+     *       "mimeType": "application/pdf",
+     *       "status": "completed",
+     *       "stage": "done",
+     *       "progress": 1,
+     *       "memoryIds": [
+     *         1040,
+     *         1041,
+     *         1042
+     *       ],
+     *       "truncated": false,
+     *       "offline": false,
+     *       "error": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:31:12.000Z"
+     *     }
+     */
     TrainingJob: {
       /** Format: uuid */
       id: string;
@@ -11806,18 +12199,52 @@ export interface components {
       createdAt: string;
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "jobId": "1a3c5e7f-9b2d-4f6a-8c0e-2a4c6e8a0c2e",
+     *       "status": "queued"
+     *     }
+     */
     TrainingJobAccepted: {
       /** Format: uuid */
       jobId: string;
       /** @constant */
       status: 'queued';
     };
+    /**
+     * @example {
+     *       "jobId": "1a3c5e7f-9b2d-4f6a-8c0e-2a4c6e8a0c2e",
+     *       "status": "queued"
+     *     }
+     */
     TrainingJobAcceptedInput: {
       /** Format: uuid */
       jobId: string;
       /** @constant */
       status: 'queued';
     };
+    /**
+     * @example {
+     *       "id": "1a3c5e7f-9b2d-4f6a-8c0e-2a4c6e8a0c2e",
+     *       "kind": "ingest_file",
+     *       "npcUserId": 7,
+     *       "fileName": "forge-manual.pdf",
+     *       "mimeType": "application/pdf",
+     *       "status": "completed",
+     *       "stage": "done",
+     *       "progress": 1,
+     *       "memoryIds": [
+     *         1040,
+     *         1041,
+     *         1042
+     *       ],
+     *       "truncated": false,
+     *       "offline": false,
+     *       "error": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:31:12.000Z"
+     *     }
+     */
     TrainingJobInput: {
       /** Format: uuid */
       id: string;
@@ -11838,6 +12265,32 @@ export interface components {
       createdAt: string;
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "simulationId": "4d6f8a0c-2e4a-4c6e-9a2c-4e6a8c0e2a4c",
+     *       "conversationId": 15,
+     *       "topic": "The storm last night",
+     *       "turns": [
+     *         {
+     *           "index": 0,
+     *           "npcUserId": 7,
+     *           "npcName": "Mira",
+     *           "messageId": 512,
+     *           "text": "Did the storm reach the harbour, Tomas?",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         },
+     *         {
+     *           "index": 1,
+     *           "npcUserId": 9,
+     *           "npcName": "Tomas",
+     *           "messageId": 513,
+     *           "text": "It took two boats from their moorings.",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         }
+     *       ],
+     *       "offline": false
+     *     }
+     */
     TrainingSimulation: {
       /** Format: uuid */
       simulationId: string;
@@ -11853,6 +12306,32 @@ export interface components {
       }[];
       offline: boolean;
     };
+    /**
+     * @example {
+     *       "simulationId": "4d6f8a0c-2e4a-4c6e-9a2c-4e6a8c0e2a4c",
+     *       "conversationId": 15,
+     *       "topic": "The storm last night",
+     *       "turns": [
+     *         {
+     *           "index": 0,
+     *           "npcUserId": 7,
+     *           "npcName": "Mira",
+     *           "messageId": 512,
+     *           "text": "Did the storm reach the harbour, Tomas?",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         },
+     *         {
+     *           "index": 1,
+     *           "npcUserId": 9,
+     *           "npcName": "Tomas",
+     *           "messageId": 513,
+     *           "text": "It took two boats from their moorings.",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         }
+     *       ],
+     *       "offline": false
+     *     }
+     */
     TrainingSimulationInput: {
       /** Format: uuid */
       simulationId: string;
@@ -11868,12 +12347,32 @@ export interface components {
       }[];
       offline: boolean;
     };
+    /**
+     * @example {
+     *       "npcUserId": 7,
+     *       "source": "manual_ingestion_text",
+     *       "memoryIds": [
+     *         1031,
+     *         1032
+     *       ]
+     *     }
+     */
     TrainingTextIngested: {
       npcUserId: number;
       /** @constant */
       source: 'manual_ingestion_text';
       memoryIds: number[];
     };
+    /**
+     * @example {
+     *       "npcUserId": 7,
+     *       "source": "manual_ingestion_text",
+     *       "memoryIds": [
+     *         1031,
+     *         1032
+     *       ]
+     *     }
+     */
     TrainingTextIngestedInput: {
       npcUserId: number;
       /** @constant */
@@ -12012,6 +12511,22 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "id": "9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+     *       "url": "https://hooks.example.com/assistant",
+     *       "eventTypes": [
+     *         "quest_completed",
+     *         "quest_started"
+     *       ],
+     *       "observerId": 3,
+     *       "description": "Quest log of the guild site",
+     *       "enabled": true,
+     *       "createdByUserId": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     Webhook: {
       /** Format: uuid */
       id: string;
@@ -12026,6 +12541,36 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": "2c4e6a8b-0d1f-4a3c-9e5b-7d9f1b3d5f7a",
+     *       "webhookId": "9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+     *       "eventId": 901,
+     *       "eventType": "quest_completed",
+     *       "status": "succeeded",
+     *       "attempts": [
+     *         {
+     *           "attempt": 1,
+     *           "at": "2025-05-01T09:30:00.000Z",
+     *           "statusCode": 503,
+     *           "error": "answered 503: Service Unavailable",
+     *           "durationMs": 120
+     *         },
+     *         {
+     *           "attempt": 2,
+     *           "at": "2025-05-01T09:30:05.000Z",
+     *           "statusCode": 200,
+     *           "error": null,
+     *           "durationMs": 85
+     *         }
+     *       ],
+     *       "lastStatusCode": 200,
+     *       "lastError": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:05.000Z",
+     *       "deliveredAt": "2025-05-01T09:30:05.000Z"
+     *     }
+     */
     WebhookDelivery: {
       /**
        * Format: uuid
@@ -12055,6 +12600,36 @@ export interface components {
       updatedAt: string;
       deliveredAt: string | null;
     };
+    /**
+     * @example {
+     *       "id": "2c4e6a8b-0d1f-4a3c-9e5b-7d9f1b3d5f7a",
+     *       "webhookId": "9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+     *       "eventId": 901,
+     *       "eventType": "quest_completed",
+     *       "status": "succeeded",
+     *       "attempts": [
+     *         {
+     *           "attempt": 1,
+     *           "at": "2025-05-01T09:30:00.000Z",
+     *           "statusCode": 503,
+     *           "error": "answered 503: Service Unavailable",
+     *           "durationMs": 120
+     *         },
+     *         {
+     *           "attempt": 2,
+     *           "at": "2025-05-01T09:30:05.000Z",
+     *           "statusCode": 200,
+     *           "error": null,
+     *           "durationMs": 85
+     *         }
+     *       ],
+     *       "lastStatusCode": 200,
+     *       "lastError": null,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:05.000Z",
+     *       "deliveredAt": "2025-05-01T09:30:05.000Z"
+     *     }
+     */
     WebhookDeliveryInput: {
       /**
        * Format: uuid
@@ -12084,6 +12659,22 @@ export interface components {
       updatedAt: string;
       deliveredAt: string | null;
     };
+    /**
+     * @example {
+     *       "id": "9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+     *       "url": "https://hooks.example.com/assistant",
+     *       "eventTypes": [
+     *         "quest_completed",
+     *         "quest_started"
+     *       ],
+     *       "observerId": 3,
+     *       "description": "Quest log of the guild site",
+     *       "enabled": true,
+     *       "createdByUserId": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     WebhookInput: {
       /** Format: uuid */
       id: string;
@@ -12098,6 +12689,23 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": "9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+     *       "url": "https://hooks.example.com/assistant",
+     *       "eventTypes": [
+     *         "quest_completed",
+     *         "quest_started"
+     *       ],
+     *       "observerId": 3,
+     *       "description": "Quest log of the guild site",
+     *       "enabled": true,
+     *       "createdByUserId": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z",
+     *       "secret": "whsec_TP+2HpeDl5/z14Ec/t6+rh1Y/qCCYy34BdSnFpKgN3Q="
+     *     }
+     */
     WebhookWithSecret: {
       /** Format: uuid */
       id: string;
@@ -12114,6 +12722,23 @@ export interface components {
       /** @description whsec_<base64>: verify signatures with it; never shown again */
       secret: string;
     };
+    /**
+     * @example {
+     *       "id": "9d3e5f7a-1b2c-4d5e-8f90-a1b2c3d4e5f6",
+     *       "url": "https://hooks.example.com/assistant",
+     *       "eventTypes": [
+     *         "quest_completed",
+     *         "quest_started"
+     *       ],
+     *       "observerId": 3,
+     *       "description": "Quest log of the guild site",
+     *       "enabled": true,
+     *       "createdByUserId": 1,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "updatedAt": "2025-05-01T09:30:00.000Z",
+     *       "secret": "whsec_TP+2HpeDl5/z14Ec/t6+rh1Y/qCCYy34BdSnFpKgN3Q="
+     *     }
+     */
     WebhookWithSecretInput: {
       /** Format: uuid */
       id: string;

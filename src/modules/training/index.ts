@@ -7,6 +7,7 @@ export { TrainingJobs } from './training.jobs.js';
 export { Extractor } from './training.extract.js';
 export { OcrEngine } from './training.ocr.js';
 export { trainingSockets, type TrainingServerEvents } from './training.socket.js';
+export { trainingEventDocs } from './training.events.js';
 export { TRAINING_JOB, type TrainingDeps, type TrainingLimits } from './training.types.js';
 export type { TrainingJob, TrainingProgress } from './training.schemas.js';
 

@@ -104,6 +104,8 @@ export function trainingRoutes(app: App, { training, limits }: TrainingRoutesOpt
       schema: {
         tags,
         summary: 'A text learnt by heart, reassembled exactly from its parts',
+        description:
+          'The text taught by POST /api/training/ingest-text-by-heart, its parts joined back in order, exactly as it was given. An unknown id is 404; a text one of whose parts (memories) has been deleted since is 409 with the `missing` memory ids. Administrators only.',
         params: byHeartParams,
         response: { 200: byHeartText, ...problems(401, 403, 404, 409) },
       },
@@ -186,6 +188,8 @@ export function trainingRoutes(app: App, { training, limits }: TrainingRoutesOpt
       schema: {
         tags,
         summary: 'Training jobs, newest first',
+        description:
+          'The jobs of ingest-file and ingest-screenshot, of every administrator, newest first, optionally of one `status`, at most `limit` (default 20). Administrators only.',
         querystring: jobsQuery,
         response: { 200: jobList, ...problems(400, 401, 403) },
       },
@@ -200,6 +204,8 @@ export function trainingRoutes(app: App, { training, limits }: TrainingRoutesOpt
       schema: {
         tags,
         summary: 'A training job: its stage, progress, memories and error',
+        description:
+          'One training job: its status and stage, its progress in [0, 1], the memories it stored, whether its text was truncated or its beliefs were made offline, and its problem when it failed. The same changes are sent as `trainingProgress` to its creator’s sockets. Unknown id: 404. Administrators only.',
         params: jobParams,
         response: { 200: trainingJob, ...problems(401, 403, 404) },
       },

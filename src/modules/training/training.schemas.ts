@@ -11,6 +11,14 @@ import {
 
 const userId = z.number().int().positive();
 
+// The examples' character, texts and job.
+const npcUserId = 7;
+const byHeartId = '6b1d3f5a-7c9e-4b2d-8f4a-6c8e0a2c4e6f';
+const jobId = '1a3c5e7f-9b2d-4f6a-8c0e-2a4c6e8a0c2e';
+const at = '2025-05-01T09:30:00.000Z';
+const oath =
+  'I swear by the anvil and the flame to keep the forge lit. No blade leaves it unfinished, and no apprentice leaves it untaught.';
+
 const trainingText = z
   .string()
   .refine((t) => t.trim().length > 0, 'must not be empty')
@@ -19,11 +27,21 @@ const trainingText = z
     `must be at most ${TEXT_MAX_BYTES} bytes (256 KiB)`,
   );
 
-export const ingestTextBody = z.object({
-  npcUserId: userId.describe('The character (an NPC or the assistant) the memories belong to'),
-  text: trainingText,
-  title: z.string().trim().max(BY_HEART_TITLE_CHARS).optional(),
-});
+export const ingestTextBody = z
+  .object({
+    npcUserId: userId.describe('The character (an NPC or the assistant) the memories belong to'),
+    text: trainingText,
+    title: z.string().trim().max(BY_HEART_TITLE_CHARS).optional(),
+  })
+  .meta({
+    examples: [
+      {
+        npcUserId,
+        title: 'The forge',
+        text: 'Mira keeps the forge at the edge of the harbour.\n\nShe learnt the craft from her father and lights the fire before dawn.',
+      },
+    ],
+  });
 
 export const ingestTextResponse = z
   .object({
@@ -31,13 +49,18 @@ export const ingestTextResponse = z
     source: z.literal('manual_ingestion_text'),
     memoryIds: z.array(z.number().int()),
   })
-  .meta({ id: 'TrainingTextIngested' });
+  .meta({
+    id: 'TrainingTextIngested',
+    examples: [{ npcUserId, source: 'manual_ingestion_text', memoryIds: [1031, 1032] }],
+  });
 
-export const byHeartBody = z.object({
-  npcUserId: userId,
-  title: z.string().trim().min(1).max(BY_HEART_TITLE_CHARS),
-  text: trainingText,
-});
+export const byHeartBody = z
+  .object({
+    npcUserId: userId,
+    title: z.string().trim().min(1).max(BY_HEART_TITLE_CHARS),
+    text: trainingText,
+  })
+  .meta({ examples: [{ npcUserId, title: 'The smiths’ oath', text: oath }] });
 
 export const byHeartResponse = z
   .object({
@@ -47,9 +70,12 @@ export const byHeartResponse = z
     parts: z.number().int(),
     memoryIds: z.array(z.number().int()),
   })
-  .meta({ id: 'TrainingByHeart' });
+  .meta({
+    id: 'TrainingByHeart',
+    examples: [{ byHeartId, npcUserId, title: 'The smiths’ oath', parts: 1, memoryIds: [1033] }],
+  });
 
-export const byHeartParams = z.object({ byHeartId: z.string() });
+export const byHeartParams = z.object({ byHeartId: z.string().meta({ examples: [byHeartId] }) });
 
 export const byHeartText = z
   .object({
@@ -59,7 +85,10 @@ export const byHeartText = z
     parts: z.number().int(),
     text: z.string(),
   })
-  .meta({ id: 'TrainingByHeartText' });
+  .meta({
+    id: 'TrainingByHeartText',
+    examples: [{ byHeartId, npcUserId, title: 'The smiths’ oath', parts: 1, text: oath }],
+  });
 
 export const JOB_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export const JOB_STAGES = ['queued', 'extracting', 'synthesising', 'storing', 'done'] as const;
@@ -82,14 +111,34 @@ export const trainingJob = z
     createdAt: z.string(),
     updatedAt: z.string(),
   })
-  .meta({ id: 'TrainingJob' });
+  .meta({
+    id: 'TrainingJob',
+    examples: [
+      {
+        id: jobId,
+        kind: 'ingest_file',
+        npcUserId,
+        fileName: 'forge-manual.pdf',
+        mimeType: 'application/pdf',
+        status: 'completed',
+        stage: 'done',
+        progress: 1,
+        memoryIds: [1040, 1041, 1042],
+        truncated: false,
+        offline: false,
+        error: null,
+        createdAt: at,
+        updatedAt: '2025-05-01T09:31:12.000Z',
+      },
+    ],
+  });
 export type TrainingJob = z.infer<typeof trainingJob>;
 
 export const jobAccepted = z
   .object({ jobId: z.uuid(), status: z.literal('queued') })
-  .meta({ id: 'TrainingJobAccepted' });
+  .meta({ id: 'TrainingJobAccepted', examples: [{ jobId, status: 'queued' }] });
 
-export const jobParams = z.object({ jobId: z.string() });
+export const jobParams = z.object({ jobId: z.string().meta({ examples: [jobId] }) });
 export const jobsQuery = z.object({
   status: z.enum(JOB_STATUSES).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -118,6 +167,11 @@ export const simulationBody = z
   .refine((b) => b.participantIds.includes(b.initiatorId), {
     path: ['participantIds'],
     message: 'must include the initiator',
+  })
+  .meta({
+    examples: [
+      { initiatorId: npcUserId, participantIds: [npcUserId, 9], topic: 'The storm last night', turns: 4 },
+    ],
   });
 
 export const simulationResponse = z
@@ -137,7 +191,35 @@ export const simulationResponse = z
     ),
     offline: z.boolean(),
   })
-  .meta({ id: 'TrainingSimulation' });
+  .meta({
+    id: 'TrainingSimulation',
+    examples: [
+      {
+        simulationId: '4d6f8a0c-2e4a-4c6e-9a2c-4e6a8c0e2a4c',
+        conversationId: 15,
+        topic: 'The storm last night',
+        turns: [
+          {
+            index: 0,
+            npcUserId,
+            npcName: 'Mira',
+            messageId: 512,
+            text: 'Did the storm reach the harbour, Tomas?',
+            createdAt: at,
+          },
+          {
+            index: 1,
+            npcUserId: 9,
+            npcName: 'Tomas',
+            messageId: 513,
+            text: 'It took two boats from their moorings.',
+            createdAt: at,
+          },
+        ],
+        offline: false,
+      },
+    ],
+  });
 
 /** The `trainingProgress` socket event. */
 export const trainingProgress = z.object({

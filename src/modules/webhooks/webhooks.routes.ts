@@ -29,6 +29,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
       schema: {
         tags,
         summary: 'Registered webhook endpoints, newest first',
+        description:
+          'Every registered outbound webhook endpoint, newest first, with paging (`limit`, `offset`, `total`); their signing secrets are never shown. Administrators only.',
         querystring: listWebhooksQuery,
         response: { 200: webhookListResponse, ...problems(400, 401, 403) },
       },
@@ -44,6 +46,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
         tags,
         summary:
           'Register an endpoint for timeline events; the answer holds its signing secret, shown this once',
+        description:
+          'Registers an endpoint to which every committed timeline event of the given types (or `*`) is POSTed, of one observer’s events only when `observerId` is set (else of all). Deliveries are signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the secret in the answer, which is never shown again, and retried with backoff. A URL the server may not call (private or loopback addresses) or an unknown observer is 400. Administrators only.',
         body: createWebhookBody,
         response: { 201: webhookWithSecretSchema, ...problems(400, 401, 403) },
       },
@@ -58,6 +62,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
       schema: {
         tags,
         summary: 'One webhook endpoint (never its secret)',
+        description:
+          'One registered endpoint with its filters and enabled flag; its signing secret is never shown (rotate it for a new one). Unknown id: 404. Administrators only.',
         params: webhookIdParam,
         response: { 200: webhookSchema, ...problems(400, 401, 403, 404) },
       },
@@ -72,6 +78,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
       schema: {
         tags,
         summary: 'Change an endpoint’s URL, event types, observer, description or enabled flag',
+        description:
+          'Changes the fields given and keeps the others; `observerId: null` removes the observer filter, and a disabled endpoint gets no new deliveries (its pending ones fail). The URL and observer are checked as at registration (400). Unknown id: 404. Administrators only.',
         params: webhookIdParam,
         body: patchWebhookBody,
         response: { 200: webhookSchema, ...problems(400, 401, 403, 404) },
@@ -87,6 +95,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
       schema: {
         tags,
         summary: 'Delete an endpoint with its delivery log; its pending deliveries are dropped',
+        description:
+          'Deletes the endpoint for good, with its delivery log; deliveries still pending are not sent. Answers 204; an unknown id is 404. Administrators only.',
         params: webhookIdParam,
         response: { 204: noContent, ...problems(400, 401, 403, 404) },
       },
@@ -104,6 +114,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
       schema: {
         tags,
         summary: 'Replace the signing secret; the answer shows the new one this once',
+        description:
+          'Replaces the endpoint’s signing secret with a new one, shown in this answer only; the old one signs nothing from now on, pending retries included. Unknown id: 404. Administrators only.',
         params: webhookIdParam,
         response: { 200: webhookWithSecretSchema, ...problems(400, 401, 403, 404) },
       },
@@ -118,6 +130,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
       schema: {
         tags,
         summary: 'The endpoint’s delivery log, newest first, each with its attempts',
+        description:
+          'The deliveries to this endpoint, newest first, optionally of one `status` (pending, succeeded, failed), with paging; each lists its attempts with their HTTP status, error and duration. Unknown id: 404. Administrators only.',
         params: webhookIdParam,
         querystring: listDeliveriesQuery,
         response: { 200: deliveryListResponse, ...problems(400, 401, 403, 404) },
@@ -133,6 +147,8 @@ export function webhooksRoutes(app: App, { webhooks }: WebhooksRoutesOptions) {
       schema: {
         tags,
         summary: 'Queue a `webhook.test` delivery to the endpoint (whatever its filters)',
+        description:
+          'Queues a signed `webhook.test` delivery to the endpoint, whatever its event types and observer, and answers 202 with the pending delivery (follow it in the delivery log). A disabled endpoint is 409; an unknown id 404. Administrators only.',
         params: webhookIdParam,
         response: { 202: deliverySchema, ...problems(400, 401, 403, 404, 409) },
       },

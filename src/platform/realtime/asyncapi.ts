@@ -50,6 +50,12 @@ export interface NamespaceDoc {
   receives: Record<string, ClientEventDoc>;
 }
 
+/** A namespace's doc with the server → client events another module emits on the same namespace
+ * (training's `trainingProgress` on `/`). */
+export function withEmits(ns: NamespaceDoc, emits: Record<string, EventDoc>): NamespaceDoc {
+  return { ...ns, emits: { ...ns.emits, ...emits } };
+}
+
 type Json = Record<string, unknown>;
 
 /** zod → JSON Schema (draft-07, AsyncAPI's default schema format); named schemas (`.meta({ id })`)
