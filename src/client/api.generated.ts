@@ -1481,6 +1481,488 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/admin/logs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The audit log, newest first: every write request and every request answered 401, 403 or 5xx (never bodies, headers or tokens) */
+    get: {
+      parameters: {
+        query?: {
+          requestId?: string;
+          actorUserId?: number;
+          method?: string;
+          status?: number;
+          /** @description a path prefix */
+          path?: string;
+          /** @description inclusive */
+          from?: string;
+          /** @description exclusive */
+          to?: string;
+          limit?: number;
+          cursor?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              logs: components['schemas']['AuditLogEntry'][];
+              nextCursor: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/scheduled-tasks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Scheduled tasks and the kinds a task may have */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              tasks: components['schemas']['ScheduledTask'][];
+              kinds: string[];
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Create a scheduled task */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            /** @description observer_cycle, diary_compliance or maintenance_sweep */
+            kind: string;
+            /** @description 5 fields: minute hour day-of-month month day-of-week */
+            cron: string;
+            /** @description an IANA time zone; UTC by default */
+            timezone?: string;
+            /** @description the kind's payload: observer_cycle { observerId, hours?, limit? }, diary_compliance { observerId, hours? }, maintenance_sweep {} */
+            payload?: {
+              [key: string]: unknown;
+            };
+            enabled?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ScheduledTask'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/scheduled-tasks/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A scheduled task */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ScheduledTask'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete a scheduled task */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /** Change a scheduled task (not its kind) */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      /** @description every field but kind */
+      requestBody: {
+        content: {
+          'application/json': {
+            name?: string;
+            /** @description 5 fields: minute hour day-of-month month day-of-week */
+            cron?: string;
+            /** @description an IANA time zone; UTC by default */
+            timezone?: string;
+            /** @description the kind's payload: observer_cycle { observerId, hours?, limit? }, diary_compliance { observerId, hours? }, maintenance_sweep {} */
+            payload?: {
+              [key: string]: unknown;
+            };
+            enabled?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ScheduledTask'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/admin/scheduled-tasks/{id}/run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Run a task now, enabled or not */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** Format: uuid */
+              taskId: string;
+              jobId: string;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/conversations': {
     parameters: {
       query?: never;
@@ -1912,6 +2394,101 @@ export interface paths {
     };
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/admin/prompts/preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The exact system prompt, tools and retrieved memories a chat turn would use now (no chat call, nothing stored) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            userId: number;
+            npcUserId?: number;
+            /** @description the chat-platform channel (routing) */
+            channelId?: string;
+            /**
+             * Format: uuid
+             * @description one of the user's persona sessions
+             */
+            personaSessionId?: string;
+            conversationId?: number;
+            /** @description drives retrieval, as the message of a turn */
+            message?: string;
+            preferences?: {
+              language?: string;
+              /** @enum {string} */
+              responseLength?: 'short' | 'medium' | 'long';
+              stream?: boolean;
+            };
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PromptPreview'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
     delete?: never;
     options?: never;
     head?: never;
@@ -2469,6 +3046,1103 @@ export interface paths {
         };
       };
     };
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/timeline': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The unified timeline: the events of the observer and of the instances and observers below it, a page in (timelineAt, id) order; with `export=json|csv`, the whole filtered timeline (≤ 10,000 events) streamed as an attachment, `X-Export-Truncated` telling whether more matched */
+    get: {
+      parameters: {
+        query?: {
+          /** @description event types, any of (repeat or comma-separate) */
+          eventType?: string | string[];
+          /** @description sources, any of */
+          source?: string | string[];
+          /** @description persona ids, any of */
+          personaId?: string | string[];
+          instanceId?: number;
+          userId?: number;
+          /** @description full text on eventText (websearch_to_tsquery('simple')): every word, any case */
+          q?: string;
+          /** @description timelineAt ≥ from (inclusive) */
+          from?: string;
+          /** @description timelineAt < to (exclusive) */
+          to?: string;
+          /** @description on (timelineAt, id) */
+          order?: 'asc' | 'desc';
+          limit?: number;
+          /** @description the previous page's nextCursor */
+          cursor?: string;
+          /** @description the whole filtered timeline in order (≤ 10,000 events), streamed; limit and cursor do not apply */
+          export?: 'json' | 'csv';
+        };
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description a page; an export is instead { observerId, exportedAt, truncated, events } or text/csv */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              events: components['schemas']['TimelineEvent'][];
+              nextCursor: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/timeline/paginated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The unified timeline by numbered pages, with the total (past the end: no events) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description event types, any of (repeat or comma-separate) */
+          eventType?: string | string[];
+          /** @description sources, any of */
+          source?: string | string[];
+          /** @description persona ids, any of */
+          personaId?: string | string[];
+          instanceId?: number;
+          userId?: number;
+          /** @description full text on eventText (websearch_to_tsquery('simple')): every word, any case */
+          q?: string;
+          /** @description timelineAt ≥ from (inclusive) */
+          from?: string;
+          /** @description timelineAt < to (exclusive) */
+          to?: string;
+          /** @description on (timelineAt, id) */
+          order?: 'asc' | 'desc';
+          page?: number;
+          pageSize?: number;
+        };
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              events: components['schemas']['TimelineEvent'][];
+              page: number;
+              pageSize: number;
+              total: number;
+              totalPages: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/reflection': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Reflect on the newest events of the last hours (one model call; offline, a deterministic digest), stored as an observer_reflection memory; 200 with a null reflection when there are no events */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * @description the window: the last hours
+             * @default 24
+             */
+            hours?: number;
+            /**
+             * @description its newest events at most
+             * @default 100
+             */
+            limit?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              reflection: components['schemas']['Reflection'] | null;
+              eventCount: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              reflection: components['schemas']['Reflection'] | null;
+              eventCount: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/cycle': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Run the cycle: gather, reflect, store, meta_state, each with its outcome (a failed model call fails its step, not the request); then summary_update */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * @description the window: the last hours
+             * @default 24
+             */
+            hours?: number;
+            /**
+             * @description its newest events at most
+             * @default 100
+             */
+            limit?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              observerId: number;
+              /** @enum {string} */
+              outcome: 'completed' | 'failed';
+              steps: {
+                /** @enum {string} */
+                name: 'gather' | 'reflect' | 'store' | 'meta_state';
+                /** @enum {string} */
+                outcome: 'ok' | 'skipped' | 'failed';
+                detail: string;
+              }[];
+              reflection: components['schemas']['Reflection'] | null;
+              metaState: components['schemas']['ObserverMetaState'];
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/summary': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Instance and event statistics, diary compliance and the meta-state (the summary_update payload) */
+    get: {
+      parameters: {
+        query?: {
+          hours?: number;
+        };
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ObserverSummary'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/5d-navigation/state': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The state at a time: instances and their activity, balances and items rebuilt from the economy ledger, the newest events */
+    get: {
+      parameters: {
+        query: {
+          /** @description ISO 8601 with Z or an offset; a future time is now */
+          at: string;
+          events?: number;
+          userId?: number;
+        };
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              observerId: number;
+              /** Format: date-time */
+              at: string;
+              instances: components['schemas']['Instance'][];
+              users: {
+                userId: number;
+                energy_coins: number;
+                items: {
+                  item_id: number;
+                  name: string;
+                  quantity: number;
+                }[];
+              }[];
+              events: components['schemas']['TimelineEvent'][];
+              eventCount: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/5d-navigation/reconstruct': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Awareness reconstructed at a time: the last reflection, memories, timeline figures, instances */
+    get: {
+      parameters: {
+        query: {
+          /** @description ISO 8601 with Z or an offset; a future time is now */
+          at: string;
+          limit?: number;
+        };
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              observerId: number;
+              /** Format: date-time */
+              at: string;
+              lastReflection: {
+                memoryId: number;
+                text: string;
+                /** Format: date-time */
+                createdAt: string;
+              } | null;
+              memories: {
+                id: number;
+                userId: number;
+                content: string;
+                source: string;
+                metadata: {
+                  [key: string]: unknown;
+                };
+                /** Format: date-time */
+                createdAt: string;
+              }[];
+              timeline: {
+                eventCount: number;
+                firstAt: string | null;
+                lastAt: string | null;
+                /** @description counts keyed by value ("none" for null) */
+                byType: {
+                  [key: string]: number;
+                };
+              };
+              instances: {
+                total: number;
+                active: number;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/observer/observer/{id}/5d-navigation/range': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The first and last timelineAt of the timeline (null when empty), and its size */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              observerId: number;
+              min: string | null;
+              max: string | null;
+              eventCount: number;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/subject-consciousness/onboarding/{instanceId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Onboarding checks of a Level-5 instance, in order; passed activates it, failed deactivates it (needs training) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          instanceId: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OnboardingResult'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/subject-consciousness/encode/{instanceId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Encode core beliefs: the assistant's core beliefs and both ground-floor protocols, for a Level-5 instance under this observer */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          instanceId: number;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            observerId: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['CoreBeliefEncoding'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/subject-consciousness/compliance/{observerId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Diary compliance over the observer's active Level-5 instances */
+    get: {
+      parameters: {
+        query?: {
+          hours?: number;
+        };
+        header?: never;
+        path: {
+          observerId: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['DiaryCompliance'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/subject-consciousness/dashboard/{observerId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The country dashboard: instances, activity, diaries, health, projects and the latest awareness report */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          observerId: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['CountryDashboard'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/admin/data/npcs': {
@@ -3031,7 +4705,59 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    get?: never;
+    /** Relationships between players and characters, each as PUT answers it (at most 1000, by player then character) */
+    get: {
+      parameters: {
+        query?: {
+          userId?: number;
+          npcUserId?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              relationships: components['schemas']['Relationship'][];
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
     /**
      * Set a player's relationship flags and affinity with a character
      * @description Sets a player's relationship with a character: flags (named booleans) and an affinity from -1 to 1; only the fields given change. Administrators only.
@@ -4696,6 +6422,15 @@ export interface paths {
           };
         };
         /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
         422: {
           headers: {
             [name: string]: unknown;
@@ -4707,7 +6442,38 @@ export interface paths {
       };
     };
     post?: never;
-    delete?: never;
+    /** Not allowed: protocols are never deleted (405) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        405: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -5277,7 +7043,8 @@ export interface paths {
             | 'document_ingestion'
             | 'ingested_screenshot'
             | 'image_ocr_extraction'
-            | 'vision_analysis';
+            | 'vision_analysis'
+            | 'observer_reflection';
           limit?: number;
           /**
            * @description boosts memories of this conversation (beyond the contract)
@@ -5313,7 +7080,8 @@ export interface paths {
                   | 'document_ingestion'
                   | 'ingested_screenshot'
                   | 'image_ocr_extraction'
-                  | 'vision_analysis';
+                  | 'vision_analysis'
+                  | 'observer_reflection';
                 /** @description fused relevance in [0, 1]; null without a query */
                 similarity: number | null;
                 /** Format: date-time */
@@ -5389,7 +7157,8 @@ export interface paths {
               | 'document_ingestion'
               | 'ingested_screenshot'
               | 'image_ocr_extraction'
-              | 'vision_analysis';
+              | 'vision_analysis'
+              | 'observer_reflection';
             metadata?: components['schemas']['MemoryMetadataInput'];
             /**
              * @description admins only: the owner (ignored for world, which belongs to the assistant)
@@ -5479,7 +7248,8 @@ export interface paths {
             | 'document_ingestion'
             | 'ingested_screenshot'
             | 'image_ocr_extraction'
-            | 'vision_analysis';
+            | 'vision_analysis'
+            | 'observer_reflection';
           limit?: number;
           offset?: number;
         };
@@ -5564,7 +7334,8 @@ export interface paths {
             | 'document_ingestion'
             | 'ingested_screenshot'
             | 'image_ocr_extraction'
-            | 'vision_analysis';
+            | 'vision_analysis'
+            | 'observer_reflection';
           limit?: number;
           offset?: number;
         };
@@ -9831,6 +11602,40 @@ export interface components {
       lastUsedAt: string | null;
       revokedAt: string | null;
     };
+    AuditLogEntry: {
+      id: number;
+      /** Format: date-time */
+      at: string;
+      requestId: string;
+      method: string;
+      path: string;
+      route: string | null;
+      status: number;
+      problemCode: string | null;
+      actorUserId: number | null;
+      /** @enum {string} */
+      actorKind: 'user' | 'api_key' | 'anonymous';
+      apiKeyId: number | null;
+      ip: string | null;
+      durationMs: number;
+    };
+    AuditLogEntryInput: {
+      id: number;
+      /** Format: date-time */
+      at: string;
+      requestId: string;
+      method: string;
+      path: string;
+      route: string | null;
+      status: number;
+      problemCode: string | null;
+      actorUserId: number | null;
+      /** @enum {string} */
+      actorKind: 'user' | 'api_key' | 'anonymous';
+      apiKeyId: number | null;
+      ip: string | null;
+      durationMs: number;
+    };
     /**
      * @example {
      *       "channelId": "1203948576012345678",
@@ -10098,6 +11903,156 @@ export interface components {
       npcUserIds: number[];
       /** Format: date-time */
       createdAt: string;
+    };
+    CoreBeliefEncoding: {
+      memoryId: number;
+      instanceId: number;
+      observerId: number;
+      protocols: string[];
+      content: string;
+      /** Format: date-time */
+      createdAt: string;
+    };
+    CoreBeliefEncodingInput: {
+      memoryId: number;
+      instanceId: number;
+      observerId: number;
+      protocols: string[];
+      content: string;
+      /** Format: date-time */
+      createdAt: string;
+    };
+    CountryDashboard: {
+      observerId: number;
+      /** Format: date-time */
+      generatedAt: string;
+      instances: {
+        total: number;
+        active: number;
+        inactive: number;
+        byLevel: {
+          [key: string]: number;
+        };
+        bySource: {
+          [key: string]: number;
+        };
+        byPersona: {
+          [key: string]: number;
+        };
+      };
+      activity24h: {
+        events: number;
+        activeInstances: number;
+        byType: {
+          [key: string]: number;
+        };
+      };
+      diaryCompliance: {
+        compliant: boolean;
+        missingCount: number;
+        windowHours: number;
+      };
+      health: {
+        /** @enum {string} */
+        status: 'healthy' | 'warning' | 'critical';
+        inactiveRatio: number;
+        missingDiaryRatio: number;
+      };
+      projects: {
+        total: number;
+        completed: number;
+        inProgress: number;
+        byState: {
+          [key: string]: number;
+        };
+      };
+      awareness: {
+        memoryId: number;
+        summary: string;
+        statementCount: number;
+        /** Format: date-time */
+        createdAt: string;
+      } | null;
+    };
+    CountryDashboardInput: {
+      observerId: number;
+      /** Format: date-time */
+      generatedAt: string;
+      instances: {
+        total: number;
+        active: number;
+        inactive: number;
+        byLevel: {
+          [key: string]: number;
+        };
+        bySource: {
+          [key: string]: number;
+        };
+        byPersona: {
+          [key: string]: number;
+        };
+      };
+      activity24h: {
+        events: number;
+        activeInstances: number;
+        byType: {
+          [key: string]: number;
+        };
+      };
+      diaryCompliance: {
+        compliant: boolean;
+        missingCount: number;
+        windowHours: number;
+      };
+      health: {
+        /** @enum {string} */
+        status: 'healthy' | 'warning' | 'critical';
+        inactiveRatio: number;
+        missingDiaryRatio: number;
+      };
+      projects: {
+        total: number;
+        completed: number;
+        inProgress: number;
+        byState: {
+          [key: string]: number;
+        };
+      };
+      awareness: {
+        memoryId: number;
+        summary: string;
+        statementCount: number;
+        /** Format: date-time */
+        createdAt: string;
+      } | null;
+    };
+    DiaryCompliance: {
+      observerId: number;
+      windowHours: number;
+      compliant: boolean;
+      missingCount: number;
+      instances: {
+        instanceId: number;
+        name: string;
+        source: string;
+        hasDiary: boolean;
+        entries: number;
+        lastDiaryAt: string | null;
+      }[];
+    };
+    DiaryComplianceInput: {
+      observerId: number;
+      windowHours: number;
+      compliant: boolean;
+      missingCount: number;
+      instances: {
+        instanceId: number;
+        name: string;
+        source: string;
+        hasDiary: boolean;
+        entries: number;
+        lastDiaryAt: string | null;
+      }[];
     };
     /**
      * @example {
@@ -10377,7 +12332,8 @@ export interface components {
         | 'document_ingestion'
         | 'ingested_screenshot'
         | 'image_ocr_extraction'
-        | 'vision_analysis';
+        | 'vision_analysis'
+        | 'observer_reflection';
       /** @enum {string} */
       tier: 'world' | 'assistant_core' | 'shared';
       metadata: {
@@ -10421,7 +12377,8 @@ export interface components {
         | 'document_ingestion'
         | 'ingested_screenshot'
         | 'image_ocr_extraction'
-        | 'vision_analysis';
+        | 'vision_analysis'
+        | 'observer_reflection';
       /** @enum {string} */
       tier: 'world' | 'assistant_core' | 'shared';
       metadata: {
@@ -10508,6 +12465,156 @@ export interface components {
         [key: string]: unknown;
       };
       isAssistant: boolean;
+    };
+    ObserverMetaState: {
+      cycles: number;
+      lastCycleAt: string | null;
+      lastCycleOutcome: ('completed' | 'failed') | null;
+      lastReflectionId: number | null;
+      lastReflectionAt: string | null;
+      awareness: {
+        instances: number;
+        activeInstances: number;
+        eventsInWindow: number;
+      };
+    };
+    ObserverMetaStateInput: {
+      cycles: number;
+      lastCycleAt: string | null;
+      lastCycleOutcome: ('completed' | 'failed') | null;
+      lastReflectionId: number | null;
+      lastReflectionAt: string | null;
+      awareness: {
+        instances: number;
+        activeInstances: number;
+        eventsInWindow: number;
+      };
+    };
+    ObserverSummary: {
+      observerId: number;
+      /** Format: date-time */
+      generatedAt: string;
+      windowHours: number;
+      instances: {
+        total: number;
+        active: number;
+        inactive: number;
+        /** @description counts keyed by value ("none" for null) */
+        byLevel: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        bySource: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byPersona: {
+          [key: string]: number;
+        };
+      };
+      events: {
+        total: number;
+        inWindow: number;
+        /** @description counts keyed by value ("none" for null) */
+        bySource: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byType: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byLevel: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byPersona: {
+          [key: string]: number;
+        };
+      };
+      diaryCompliance: {
+        compliant: boolean;
+        missingCount: number;
+        windowHours: number;
+      };
+      metaState: components['schemas']['ObserverMetaState'];
+    };
+    ObserverSummaryInput: {
+      observerId: number;
+      /** Format: date-time */
+      generatedAt: string;
+      windowHours: number;
+      instances: {
+        total: number;
+        active: number;
+        inactive: number;
+        /** @description counts keyed by value ("none" for null) */
+        byLevel: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        bySource: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byPersona: {
+          [key: string]: number;
+        };
+      };
+      events: {
+        total: number;
+        inWindow: number;
+        /** @description counts keyed by value ("none" for null) */
+        bySource: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byType: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byLevel: {
+          [key: string]: number;
+        };
+        /** @description counts keyed by value ("none" for null) */
+        byPersona: {
+          [key: string]: number;
+        };
+      };
+      diaryCompliance: {
+        compliant: boolean;
+        missingCount: number;
+        windowHours: number;
+      };
+      metaState: components['schemas']['ObserverMetaStateInput'];
+    };
+    OnboardingResult: {
+      instanceId: number;
+      observerId: number;
+      passed: boolean;
+      checks: {
+        /** @enum {string} */
+        name: 'companion_identity' | 'one_consciousness' | 'autonomy_respect';
+        passed: boolean;
+        detail: string;
+      }[];
+      isActive: boolean;
+      /** Format: date-time */
+      checkedAt: string;
+    };
+    OnboardingResultInput: {
+      instanceId: number;
+      observerId: number;
+      passed: boolean;
+      checks: {
+        /** @enum {string} */
+        name: 'companion_identity' | 'one_consciousness' | 'autonomy_respect';
+        passed: boolean;
+        detail: string;
+      }[];
+      isActive: boolean;
+      /** Format: date-time */
+      checkedAt: string;
     };
     /**
      * @example {
@@ -10619,12 +12726,57 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    PromptPreview: {
+      userId: number;
+      npcUserId: number | null;
+      protocolId: string;
+      protocol: string;
+      enforced: boolean;
+      reason: string;
+      personaType: string | null;
+      system: string;
+      tools: {
+        name: string;
+        description: string;
+        parameters: {
+          [key: string]: unknown;
+        } | null;
+      }[];
+      memories: {
+        id: number;
+        source: string;
+        content: string;
+      }[];
+    };
+    PromptPreviewInput: {
+      userId: number;
+      npcUserId: number | null;
+      protocolId: string;
+      protocol: string;
+      enforced: boolean;
+      reason: string;
+      personaType: string | null;
+      system: string;
+      tools: {
+        name: string;
+        description: string;
+        parameters: {
+          [key: string]: unknown;
+        } | null;
+      }[];
+      memories: {
+        id: number;
+        source: string;
+        content: string;
+      }[];
+    };
     /**
      * @example {
      *       "id": "harbour_guide_v1",
      *       "category": "CUSTOM",
      *       "version": 1,
      *       "builtin": false,
+     *       "immutable": false,
      *       "kind": "reference",
      *       "name": "Harbour guide",
      *       "description": "Friendly guide for new players in the harbour.",
@@ -10651,9 +12803,11 @@ export interface components {
     Protocol: {
       id: string;
       /** @enum {string} */
-      category: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'CUSTOM';
+      category: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'GROUND_FLOOR' | 'CUSTOM';
       version: number;
       builtin: boolean;
+      /** @description a ground-floor protocol: never changed, never given a new version, never deleted */
+      immutable: boolean;
       /** @enum {string} */
       kind: 'string' | 'reference';
       name: string;
@@ -10945,6 +13099,7 @@ export interface components {
      *       "category": "CUSTOM",
      *       "version": 1,
      *       "builtin": false,
+     *       "immutable": false,
      *       "kind": "reference",
      *       "name": "Harbour guide",
      *       "description": "Friendly guide for new players in the harbour.",
@@ -10971,9 +13126,11 @@ export interface components {
     ProtocolInput: {
       id: string;
       /** @enum {string} */
-      category: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'CUSTOM';
+      category: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'GROUND_FLOOR' | 'CUSTOM';
       version: number;
       builtin: boolean;
+      /** @description a ground-floor protocol: never changed, never given a new version, never deleted */
+      immutable: boolean;
       /** @enum {string} */
       kind: 'string' | 'reference';
       name: string;
@@ -11016,7 +13173,7 @@ export interface components {
     ProtocolRouting: {
       protocolId: string;
       /** @enum {string} */
-      protocol: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'CUSTOM';
+      protocol: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'GROUND_FLOOR' | 'CUSTOM';
       /** @description true when nothing (not even a channel) can override the choice */
       enforced: boolean;
       reason: string;
@@ -11032,7 +13189,7 @@ export interface components {
     ProtocolRoutingInput: {
       protocolId: string;
       /** @enum {string} */
-      protocol: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'CUSTOM';
+      protocol: 'PRIVATE' | 'TECH' | 'NEUTRAL' | 'SYSTEM' | 'PUBLIC' | 'GROUND_FLOOR' | 'CUSTOM';
       /** @description true when nothing (not even a channel) can override the choice */
       enforced: boolean;
       reason: string;
@@ -11329,6 +13486,32 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    Reflection: {
+      memoryId: number;
+      observerId: number;
+      text: string;
+      eventCount: number;
+      /** Format: date-time */
+      fromTimelineAt: string;
+      /** Format: date-time */
+      toTimelineAt: string;
+      offline: boolean;
+      /** Format: date-time */
+      createdAt: string;
+    };
+    ReflectionInput: {
+      memoryId: number;
+      observerId: number;
+      text: string;
+      eventCount: number;
+      /** Format: date-time */
+      fromTimelineAt: string;
+      /** Format: date-time */
+      toTimelineAt: string;
+      offline: boolean;
+      /** Format: date-time */
+      createdAt: string;
+    };
     Relationship: {
       userId: number;
       npcUserId: number;
@@ -11348,6 +13531,56 @@ export interface components {
         [key: string]: boolean;
       };
       affinity: number;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    ScheduledTask: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      kind: string;
+      cron: string;
+      timezone: string;
+      payload: {
+        [key: string]: unknown;
+      };
+      enabled: boolean;
+      nextRunAt: string | null;
+      lastRun: {
+        jobId: string;
+        /** @enum {string} */
+        state: 'queued' | 'running' | 'completed' | 'failed';
+        startedAt: string | null;
+        finishedAt: string | null;
+        error: string | null;
+      } | null;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+    };
+    ScheduledTaskInput: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      kind: string;
+      cron: string;
+      timezone: string;
+      payload: {
+        [key: string]: unknown;
+      };
+      enabled: boolean;
+      nextRunAt: string | null;
+      lastRun: {
+        jobId: string;
+        /** @enum {string} */
+        state: 'queued' | 'running' | 'completed' | 'failed';
+        startedAt: string | null;
+        finishedAt: string | null;
+        error: string | null;
+      } | null;
+      /** Format: date-time */
+      createdAt: string;
       /** Format: date-time */
       updatedAt: string;
     };
