@@ -72,7 +72,8 @@ async function state(when: string, extra = '') {
   return r.body;
 }
 
-const playerIn = (s: { users: { userId: number }[] }) => s.users.find((u) => u.userId === player.id);
+const playerIn = (s: { users: { userId: number; items: unknown[] }[] }) =>
+  s.users.find((u) => u.userId === player.id)!;
 const plusMs = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
 
 describe('5D state', () => {
@@ -87,27 +88,41 @@ describe('5D state', () => {
 
   it('items from the ledger: held from the change on, gone once the quantity is back to 0', async () => {
     expect(playerIn(await state(before.gain!)).items).toEqual([]);
-    expect(playerIn(await state(at.gain!)).items).toEqual([{ item_id: itemId, name: 'Lantern', quantity: 3 }]);
+    expect(playerIn(await state(at.gain!)).items).toEqual([
+      { item_id: itemId, name: 'Lantern', quantity: 3 },
+    ]);
     expect(playerIn(await state(before.lose!)).items).toHaveLength(1);
     expect(playerIn(await state(at.lose!)).items).toEqual([]);
   });
 
   it("an instance's activity from its activity-change events; instances created later are not there", async () => {
-    const leafIn = (s: { instances: { id: number; isActive: boolean }[] }) => s.instances.find((i) => i.id === leaf.id);
+    const leafIn = (s: { instances: { id: number; isActive: boolean }[] }) =>
+      s.instances.find((i) => i.id === leaf.id);
     const was = await state(before.off!);
     expect(leafIn(was)).toMatchObject({ isActive: true, userId: player.id, name: 'leaf' });
     const then = await state(at.off!);
     expect(leafIn(then)).toMatchObject({ isActive: false });
     // The newest event up to the change is the change itself; a microsecond before, it is not.
-    expect(then.events[0]).toMatchObject({ eventType: 'instance_activity_changed', metadata: { isActive: false } });
+    expect(then.events[0]).toMatchObject({
+      eventType: 'instance_activity_changed',
+      metadata: { isActive: false },
+    });
     expect(then.eventCount).toBe(was.eventCount + 1);
-    expect(was.events.map((e: { eventType: string }) => e.eventType)).not.toContain('instance_activity_changed');
+    expect(was.events.map((e: { eventType: string }) => e.eventType)).not.toContain(
+      'instance_activity_changed',
+    );
 
-    const created = await f.instance({ name: 'late', level: 5, source: 'portal', parentInstanceId: observer.id });
+    const created = await f.instance({
+      name: 'late',
+      level: 5,
+      source: 'portal',
+      parentInstanceId: observer.id,
+    });
     const createdAt = await f.exact('select created_at from instances where id = $1', [created.id]);
-    const earlier = await f.exact(`(select created_at from instances where id = $1) - interval '1 microsecond'`, [
-      created.id,
-    ]);
+    const earlier = await f.exact(
+      `(select created_at from instances where id = $1) - interval '1 microsecond'`,
+      [created.id],
+    );
     expect((await state(earlier)).instances.map((i: { id: number }) => i.id)).not.toContain(created.id);
     expect((await state(createdAt)).instances.map((i: { id: number }) => i.id)).toContain(created.id);
   });
@@ -143,7 +158,10 @@ describe('5D state', () => {
       const r = await t.api('GET', path, { token: cso.accessToken });
       expect(r.status, path).toBe(400);
       expect(r.headers.get('content-type')).toContain('application/problem+json');
-      expect(r.body.errors.map((e: { path: string }) => e.path), path).toContain(field);
+      expect(
+        r.body.errors.map((e: { path: string }) => e.path),
+        path,
+      ).toContain(field);
     }
   });
 });
@@ -157,9 +175,10 @@ describe('5D reconstruct and range', () => {
     expect(reflected.status).toBe(201);
     const { memoryId, text } = reflected.body.reflection;
     const madeAt = await f.exact('select created_at from memories where id = $1', [memoryId]);
-    const justBefore = await f.exact(`(select created_at from memories where id = $1) - interval '1 microsecond'`, [
-      memoryId,
-    ]);
+    const justBefore = await f.exact(
+      `(select created_at from memories where id = $1) - interval '1 microsecond'`,
+      [memoryId],
+    );
     const get = async (when: string, limit = 50) => {
       const r = await t.api(
         'GET',
@@ -210,7 +229,9 @@ describe('5D reconstruct and range', () => {
     });
     expect(r.status).toBe(200);
     const page = (
-      await t.api('GET', `/api/observer/observer/${observer.id}/timeline?limit=200`, { token: owner.accessToken })
+      await t.api('GET', `/api/observer/observer/${observer.id}/timeline?limit=200`, {
+        token: owner.accessToken,
+      })
     ).body.events;
     expect(r.body).toEqual({
       observerId: observer.id,

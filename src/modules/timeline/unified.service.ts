@@ -6,7 +6,6 @@
 import type { Db } from '../../platform/db/database.js';
 import type { OpenCursor, RowCursor } from '../../platform/db/cursor.js';
 import { validationFailed } from '../../platform/http/problem.js';
-import type { EventRow } from './timeline.repository.js';
 import type { Instance, TimelineEvent } from './timeline.schemas.js';
 import { toEvent, toInstance, type TimelineService } from './timeline.service.js';
 import * as repo from './unified.repository.js';
@@ -161,7 +160,7 @@ export class UnifiedTimeline {
     return {
       truncated: probe.length > 0,
       events: {
-        next: async () => (await cursor.next()).map((r) => toEvent(r as EventRow)),
+        next: async () => (await cursor.next()).map(toEvent),
         close: () => cursor.close(),
       },
     };
