@@ -147,7 +147,7 @@ async function seedData(deps: Deps) {
       select case when g % 3 = 0 then (${users}::int8[])[1 + g % ${USERS}] end,
              (${TYPES}::text[])[1 + (g / 7) % ${TYPES.length}],
              (select string_agg(s[1 + r % 16] || s[1 + (r >> 4) % 16] || s[1 + (r >> 8) % 16], ' ')
-              from (select floor(exp(((g::int8 * 2654435761 + k * 40503 + 12345) % 4294967296) / 4294967296.0
+              from (select floor(exp(((g::int8 * 2654435761 + k * 2246822519 + 12345) % 4294967296) / 4294967296.0
                                       * ln(${VOCABULARY})))::int as r
                     from generate_series(1, 6) k) ranks),
              (array['portal','chat_platform','game_client'])[1 + ((g / ${OBSERVERS}) % ${PER_OBSERVER}) % 3],
