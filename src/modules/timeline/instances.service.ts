@@ -6,6 +6,7 @@ import { AppError, notFound, validationFailed } from '../../platform/http/proble
 import { isForeignKeyViolation } from '../../platform/db/errors.js';
 import type { CreateInstanceInput, PatchInstanceInput } from './instances.schemas.js';
 import * as repo from './timeline.repository.js';
+import { ACTIVITY_CHANGED_EVENT } from './timeline.rules.js';
 import type { Instance } from './timeline.schemas.js';
 import { toInstance, type TimelineService } from './timeline.service.js';
 
@@ -104,7 +105,7 @@ export class InstancesService {
         await this.timeline.record(
           trx,
           {
-            eventType: 'instance_activity_changed',
+            eventType: ACTIVITY_CHANGED_EVENT,
             eventText: `Instance "${row!.name}" ${changes.isActive ? 'activated' : 'deactivated'}`,
             userId: row!.user_id,
             instanceId: id,

@@ -3,6 +3,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import { eventColumns, instanceColumns } from './timeline.repository.js';
+import { ACTIVITY_CHANGED_EVENT } from './timeline.rules.js';
 import type { PageKey, TimelineFilter, TimelineOrder } from './unified.rules.js';
 
 /** Whose events: every event (the root observer), or those linked to these observers. */
@@ -57,7 +58,7 @@ export function instancesAsOf(db: Executor, observerId: number, p: { root: boole
     .select(
       sql<boolean>`coalesce((
         select (e.metadata ->> 'isActive')::boolean from timeline_events e
-        where e.instance_id = instances.id and e.event_type = 'instance_activity_changed'
+        where e.instance_id = instances.id and e.event_type = ${sql.lit(ACTIVITY_CHANGED_EVENT)}
           and e.timeline_at <= ${instant(p.at)}
         order by e.timeline_at desc, e.id desc
         limit 1), true)`.as('active_then'),
