@@ -25,7 +25,6 @@ import { isMainThread, parentPort } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
-import { dropSchema } from '../test/schema.js';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { io as connect, type Socket } from 'socket.io-client';
@@ -33,7 +32,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
-import { embeddedDataDir } from './embedded-dir.js';
+import { onEachDatabase } from './databases.js';
 import { startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
@@ -387,16 +386,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
 
 if (!isMainThread) await loadGenerator();
 else {
-  const results = [];
-  if (values.only !== 'postgres') results.push(await run('pglite', embeddedDataDir()));
-  if (process.env.DATABASE_URL && values.only !== 'pglite') {
-    const schema = `bench_chat_${randomBytes(4).toString('hex')}`;
-    try {
-      results.push(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
-    } finally {
-      await dropSchema(process.env.DATABASE_URL, schema);
-    }
-  }
+  const results = await onEachDatabase('bench_chat', values.only, run);
   console.log(
     `\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user (${CORPUS} corpus); latency at ${RATE} turns/s for ${SECONDS} s; throughput with ${TURNS} back-to-back turns per client; model server answering at once\n`,
   );

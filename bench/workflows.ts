@@ -11,7 +11,6 @@
 // time, claim to finish as the orchestrator measured it, minus its model call's time).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort } from 'node:worker_threads';
@@ -21,8 +20,8 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
-import { dropSchema } from '../test/schema.js';
-import { embeddedDataDir } from './embedded-dir.js';
+import { onEachDatabase } from './databases.js';
+import { pct } from './percentile.js';
 import { startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
@@ -39,12 +38,6 @@ const PARALLEL = Number(values.parallel ?? values.instances);
 // this mean first (0: each flow sends its next request as soon as the last answered, so the
 // latencies are queueing at saturation). The think time is not part of any latency.
 const THINK_MS = Number(values['think-ms']);
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
 
 // ---- load generator (worker thread) -------------------------------------------------------------
 
@@ -267,16 +260,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
 
 if (!isMainThread) await loadGenerator();
 else {
-  const results = [];
-  if (values.only !== 'postgres') results.push(await run('pglite', embeddedDataDir()));
-  if (process.env.DATABASE_URL && values.only !== 'pglite') {
-    const schema = `bench_wf_${randomBytes(4).toString('hex')}`;
-    try {
-      results.push(await run('postgres', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
-    } finally {
-      await dropSchema(process.env.DATABASE_URL, schema);
-    }
-  }
+  const results = await onEachDatabase('bench_wf', values.only, run);
   console.log(
     `\n${INSTANCES} documentation-flow instances, ${PARALLEL} at once, think time ${THINK_MS} ms mean, 3 tasks each (orchestrator concurrency 3), model server answering at once\n`,
   );

@@ -3,18 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import fastifyRateLimit from '@fastify/rate-limit';
-import fastifySwagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
+import { registerDocs } from './platform/http/docs.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import {
   AppError,
@@ -31,16 +24,21 @@ import { adminPlugin } from './modules/admin/index.js';
 import { authPlugin } from './modules/auth/index.js';
 import { charactersPlugin } from './modules/characters/index.js';
 import { chatPlatformPlugin } from './modules/chat-platform/index.js';
-import { chatPlugin, chatSockets } from './modules/chat/index.js';
+import { chatNamespaceDoc, chatPlugin, chatSockets } from './modules/chat/index.js';
 import { filesPlugin } from './modules/files/index.js';
 import { inventoryPlugin } from './modules/inventory/index.js';
+import { mcpPlugin } from './modules/mcp/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
-import { observerPlugin, observerSockets } from './modules/observer/index.js';
+import { observerNamespaceDoc, observerPlugin, observerSockets } from './modules/observer/index.js';
+import { personaPlugin } from './modules/persona/index.js';
 import { protocolsPlugin } from './modules/protocols/index.js';
 import { syncPlugin } from './modules/sync/index.js';
 import { timelinePlugin } from './modules/timeline/index.js';
+import { trainingPlugin, trainingSockets } from './modules/training/index.js';
 import { usersPlugin } from './modules/users/index.js';
+import { webhooksPlugin } from './modules/webhooks/index.js';
 import { workflowsPlugin } from './modules/workflows/index.js';
+import { suggestionsPlugin } from './modules/suggestions/index.js';
 import { VERSION } from './version.js';
 
 export interface BuiltApp {
@@ -82,42 +80,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   registerProblemHandlers(app);
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Assistant Platform API',
-        version: VERSION,
-        description:
-          'Backend for a persistent conversational assistant. Errors are RFC 9457 problem+json with a stable `code`. ' +
-          'Authenticate with `Authorization: Bearer <access token>`; sync endpoints and chat-platform commands also accept `X-API-Key`.',
-      },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-        },
-      },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-    // Named schemas sorted by name: their order would otherwise follow the order in which modules
-    // happen to be imported, and the document would change with a refactor that changes nothing.
-    transformObject: (doc) => {
-      const out = jsonSchemaTransformObject(doc);
-      const components = (out as { components?: { schemas?: Record<string, unknown> } }).components;
-      const schemas = components?.schemas;
-      if (!schemas) return out;
-      const sorted = Object.keys(schemas)
-        .sort()
-        .map((name) => [name, schemas[name]] as const);
-      return { ...out, components: { ...components, schemas: Object.fromEntries(sorted) } } as typeof out;
-    },
+  await registerDocs(app, {
+    version: VERSION,
+    publicUrl: deps.config.publicUrl,
+    namespaces: [chatNamespaceDoc, observerNamespaceDoc],
   });
-  await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/api/openapi.json' } });
-  app.get('/api/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () =>
-    app.swagger(),
-  );
 
   await app.register(fastifyRateLimit, {
     global: false,
@@ -158,6 +125,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
   const s = deps.services;
   chatSockets(io, { chat: s.chat, log: deps.log });
+  trainingSockets(io, { bus: deps.bus });
   observerSockets(io, {
     instances: s.instances,
     bus: deps.bus,
@@ -204,6 +172,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     },
   });
   await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
+  await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
   await app.register(observerPlugin, { observer: s.observer, reflections: s.observerReflections });
   await app.register(charactersPlugin, { characters: s.characters });
@@ -220,10 +189,22 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     workflowTasks: s.workflowTasks,
     workflowRuns: s.workflowRuns,
   });
+  await app.register(webhooksPlugin, { webhooks: s.webhooks });
+  await app.register(suggestionsPlugin, { suggestions: s.suggestions });
+  await app.register(mcpPlugin, {
+    memory: s.memory,
+    timeline: s.timeline,
+    inventory: s.inventory,
+    version: VERSION,
+  });
   // Last: its routes were registered after every other module's before modules became plugins,
   // and the OpenAPI document keeps that order.
   await app.register(filesPlugin, {
     files: s.files,
     limits: { fileBytes: config.limits.uploadBytes, files: config.limits.uploadFiles },
+  });
+  await app.register(trainingPlugin, {
+    training: s.training,
+    limits: { fileBytes: config.training.fileBytes, imageBytes: config.training.imageBytes },
   });
 }

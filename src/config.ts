@@ -1,6 +1,7 @@
 // The only reader of process.env. Every variable is parsed here once; a bad value is reported
 // together with every other bad value, and the process refuses to start.
 import { z } from 'zod';
+import { redactUrl } from './platform/redact.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -52,8 +53,11 @@ const envSchema = z.object({
   REFRESH_TOKEN_TTL: seconds.default(30 * 24 * 3600),
   ACCOUNT_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   ADMIN_USER_IDS: intList.default([]),
+  ADMIN_EMAIL: z.string().trim().max(254).pipe(z.email()).optional(),
+  ADMIN_PASSWORD: z.string().min(8).max(256).optional(),
   ASSISTANT_NAME: z.string().min(1).default('Assistant'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
   MODEL_BASE_URL: z.url().optional(),
   MODEL_API_KEY: z.string().optional(),
   CHAT_MODEL: z.string().default('gpt-4o-mini'),
@@ -112,11 +116,25 @@ const envSchema = z.object({
   CHAT_TOOL_CALLS_PER_TURN: z.coerce.number().int().min(0).max(20).default(3),
   CHAT_HISTORY_MESSAGES: z.coerce.number().int().min(0).max(200).default(12),
   CHAT_PLATFORM_BOT_TOKEN: z.string().optional(),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+  WEBHOOK_RETRY_DELAY: z.coerce.number().int().min(1).max(3600).default(10),
+  WEBHOOK_SECRET_KEY: z.string().optional(),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  SSRF_ALLOW_LOOPBACK_FOR_TESTS: bool.default(false),
   MEMORY_MAX_CONTENT: z.coerce
     .number()
     .int()
     .positive()
     .default(32 * 1024),
+  TRAINING_FILE_LIMIT: z.coerce.number().int().positive().optional(),
+  TRAINING_MAX_PAGES: z.coerce.number().int().positive().default(300),
+  TRAINING_MAX_CHARS: z.coerce.number().int().positive().default(600_000),
+  TRAINING_IMAGE_LIMIT: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -147,11 +165,17 @@ export interface Config {
     refreshTtl: number;
   };
   adminUserIds: number[];
+  /** ADMIN_EMAIL and ADMIN_PASSWORD: the first administrator (a CSO), made at start while no CSO
+   * exists. */
+  firstAdmin: { email: string; password: string } | undefined;
   /** How long a node may answer from an account's cached role, type and ended sessions when no
    * change notice reaches it (milliseconds). */
   accountCacheMs: number;
   assistantName: string;
   logLevel: Env['LOG_LEVEL'];
+  /** LOG_FORMAT: one line per record for people (`pretty`, the default in development) or one
+   * JSON object per line (the default otherwise). */
+  logFormat: 'pretty' | 'json';
   models: {
     baseUrl: string | undefined;
     apiKey: string | undefined;
@@ -175,6 +199,22 @@ export interface Config {
   oauthFlow: { stateTtl: number; providerTimeout: number };
   /** The chat-platform (Discord) bot: its token starts the adapter; unset, nothing connects. */
   chatPlatform: { botToken: string | undefined };
+  /** Outbound webhooks: each delivery's time, attempts in all, first retry delay (seconds,
+   * doubling), the key that encrypts the stored signing secrets (32 bytes; unset: derived from
+   * the JWT secret), how long finished deliveries are logged. */
+  webhooks: {
+    timeoutMs: number;
+    maxAttempts: number;
+    retryDelaySeconds: number;
+    secretKey: Buffer | undefined;
+    deliveryRetentionDays: number;
+  };
+  /** Tests only (refused unless NODE_ENV=test): outbound URLs (webhooks) may reach a loopback
+   * address, where the test's receiver listens. Every other address stays refused. */
+  allowLoopbackTargetsForTests: boolean;
+  /** NPC training: bytes per training file (TRAINING_FILE_LIMIT, default UPLOAD_LIMIT), pages per
+   * PDF, characters kept of a file's text, bytes per screenshot. */
+  training: { fileBytes: number; maxPages: number; maxChars: number; imageBytes: number };
   redisUrl: string | undefined;
   trustProxy: boolean;
   services: ('api' | 'worker')[];
@@ -204,41 +244,94 @@ export interface Config {
 
 export class ConfigError extends Error {
   constructor(public readonly problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    super(`invalid configuration (see "Configuration" in README.md):\n  ${problems.join('\n  ')}`);
   }
 }
 
-/** Parses an environment (process.env by default); throws ConfigError listing every bad variable. */
+/** Variables whose value is never echoed back: a problem names their length instead. */
+const SECRETS = new Set([
+  'JWT_SECRET',
+  'MODEL_API_KEY',
+  'CHAT_PLATFORM_BOT_TOKEN',
+  'ADMIN_PASSWORD',
+  'WEBHOOK_SECRET_KEY',
+]);
+
+/** How a problem shows the value given: secrets by length, URLs without their password. */
+function shown(name: string, value: string | undefined): string {
+  if (value === undefined) return `${name} (unset)`;
+  if (SECRETS.has(name)) return `${name} (${value.length} characters)`;
+  return `${name}=${JSON.stringify(redactUrl(value))}`;
+}
+
+/** Plain-words messages for the checks the schema makes (zod's defaults say "received NaN"). */
+const issueMessage: z.core.$ZodErrorMap = (iss) => {
+  if (iss.code === 'invalid_type') {
+    if (iss.expected === 'int') return 'must be a whole number';
+    if (iss.expected === 'number') return 'must be a number';
+  } else if (iss.code === 'too_small') {
+    if (iss.origin === 'string') return `must be at least ${String(iss.minimum)} characters`;
+    if (iss.origin === 'array') return `must list at least ${String(iss.minimum)}`;
+    return `must be at least ${String(iss.minimum)}`;
+  } else if (iss.code === 'too_big') {
+    if (iss.origin === 'string') return `must be at most ${String(iss.maximum)} characters`;
+    return `must be at most ${String(iss.maximum)}`;
+  } else if (iss.code === 'invalid_value') {
+    return `must be one of ${iss.values.map(String).join(', ')}`;
+  } else if (iss.code === 'invalid_format') {
+    if (iss.format === 'url') return 'must be a URL';
+    if (iss.format === 'regex') return `must match ${String((iss as { pattern?: unknown }).pattern)}`;
+  }
+  return undefined;
+};
+
+/** Parses an environment (process.env by default); throws ConfigError listing every bad variable,
+ * each with the value given (secrets by their length only). */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   // Empty strings count as unset, so `FOO=` in a shell does not override a default with "".
   const raw = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = envSchema.safeParse(raw);
-  const problems: string[] = [];
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(problems);
-  }
-  const e = parsed.data;
+  // Every bad variable with its reasons, in the schema's order; all checks run before reporting.
+  const bad = new Map<string, string[]>();
+  const problem = (name: string, message: string) => bad.set(name, [...(bad.get(name) ?? []), message]);
+  const parsed = envSchema.safeParse(raw, { error: issueMessage });
+  if (!parsed.success)
+    for (const issue of parsed.error.issues) problem(String(issue.path[0] ?? '(environment)'), issue.message);
 
   let providers: OAuthProviderConfig[] = [];
-  if (e.OAUTH_PROVIDERS) {
+  if (raw.OAUTH_PROVIDERS) {
     try {
-      const list = z.array(oauthProvider).safeParse(JSON.parse(e.OAUTH_PROVIDERS));
+      const list = z.array(oauthProvider).safeParse(JSON.parse(raw.OAUTH_PROVIDERS), { error: issueMessage });
       if (list.success) providers = list.data;
       else
         for (const issue of list.error.issues)
-          problems.push(`OAUTH_PROVIDERS.${issue.path.join('.')}: ${issue.message}`);
+          problem('OAUTH_PROVIDERS', `${issue.path.join('.') || '(list)'}: ${issue.message}`);
     } catch {
-      problems.push('OAUTH_PROVIDERS: not valid JSON');
+      problem('OAUTH_PROVIDERS', 'not valid JSON');
     }
   }
-  if (e.JWT_SECRET !== undefined && Buffer.byteLength(e.JWT_SECRET) < 32)
-    problems.push('JWT_SECRET: must be at least 32 bytes');
-  if (e.NODE_ENV === 'production' && e.JWT_SECRET === undefined)
-    problems.push('JWT_SECRET: required when NODE_ENV=production');
-  if (e.DATABASE_URL && !/^(postgres(ql)?:\/\/|memory:\/\/)/.test(e.DATABASE_URL))
-    problems.push('DATABASE_URL: must be a postgres:// URL (or memory:// for a throwaway embedded database)');
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (raw.JWT_SECRET !== undefined && Buffer.byteLength(raw.JWT_SECRET) < 32)
+    problem('JWT_SECRET', 'must be at least 32 bytes');
+  if (raw.NODE_ENV === 'production' && raw.JWT_SECRET === undefined)
+    problem('JWT_SECRET', 'required when NODE_ENV=production');
+  if ((raw.ADMIN_EMAIL === undefined) !== (raw.ADMIN_PASSWORD === undefined))
+    problem(
+      raw.ADMIN_EMAIL === undefined ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD',
+      'ADMIN_EMAIL and ADMIN_PASSWORD go together',
+    );
+  if (raw.DATABASE_URL && !/^(postgres(ql)?:\/\/|memory:\/\/)/.test(raw.DATABASE_URL))
+    problem('DATABASE_URL', 'must be a postgres:// URL (or memory:// for a throwaway embedded database)');
+  let webhookKey: Buffer | undefined;
+  if (raw.WEBHOOK_SECRET_KEY !== undefined) {
+    webhookKey = Buffer.from(raw.WEBHOOK_SECRET_KEY, 'base64');
+    if (webhookKey.length !== 32) problem('WEBHOOK_SECRET_KEY', 'must be 32 bytes, base64-encoded');
+  }
+  if (parsed.success && parsed.data.SSRF_ALLOW_LOOPBACK_FOR_TESTS && parsed.data.NODE_ENV !== 'test')
+    problem('SSRF_ALLOW_LOOPBACK_FOR_TESTS', 'only allowed when NODE_ENV=test');
+  if (bad.size > 0 || !parsed.success)
+    throw new ConfigError(
+      [...bad].map(([name, reasons]) => `${shown(name, raw[name])}: ${reasons.join('; ')}`),
+    );
+  const e = parsed.data;
 
   const publicUrl = (e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/$/, '');
   return {
@@ -263,9 +356,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       refreshTtl: e.REFRESH_TOKEN_TTL,
     },
     adminUserIds: e.ADMIN_USER_IDS,
+    firstAdmin:
+      e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     accountCacheMs: e.ACCOUNT_CACHE_MS,
     assistantName: e.ASSISTANT_NAME,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (e.NODE_ENV === 'development' ? 'pretty' : 'json'),
     models: {
       baseUrl: e.MODEL_BASE_URL,
       apiKey: e.MODEL_API_KEY,
@@ -293,6 +389,20 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     oauthFlow: { stateTtl: e.OAUTH_STATE_TTL, providerTimeout: e.OAUTH_TIMEOUT },
     chatPlatform: { botToken: e.CHAT_PLATFORM_BOT_TOKEN },
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      retryDelaySeconds: e.WEBHOOK_RETRY_DELAY,
+      secretKey: webhookKey,
+      deliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
+    },
+    allowLoopbackTargetsForTests: e.SSRF_ALLOW_LOOPBACK_FOR_TESTS,
+    training: {
+      fileBytes: e.TRAINING_FILE_LIMIT ?? e.UPLOAD_LIMIT,
+      maxPages: e.TRAINING_MAX_PAGES,
+      maxChars: e.TRAINING_MAX_CHARS,
+      imageBytes: e.TRAINING_IMAGE_LIMIT,
+    },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
     services: e.SERVICES,

@@ -2,6 +2,7 @@
 // module's service. Nothing else constructs services; tests build the same graph.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
@@ -36,6 +37,8 @@ import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
 import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
+import { PersonaService } from './modules/persona/index.js';
+import { deriveSecretKey, WebhooksService } from './modules/webhooks/index.js';
 import {
   specialtiesOf,
   WorkflowOrchestrator,
@@ -44,6 +47,8 @@ import {
   WorkflowsService,
   WorkflowTasksService,
 } from './modules/workflows/index.js';
+import { Extractor, OcrEngine, TrainingJobs, TrainingService } from './modules/training/index.js';
+import { SuggestionJobs, SuggestionsService } from './modules/suggestions/index.js';
 import { createModelProvider, ModelGateway } from './platform/models/gateway.js';
 
 export interface Services {
@@ -66,9 +71,13 @@ export interface Services {
   sync: SyncService;
   memory: MemoryService;
   chat: ChatService;
+  persona: PersonaService;
+  webhooks: WebhooksService;
   workflows: WorkflowsService;
   workflowTasks: WorkflowTasksService;
   workflowRuns: WorkflowRunsService;
+  training: TrainingService;
+  suggestions: SuggestionsService;
 }
 
 export interface Deps {
@@ -99,6 +108,8 @@ export interface CreateDepsOptions {
   loadFrom?: string;
   /** Skip the job queue entirely, and the chat-platform bot (CLI commands that need neither). */
   jobs?: boolean;
+  /** The suggestions' clock (timestamps, ttl, the undo window); tests move it by hand. */
+  clock?: () => Date;
 }
 
 /** In development a missing JWT_SECRET is generated once and kept in DATA_DIR, so `npm start`
@@ -135,8 +146,9 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       : undefined;
     if (redis) cleanup.unshift(() => redis.quit());
     const counters: CounterStore = redis ? new RedisCounterStore(redis) : new DbCounterStore(db);
+    const jwtSecret = resolveJwtSecret(config);
     const tokens = new AccessTokens({
-      secret: resolveJwtSecret(config),
+      secret: jwtSecret,
       issuer: config.jwt.issuer,
       audience: config.jwt.audience,
       ttlSeconds: config.jwt.accessTtl,
@@ -193,11 +205,32 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const conversations = new ConversationsService(db, users);
     const timeline = new TimelineService(db, bus, users);
     const instances = new InstancesService(db, timeline);
+    // Webhooks join every timeline event's transaction (a record hook) and deliver from their job.
+    const webhooks = new WebhooksService(
+      {
+        db,
+        jobs,
+        log,
+        changes,
+        timeline,
+        isObserver: async (id) => (await timeline.getInstance(id))?.level === 8,
+      },
+      {
+        secretKey: config.webhooks.secretKey ?? deriveSecretKey(jwtSecret),
+        timeoutMs: config.webhooks.timeoutMs,
+        maxAttempts: config.webhooks.maxAttempts,
+        retryDelaySeconds: config.webhooks.retryDelaySeconds,
+        deliveryRetentionDays: config.webhooks.deliveryRetentionDays,
+        endpointsCacheMs: 30_000,
+        allowLoopbackForTests: config.allowLoopbackTargetsForTests,
+      },
+    );
+    cleanup.unshift(async () => webhooks.close());
     const characters = new CharactersService(db, users);
     const inventory = new InventoryService(db, timeline, users);
     const chatPlatform = new ChatPlatformService(db);
     // Routing reads the channel's protocol; the persona type is the server's own (the character
-    // profile; persona sessions join when they exist), never a client's claim.
+    // profile, or the persona session a chat turn runs in), never a client's claim.
     const protocols = new ProtocolsService(db, {
       channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
       subjectOf: (userId) => characters.routingSubject(userId),
@@ -240,6 +273,14 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       memory.newestForUser(userId, limit),
     );
     const metrics = createMetrics();
+    // Persona sessions: who may use an observer is the registry's answer (as for `/observer`);
+    // a session's conversation is the chat module's. The chat turn reads a session through it.
+    const persona = new PersonaService({
+      db,
+      authorizeObserver: (user, observerId) => instances.authorizeWatcher(user, observerId),
+      rootObserverId: () => timeline.rootObserverId(),
+      conversations,
+    });
     const chat = new ChatService(
       {
         db,
@@ -253,6 +294,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         characters,
         conversations,
         files,
+        personas: persona,
         metrics,
         assistantName: config.assistantName,
       },
@@ -335,7 +377,6 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       orphanAfterSeconds: 30,
       sweepEverySeconds: 30,
     });
-    workflows.usePorts({ runExecutor: workflowRunJobs.executor });
     // Chat-platform commands run the workflow operations as the caller, or as the account a
     // platform user is linked to (its rights as they are now).
     const chatPlatformCommands = new ChatPlatformCommands({
@@ -353,6 +394,57 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
           }
         );
       },
+    });
+    // NPC training: documents are read in worker threads, screenshots by tesseract.js (its own
+    // thread, the shipped language data unpacked once into a cache under the system's temporary
+    // directory); the job stores the memories through the memory module.
+    const extractor = new Extractor();
+    const trainingLimits = {
+      fileBytes: config.training.fileBytes,
+      maxPages: config.training.maxPages,
+      maxChars: config.training.maxChars,
+      imageBytes: config.training.imageBytes,
+      memoryBytes: config.limits.memoryContentBytes,
+    };
+    const trainingDeps = { db, jobs, models, bus, log, memory, characters, conversations, extractor };
+    const training = new TrainingService(trainingDeps, trainingLimits);
+    const trainingJobs = new TrainingJobs(
+      trainingDeps,
+      training,
+      new OcrEngine({ cacheDir: join(tmpdir(), 'assistant-platform-ocr'), idleMs: 60_000 }),
+      trainingLimits,
+    );
+    // Suggestions: passes over the workflows (on GET, and a job enqueued with each instance write)
+    // whose operations run through the workflow services; the creator's config is the workflows'
+    // autoRunOrchestrator port.
+    const suggestions = new SuggestionsService(
+      {
+        db,
+        log,
+        models,
+        counters,
+        workflows,
+        workflowTasks,
+        workflowRuns,
+        lastUserMessage: async (userId, conversationId) => {
+          const messages = await conversations.history(userId, conversationId, 20);
+          return messages.findLast((m) => m.role === 'user')?.text ?? null;
+        },
+        channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
+        actorOf: async (id) => {
+          const u = await users.identity(id);
+          return u && { id, name: u.name, admin: isAdmin(u, config.adminUserIds) };
+        },
+        clock: opts.clock ?? (() => new Date()),
+      },
+      // The contract's ttl; a user causes at most as many intent calls as chat turns a minute.
+      { ttlSeconds: 3600, intentCallsPerMinute: config.limits.chatPerMinute },
+    );
+    const suggestionJobs = new SuggestionJobs(jobs, suggestions);
+    workflows.usePorts({
+      runExecutor: workflowRunJobs.executor,
+      autoRunOrchestrator: suggestions.configs.autoRunOrchestrator,
+      instanceWritten: suggestionJobs.instanceWritten,
     });
     const services: Services = {
       users,
@@ -374,14 +466,28 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       files,
       memory,
       chat,
+      persona,
+      webhooks,
       workflows,
       workflowTasks,
       workflowRuns,
+      training,
+      suggestions,
     };
 
     // First start: the assistant's own user and the root observer (the API contract). Both steps
     // are idempotent and safe when several nodes start together.
     await characters.ensureAssistant(config.assistantName);
+    // ADMIN_EMAIL/ADMIN_PASSWORD: the first administrator, before the root observer takes its owner.
+    if (config.firstAdmin) {
+      const outcome = await users.ensureFirstAdmin(config.firstAdmin);
+      if (outcome === 'created') log.info({ email: config.firstAdmin.email }, 'first administrator created');
+      if (outcome === 'email_taken')
+        log.warn(
+          { email: config.firstAdmin.email },
+          'ADMIN_EMAIL belongs to an existing account that is not an administrator: no administrator was made (promote it with the CLI: users set-role)',
+        );
+    }
     await timeline.ensureRootObserver();
     // The builtin protocols (spec "Protocol ids"); inserts only the missing ones.
     await protocols.seed();
@@ -394,6 +500,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       idempotencyKeys: () => deleteExpiredIdempotencyKeys(db, 24),
       memoryTombstones: () => memory.sweep(),
       uploads: () => files.sweep(),
+      webhookDeliveries: () => webhooks.sweep(),
     });
 
     if (opts.jobs !== false) {
@@ -419,6 +526,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         bot.start().catch((err: unknown) => log.error({ err }, 'the chat-platform bot did not start'));
       }
     }
+
+    // Before the queue stops (cleanup runs last-registered first): this node's training jobs are
+    // aborted and retried elsewhere or after the restart; their worker threads end.
+    cleanup.unshift(() => trainingJobs.stop());
 
     const health = new HealthMonitor(database);
     await health.start();

@@ -1,66 +1,100 @@
 // Process entry: loadConfig → createDeps → buildApp → listen; graceful shutdown on SIGINT/SIGTERM.
-import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { createDeps } from './deps.js';
+// A start that fails for a reason the operator can fix (bad configuration, busy port, database
+// unreachable, DATA_DIR in use) prints what to do on stderr, without a stack, and exits 1.
+import { createServer } from 'node:net';
+import { buildApp, type BuiltApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createDeps, type Deps } from './deps.js';
+import { DatabaseUnreachableError } from './platform/db/database.js';
 import { DataDirLockedError } from './platform/db/lock.js';
+import { createLogger } from './platform/logging.js';
+
+/** The one line for a failure the operator can fix; undefined for anything else (a bug). */
+function startFailure(err: unknown, config: Config | undefined): string | undefined {
+  if (err instanceof ConfigError) return err.message;
+  if (err instanceof DatabaseUnreachableError) return `cannot start: ${err.message}`;
+  if (err instanceof DataDirLockedError)
+    return (
+      `cannot start: the embedded database in ${err.dir} is in use by process ${err.pid} (another ` +
+      `server on this DATA_DIR?): stop that process, or set DATA_DIR to another directory`
+    );
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (config && code === 'EADDRINUSE')
+    return (
+      `cannot start: port ${config.port} on ${config.host} is already in use (another server?): stop ` +
+      `it, or set PORT to a free port`
+    );
+  if (config && code === 'EACCES')
+    return `cannot start: no permission to listen on port ${config.port}: set PORT to a port above 1023`;
+  if (config && code === 'EADDRNOTAVAIL')
+    return `cannot start: HOST=${config.host} is not an address of this machine: set HOST (e.g. 127.0.0.1 or 0.0.0.0)`;
+  return undefined;
+}
+
+/** Fails with the port's error (EADDRINUSE, EACCES, …) when it cannot be listened on now: said
+ * before the database opens and migrates, not after. The real listen still decides a race. */
+function probePort(port: number, host: string): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
 
 async function main() {
-  let config;
+  let config: Config | undefined;
+  let deps: Deps | undefined;
+  let built: BuiltApp | undefined;
+  let url: string | undefined;
   try {
     config = loadConfig();
+    if (config.services.includes('api')) await probePort(config.port, config.host);
+    const log = await createLogger({ level: config.logLevel, format: config.logFormat });
+    deps = await createDeps(config, { log });
+    built = await buildApp(deps);
+    // The address listened on (with PORT=0, the port the system chose).
+    if (config.services.includes('api'))
+      url = await built.app.listen({ port: config.port, host: config.host });
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
+    // Release what was opened (the DATA_DIR lock above all) before saying why.
+    await built?.app.close().catch(() => undefined);
+    await deps?.close().catch(() => undefined);
+    const line = startFailure(err, config);
+    process.stderr.write(
+      `${line ?? `failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`}\n`,
+    );
+    process.exit(1);
   }
-  let deps;
-  try {
-    deps = await createDeps(config);
-  } catch (err) {
-    if (err instanceof DataDirLockedError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  const { app } = await buildApp(deps);
+  const { app } = built;
+  const ready = deps;
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    deps.log.info({ signal }, 'shutting down');
+    ready.log.info({ signal }, 'shutting down');
     // Stop taking requests, let in-flight ones finish, then release the database.
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     try {
       await app.close();
-      await deps.close();
+      await ready.close();
       process.exit(0);
     } catch (err) {
-      deps.log.error({ err }, 'shutdown failed');
+      ready.log.error({ err }, 'shutdown failed');
       process.exit(1);
     }
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  if (config.services.includes('api')) {
-    await app.listen({ port: config.port, host: config.host });
-    deps.log.info(
-      { url: config.publicUrl, database: deps.database.kind, docs: `${config.publicUrl}/docs` },
+  if (url)
+    ready.log.info(
+      { url, publicUrl: config.publicUrl, database: ready.database.kind, docs: `${url}/docs` },
       'service ready',
     );
-  } else {
-    deps.log.info('worker ready (no HTTP API on this node)');
-  }
+  else ready.log.info('worker ready (no HTTP API on this node)');
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(
-    `failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
-  process.exit(1);
-});
+void main();

@@ -131,6 +131,12 @@ const ROWS: { row: string; method: string; path: string; expect: Record<Who, num
     path: '/api/admin/chat-platform/users',
     expect: { public: 403, core_primary: 403, developer: 200, npc: 403, cso: 200, apiKey: 401, none: 401 },
   },
+  {
+    row: 'admin: /api/training/*',
+    method: 'GET',
+    path: '/api/training/jobs',
+    expect: { public: 403, core_primary: 403, developer: 200, npc: 403, cso: 200, apiKey: 401, none: 401 },
+  },
 ];
 
 describe('who may call what', () => {

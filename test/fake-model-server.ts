@@ -50,6 +50,8 @@ export interface FakeFailure {
   retryAfter?: number;
   message?: string;
   delayMs?: number;
+  /** Only a request this accepts fails (the first queued failure that fits applies). */
+  when?: (body: any) => boolean;
 }
 
 export interface RecordedRequest {
@@ -121,11 +123,13 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
     requests: [] as RecordedRequest[],
   };
 
-  function takeFailure(route: FakeRoute): FakeFailure | undefined {
-    const f = pending[route].failures[0];
+  function takeFailure(route: FakeRoute, body: unknown): FakeFailure | undefined {
+    const list = pending[route].failures;
+    const at = list.findIndex((f) => !f.when || f.when(body));
+    const f = list[at];
     if (!f) return undefined;
     const left = (f.times ?? 1) - 1;
-    if (left <= 0) pending[route].failures.shift();
+    if (left <= 0) list.splice(at, 1);
     else f.times = left;
     return f;
   }
@@ -239,7 +243,7 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
         return json(res, 400, { error: { message: 'invalid JSON' } });
       }
       state.requests.push({ route, path, headers: req.headers, body, at: Date.now() });
-      const failure = takeFailure(route);
+      const failure = takeFailure(route, body);
       if (failure) {
         if (failure.delayMs) await sleep(failure.delayMs);
         return json(

@@ -2,7 +2,10 @@
 // or an isolated schema of the Postgres at DATABASE_URL), listening on a loopback port, with
 // helpers to call it over real HTTP and to create users of every kind.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -41,6 +44,8 @@ export interface TestAppOptions {
   /** PostgreSQL only: a second node on the same database as this app (it leaves the schema to
    * the first node to drop). */
   sameDatabaseAs?: TestApp;
+  /** The suggestions' clock (createDeps' `clock`): a test moves it instead of waiting. */
+  clock?: () => Date;
 }
 
 export async function createTestApp(
@@ -63,7 +68,10 @@ export async function createTestApp(
   );
   // The template was migrated with pgvector: a database without it is migrated from scratch.
   const template = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
-  const deps = await createDeps(config, template ? { loadFrom: template } : {});
+  const deps = await createDeps(config, {
+    ...(template ? { loadFrom: template } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   const built = await buildApp(deps);
   await built.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = built.app.server.address() as AddressInfo;
@@ -100,6 +108,36 @@ export async function createTestApp(
       await deps.close();
       if (ownsSchema && schema && process.env.DATABASE_URL)
         await dropSchema(process.env.DATABASE_URL, schema);
+    },
+  };
+}
+
+/** An app whose process can be stopped and started again on the same database (PGlite on a
+ * temporary data directory, without pgvector as it is migrated from scratch; or the PostgreSQL
+ * schema of the first app): `restart()` stops the first and starts the second; `close()` ends
+ * whichever runs and removes the database. */
+export async function createRestartableApp(env: Record<string, string | undefined> = {}) {
+  const dir = isPostgres() ? null : mkdtempSync(join(tmpdir(), 'ap-restart-'));
+  const dbEnv = dir ? { ...env, DATA_DIR: dir, PGVECTOR: 'off', DATABASE_URL: undefined } : env;
+  const first = await createTestApp(dbEnv);
+  let second: TestApp | undefined;
+  return {
+    first,
+    /** `between` runs once the first has stopped, before the second starts. */
+    async restart(between?: () => void): Promise<TestApp> {
+      await first.app.close();
+      await first.deps.close();
+      between?.();
+      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : {});
+      return second;
+    },
+    async close(): Promise<void> {
+      if (second) {
+        await second.close();
+        if (first.schema && process.env.DATABASE_URL)
+          await dropSchema(process.env.DATABASE_URL, first.schema);
+      } else await first.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

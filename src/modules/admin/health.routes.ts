@@ -21,7 +21,22 @@ const healthSchema = z
     }),
     uptimeSeconds: z.number(),
   })
-  .meta({ id: 'Health' });
+  .meta({
+    id: 'Health',
+    examples: [
+      {
+        status: 'ok',
+        version: '0.1.0',
+        database: {
+          kind: 'pglite',
+          ok: true,
+          probeAgeMs: 840,
+          migrations: { applied: 25, pending: 0, latest: '0074_chat_platform_users' },
+        },
+        uptimeSeconds: 3600,
+      },
+    ],
+  });
 
 const adminHealthSchema = healthSchema
   .extend({
@@ -41,7 +56,27 @@ const adminHealthSchema = healthSchema
     services: z.array(z.string()),
     rateLimitStore: z.enum(['database', 'redis']),
   })
-  .meta({ id: 'AdminHealth' });
+  .meta({
+    id: 'AdminHealth',
+    examples: [
+      {
+        status: 'ok',
+        version: '0.1.0',
+        database: {
+          kind: 'postgres',
+          ok: true,
+          probeAgeMs: 512,
+          migrations: { applied: 25, pending: 0, latest: '0074_chat_platform_users' },
+        },
+        uptimeSeconds: 86400,
+        vector: { supported: true, mode: 'pgvector' },
+        jobs: { running: true, queues: [{ name: 'memory.embed', queued: 0, active: 1, failed: 0 }] },
+        models: { provider: 'openai-compatible', chatModel: 'gpt-4o-mini' },
+        services: ['api', 'worker'],
+        rateLimitStore: 'database',
+      },
+    ],
+  });
 
 export interface HealthRoutesOptions {
   /** The background database probe's latest answer. */
@@ -77,6 +112,8 @@ export function healthRoutes(app: App, opts: HealthRoutesOptions) {
       schema: {
         tags: ['health'],
         summary: 'Liveness and readiness',
+        description:
+          "Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 when the database does not answer. Public.",
         response: { 200: healthSchema, 503: healthSchema },
       },
     },
@@ -93,6 +130,8 @@ export function healthRoutes(app: App, opts: HealthRoutesOptions) {
       schema: {
         tags: ['admin'],
         summary: 'Health with vector support, job queue and model provider status',
+        description:
+          "The health answer plus what an operator needs: the database engine and vector mode (pgvector or the sketch index), job queues, the model provider and embedding backlog, the rate-limit store and this node's services. Administrators only.",
         response: { 200: adminHealthSchema, ...problems(401, 403) },
       },
     },

@@ -24,7 +24,33 @@ const statsSchema = z
       }),
     ),
   })
-  .meta({ id: 'SystemStats' });
+  .meta({
+    id: 'SystemStats',
+    examples: [
+      {
+        windowHours: 24,
+        users: [{ role: 'carbon', accountType: 'public', count: 1250 }],
+        memories: [
+          { tier: 'shared', count: 48000 },
+          { tier: 'world', count: 320 },
+        ],
+        conversations: 3100,
+        messages: { total: 91000, recent: 2400, failed: 3 },
+        timelineEvents: { total: 15000, recent: 410 },
+        modelCalls: [
+          {
+            kind: 'chat',
+            outcome: 'ok',
+            calls: 2380,
+            tokensIn: 2900000,
+            tokensOut: 310000,
+            avgLatencyMs: 820,
+            p95LatencyMs: 1900,
+          },
+        ],
+      },
+    ],
+  });
 
 export function statsRoutes(app: App, { stats }: { stats: StatsSources }) {
   app.get(
@@ -35,6 +61,8 @@ export function statsRoutes(app: App, { stats }: { stats: StatsSources }) {
         tags: ['admin'],
         summary:
           'System statistics: accounts, memories, chat, timeline and model usage (tokens, latency) over a window',
+        description:
+          'Counts over the last `hours`: accounts by role and type, memories by tier, conversations and messages, timeline events, and model usage (calls, tokens, latency) by purpose. Administrators only.',
         querystring: z.object({
           hours: z.coerce
             .number()

@@ -24,7 +24,9 @@ export function accountEmailRoutes(
       schema: {
         tags,
         summary: 'Verify an email address with the token from the verification mail (single use)',
-        body: z.object({ token: tokenField }),
+        description:
+          'Marks the address verified with the single-use token from the verification mail. A bad, expired, used or tampered token is 400 `validation_failed` on `body.token`.',
+        body: z.object({ token: tokenField }).meta({ examples: [{ token: 'vt_3kq9wP2xY8sLr0aB' }] }),
         response: { 200: z.object({ verified: z.literal(true) }), ...problems(400, 429) },
       },
     },
@@ -38,7 +40,9 @@ export function accountEmailRoutes(
       schema: {
         tags,
         summary: 'Ask for a password reset mail; 202 whether or not the account exists',
-        body: z.object({ email: emailSchema }),
+        description:
+          'Queues a password-reset mail when an account has this address; the answer is the same 202 either way, so it does not tell whether an account exists. Mails per address are limited per hour (extra requests are dropped silently).',
+        body: z.object({ email: emailSchema }).meta({ examples: [{ email: 'ada@example.com' }] }),
         response: { 202: accepted, ...problems(400, 429) },
       },
     },
@@ -55,7 +59,11 @@ export function accountEmailRoutes(
       schema: {
         tags,
         summary: 'Set a new password with the token from the reset mail; signs out every session',
-        body: z.object({ token: tokenField, password: passwordSchema }),
+        description:
+          'Sets a new password with the single-use token from the reset mail and ends every session of the account. Answers `{ reset: true }`; a bad or used token is 400 on `body.token`.',
+        body: z
+          .object({ token: tokenField, password: passwordSchema })
+          .meta({ examples: [{ token: 'rs_7Hn2cQ5vT1mZ', password: 'a new long password' }] }),
         response: { 200: z.object({ reset: z.literal(true) }), ...problems(400, 429) },
       },
     },
@@ -70,7 +78,9 @@ export function accountEmailRoutes(
       schema: {
         tags,
         summary: 'Ask for a new verification mail; 202 whether or not the account exists',
-        body: z.object({ email: emailSchema }),
+        description:
+          'Queues a new verification mail for an account with this address that is not verified yet; 202 whatever the case.',
+        body: z.object({ email: emailSchema }).meta({ examples: [{ email: 'ada@example.com' }] }),
         response: { 202: accepted, ...problems(400, 429) },
       },
     },

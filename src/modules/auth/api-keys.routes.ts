@@ -16,12 +16,18 @@ export function apiKeyRoutes(app: App, { auth }: { auth: AuthService }) {
       schema: {
         tags,
         summary: 'Create an API key (the key is shown once)',
+        description:
+          'Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.',
         body: createApiKeyBody,
         response: { 201: createdApiKeySchema, ...problems(400, 401, 403) },
       },
     },
     async (req, reply) => {
-      const k = await auth.createApiKey(req.body.name, req.body.scopes, currentUser(req).id);
+      const k = await auth.createApiKey(
+        req.body.name,
+        req.body.scopes,
+        req.body.userId ?? currentUser(req).id,
+      );
       return reply.status(201).send({
         id: k.id,
         name: k.name,
@@ -40,20 +46,12 @@ export function apiKeyRoutes(app: App, { auth }: { auth: AuthService }) {
       schema: {
         tags,
         summary: 'List API keys',
+        description:
+          'Every API key with its scopes, prefix, creation, last use and revocation; never the key itself. Administrators only.',
         response: { 200: z.object({ apiKeys: z.array(apiKeySchema) }), ...problems(401, 403) },
       },
     },
-    async () => ({
-      apiKeys: (await auth.listApiKeys()).map((k) => ({
-        id: k.id,
-        name: k.name,
-        scopes: k.scopes,
-        prefix: k.prefix,
-        createdAt: k.created_at.toISOString(),
-        lastUsedAt: k.last_used_at?.toISOString() ?? null,
-        revokedAt: k.revoked_at?.toISOString() ?? null,
-      })),
-    }),
+    async () => ({ apiKeys: await auth.listApiKeys() }),
   );
 
   app.delete(
@@ -63,7 +61,15 @@ export function apiKeyRoutes(app: App, { auth }: { auth: AuthService }) {
       schema: {
         tags,
         summary: 'Revoke an API key',
-        params: z.object({ id: z.coerce.number().int().positive() }),
+        description:
+          'Revokes an API key: every node refuses it at once. Revoking twice is harmless; an unknown id is 404. Administrators only.',
+        params: z.object({
+          id: z.coerce
+            .number()
+            .int()
+            .positive()
+            .meta({ examples: [3] }),
+        }),
         response: { 204: noContent, ...problems(400, 401, 403, 404) },
       },
     },

@@ -90,7 +90,7 @@ export function insertApiKey(
 export function findActiveApiKey(db: Executor, keyHash: string) {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'name', 'scopes', 'last_used_at'])
+    .select(['id', 'name', 'scopes', 'last_used_at', 'created_by_user_id'])
     .where('key_hash', '=', keyHash)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();

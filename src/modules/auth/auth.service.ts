@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import type { ChangeFeed } from '../../platform/db/notifications.js';
-import { AppError } from '../../platform/http/problem.js';
+import { AppError, validationFailed } from '../../platform/http/problem.js';
 import type { ApiKeyPrincipal } from '../../platform/http/auth.js';
 import { rateLimited, type CounterStore } from '../../platform/http/rate-limit.js';
 import type { AccessTokens } from '../../platform/security/jwt.js';
@@ -11,7 +11,7 @@ import type { ApiScope, ClientType } from '../../platform/security/identity.rule
 import { burnPasswordCheck, randomToken, sha256, verifyPassword } from '../../platform/security/secrets.js';
 import { toProfile, type UsersService, type UserRow } from '../users/index.js';
 import * as repo from './auth.repository.js';
-import type { TokenResponse } from './auth.schemas.js';
+import type { ApiKeyDto, TokenResponse } from './auth.schemas.js';
 
 export interface AuthServiceOptions {
   refreshTtlSeconds: number;
@@ -166,7 +166,11 @@ export class AuthService {
     return new Set(rows.map((r) => r.family_id));
   }
 
-  async createApiKey(name: string, scopes: ApiScope[], createdBy: number | null) {
+  /** `owner`: the account the key belongs to (its creator, or the account it is made for); an
+   * `mcp` key acts as it. */
+  async createApiKey(name: string, scopes: ApiScope[], owner: number | null) {
+    if (owner !== null && !(await this.users.exists(owner)))
+      throw validationFailed([{ path: 'userId', message: `no user ${owner}` }]);
     const prefix = randomToken(6).replace(/[-_]/g, 'x').slice(0, 8);
     const key = `apk_${prefix}_${randomToken(32)}`;
     const row = await repo.insertApiKey(this.db, {
@@ -174,7 +178,7 @@ export class AuthService {
       prefix,
       keyHash: sha256(key),
       scopes: [...new Set(scopes)],
-      createdBy,
+      createdBy: owner,
     });
     return { ...row, key };
   }
@@ -194,7 +198,9 @@ export class AuthService {
     const generation = this.keyGeneration;
     const row = await repo.findActiveApiKey(this.db, hash);
     const entry: CachedApiKey = {
-      principal: row ? { kind: 'apiKey', id: row.id, name: row.name, scopes: row.scopes } : null,
+      principal: row
+        ? { kind: 'apiKey', id: row.id, name: row.name, scopes: row.scopes, userId: row.created_by_user_id }
+        : null,
       at: now,
       usedAt: row?.last_used_at?.getTime() ?? 0,
     };
@@ -214,8 +220,16 @@ export class AuthService {
     await repo.touchApiKey(this.db, entry.principal.id);
   }
 
-  listApiKeys() {
-    return repo.listApiKeys(this.db);
+  async listApiKeys(): Promise<ApiKeyDto[]> {
+    return (await repo.listApiKeys(this.db)).map((k) => ({
+      id: k.id,
+      name: k.name,
+      scopes: k.scopes,
+      prefix: k.prefix,
+      createdAt: k.created_at.toISOString(),
+      lastUsedAt: k.last_used_at?.toISOString() ?? null,
+      revokedAt: k.revoked_at?.toISOString() ?? null,
+    }));
   }
 
   async revokeApiKey(id: number): Promise<void> {

@@ -7,7 +7,12 @@ import { clientTypeSchema, tokenResponse } from './auth.schemas.js';
 import type { OAuthRedirect, OAuthService } from './oauth.service.js';
 import { publicAuthRoute } from './auth.config.js';
 
-const idpParams = z.object({ idp: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, 'not a provider name') });
+const idpParams = z.object({
+  idp: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, 'not a provider name')
+    .meta({ examples: ['google'] }),
+});
 const redirect = z.null().describe('302: Location carries the next step');
 
 function parseCookies(header: string | undefined): Record<string, string> {
@@ -49,7 +54,9 @@ export function oauthRoutes(
       schema: {
         tags,
         summary: 'Trade the one-time code of an external login for tokens (once, within 60 s)',
-        body: z.object({ code: z.string().min(1).max(200) }),
+        description:
+          "The app's last step of an external login: trades the one-time `code` the callback put in the URL fragment for tokens, once and within 60 seconds (401 otherwise).",
+        body: z.object({ code: z.string().min(1).max(200) }).meta({ examples: [{ code: 'lc_Q2v8xN4pR7' }] }),
         response: { 200: tokenResponse, ...problems(400, 401, 429) },
       },
     },
@@ -63,6 +70,8 @@ export function oauthRoutes(
       schema: {
         tags,
         summary: 'Start an external login (302 to the provider, with state, nonce and PKCE S256)',
+        description:
+          'Starts an external login with the configured provider `idp` (OAUTH_PROVIDERS): redirects the browser to the provider with state, nonce and a PKCE challenge, and binds the flow to this browser with a cookie. An unknown provider is 404.',
         params: idpParams,
         querystring: z.object({ clientType: clientTypeSchema.default('web_portal') }),
         response: { 302: redirect, ...problems(400, 404, 429) },
@@ -84,6 +93,8 @@ export function oauthRoutes(
         tags,
         summary:
           "The provider's redirect: 302 to APP_URL/auth/callback#code=<one-time code> or #error=<code>",
+        description:
+          "Where the provider sends the browser back: checks state, the browser's cookie, nonce and PKCE, signs the user in or creates the account (a verified provider email links to an existing account), and redirects to APP_URL with a one-time code (or an error) in the fragment.",
         params: idpParams,
         response: { 302: redirect, ...problems(404, 429) },
       },

@@ -32,6 +32,8 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'Create an NPC (a silicon + npc user with a profile)',
+        description:
+          'Creates a non-player character: a silicon + npc account with a profile (description, persona type, metadata such as specialties). NPCs speak in group conversations and take workflow tasks. Administrators only.',
         body: npcBody,
         response: { 201: npcSchema, ...problems(400, 401, 403) },
       },
@@ -45,6 +47,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'List characters (the assistant and NPCs)',
+        description: 'The characters: the assistant itself and every NPC, with paging. Administrators only.',
         querystring: pageQuery,
         response: { 200: npcListResponse, ...problems(400, 401, 403) },
       },
@@ -62,6 +65,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'One character',
+        description: 'One character with its profile. Administrators only.',
         params: idParam,
         response: { 200: npcSchema, ...problems(400, 401, 403, 404) },
       },
@@ -75,6 +79,8 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: "Replace a character's name, description, persona type and metadata",
+        description:
+          "Replaces a character's name, description, persona type and metadata. Administrators only.",
         params: idParam,
         body: npcBody,
         response: { 200: npcSchema, ...problems(400, 401, 403, 404) },
@@ -89,6 +95,8 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'Delete an NPC (the assistant itself cannot be deleted)',
+        description:
+          'Deletes an NPC and its account; the assistant itself cannot be deleted (409). Administrators only.',
         params: idParam,
         response: { 204: noContent, ...problems(400, 401, 403, 404, 409) },
       },
@@ -105,6 +113,8 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: "A character's state (persona, emotions, config)",
+        description:
+          "A character's state: persona, emotions and configuration, as the chat prompt and the world platform see them. Administrators only.",
         params: idParam,
         response: { 200: characterStateSchema, ...problems(400, 401, 403, 404) },
       },
@@ -118,6 +128,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: "Change a character's state",
+        description: "Replaces a character's state (persona, emotions, configuration). Administrators only.",
         params: idParam,
         body: putStateBody,
         response: { 200: characterStateSchema, ...problems(400, 401, 403, 404) },
@@ -133,6 +144,8 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: "Set a player's relationship flags and affinity with a character",
+        description:
+          "Sets a player's relationship with a character: flags (named booleans) and an affinity from -1 to 1; only the fields given change. Administrators only.",
         body: relationshipBody,
         response: { 200: relationshipSchema, ...problems(400, 401, 403) },
       },
@@ -147,6 +160,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'Create a quest',
+        description: 'Creates a quest players can take. Administrators only.',
         body: questBody,
         response: { 201: questSchema, ...problems(400, 401, 403) },
       },
@@ -160,6 +174,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'List quests',
+        description: 'Every quest, with paging. Administrators only.',
         querystring: pageQuery,
         response: { 200: questListResponse, ...problems(400, 401, 403) },
       },
@@ -177,6 +192,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'One quest',
+        description: 'One quest. Administrators only.',
         params: idParam,
         response: { 200: questSchema, ...problems(400, 401, 403, 404) },
       },
@@ -190,6 +206,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'Replace a quest',
+        description: "Replaces a quest's title, description and metadata. Administrators only.",
         params: idParam,
         body: questBody,
         response: { 200: questSchema, ...problems(400, 401, 403, 404) },
@@ -204,6 +221,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: 'Delete a quest',
+        description: "Deletes a quest and every player's status on it. Administrators only.",
         params: idParam,
         response: { 204: noContent, ...problems(400, 401, 403, 404) },
       },
@@ -220,6 +238,8 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: "Set a player's status and progress on a quest",
+        description:
+          "Sets a player's status and progress on a quest (creating the player's entry). Administrators only.",
         params: playerQuestParams,
         body: playerQuestBody,
         response: { 200: playerQuestSchema, ...problems(400, 401, 403, 404) },
@@ -234,6 +254,7 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags: ['quests'],
         summary: "The caller's quests",
+        description: 'The quests the caller has, with their status and progress.',
         response: { 200: z.object({ quests: z.array(playerQuestSchema) }), ...problems(401) },
       },
     },

@@ -2,14 +2,31 @@ import { z } from 'zod';
 import { pageMeta } from '../../platform/http/pagination.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
-export const idParam = z.object({ id: z.coerce.number().int().positive() });
-
-export const npcBody = z.object({
-  name: z.string().trim().min(1).max(100),
-  description: z.string().max(10_000).default(''),
-  personaType: z.string().trim().min(1).max(50).optional(),
-  metadata: jsonObject.optional(),
+export const idParam = z.object({
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [7] }),
 });
+
+export const npcBody = z
+  .object({
+    name: z.string().trim().min(1).max(100),
+    description: z.string().max(10_000).default(''),
+    personaType: z.string().trim().min(1).max(50).optional(),
+    metadata: jsonObject.optional(),
+  })
+  .meta({
+    examples: [
+      {
+        name: 'Mira',
+        description: 'The blacksmith of the harbour town; gruff, fair, proud of her forge.',
+        personaType: 'crafter',
+        metadata: { specialties: ['writing', 'review'] },
+      },
+    ],
+  });
 export type NpcInput = z.infer<typeof npcBody>;
 
 export const npcSchema = z
@@ -21,7 +38,19 @@ export const npcSchema = z
     metadata: jsonObject,
     isAssistant: z.boolean(),
   })
-  .meta({ id: 'Npc' });
+  .meta({
+    id: 'Npc',
+    examples: [
+      {
+        id: 7,
+        name: 'Mira',
+        description: 'The blacksmith of the harbour town.',
+        personaType: 'crafter',
+        metadata: { specialties: ['writing', 'review'] },
+        isAssistant: false,
+      },
+    ],
+  });
 export type Npc = z.infer<typeof npcSchema>;
 export const npcListResponse = z.object({
   npcs: z.array(npcSchema),
@@ -51,15 +80,26 @@ export const putStateBody = z
     emotions: emotionsSchema.optional(),
     config: jsonObject.optional(),
   })
-  .strict();
+  .strict()
+  .meta({
+    examples: [
+      {
+        persona: { description: 'Tired after the festival' },
+        emotions: { joy: 0.6, fatigue: 0.8 },
+        config: { verbosity: 'low' },
+      },
+    ],
+  });
 export type PutStateInput = z.infer<typeof putStateBody>;
 
-export const relationshipBody = z.object({
-  userId: z.number().int().positive(),
-  npcUserId: z.number().int().positive(),
-  flags: z.record(z.string().min(1).max(50), z.boolean()).optional(),
-  affinity: z.number().min(-1).max(1).optional(),
-});
+export const relationshipBody = z
+  .object({
+    userId: z.number().int().positive(),
+    npcUserId: z.number().int().positive(),
+    flags: z.record(z.string().min(1).max(50), z.boolean()).optional(),
+    affinity: z.number().min(-1).max(1).optional(),
+  })
+  .meta({ examples: [{ userId: 42, npcUserId: 7, flags: { metAtForge: true }, affinity: 0.4 }] });
 export type RelationshipInput = z.infer<typeof relationshipBody>;
 
 export const relationshipSchema = z
@@ -74,11 +114,21 @@ export const relationshipSchema = z
   .meta({ id: 'Relationship' });
 export type Relationship = z.infer<typeof relationshipSchema>;
 
-export const questBody = z.object({
-  title: z.string().trim().min(1).max(200),
-  description: z.string().max(10_000).default(''),
-  metadata: jsonObject.optional(),
-});
+export const questBody = z
+  .object({
+    title: z.string().trim().min(1).max(200),
+    description: z.string().max(10_000).default(''),
+    metadata: jsonObject.optional(),
+  })
+  .meta({
+    examples: [
+      {
+        title: 'Relight the lighthouse',
+        description: 'Bring oil from the market to the old lighthouse.',
+        metadata: { reward: 50 },
+      },
+    ],
+  });
 export type QuestInput = z.infer<typeof questBody>;
 export const questSchema = z
   .object({
@@ -88,7 +138,18 @@ export const questSchema = z
     metadata: jsonObject,
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'Quest' });
+  .meta({
+    id: 'Quest',
+    examples: [
+      {
+        id: 3,
+        title: 'Relight the lighthouse',
+        description: 'Bring oil from the market to the old lighthouse.',
+        metadata: { reward: 50 },
+        createdAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type Quest = z.infer<typeof questSchema>;
 export const questListResponse = z.object({
   quests: z.array(questSchema),
@@ -104,12 +165,32 @@ export const playerQuestSchema = z
     progress: z.number().min(0).max(1),
     updatedAt: z.iso.datetime(),
   })
-  .meta({ id: 'PlayerQuest' });
+  .meta({
+    id: 'PlayerQuest',
+    examples: [
+      {
+        questId: 3,
+        title: 'Relight the lighthouse',
+        status: 'active',
+        progress: 0.5,
+        updatedAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type PlayerQuest = z.infer<typeof playerQuestSchema>;
 export const playerQuestBody = z
   .object({ status: z.enum(QUEST_STATUSES).optional(), progress: z.number().min(0).max(1).optional() })
-  .strict();
+  .strict()
+  .meta({ examples: [{ status: 'active', progress: 0.5 }] });
 export const playerQuestParams = z.object({
-  id: z.coerce.number().int().positive(),
-  userId: z.coerce.number().int().positive(),
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [3] }),
+  userId: z.coerce
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [42] }),
 });

@@ -45,6 +45,8 @@ export function chatPlatformRoutes(
       schema: {
         tags,
         summary: "A chat-platform channel's configuration",
+        description:
+          "A chat-platform channel's configuration: the protocol pinned to it, if any (404 for a channel never configured).",
         params: channelIdParam,
         response: { 200: channelConfigSchema, ...problems(400, 401, 404) },
       },
@@ -60,6 +62,8 @@ export function chatPlatformRoutes(
       schema: {
         tags,
         summary: "Set a channel's protocol (overrides routing except for core_primary accounts)",
+        description:
+          'Pins a protocol to a chat-platform channel: conversations there use it, except for core_primary accounts, whose own protocol wins. Administrators only.',
         body: channelConfigBody,
         response: { 200: channelConfigSchema, ...problems(400, 401, 403) },
       },
@@ -110,6 +114,8 @@ export function chatPlatformRoutes(
       schema: {
         tags,
         summary: 'Chat-platform users linked to accounts, by platform user id',
+        description:
+          'The chat-platform users linked to accounts, filtered by account, with paging. Administrators only.',
         querystring: linkListQuery,
         response: { 200: linkListResponse, ...problems(400, 401, 403) },
       },
@@ -124,6 +130,8 @@ export function chatPlatformRoutes(
       schema: {
         tags,
         summary: 'The account a chat-platform user is linked to',
+        description:
+          'The account a chat-platform user is linked to (404 when not linked). Administrators only.',
         params: platformUserParam,
         response: { 200: linkSchema, ...problems(400, 401, 403, 404) },
       },
@@ -139,6 +147,8 @@ export function chatPlatformRoutes(
         tags,
         summary:
           'Link a chat-platform user to an account (201) or relink it (200): its commands then run with that account’s rights',
+        description:
+          "Links a chat-platform user to an account (201) or relinks it (200): that user's commands then run with the account's rights as they are at each command. Administrators only.",
         params: platformUserParam,
         body: linkBody,
         response: { 200: linkSchema, 201: linkSchema, ...problems(400, 401, 403) },
@@ -161,6 +171,8 @@ export function chatPlatformRoutes(
       schema: {
         tags,
         summary: 'Unlink a chat-platform user (its commands are then refused)',
+        description:
+          'Unlinks a chat-platform user: its commands are refused from then on. Administrators only.',
         params: platformUserParam,
         response: { 204: noContent, ...problems(400, 401, 403, 404) },
       },

@@ -14,7 +14,12 @@ export const channelConfigBody = z
     protocolId: protocolIdSchema,
     guildId: z.string().trim().min(1).max(200).nullish(),
   })
-  .strict();
+  .strict()
+  .meta({
+    examples: [
+      { channelId: '1203948576012345678', protocolId: 'tech_protocol_v1', guildId: '1203948576000000001' },
+    ],
+  });
 
 export const channelConfigSchema = z
   .object({
@@ -24,19 +29,36 @@ export const channelConfigSchema = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
-  .meta({ id: 'ChannelConfig' });
+  .meta({
+    id: 'ChannelConfig',
+    examples: [
+      {
+        channelId: '1203948576012345678',
+        guildId: '1203948576000000001',
+        protocolId: 'tech_protocol_v1',
+        createdAt: '2025-05-01T09:30:00.000Z',
+        updatedAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type ChannelConfig = z.infer<typeof channelConfigSchema>;
 
-export const channelIdParam = z.object({ channelId: channelIdSchema });
+export const channelIdParam = z.object({
+  channelId: channelIdSchema.meta({ examples: ['1203948576012345678'] }),
+});
 
 // ---- linked platform users (beyond the spec: the mapping the contract's commands need) -------
 
 export const platformUserIdSchema = z.string().trim().min(1).max(100);
-export const platformUserParam = z.object({ platformUserId: platformUserIdSchema });
-
-export const linkBody = z.strictObject({
-  userId: z.number().int().positive().describe('the account this platform user acts as'),
+export const platformUserParam = z.object({
+  platformUserId: platformUserIdSchema.meta({ examples: ['998877665544332211'] }),
 });
+
+export const linkBody = z
+  .strictObject({
+    userId: z.number().int().positive().describe('the account this platform user acts as'),
+  })
+  .meta({ examples: [{ userId: 42 }] });
 
 export const linkSchema = z
   .object({
@@ -46,7 +68,18 @@ export const linkSchema = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
-  .meta({ id: 'ChatPlatformUserLink' });
+  .meta({
+    id: 'ChatPlatformUserLink',
+    examples: [
+      {
+        platformUserId: '998877665544332211',
+        userId: 42,
+        linkedByUserId: 1,
+        createdAt: '2025-05-01T09:30:00.000Z',
+        updatedAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type PlatformUserLink = z.infer<typeof linkSchema>;
 
 export const linkListQuery = z.object({
@@ -70,7 +103,17 @@ export const commandBody = z
       .optional()
       .describe('with an API key: the platform user who sent it (acts as the linked account)'),
   })
-  .meta({ id: 'ChatPlatformCommand' });
+  .meta({
+    id: 'ChatPlatformCommand',
+    examples: [
+      {
+        command: '/observer-transition',
+        args: { instance_id: '5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f', target_state: 'review' },
+        channelId: '1203948576012345678',
+        platformUserId: '998877665544332211',
+      },
+    ],
+  });
 export type CommandBody = z.infer<typeof commandBody>;
 
 export const commandResponse = z

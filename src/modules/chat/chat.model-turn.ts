@@ -221,7 +221,16 @@ export class ModelTurn {
                   8000,
                 ),
               conversationId,
-              metadata: { conversationId, playerName: user.name, npcName: lead.name },
+              metadata: {
+                conversationId,
+                playerName: user.name,
+                npcName: lead.name,
+                // One memory base for every persona: the exchange is the caller's, marked with
+                // the session it happened in.
+                ...(turn.persona
+                  ? { personaSessionId: turn.persona.sessionId, persona: turn.persona.persona }
+                  : {}),
+              },
             },
           ],
           undefined,

@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { pageQuery } from '../../platform/http/pagination.js';
 import { problemSchema } from '../../platform/http/problem.js';
 
-export const idParam = z.object({ id: z.coerce.number().int().positive() });
+export const idParam = z.object({
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [12] }),
+});
 
 export const conversationSchema = z
   .object({
@@ -11,12 +17,17 @@ export const conversationSchema = z
     npcUserIds: z.array(z.number().int()),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'Conversation' });
+  .meta({
+    id: 'Conversation',
+    examples: [{ id: 12, title: 'At the forge', npcUserIds: [7], createdAt: '2025-05-01T09:30:00.000Z' }],
+  });
 
-export const createConversationBody = z.object({
-  title: z.string().trim().max(200).optional(),
-  npcUserIds: z.array(z.number().int().positive()).max(10).optional(),
-});
+export const createConversationBody = z
+  .object({
+    title: z.string().trim().max(200).optional(),
+    npcUserIds: z.array(z.number().int().positive()).max(10).optional(),
+  })
+  .meta({ examples: [{ title: 'At the forge', npcUserIds: [7] }] });
 
 export const listConversationsQuery = pageQuery;
 
@@ -29,7 +40,19 @@ export const messageSchema = z
     text: z.string(),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'ChatMessage' });
+  .meta({
+    id: 'ChatMessage',
+    examples: [
+      {
+        id: 345,
+        conversationId: 12,
+        role: 'assistant',
+        npcUserId: 1,
+        text: 'Good morning! How did the trip go?',
+        createdAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 
 export const historyQuery = z.object({
   conversationId: z.coerce.number().int().positive().optional(),
@@ -38,7 +61,9 @@ export const historyQuery = z.object({
 });
 
 export const choicesQuery = z.object({ conversationId: z.coerce.number().int().positive().optional() });
-export const choiceSchema = z.object({ id: z.string(), text: z.string() });
+export const choiceSchema = z
+  .object({ id: z.string(), text: z.string() })
+  .meta({ examples: [{ id: '345-0', text: 'Tell me about the lighthouse' }] });
 
 export const userPreferencesSchema = z
   .object({
@@ -69,6 +94,8 @@ export const chatMessageSchema = z.object({
     .max(MAX_IMAGES)
     .optional(),
   preferences: userPreferencesSchema.optional(),
+  /** One of the caller's persona sessions: the turn runs in its conversation, as its persona. */
+  personaSessionId: z.uuid().optional(),
 });
 export type ChatMessageInput = z.infer<typeof chatMessageSchema>;
 

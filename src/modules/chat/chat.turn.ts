@@ -11,11 +11,11 @@
 // The model's part is ModelTurn (chat.model-turn.ts); who speaks, ChatSpeakers; images,
 // ChatAttachments. ChatService (chat.service.ts) is the facade that times each turn.
 import { transaction } from '../../platform/db/database.js';
-import { AppError, parseOrThrow, toProblem } from '../../platform/http/problem.js';
+import { AppError, parseOrThrow, toProblem, validationFailed } from '../../platform/http/problem.js';
 import { enforceLimit } from '../../platform/http/rate-limit.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { ToolSpec } from '../../platform/models/provider.js';
-import { chatMessageSchema, directNpcMessageSchema } from './chat.schemas.js';
+import { chatMessageSchema, directNpcMessageSchema, type ChatMessageInput } from './chat.schemas.js';
 import { VISION_JOB, type VisionJob } from './chat.jobs.js';
 import * as repo from './conversations.repository.js';
 import type { MessageRow } from './conversations.service.js';
@@ -28,6 +28,7 @@ import {
   type Attachment,
   type Turn,
   type Speaker,
+  type TurnPersona,
 } from './chat.types.js';
 import type { DirectNpcResponse } from './chat.events.js';
 import { ChatSpeakers } from './chat.speakers.js';
@@ -86,15 +87,22 @@ export class ChatTurns {
       // The reads the turn needs first run beside the rate-limit hit (the conversation, the pending
       // chunks' read); nothing is written or sent before it passed. The query's embedding is
       // requested as soon as it passed: the turn's longest chain is that request, then retrieval.
+      // A persona session's turn first reads the session: its conversation and routing persona
+      // type are the server's record, never the client's.
       const limited = this.rateLimit(user.id);
-      const prepared = this.prepare(user, input.message, limited);
-      const conversationRead = this.d.conversations.resolve(user.id, input.conversationId);
-      const [, conversation, existing] = await Promise.all([
+      const personaRead = input.personaSessionId ? this.personaOf(user.id, input) : undefined;
+      personaRead?.catch(() => undefined);
+      const prepared = this.prepare(user, input.message, limited, personaRead);
+      const conversationRead = personaRead
+        ? personaRead.then((p) => this.d.conversations.resolve(user.id, p.conversationId))
+        : this.d.conversations.resolve(user.id, input.conversationId);
+      const [, conversation, existing, persona] = await Promise.all([
         limited,
         conversationRead,
         input.clientMessageId
           ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)
           : undefined,
+        personaRead,
       ]).catch(async (err: unknown) => {
         // A refused message's chatError still names its conversation when it is the caller's.
         conversationId = (await conversationRead.catch(() => null))?.id ?? null;
@@ -107,7 +115,7 @@ export class ChatTurns {
         if (existing.conversation_id !== conversation.id)
           throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
         if (existing.status === 'answered') {
-          await this.replay(conversation.id, existing.id, emit);
+          await this.replay(conversation.id, existing.id, emit, persona);
           return { conversationId: conversation.id, messageId: existing.id };
         }
         userMessage = existing;
@@ -126,7 +134,10 @@ export class ChatTurns {
       // Retrieval starts now, with the lead speaker's id (its name and description, read beside
       // it, are needed only once retrieval is done), and goes on while the message is stored
       // (answer() awaits it; a failure surfaces there or, for a bad speaker, just below).
-      const speakersRead = this.speakers.speakersFor(conversation.npc_user_ids, input.npcUserId);
+      // A persona session's conversation has no characters: the assistant answers, as the persona.
+      const speakersRead = this.speakers
+        .speakersFor(conversation.npc_user_ids, input.npcUserId)
+        .then((list) => (persona ? list.map((s) => ({ ...s, name: persona.persona })) : list));
       const leadId = await this.speakers.leadOf(conversation.npc_user_ids, input.npcUserId);
       if (leadId !== undefined)
         void this.modelTurn.startContext(
@@ -168,6 +179,7 @@ export class ChatTurns {
           prefs: input.preferences,
           speakers,
           prepared,
+          persona,
         },
         emit,
       );
@@ -234,11 +246,41 @@ export class ChatTurns {
   }
 
   /** A retried message already answered: its stored replies sent again, without a model call. */
-  private async replay(conversationId: number, messageId: number, emit: TurnEmitter) {
+  private async replay(
+    conversationId: number,
+    messageId: number,
+    emit: TurnEmitter,
+    persona: TurnPersona | undefined,
+  ) {
     emit.thinking({ conversationId });
-    for (const reply of await repo.repliesTo(this.d.db, messageId))
-      emit.response(await this.speakers.present(reply));
+    for (const reply of await repo.repliesTo(this.d.db, messageId)) {
+      const presented = await this.speakers.present(reply);
+      emit.response(persona ? { ...presented, npcName: persona.persona } : presented);
+    }
     emit.idle({ conversationId });
+  }
+
+  /** `chatMessage.personaSessionId`: the caller's session, else 400; the turn runs in its
+   * conversation (another `conversationId` → 400) with the assistant as the persona (any
+   * `npcUserId` → 400). */
+  private async personaOf(userId: number, input: ChatMessageInput): Promise<TurnPersona> {
+    if (input.npcUserId !== undefined)
+      throw validationFailed([
+        { path: 'chatMessage.npcUserId', message: 'a persona session is answered by its persona alone' },
+      ]);
+    const persona = await this.d.personas.forTurn(userId, input.personaSessionId!);
+    if (!persona)
+      throw validationFailed([
+        { path: 'chatMessage.personaSessionId', message: 'not one of your persona sessions' },
+      ]);
+    if (input.conversationId !== undefined && input.conversationId !== persona.conversationId)
+      throw validationFailed([
+        {
+          path: 'chatMessage.conversationId',
+          message: `the persona session runs in its own conversation (${persona.conversationId})`,
+        },
+      ]);
+    return persona;
   }
 
   /** A failed turn's message is kept, marked failed, for a retry with its clientMessageId. */
@@ -267,14 +309,23 @@ export class ChatTurns {
     );
   }
 
-  private prepare(user: UserPrincipal, text: string, gate?: Promise<unknown>): Prepared {
+  private prepare(
+    user: UserPrincipal,
+    text: string,
+    gate?: Promise<unknown>,
+    persona?: Promise<TurnPersona>,
+  ): Prepared {
     // spec: at most one embedding request per message: the query, batched with pending memories.
     const embedded = this.d.memory.embedQueryBatched(text, undefined, gate);
     const prepared: Prepared = {
       // After the rate limit passed (it is needed only to compose the prompt): a turn's first
       // statements are the ones its embedding request waits for, and a refused message costs no
-      // routing reads.
-      routing: (gate ?? Promise.resolve()).then(() => this.d.protocols.routeUser(user.id)),
+      // routing reads. A persona session's routing takes the session's persona type.
+      routing: persona
+        ? Promise.all([gate, persona]).then(([, p]) =>
+            this.d.protocols.routeUser(user.id, { personaType: p.personaType }),
+          )
+        : (gate ?? Promise.resolve()).then(() => this.d.protocols.routeUser(user.id)),
       queryEmbedding: embedded.embedding,
       storeEmbeddings: embedded.store,
     };

@@ -42,6 +42,23 @@ export interface ChatServiceOptions {
   attachmentTimeoutMs: number;
 }
 
+/** A persona session as a turn runs in it (the persona module's record, never the client's). */
+export interface TurnPersona {
+  sessionId: string;
+  /** The name the assistant answers as (Observer, Sister, Worker). */
+  persona: string;
+  /** Routing's persona type. */
+  personaType: string;
+  conversationId: number;
+}
+
+/** How the turn reaches persona sessions (the persona module's service, wired by deps.ts). */
+export interface PersonaSessionPort {
+  /** The user's session with this id (its activity touched), or undefined when it is unknown or
+   * another user's. */
+  forTurn(userId: number, sessionId: string): Promise<TurnPersona | undefined>;
+}
+
 export interface ChatServiceDeps {
   db: Db;
   log: Logger;
@@ -54,6 +71,7 @@ export interface ChatServiceDeps {
   characters: CharactersService;
   conversations: ConversationsService;
   files: FilesService;
+  personas: PersonaSessionPort;
   metrics: Pick<Metrics, 'chatTurn'>;
   assistantName: string;
 }
@@ -102,4 +120,6 @@ export interface Turn {
   prefs: UserPreferences | undefined;
   speakers: Speaker[];
   prepared: Prepared;
+  /** The persona session the turn runs in (`chatMessage.personaSessionId`). */
+  persona?: TurnPersona | undefined;
 }

@@ -141,6 +141,18 @@ export function insertMessage(db: Executor, v: NewMessage) {
     .executeTakeFirstOrThrow();
 }
 
+/** Several messages of one conversation in one statement (its conversation touched), in the
+ * order given (identity values follow VALUES order). */
+export async function insertMessages(db: Executor, conversationId: number, list: NewMessage[]) {
+  if (list.length === 0) return [];
+  const rows = await touching(db, conversationId)
+    .insertInto('chat_messages')
+    .values(list.map(messageValues))
+    .returning(messageColumns)
+    .execute();
+  return rows.sort((a, b) => a.id - b.id);
+}
+
 /** A user's message, and the id its reply will take (reserved in the same statement, so the reply
  * sorts after it and a streamed delta can name it before it is stored). */
 export async function insertMessageReservingReply(db: Executor, v: NewMessage) {

@@ -24,6 +24,8 @@ export function conversationRoutes(app: App, { conversations }: { conversations:
       schema: {
         tags,
         summary: 'Start a conversation (optionally with NPCs)',
+        description:
+          'Starts a conversation of the caller, with the assistant alone or with up to ten NPCs (a group scene where a director picks who answers). Chat messages name it by `conversationId`.',
         body: createConversationBody,
         response: { 201: conversationSchema, ...problems(400, 401) },
       },
@@ -38,6 +40,7 @@ export function conversationRoutes(app: App, { conversations }: { conversations:
       schema: {
         tags,
         summary: "The caller's conversations, most recent first",
+        description: "The caller's conversations, the most recently active first, with paging.",
         querystring: listConversationsQuery,
         response: {
           200: z.object({
@@ -71,6 +74,8 @@ export function conversationRoutes(app: App, { conversations }: { conversations:
       schema: {
         tags,
         summary: 'One of the caller’s conversations',
+        description:
+          "One conversation of the caller. Another user's conversation is 404, as if it did not exist.",
         params: idParam,
         response: { 200: conversationSchema, ...problems(400, 401, 404) },
       },
@@ -84,6 +89,8 @@ export function conversationRoutes(app: App, { conversations }: { conversations:
       schema: {
         tags,
         summary: 'Delete one of the caller’s conversations and its messages',
+        description:
+          "Deletes one of the caller's conversations with its messages and suggested replies. Memories made from it stay (forget them under /api/memories).",
         params: idParam,
         response: { 204: noContent, ...problems(400, 401, 404) },
       },
@@ -101,6 +108,8 @@ export function conversationRoutes(app: App, { conversations }: { conversations:
         tags: ['assistant'],
         summary:
           'Messages of a conversation (default: the caller’s conversation with the assistant), oldest first',
+        description:
+          "The messages of a conversation, oldest first (without `conversationId`: the caller's default conversation with the assistant). Page backwards with `before` (a message id).",
         querystring: historyQuery,
         response: { 200: z.object({ messages: z.array(messageSchema) }), ...problems(400, 401, 404) },
       },
@@ -123,6 +132,8 @@ export function conversationRoutes(app: App, { conversations }: { conversations:
       schema: {
         tags: ['assistant'],
         summary: 'Suggested next replies produced with the last assistant response',
+        description:
+          'The suggested replies the model gave with its last response in the conversation (the default one without `conversationId`); empty when it gave none. Send one as the next chatMessage.',
         querystring: choicesQuery,
         response: { 200: z.object({ choices: z.array(choiceSchema) }), ...problems(400, 401, 404) },
       },

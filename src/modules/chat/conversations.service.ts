@@ -25,18 +25,53 @@ export class ConversationsService {
   constructor(
     private readonly db: Db,
     /** Which accounts are NPCs (the users module's answer). */
-    private readonly users: { npcsAmong(ids: number[]): Promise<{ id: number; name: string }[]> },
+    private readonly users: {
+      npcsAmong(ids: number[], executor?: Executor): Promise<{ id: number; name: string }[]>;
+    },
   ) {}
 
-  async create(userId: number, input: { title?: string | undefined; npcUserIds?: number[] | undefined }) {
+  /** A conversation of the user's; in the caller's transaction when given one. */
+  async create(
+    userId: number,
+    input: { title?: string | undefined; npcUserIds?: number[] | undefined },
+    executor: Executor = this.db,
+  ) {
     const npcUserIds = [...new Set(input.npcUserIds ?? [])];
-    const found = await this.users.npcsAmong(npcUserIds);
+    const found = await this.users.npcsAmong(npcUserIds, executor);
     const missing = npcUserIds.filter((id) => !found.some((n) => n.id === id));
     if (missing.length)
       throw validationFailed(
         missing.map((id) => ({ path: 'body.npcUserIds', message: `user ${id} is not an NPC` })),
       );
-    return repo.insertConversation(this.db, { userId, title: input.title ?? '', npcUserIds });
+    return repo.insertConversation(executor, { userId, title: input.title ?? '', npcUserIds });
+  }
+
+  /** Assistant messages written into the user's conversation in one statement (a training
+   * simulation's turns), in the order given; in the caller's transaction when given one. */
+  appendAssistantMessages(
+    executor: Executor,
+    conversationId: number,
+    userId: number,
+    messages: { npcUserId: number; text: string; metadata: Record<string, unknown> }[],
+  ) {
+    return repo.insertMessages(
+      executor,
+      conversationId,
+      messages.map((m) => ({
+        conversationId,
+        userId,
+        role: 'assistant' as const,
+        npcUserId: m.npcUserId,
+        text: m.text,
+        metadata: m.metadata,
+      })),
+    );
+  }
+
+  /** A new conversation with the assistant alone, in the caller's transaction (a persona
+   * session's own conversation). */
+  start(executor: Executor, userId: number, title: string) {
+    return repo.insertConversation(executor, { userId, title, npcUserIds: [] });
   }
 
   /** The caller's conversation, or their default one when no id is given. */

@@ -5,10 +5,12 @@ import { conversationRoutes } from './conversations.routes.js';
 import { toolRoutes } from './tools.routes.js';
 import './chat.tables.js';
 
-export { ConversationsService } from './conversations.service.js';
+export { ConversationsService, presentMessage, type MessageRow } from './conversations.service.js';
+export { messageSchema } from './chat.schemas.js';
 export { ChatService } from './chat.service.js';
 export { defineChatJobs } from './chat.jobs.js';
 export { chatSockets } from './chat.socket.js';
+export { chatNamespaceDoc } from './chat.events.js';
 export type {
   AssistantIdle,
   AssistantResponse,
@@ -21,6 +23,7 @@ export type {
   DirectNpcResponse,
   NpcThinking,
 } from './chat.events.js';
+export type { PersonaSessionPort, TurnPersona } from './chat.types.js';
 
 /** The module's HTTP door (mounted by app.ts): conversations, history, choices and the tool list;
  * the chat turn itself runs on the main Socket.IO namespace (`chatSockets`). */

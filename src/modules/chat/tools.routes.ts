@@ -5,7 +5,16 @@ import type { ChatService } from './chat.service.js';
 
 const toolSchema = z
   .object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) })
-  .meta({ id: 'Tool' });
+  .meta({
+    id: 'Tool',
+    examples: [
+      {
+        name: 'lookupMemory',
+        description: "Search the player's memories",
+        parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      },
+    ],
+  });
 
 export function toolRoutes(app: App, { chat }: { chat: ChatService }) {
   app.get(
@@ -15,6 +24,8 @@ export function toolRoutes(app: App, { chat }: { chat: ChatService }) {
         tags: ['assistant'],
         summary:
           'The tools the model can use in a chat turn, with the JSON Schema of their arguments (each protocol allows a subset)',
+        description:
+          "The tools a chat turn may offer the model (modifyInventory, modifyCurrency, lookupMemory), with the JSON Schema of their arguments; the caller's protocol decides which a turn offers.",
         response: { 200: z.object({ tools: z.array(toolSchema) }), ...problems(401) },
       },
     },

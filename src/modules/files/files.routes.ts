@@ -12,7 +12,7 @@ import { uploadContextParams, uploadResponse } from './files.schemas.js';
  * boundary over 256 characters, a body cut off in a part) as 400. Our own problems pass through;
  * otherwise the loop only reads the request, so an error without a server status (5xx) is the
  * body's fault. */
-function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
+export function uploadError(err: unknown, limits: { fileBytes: number; files: number }): unknown {
   if (err instanceof AppError) return err;
   const code = (err as { code?: string }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE')
@@ -104,6 +104,8 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
         schema: {
           tags,
           summary: 'Delete one of the caller’s upload contexts and its files (frees quota)',
+          description:
+            "Deletes one of the caller's upload contexts with its files, freeing their quota; anyone else's is 404.",
           params: uploadContextParams,
           response: { 204: noContent, ...problems(400, 401, 404) },
         },
@@ -117,7 +119,14 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
     // The spec lists GET for this path; uploading needs POST (the API contract: GET answers 405).
     scope.get(
       '/api/files/upload',
-      { schema: { tags, summary: 'Not allowed: upload with POST', response: problems(401, 405) } },
+      {
+        schema: {
+          tags,
+          summary: 'Not allowed: upload with POST',
+          description: 'Always 405: files are uploaded with POST (multipart/form-data).',
+          response: problems(401, 405),
+        },
+      },
       async () => {
         throw new AppError(
           'method_not_allowed',

@@ -24,6 +24,8 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
       schema: {
         tags,
         summary: "The caller's items and energy coin balance (admins may name another userId)",
+        description:
+          "The caller's items with quantities and their energy coin balance. Administrators may read another user's with `userId`; others get 403 for anyone but themselves.",
         querystring: z.object({ userId: z.coerce.number().int().positive().optional() }),
         response: { 200: inventorySchema, ...problems(400, 401, 403, 404) },
       },
@@ -39,6 +41,8 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
         tags,
         summary:
           "Change a user's item quantity or energy coins (rules 1-2); Idempotency-Key replays the first answer",
+        description:
+          'Adds or removes items or energy coins of a user. A change never takes a balance or a quantity below zero (409 `insufficient_funds`); every change is written to the economy ledger. Send an `Idempotency-Key`: a retry replays the first answer instead of changing twice. Administrators only.',
         headers: idempotencyHeaders,
         body: modifyBody,
         response: { 200: inventorySchema, ...problems(400, 401, 403, 404, 409) },
@@ -64,6 +68,7 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
       schema: {
         tags,
         summary: 'List items',
+        description: 'The item catalogue, filtered by type, with paging.',
         querystring: itemsQuery,
         response: { 200: itemListResponse, ...problems(400, 401) },
       },
@@ -81,6 +86,7 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
       schema: {
         tags,
         summary: 'One item',
+        description: 'One catalogue item: its name, type, description and metadata.',
         params: idParam,
         response: { 200: itemSchema, ...problems(400, 401, 404) },
       },
@@ -95,6 +101,7 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
       schema: {
         tags,
         summary: 'Create an item',
+        description: 'Adds an item to the catalogue. Administrators only.',
         body: itemBody,
         response: { 201: itemSchema, ...problems(400, 401, 403) },
       },
@@ -109,6 +116,7 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
       schema: {
         tags,
         summary: 'Replace an item',
+        description: 'Replaces a catalogue item. Administrators only.',
         params: idParam,
         body: itemBody,
         response: { 200: itemSchema, ...problems(400, 401, 403, 404) },
@@ -124,6 +132,8 @@ export function inventoryRoutes(app: App, { inventory }: { inventory: InventoryS
       schema: {
         tags,
         summary: 'Delete an item (removed from every inventory; the ledger keeps its history)',
+        description:
+          'Removes an item from the catalogue and from every inventory; the ledger keeps its history. Administrators only.',
         params: idParam,
         response: { 204: noContent, ...problems(400, 401, 403, 404) },
       },

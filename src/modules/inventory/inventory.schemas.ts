@@ -11,7 +11,13 @@ const nonZeroInt = z
   .max(MAX_CHANGE)
   .refine((n) => n !== 0, { message: 'must not be 0' });
 
-export const idParam = z.object({ id: z.coerce.number().int().positive() });
+export const idParam = z.object({
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [3] }),
+});
 
 export const itemSchema = z
   .object({
@@ -21,15 +27,37 @@ export const itemSchema = z
     type: z.string(),
     metadata: jsonObject,
   })
-  .meta({ id: 'Item' });
+  .meta({
+    id: 'Item',
+    examples: [
+      {
+        id: 3,
+        name: 'Lantern oil',
+        description: 'Keeps a lighthouse lit for a night.',
+        type: 'consumable',
+        metadata: { weight: 1 },
+      },
+    ],
+  });
 export type Item = z.infer<typeof itemSchema>;
 
-export const itemBody = z.object({
-  name: z.string().trim().min(1).max(200),
-  description: z.string().max(10_000).default(''),
-  type: z.string().trim().min(1).max(50).describe('for example weapon, consumable, key'),
-  metadata: jsonObject.optional(),
-});
+export const itemBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(10_000).default(''),
+    type: z.string().trim().min(1).max(50).describe('for example weapon, consumable, key'),
+    metadata: jsonObject.optional(),
+  })
+  .meta({
+    examples: [
+      {
+        name: 'Lantern oil',
+        description: 'Keeps a lighthouse lit for a night.',
+        type: 'consumable',
+        metadata: { weight: 1 },
+      },
+    ],
+  });
 export type ItemInput = z.infer<typeof itemBody>;
 
 export const itemsQuery = z.object({
@@ -51,7 +79,24 @@ export const inventoryEntrySchema = z.object({
 });
 export const inventorySchema = z
   .object({ items: z.array(inventoryEntrySchema), energy_coins: z.number().int() })
-  .meta({ id: 'Inventory' });
+  .meta({
+    id: 'Inventory',
+    examples: [
+      {
+        items: [
+          {
+            item_id: 3,
+            name: 'Lantern oil',
+            description: 'Keeps a lighthouse lit for a night.',
+            type: 'consumable',
+            metadata: {},
+            quantity: 2,
+          },
+        ],
+        energy_coins: 120,
+      },
+    ],
+  });
 export type InventoryView = z.infer<typeof inventorySchema>;
 
 export const itemChangeBody = z
@@ -62,7 +107,13 @@ export const currencyChangeBody = z
   .strict();
 export const modifyBody = z
   .union([itemChangeBody, currencyChangeBody])
-  .describe('{ userId, itemId, quantity } changes an item; { userId, amount } changes energy coins');
+  .describe('{ userId, itemId, quantity } changes an item; { userId, amount } changes energy coins')
+  .meta({
+    examples: [
+      { userId: 42, itemId: 3, quantity: 2 },
+      { userId: 42, amount: -25 },
+    ],
+  });
 export type ModifyInput = z.infer<typeof modifyBody>;
 
 /** The director's tool arguments (spec: inventory rule 3), for the chat module's model tools. */

@@ -28,6 +28,8 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags,
         summary: 'Store a memory (non-admins: shared memories of their own; admins: any source, any owner)',
+        description:
+          'Stores a memory: content (chunked and embedded for search), a source and optional metadata. A user stores shared memories of their own (403 for another owner or source); administrators may write any source for any owner (world memories belong to the assistant). Content over MEMORY_MAX_CONTENT bytes is 400.',
         body: createMemoryBody,
         response: { 201: memorySchema, ...problems(400, 401, 403, 409) },
       },
@@ -45,6 +47,8 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
         tags,
         summary:
           "Search memories: the user's own, the world tier, and an NPC's core tier, by fused relevance",
+        description:
+          "Hybrid search (vector and full text, fused) over the caller's memories, the world tier and, with `npcUserId`, that character's core tier; results carry a similarity in [0, 1]. `conversationId` favours memories of that conversation. Administrators may search as another user.",
         querystring: searchQuery,
         response: { 200: searchResponse, ...problems(400, 401, 403) },
       },
@@ -63,6 +67,8 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags: ['admin', ...tags],
         summary: 'List memories of any user',
+        description:
+          'Memories of any user, filtered by owner and source, newest first, with paging. Administrators only.',
         querystring: adminListQuery,
         response: { 200: listResponse, ...problems(400, 401, 403) },
       },
@@ -76,6 +82,7 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags,
         summary: "The caller's own memories, newest first",
+        description: "The caller's own memories, newest first, filtered by source, with paging.",
         querystring: ownListQuery,
         response: { 200: listResponse, ...problems(400, 401) },
       },
@@ -89,7 +96,17 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags,
         summary: "Export the caller's own memories as JSON lines (application/x-ndjson), oldest first",
-        response: { 200: z.string().describe('one Memory object per line'), ...problems(401) },
+        description:
+          'Every memory of the caller as JSON lines (one Memory per line, oldest first), streamed as a file download.',
+        response: {
+          200: z.string().meta({
+            description: 'one Memory object per line',
+            examples: [
+              '{"id":1024,"userId":42,"content":"Ada prefers short answers.","source":"shared","tier":"shared","metadata":{},"conversationId":null,"createdAt":"2025-05-01T09:30:00.000Z","updatedAt":"2025-05-01T09:30:00.000Z"}\n',
+            ],
+          }),
+          ...problems(401),
+        },
       },
     },
     async (req, reply) => {
@@ -110,6 +127,7 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags,
         summary: 'One of your own memories',
+        description: "One of the caller's own memories; anyone else's is 404.",
         params: memoryIdParam,
         response: { 200: memorySchema, ...problems(400, 401, 404) },
       },
@@ -123,6 +141,8 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags,
         summary: 'Edit one of your own memories (new content is re-embedded in the background)',
+        description:
+          "Edits one of the caller's own memories: new content is chunked again and re-embedded in the background (full-text search finds it at once).",
         params: memoryIdParam,
         body: patchMemoryBody,
         response: { 200: memorySchema, ...problems(400, 401, 404) },
@@ -137,6 +157,8 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags,
         summary: 'Forget one of your own memories',
+        description:
+          "Forgets one of the caller's own memories with its chunks and embeddings; anyone else's is 404.",
         params: memoryIdParam,
         response: { 204: noContent, ...problems(400, 401, 404) },
       },

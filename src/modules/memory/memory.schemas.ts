@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { pageFields, pageMeta } from '../../platform/http/pagination.js';
 import { MEMORY_SOURCES, MEMORY_TIERS } from './memory.rules.js';
 
-const id = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const id = z.coerce
+  .number()
+  .int()
+  .positive()
+  .max(Number.MAX_SAFE_INTEGER)
+  .meta({ examples: [1024] });
 export const memoryIdParam = z.object({ id });
 export const sourceSchema = z.enum(MEMORY_SOURCES);
 
@@ -41,7 +46,22 @@ export const memorySchema = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
-  .meta({ id: 'Memory' });
+  .meta({
+    id: 'Memory',
+    examples: [
+      {
+        id: 1024,
+        userId: 42,
+        content: 'Ada prefers short answers and is afraid of the sea.',
+        source: 'shared',
+        tier: 'shared',
+        metadata: { conversationId: 12, playerName: 'Ada' },
+        conversationId: 12,
+        createdAt: '2025-05-01T09:30:00.000Z',
+        updatedAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type MemoryDto = z.infer<typeof memorySchema>;
 
 export const createMemoryBody = z
@@ -53,7 +73,16 @@ export const createMemoryBody = z
       .optional()
       .describe('admins only: the owner (ignored for world, which belongs to the assistant)'),
   })
-  .strict();
+  .strict()
+  .meta({
+    examples: [
+      {
+        content: 'Ada prefers short answers and is afraid of the sea.',
+        source: 'shared',
+        metadata: { conversationId: 12, playerName: 'Ada' },
+      },
+    ],
+  });
 
 export const searchQuery = z.object({
   query: z.string().max(2000).optional(),
@@ -91,4 +120,5 @@ export const patchMemoryBody = z
   .strict()
   .refine((b) => b.content !== undefined || b.metadata !== undefined, {
     message: 'give content, metadata or both',
-  });
+  })
+  .meta({ examples: [{ content: 'Ada prefers short answers; she has made peace with the sea.' }] });

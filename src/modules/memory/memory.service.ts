@@ -322,6 +322,16 @@ export class MemoryService {
     }
   }
 
+  /** The memories with these ids, in the order asked (ids not found are left out): for a caller
+   * that recorded which memories it wrote (training's by-heart texts). */
+  async byIds(ids: number[]): Promise<MemoryDto[]> {
+    const rows = new Map((await repo.findByIds(this.db, ids)).map((r) => [r.id, r]));
+    return ids.flatMap((id) => {
+      const r = rows.get(id);
+      return r ? [toDto(r)] : [];
+    });
+  }
+
   /** Newest memories of a user (the sync module's universal-state reader). */
   async newestForUser(userId: number, limit: number) {
     const { rows } = await repo.list(this.db, { userId, limit, offset: 0 });

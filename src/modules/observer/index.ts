@@ -20,3 +20,4 @@ export type { ObserverSummary, Reflection } from './observer.schemas.js';
 /** The module's HTTP door (mounted by app.ts). */
 export const observerPlugin: AppPlugin<ObserverRoutesOptions> = async (app, opts) =>
   observerRoutes(app, opts);
+export { observerNamespaceDoc } from './observer.events.js';

@@ -38,6 +38,8 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
       schema: {
         tags,
         summary: "The caller's protocol and why (admins may preview another user or persona type)",
+        description:
+          'Which protocol (system prompt and allowed tools) applies to the caller, in a channel when `channelId` is given, and which routing step decided it. Administrators may preview another user or persona type.',
         querystring: routingQuery,
         response: { 200: routingResponse, ...problems(400, 401, 403, 404) },
       },
@@ -62,7 +64,12 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
   app.get(
     '/api/protocol/protocols',
     {
-      schema: { tags, summary: 'List protocols', response: { 200: protocolListResponse, ...problems(401) } },
+      schema: {
+        tags,
+        summary: 'List protocols',
+        description: 'Every protocol definition (the builtin ones and those administrators made).',
+        response: { 200: protocolListResponse, ...problems(401) },
+      },
     },
     async () => ({ protocols: await protocols.list() }),
   );
@@ -73,6 +80,7 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
       schema: {
         tags,
         summary: 'Get a protocol definition',
+        description: 'One protocol definition.',
         params: protocolIdParam,
         response: { 200: protocolSchema, ...problems(400, 401, 404) },
       },
@@ -88,6 +96,8 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
       schema: {
         tags,
         summary: 'Create a protocol (a new id, or a new version of a family: _v2, _v3 …)',
+        description:
+          'Creates a protocol: a full template, or a base protocol plus overrides. A new version of a family takes the next id (`_v2`, `_v3`); routing uses the newest version. An invalid definition is 422. Administrators only.',
         body: createProtocolBody,
         response: { 201: protocolSchema, ...problems(400, 401, 403, 409, 422) },
       },
@@ -106,6 +116,8 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
       schema: {
         tags,
         summary: 'Replace a protocol definition (the id stays)',
+        description:
+          "Replaces a protocol's definition under the same id (an invalid one is 422). Administrators only.",
         params: protocolIdParam,
         body: updateProtocolBody,
         response: { 200: protocolSchema, ...problems(400, 401, 403, 404, 422) },

@@ -84,14 +84,40 @@ export const createProtocolBody = z
     z.object({ id: protocolIdSchema, ...stringFields, ...commonFields }).strict(),
     z.object({ id: protocolIdSchema, ...referenceFields, ...commonFields }).strict(),
   ])
-  .meta({ id: 'ProtocolCreate' });
+  .meta({
+    id: 'ProtocolCreate',
+    examples: [
+      {
+        id: 'harbour_guide_v1',
+        kind: 'reference',
+        base: 'assistant_base_v1',
+        name: 'Harbour guide',
+        description: 'Friendly guide for new players in the harbour.',
+        tone: 'warm and brief',
+        rules: ['Never reveal quest solutions.'],
+        tools: ['lookupMemory'],
+      },
+    ],
+  });
 
 export const updateProtocolBody = z
   .discriminatedUnion('kind', [
     z.object({ id: protocolIdSchema.optional(), ...stringFields, ...commonFields }).strict(),
     z.object({ id: protocolIdSchema.optional(), ...referenceFields, ...commonFields }).strict(),
   ])
-  .meta({ id: 'ProtocolUpdate' });
+  .meta({
+    id: 'ProtocolUpdate',
+    examples: [
+      {
+        kind: 'reference',
+        base: 'assistant_base_v1',
+        name: 'Harbour guide',
+        tone: 'warm, brief, a little playful',
+        rules: ['Never reveal quest solutions.'],
+        tools: ['lookupMemory'],
+      },
+    ],
+  });
 
 export const protocolSchema = z
   .object({
@@ -113,11 +139,34 @@ export const protocolSchema = z
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
-  .meta({ id: 'Protocol' });
+  .meta({
+    id: 'Protocol',
+    examples: [
+      {
+        id: 'harbour_guide_v1',
+        category: 'CUSTOM',
+        version: 1,
+        builtin: false,
+        kind: 'reference',
+        name: 'Harbour guide',
+        description: 'Friendly guide for new players in the harbour.',
+        template: null,
+        base: 'assistant_base_v1',
+        tone: 'warm and brief',
+        rules: ['Never reveal quest solutions.'],
+        tools: ['lookupMemory'],
+        overrides: {},
+        capabilities: { memoryAccess: 'standard', adminAccess: false, observer: false },
+        workflow: null,
+        createdAt: '2025-05-01T09:30:00.000Z',
+        updatedAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type ProtocolView = z.infer<typeof protocolSchema>;
 
 export const protocolListResponse = z.object({ protocols: z.array(protocolSchema) });
-export const protocolIdParam = z.object({ id: protocolIdSchema });
+export const protocolIdParam = z.object({ id: protocolIdSchema.meta({ examples: ['tech_protocol_v1'] }) });
 
 export const personaTypeSchema = z.string().trim().min(1).max(64);
 
@@ -147,4 +196,14 @@ export const routingResponse = z
     enforced: z.boolean().describe('true when nothing (not even a channel) can override the choice'),
     reason: z.string(),
   })
-  .meta({ id: 'ProtocolRouting' });
+  .meta({
+    id: 'ProtocolRouting',
+    examples: [
+      {
+        protocolId: 'public_protocol_v1',
+        protocol: 'PUBLIC',
+        enforced: false,
+        reason: 'public account: the public protocol',
+      },
+    ],
+  });

@@ -25,6 +25,8 @@ export function syncRoutes(app: App, { sync }: { sync: SyncService }) {
         security,
         summary:
           "The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships",
+        description:
+          "For a world platform: the assistant's state and emotions and, with `userId`, that player's newest memories and timeline events, inventory, quests and relationships (`limit` each). An administrator's token, or an API key with sync:read.",
         querystring: universalStateQuery,
         response: { 200: universalStateSchema, ...problems(400, 401, 403, 404) },
       },
@@ -41,6 +43,8 @@ export function syncRoutes(app: App, { sync }: { sync: SyncService }) {
         security,
         summary:
           'Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer',
+        description:
+          "For a world platform: writes a timeline event (enriched with its instance and broadcast to the instance's observer). Send an `Idempotency-Key` to make retries safe. An administrator's token, or an API key with sync:write.",
         headers: idempotencyHeaders,
         body: ingestBody,
         response: { 201: timelineEventSchema, ...problems(400, 401, 403, 409) },

@@ -8,30 +8,41 @@ import {
 import { inventorySchema } from '../inventory/index.js';
 import { SERVICE_EVENT_TYPES, timelineEventSchema } from '../timeline/index.js';
 
-export const ingestBody = z.object({
-  userId: z.number().int().positive(),
-  eventType: z
-    .string()
-    .trim()
-    .min(1)
-    .max(100)
-    .refine((t) => !SERVICE_EVENT_TYPES.includes(t), {
-      message: 'this event type is written by the service itself (the past is rebuilt from it)',
-    }),
-  eventText: z.string().max(10_000).default(''),
-  metadata: z
-    .object({
-      instanceId: z
-        .number()
-        .int()
-        .positive()
-        .optional()
-        .describe('the registry instance the event concerns; it decides the observer'),
-      personaId: z.number().int().positive().optional(),
-    })
-    .catchall(z.unknown())
-    .default({}),
-});
+export const ingestBody = z
+  .object({
+    userId: z.number().int().positive(),
+    eventType: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .refine((t) => !SERVICE_EVENT_TYPES.includes(t), {
+        message: 'this event type is written by the service itself (the past is rebuilt from it)',
+      }),
+    eventText: z.string().max(10_000).default(''),
+    metadata: z
+      .object({
+        instanceId: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe('the registry instance the event concerns; it decides the observer'),
+        personaId: z.number().int().positive().optional(),
+      })
+      .catchall(z.unknown())
+      .default({}),
+  })
+  .meta({
+    examples: [
+      {
+        userId: 42,
+        eventType: 'quest_completed',
+        eventText: 'Ada relit the lighthouse',
+        metadata: { instanceId: 5 },
+      },
+    ],
+  });
 export type IngestInput = z.infer<typeof ingestBody>;
 
 export const universalStateQuery = z.object({

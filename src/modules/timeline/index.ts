@@ -8,6 +8,7 @@ export {
   toEvent,
   toInstance,
   type AfterCommit,
+  type RecordHook,
   type RecordInput,
 } from './timeline.service.js';
 export { InstancesService } from './instances.service.js';
@@ -22,6 +23,7 @@ export type { TimelineFilter, TimelineOrder } from './unified.rules.js';
 export { ACTIVITY_CHANGED_EVENT, REFLECTION_EVENT, SERVICE_EVENT_TYPES } from './timeline.rules.js';
 export {
   timelineEventSchema,
+  timelineEventExample,
   instanceSchema,
   instanceActivitySchema,
   instanceSourceSchema,

@@ -22,6 +22,8 @@ export function instancesRoutes(app: App, { instances }: { instances: InstancesS
       schema: {
         tags,
         summary: 'Register a Level-5 or Level-8 instance (creates a timeline event)',
+        description:
+          "Registers a Level-8 observer or a Level-5 instance under one, records an `instance_registered` timeline event and broadcasts it to the observer's watchers. Administrators only.",
         body: createInstanceBody,
         response: { 201: instanceSchema, ...problems(400, 401, 403) },
       },
@@ -36,6 +38,8 @@ export function instancesRoutes(app: App, { instances }: { instances: InstancesS
       schema: {
         tags,
         summary: 'List instances',
+        description:
+          'Registered instances, filtered by level, source, activity and parent, with paging. Administrators only.',
         querystring: listInstancesQuery,
         response: { 200: instanceListResponse, ...problems(400, 401, 403) },
       },
@@ -54,6 +58,7 @@ export function instancesRoutes(app: App, { instances }: { instances: InstancesS
       schema: {
         tags,
         summary: 'One instance',
+        description: 'One registered instance. Administrators only.',
         params: instanceIdParam,
         response: { 200: instanceSchema, ...problems(400, 401, 403, 404) },
       },
@@ -68,6 +73,8 @@ export function instancesRoutes(app: App, { instances }: { instances: InstancesS
       schema: {
         tags,
         summary: 'Change an instance (isActive, metadata, …); activity changes are broadcast',
+        description:
+          "Changes an instance's name, activity, persona, channel or metadata; an activity change is broadcast as `instance_activity` to its observer's watchers. Administrators only.",
         params: instanceIdParam,
         body: patchInstanceBody,
         response: { 200: instanceSchema, ...problems(400, 401, 403, 404) },

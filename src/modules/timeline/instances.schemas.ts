@@ -4,19 +4,37 @@ import { pageFields, pageMeta } from '../../platform/http/pagination.js';
 import { instanceSchema, instanceSourceSchema, jsonObject } from './timeline.schemas.js';
 
 export const levelSchema = z.union([z.literal(5), z.literal(8)]);
-export const instanceIdParam = z.object({ id: z.coerce.number().int().positive() });
-
-export const createInstanceBody = z.object({
-  name: z.string().trim().min(1).max(200),
-  level: levelSchema,
-  source: instanceSourceSchema,
-  personaId: z.number().int().positive().optional(),
-  parentInstanceId: z.number().int().positive().optional(),
-  stateMachineInstanceId: z.uuid().optional(),
-  userId: z.number().int().positive().optional(),
-  channelId: z.string().min(1).max(200).optional(),
-  metadata: jsonObject.optional(),
+export const instanceIdParam = z.object({
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [5] }),
 });
+
+export const createInstanceBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    level: levelSchema,
+    source: instanceSourceSchema,
+    personaId: z.number().int().positive().optional(),
+    parentInstanceId: z.number().int().positive().optional(),
+    stateMachineInstanceId: z.uuid().optional(),
+    userId: z.number().int().positive().optional(),
+    channelId: z.string().min(1).max(200).optional(),
+    metadata: jsonObject.optional(),
+  })
+  .meta({
+    examples: [
+      {
+        name: 'Harbour shard',
+        level: 5,
+        source: 'game_client',
+        parentInstanceId: 3,
+        metadata: { region: 'eu' },
+      },
+    ],
+  });
 export type CreateInstanceInput = z.infer<typeof createInstanceBody>;
 
 export const patchInstanceBody = z
@@ -30,7 +48,8 @@ export const patchInstanceBody = z
     userId: z.number().int().positive().nullable().optional(),
   })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' })
+  .meta({ examples: [{ isActive: false }] });
 export type PatchInstanceInput = z.infer<typeof patchInstanceBody>;
 
 const boolString = z.enum(['true', 'false']).transform((v) => v === 'true');

@@ -22,6 +22,10 @@ declare module '../../platform/events/bus.js' {
 
 export type AfterCommit = (cb: () => void) => void;
 
+/** Work that must commit exactly when an event does, run in the recording transaction (see
+ * `TimelineService.addRecordHook`). */
+export type RecordHook = (trx: Executor, event: TimelineEvent, afterCommit: AfterCommit) => Promise<void>;
+
 export interface RecordInput {
   eventType: string;
   eventText?: string | undefined;
@@ -76,6 +80,7 @@ export function toInstance(r: repo.InstanceRow): Instance {
 
 export class TimelineService {
   private rootId: number | undefined;
+  private readonly hooks: RecordHook[] = [];
 
   constructor(
     private readonly db: Db,
@@ -150,6 +155,7 @@ export class TimelineService {
       occurredAt: input.occurredAt ?? null,
     });
     const event = toEvent(row);
+    for (const hook of this.hooks) await hook(trx, event, afterCommit);
 
     if (instance) {
       const now = row.timeline_at;
@@ -166,6 +172,14 @@ export class TimelineService {
     }
     afterCommit(() => this.bus.publish('timeline.recorded', event));
     return event;
+  }
+
+  /** Runs `hook` in the transaction of every event recorded from now on, right after its insert:
+   * what must exist exactly when the event commits (the webhooks module's deliveries and their
+   * jobs), where a bus listener, called after commit, would lose it to a crash in between. A hook
+   * that throws fails the recording. */
+  addRecordHook(hook: RecordHook): void {
+    this.hooks.push(hook);
   }
 
   /** Announces an instance's changed activity (e.g. an admin switched it on or off). */

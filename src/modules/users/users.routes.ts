@@ -18,6 +18,8 @@ export function usersRoutes(app: App, { users }: { users: UsersService }) {
       schema: {
         tags: ['users'],
         summary: "The caller's profile",
+        description:
+          "The signed-in user's own profile: id, email, name, role, account type, energy coins and whether the email is verified.",
         response: { 200: profileSchema, ...problems(401) },
       },
     },
@@ -31,6 +33,8 @@ export function usersRoutes(app: App, { users }: { users: UsersService }) {
       schema: {
         tags: ['admin'],
         summary: 'List users',
+        description:
+          'Accounts, filtered by text (email or name), role and account type, with paging (`limit`, `offset`, `total`). Administrators only.',
         querystring: adminUsersQuery,
         response: { 200: adminUsersResponse, ...problems(400, 401, 403) },
       },
@@ -48,6 +52,8 @@ export function usersRoutes(app: App, { users }: { users: UsersService }) {
       schema: {
         tags: ['admin'],
         summary: "Change a user's role, account type or name (allowed combinations only)",
+        description:
+          "Changes an account's role, account type or name. Only the allowed role/account-type pairs are accepted (400 otherwise), and the change applies at once to the tokens and sockets already issued. Administrators only.",
         params: userIdParam,
         body: patchUserBody,
         response: { 200: profileSchema, ...problems(400, 401, 403, 404) },

@@ -4,7 +4,13 @@ import { ACCOUNT_TYPES, ROLES } from '../../platform/security/identity.rules.js'
 
 export const roleSchema = z.enum(ROLES);
 export const accountTypeSchema = z.enum(ACCOUNT_TYPES);
-export const userIdParam = z.object({ id: z.coerce.number().int().positive() });
+export const userIdParam = z.object({
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .meta({ examples: [42] }),
+});
 
 export const profileSchema = z
   .object({
@@ -17,7 +23,21 @@ export const profileSchema = z
     emailVerified: z.boolean(),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'UserProfile' });
+  .meta({
+    id: 'UserProfile',
+    examples: [
+      {
+        id: 42,
+        email: 'ada@example.com',
+        name: 'Ada',
+        role: 'carbon',
+        accountType: 'public',
+        energy_coins: 120,
+        emailVerified: true,
+        createdAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type Profile = z.infer<typeof profileSchema>;
 
 export const adminUsersQuery = pageQuery.extend({
@@ -38,4 +58,5 @@ export const patchUserBody = z
     name: z.string().trim().min(1).max(100).optional(),
   })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of role, accountType, name' });
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of role, accountType, name' })
+  .meta({ examples: [{ role: 'silicon', accountType: 'developer' }] });

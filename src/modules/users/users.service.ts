@@ -180,6 +180,24 @@ export class UsersService {
     await repo.claim(executor, id);
   }
 
+  /** The first administrator (ADMIN_EMAIL, ADMIN_PASSWORD at start): a CSO with a verified email,
+   * made only while no CSO exists. `exists`: there is a CSO already (this one or another);
+   * `email_taken`: no CSO, but another account has the address (never promoted by this). */
+  async ensureFirstAdmin(admin: {
+    email: string;
+    password: string;
+  }): Promise<'created' | 'exists' | 'email_taken'> {
+    if ((await this.firstCsoId()) !== undefined) return 'exists';
+    try {
+      await this.create({ ...admin, role: 'cso', accountType: 'public', emailVerified: true });
+      return 'created';
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'conflict')) throw err;
+      // Another node made it at the same moment, or the address belongs to someone else.
+      return (await this.firstCsoId()) !== undefined ? 'exists' : 'email_taken';
+    }
+  }
+
   /** The first CSO's id (the root observer's owner), if any CSO exists. */
   async firstCsoId(executor: Executor = this.db): Promise<number | undefined> {
     return (await repo.firstCsoId(executor))?.id ?? undefined;

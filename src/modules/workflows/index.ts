@@ -11,8 +11,9 @@ export type {
   WorkflowPorts,
   WorkflowsDeps,
 } from './workflows.types.js';
-export { WorkflowTasksService } from './workflows.tasks.js';
-export { WorkflowRunsService } from './workflows.runs.js';
+export { WorkflowTasksService, type InstanceOverview } from './workflows.tasks.js';
+export { WorkflowRunsService, type NewTask } from './workflows.runs.js';
+export type { OrchestrateInput } from './workflows.runs.schemas.js';
 export { WorkflowOrchestrator, type OrchestratorDeps } from './workflows.orchestrator.js';
 export { WorkflowRunJobs, RUN_JOB } from './workflows.jobs.js';
 export { specialtiesOf } from './workflows.orchestrator.rules.js';
@@ -31,6 +32,7 @@ export {
   taskIdParam,
   transitionBody,
   TASK_STATUSES,
+  proofUrlSchema,
 } from './workflows.schemas.js';
 export { orchestrateBody } from './workflows.runs.schemas.js';
 

@@ -31,6 +31,7 @@ export class WorkflowEntry {
     eventText: string,
     metadata: Record<string, unknown> = {},
   ): Promise<TimelineEvent> {
+    await this.ports().instanceWritten?.(trx, row.id);
     const event = await this.deps.timeline.record(
       trx,
       {
@@ -146,7 +147,7 @@ export class WorkflowEntry {
     let runId = active?.id ?? null;
     const { runExecutor, autoRunOrchestrator } = this.ports();
     const creator = row.created_by_user_id;
-    if (!active && runExecutor && creator !== null && ((await autoRunOrchestrator?.(creator)) ?? true)) {
+    if (!active && runExecutor && creator !== null && ((await autoRunOrchestrator?.(creator, trx)) ?? true)) {
       const started = await this.startRun(trx, afterCommit, row, 'state_entry', [], actor.id);
       runId = started.run.id;
       current = started.instance;

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- a test helper: it reads untyped JSON bodies, as the tests do */
 // Helpers shared by the workflow tests: calls as a given user, instance creation, and a listener
-// on the root observer's /observer room.
+// on the root observer's /observer room; the problem+json assertion is the shared one.
 import { expect } from 'vitest';
 import type { TestApp, TestUser } from '../../../test/harness.js';
 
@@ -24,14 +24,4 @@ export function client(t: TestApp) {
   };
 }
 
-/** Asserts a problem+json answer with this status and code; returns its body. */
-export function expectProblem(
-  r: { status: number; headers: Headers; body: any; text: string },
-  status: number,
-  code: string,
-) {
-  expect(r.status, r.text).toBe(status);
-  expect(r.headers.get('content-type')).toMatch(/application\/problem\+json/);
-  expect(r.body.code).toBe(code);
-  return r.body;
-}
+export { expectProblem } from '../../../test/expect-problem.js';

@@ -2,6 +2,7 @@
 // seeds (the instance's context, the model's structured answer, or the fixed three of each flow),
 // which persona takes a task, what a task's model call is asked, and the offline draft.
 import { z } from 'zod';
+import { jsonObjectIn } from '../../platform/models/json-answer.js';
 import { SPECIALTIES } from './workflows.schemas.js';
 import type { Specialty } from './workflows.tables.js';
 
@@ -99,14 +100,8 @@ export function seedPrompt(i: { machineId: string; state: string; context: Recor
 /** The model's tasks (an unknown specialty becomes `general`), or null when the answer does not
  * follow the format. */
 export function parseSeededTasks(text: string): SeedTask[] | null {
-  const json = /\{[\s\S]*\}/.exec(text)?.[0];
-  if (!json) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(json);
-  } catch {
-    return null;
-  }
+  const raw = jsonObjectIn(text);
+  if (raw === undefined) return null;
   const parsed = seededSchema.safeParse(raw);
   if (!parsed.success) return null;
   return parsed.data.tasks.map((t) => ({

@@ -5,22 +5,18 @@
 // one artifact each, a failing task blocked, concurrency honoured, one active run, runs started on
 // entering execution and by a rerun, offline drafts, access, and a run that survives a restart of
 // its worker without a duplicate artifact or model call.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import {
+  createRestartableApp,
   createTestApp,
   createUser,
   eventually,
-  isPostgres,
   type TestApp,
   type TestUser,
 } from '../../../test/harness.js';
-import { dropSchema } from '../../../test/schema.js';
 import { client, expectProblem } from './workflows.fixtures.js';
 
 const TASK_MARK = 'Write the artifact this task asks for';
@@ -368,11 +364,8 @@ describe('offline', () => {
 
 describe('restart', () => {
   it('a run interrupted by its worker stopping resumes on the next one: no duplicate artifact or call', async () => {
-    const dir = isPostgres() ? null : mkdtempSync(join(tmpdir(), 'wf-restart-'));
-    const env = relayEnv(fake, relay, dir ? { DATA_DIR: dir, PGVECTOR: 'off' } : {});
-    const dbEnv = dir ? { ...env, DATABASE_URL: undefined } : env;
-    const first = await createTestApp(dbEnv);
-    let second: TestApp | undefined;
+    const apps = await createRestartableApp(relayEnv(fake, relay));
+    const first = apps.first;
     try {
       const u = await createUser(first, 'public');
       const i = (
@@ -396,12 +389,7 @@ describe('restart', () => {
         await first.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })
       ).body.artifacts;
       expect(artsBefore.map((a: any) => a.status)).toEqual(['ready', 'draft']);
-      await first.app.close();
-      await first.deps.close();
-      relay.release();
-
-      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : {});
-      const api = second;
+      const api = await apps.restart(() => relay.release());
       const run = await eventually(
         async () => {
           const x = await api.api('GET', `/api/protocol/runs/${r.body.id}`, { token: u.accessToken });
@@ -433,9 +421,7 @@ describe('restart', () => {
       ).toHaveLength(2);
     } finally {
       relay.release();
-      if (second) await second.close();
-      if (first.schema && process.env.DATABASE_URL) await dropSchema(process.env.DATABASE_URL, first.schema);
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      await apps.close();
     }
   });
 });

@@ -157,6 +157,30 @@ export function enterState(db: Executor, id: string, state: string, userId: numb
   );
 }
 
+/** Back to a state and one of its earlier visits (an undone transition; the version bumps). */
+export function restoreState(db: Executor, id: string, state: string, visit: number, userId: number) {
+  return updateInstance(db, id, {
+    state,
+    state_visit: visit,
+    state_entered_at: dbNow(),
+    updated_by_user_id: userId,
+  });
+}
+
+/** The newest unarchived instance a user created for a channel. */
+export function newestUnarchivedInChannel(db: Executor, userId: number, channelId: string) {
+  return db
+    .selectFrom('workflow_instances')
+    .select('id')
+    .where('channel_id', '=', channelId)
+    .where('created_by_user_id', '=', userId)
+    .where('archived_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 /** The instance's active run (no version bump: the run, not the instance, is what changed). */
 export function setActiveRun(db: Executor, id: string, runId: string | null) {
   return db

@@ -52,6 +52,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Workflow definitions',
+        description:
+          'Every workflow definition (state machine) in full: states with checklists and entry actions, transitions with their guards.',
         response: { 200: definitionListResponse, ...problems(401) },
       },
     },
@@ -64,6 +66,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'One workflow definition: states (checklists, entry actions) and transitions (guards)',
+        description:
+          'One workflow definition: its states with their checklists and entry actions, and the transitions with the guards that must be satisfied (approvals, evidence).',
         params: machineIdParam,
         response: { 200: definitionSchema, ...problems(400, 401, 404) },
       },
@@ -77,6 +81,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Create a workflow instance in its initial state',
+        description:
+          'Creates a workflow instance of a definition in its initial state, created by the caller, optionally tied to a chat-platform channel (and, for administrators, a registry instance). Entering the state records its checklist and runs its entry actions. An unknown definition or protocol is 422.',
         body: createInstanceBody,
         response: { 201: instanceSchema, ...problems(400, 401, 403, 422) },
       },
@@ -90,6 +96,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Workflow instances, newest first (non-admins: their own)',
+        description:
+          'Workflow instances, newest first, filtered by definition, state, channel and archive; non-administrators see those they take part in.',
         querystring: listInstancesQuery,
         response: { 200: instanceListResponse, ...problems(400, 401) },
       },
@@ -103,6 +111,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'A workflow instance (participants only; others 404)',
+        description:
+          "One workflow instance with its state, version, checklist and allowed exits. Only participants (the creator, administrators, the observer's owner) see it; others get 404.",
         params: idParam,
         response: { 200: instanceSchema, ...problems(400, 401, 404) },
       },
@@ -117,6 +127,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
         tags,
         summary:
           'Move the instance to a target state (409 invalid_transition, guard_not_satisfied, conflict)',
+        description:
+          'Moves the instance to `targetState`. Send `expectedVersion` to refuse a stale view (409 `conflict`). A move the definition does not allow is 409 `invalid_transition` with the allowed exits; a guard that is not met is 409 `guard_not_satisfied` naming what to record.',
         params: idParam,
         body: transitionBody,
         response: { 200: instanceSchema, ...problems(400, 401, 404, 409) },
@@ -132,6 +144,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
         tags,
         summary:
           "Record an approval of the current state visit (an admin or the observer's owner); may advance",
+        description:
+          "Records the caller's approval of the current state visit (an administrator or the observer's owner; other participants get 403). When it satisfies the guarded exit, the instance advances in the same write (`advanced`).",
         params: idParam,
         body: approvalBody,
         response: { 201: approvalResponse, ...problems(400, 401, 403, 404, 409) },
@@ -147,6 +161,7 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Approvals of the instance, oldest first',
+        description: "The instance's approvals, oldest first, with the state visit each belongs to.",
         params: idParam,
         response: { 200: approvalListResponse, ...problems(400, 401, 404) },
       },
@@ -160,6 +175,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Record evidence (a verification_evidence event; proofUrl is never fetched); may advance',
+        description:
+          'Records evidence for the current state visit (a `verification_evidence` timeline event with a description and a proof URL that is never fetched). When it satisfies the guarded exit, the instance advances.',
         params: idParam,
         body: evidenceBody,
         response: { 201: evidenceResponse, ...problems(400, 401, 404, 409) },
@@ -177,6 +194,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: "The instance's timeline events, newest first",
+        description:
+          "The instance's timeline events (checklists, transitions, approvals, evidence, runs), newest first.",
         params: idParam,
         querystring: timelineQuery,
         response: { 200: timelineResponse, ...problems(400, 401, 404) },
@@ -191,6 +210,7 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: "The instance's tasks",
+        description: "The instance's tasks with their status, persona or human assignee, filtered by status.",
         params: idParam,
         querystring: tasksQuery,
         response: { 200: taskListResponse, ...problems(400, 401, 404) },
@@ -205,6 +225,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Update a task (status moves as allowed, else 409 invalid_transition)',
+        description:
+          'Updates a task: status (only the moves the contract allows, else 409 `invalid_transition`), the persona or human it is assigned to, notes, title, description, metadata. A task of a completed instance is 409.',
         params: taskIdParam,
         body: putTaskBody,
         response: { 200: taskSchema, ...problems(400, 401, 404, 409) },
@@ -219,6 +241,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Run this task alone again (old artifacts stay)',
+        description:
+          'Runs this task alone again in a new orchestrator run (202 with the run); earlier artifacts stay. 409 while the instance has a run queued or running; 503 when no worker executes runs.',
         params: taskIdParam,
         response: { 202: runSchema, ...problems(400, 401, 404, 409, 503) },
       },
@@ -232,6 +256,7 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: "The instance's artifacts, without content",
+        description: "The instance's artifacts without their content, filtered by task and review status.",
         params: idParam,
         querystring: artifactsQuery,
         response: { 200: artifactListResponse, ...problems(400, 401, 404) },
@@ -246,6 +271,7 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'An artifact with its content',
+        description: 'An artifact with its content (participants of its instance only).',
         params: artifactIdParam,
         response: { 200: artifactSchema, ...problems(400, 401, 404) },
       },
@@ -259,6 +285,8 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
       schema: {
         tags,
         summary: 'Review a ready artifact once; the last approval records evidence and may advance',
+        description:
+          'Approves or rejects a ready artifact, once. The approval that leaves no artifact of the instance pending records evidence, which may advance the instance.',
         params: artifactIdParam,
         body: reviewBody,
         response: { 200: reviewResponse, ...problems(400, 401, 404, 409) },

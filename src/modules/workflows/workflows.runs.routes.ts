@@ -25,6 +25,8 @@ export function workflowRunsRoutes(app: App, { workflowRuns }: WorkflowRunsRoute
         tags,
         summary:
           'Start an orchestrator run: seed tasks, assign personas by specialty, run tasks (409 conflict with `run` while one is queued or running)',
+        description:
+          'Starts an orchestrator run (202): it seeds tasks when there are none, assigns each to an NPC by specialty, and works on the pending tasks with the model, producing artifacts. 409 `conflict` with the current `run` while one is queued or running.',
         params: idParam,
         body: orchestrateBody,
         response: { 202: runSchema, ...problems(400, 401, 404, 409) },
@@ -40,6 +42,7 @@ export function workflowRunsRoutes(app: App, { workflowRuns }: WorkflowRunsRoute
       schema: {
         tags,
         summary: "The instance's orchestrator runs, newest first",
+        description: "The instance's orchestrator runs, newest first, with status and progress.",
         params: idParam,
         response: { 200: runListResponse, ...problems(400, 401, 404) },
       },
@@ -53,6 +56,8 @@ export function workflowRunsRoutes(app: App, { workflowRuns }: WorkflowRunsRoute
       schema: {
         tags,
         summary: 'An orchestrator run: status, tasks and progress',
+        description:
+          'One orchestrator run: status, trigger, the tasks it works on, progress (completed, blocked) and its error if it failed.',
         params: runIdParam,
         response: { 200: runSchema, ...problems(400, 401, 404) },
       },

@@ -4,13 +4,21 @@
 import { transaction } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound } from '../../platform/http/problem.js';
+import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
 import type { OrchestrateInput } from './workflows.runs.schemas.js';
 import type { Run } from './workflows.schemas.js';
 import type { WorkflowsService } from './workflows.service.js';
-import type { RunTrigger } from './workflows.tables.js';
+import type { RunTrigger, Specialty } from './workflows.tables.js';
 import { toRun } from './workflows.tasks.js';
 import type { WorkflowActor } from './workflows.types.js';
+
+/** A task a run is started with (`orchestrate`'s `addTasks`). */
+export interface NewTask {
+  title: string;
+  description: string;
+  specialty: Specialty;
+}
 
 export class WorkflowRunsService {
   constructor(private readonly core: WorkflowsService) {}
@@ -26,6 +34,8 @@ export class WorkflowRunsService {
     instanceId: string,
     input: OrchestrateInput,
     trigger: Extract<RunTrigger, 'manual' | 'suggestion' | 'command'> = 'manual',
+    /** Tasks added (pending) in the same transaction before the run starts, so it runs them. */
+    addTasks: NewTask[] = [],
   ): Promise<Run> {
     return transaction(this.db, async (trx, afterCommit) => {
       const instance = await this.core.participantInstance(trx, instanceId, actor, { lock: true });
@@ -33,6 +43,23 @@ export class WorkflowRunsService {
       const active = await runs.findActiveRun(trx, instance.id);
       if (active)
         throw new AppError('conflict', 'A run of this instance is queued or running', { run: toRun(active) });
+      if (addTasks.length > 0) {
+        const added = await repo.insertTasks(
+          trx,
+          instance.id,
+          addTasks.map((t) => ({ ...t, metadata: { addedBy: trigger } })),
+        );
+        for (const t of added)
+          await this.core.entry.record(
+            trx,
+            afterCommit,
+            instance,
+            actor.id,
+            'workflow_task_updated',
+            `Task "${t.title}" added (${t.specialty})`,
+            { taskId: t.id, changed: ['created'], fromStatus: null, status: t.status, source: trigger },
+          );
+      }
       try {
         const { run } = await this.core.entry.startRun(trx, afterCommit, instance, trigger, [], actor.id);
         return toRun(await runs.setRunOptions(trx, run.id, input));

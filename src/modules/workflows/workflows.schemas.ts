@@ -28,9 +28,34 @@ export const definitionSchema = z
     ),
     transitions: z.array(z.object({ from: z.string(), to: z.string(), guard: guardSchema.nullable() })),
   })
-  .meta({ id: 'WorkflowDefinition' });
+  .meta({
+    id: 'WorkflowDefinition',
+    examples: [
+      {
+        machineId: 'documentation_flow_v1',
+        version: 1,
+        protocolId: 'observer_onboarding_v1',
+        initial: 'intake',
+        states: [
+          { name: 'intake', terminal: false, checklist: ['Describe the goal'], actions: [] },
+          { name: 'execution', terminal: false, checklist: [], actions: ['announceExecutionStart'] },
+          { name: 'completed', terminal: true, checklist: [], actions: ['collectArtifacts'] },
+        ],
+        transitions: [
+          { from: 'intake', to: 'execution', guard: 'observerApproval' },
+          { from: 'execution', to: 'completed', guard: 'testsOrDemoAttached' },
+        ],
+      },
+    ],
+  });
 export const definitionListResponse = z.object({ definitions: z.array(definitionSchema) });
-export const machineIdParam = z.object({ machineId: z.string().min(1).max(100) });
+export const machineIdParam = z.object({
+  machineId: z
+    .string()
+    .min(1)
+    .max(100)
+    .meta({ examples: ['documentation_flow_v1'] }),
+});
 
 const idText = z.string().trim().min(1).max(100);
 const expectedVersion = z
@@ -66,7 +91,16 @@ export const createInstanceBody = z
     guildId: idText.optional(),
     registryInstanceId: z.number().int().positive().optional().describe('admins only: a registry instance'),
   })
-  .meta({ id: 'WorkflowInstanceCreate' });
+  .meta({
+    id: 'WorkflowInstanceCreate',
+    examples: [
+      {
+        machineId: 'documentation_flow_v1',
+        context: { title: 'Harbour guide', goal: 'A guide for new players' },
+        channelId: '1203948576012345678',
+      },
+    ],
+  });
 export type CreateInstanceInput = z.infer<typeof createInstanceBody>;
 
 export const allowedTransitionSchema = z.object({
@@ -97,7 +131,38 @@ export const instanceSchema = z
     archivedAt: z.iso.datetime().nullable(),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'WorkflowInstance' });
+  .meta({
+    id: 'WorkflowInstance',
+    examples: [
+      {
+        id: '5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f',
+        machineId: 'documentation_flow_v1',
+        protocolId: 'observer_onboarding_v1',
+        state: 'intake',
+        context: { title: 'Harbour guide' },
+        channelId: '1203948576012345678',
+        guildId: null,
+        createdByUserId: 42,
+        updatedByUserId: 42,
+        version: 1,
+        stateVisit: 1,
+        stateEnteredAt: '2025-05-01T09:30:00.000Z',
+        checklist: ['Describe the goal'],
+        allowedTransitions: [
+          {
+            to: 'execution',
+            guard: 'observerApproval',
+            satisfied: false,
+            missing: ["an approval by an administrator or the observer's owner"],
+          },
+        ],
+        registryInstanceId: null,
+        activeRunId: null,
+        archivedAt: null,
+        createdAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type WorkflowInstance = z.infer<typeof instanceSchema>;
 
 const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');
@@ -112,10 +177,16 @@ export const listInstancesQuery = z.object({
 export type ListInstancesQuery = z.infer<typeof listInstancesQuery>;
 export const instanceListResponse = z.object({ instances: z.array(instanceSchema), ...pageMeta });
 
-export const idParam = z.object({ id: z.uuid() });
-export const taskIdParam = z.object({ taskId: z.uuid() });
+export const idParam = z.object({
+  id: z.uuid().meta({ examples: ['5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f'] }),
+});
+export const taskIdParam = z.object({
+  taskId: z.uuid().meta({ examples: ['0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e'] }),
+});
 
-export const transitionBody = z.strictObject({ targetState: z.string().min(1).max(100), expectedVersion });
+export const transitionBody = z
+  .strictObject({ targetState: z.string().min(1).max(100), expectedVersion })
+  .meta({ examples: [{ targetState: 'drafting', expectedVersion: 3 }] });
 
 export const approvalSchema = z
   .object({
@@ -128,7 +199,21 @@ export const approvalSchema = z
     note: z.string().nullable(),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'WorkflowApproval' });
+  .meta({
+    id: 'WorkflowApproval',
+    examples: [
+      {
+        id: '7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+        instanceId: '5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f',
+        state: 'intake',
+        stateVisit: 1,
+        approvedByUserId: 1,
+        approvedByName: 'Grace',
+        note: 'Looks right.',
+        createdAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type Approval = z.infer<typeof approvalSchema>;
 
 export const advancedSchema = z
@@ -137,7 +222,9 @@ export const advancedSchema = z
   .describe('the guarded exit this write took automatically, or null');
 export type Advanced = z.infer<typeof advancedSchema>;
 
-export const approvalBody = z.strictObject({ note: z.string().max(2000).optional(), expectedVersion });
+export const approvalBody = z
+  .strictObject({ note: z.string().max(2000).optional(), expectedVersion })
+  .meta({ examples: [{ note: 'Checked the outline with the team.', expectedVersion: 4 }] });
 export const approvalResponse = z.object({
   approval: approvalSchema,
   instance: instanceSchema,
@@ -158,11 +245,21 @@ export const proofUrlSchema = z
     { message: 'must be an http(s) URL' },
   );
 
-export const evidenceBody = z.strictObject({
-  description: z.string().trim().min(1).max(2000),
-  proofUrl: proofUrlSchema,
-  expectedVersion,
-});
+export const evidenceBody = z
+  .strictObject({
+    description: z.string().trim().min(1).max(2000),
+    proofUrl: proofUrlSchema,
+    expectedVersion,
+  })
+  .meta({
+    examples: [
+      {
+        description: 'The published guide',
+        proofUrl: 'https://docs.example.com/guides/harbour',
+        expectedVersion: 5,
+      },
+    ],
+  });
 export const evidenceResponse = z.object({
   evidence: timelineEventSchema,
   instance: instanceSchema,
@@ -187,7 +284,25 @@ export const taskSchema = z
     runCount: z.number().int(),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'WorkflowTask' });
+  .meta({
+    id: 'WorkflowTask',
+    examples: [
+      {
+        id: '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e',
+        instanceId: '5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f',
+        title: 'Outline the guide',
+        description: 'Sections and their order',
+        status: 'in_progress',
+        specialty: 'docs',
+        assignedPersonaId: 7,
+        assignedHuman: null,
+        notes: '',
+        metadata: {},
+        runCount: 1,
+        createdAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
+  });
 export type Task = z.infer<typeof taskSchema>;
 export const tasksQuery = z.object({ status: z.enum(TASK_STATUSES).optional() });
 export const taskListResponse = z.object({ tasks: z.array(taskSchema) });
@@ -204,7 +319,10 @@ export const putTaskBody = z
       .refine((m) => utf8Bytes(m) <= CONTEXT_MAX_BYTES, { message: 'metadata is at most 64 KiB of JSON' })
       .optional(),
   })
-  .meta({ id: 'WorkflowTaskUpdate' });
+  .meta({
+    id: 'WorkflowTaskUpdate',
+    examples: [{ status: 'in_progress', assignedPersonaId: 7, notes: 'Mira drafts the outline first.' }],
+  });
 export type PutTaskInput = z.infer<typeof putTaskBody>;
 
 export const artifactSchema = z
@@ -223,15 +341,37 @@ export const artifactSchema = z
     createdAt: z.iso.datetime(),
     reviewedAt: z.iso.datetime().nullable(),
   })
-  .meta({ id: 'WorkflowArtifact' });
+  .meta({
+    id: 'WorkflowArtifact',
+    examples: [
+      {
+        id: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
+        instanceId: '5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f',
+        taskId: '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e',
+        personaId: 7,
+        summary: 'Outline of the harbour guide',
+        status: 'ready',
+        reviewStatus: 'pending',
+        reviewedByUserId: null,
+        reviewNotes: null,
+        metadata: {},
+        createdAt: '2025-05-01T09:30:00.000Z',
+        reviewedAt: null,
+      },
+    ],
+  });
 export type Artifact = z.infer<typeof artifactSchema>;
-export const artifactIdParam = z.object({ id: z.uuid() });
+export const artifactIdParam = z.object({
+  id: z.uuid().meta({ examples: ['c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f'] }),
+});
 export const artifactsQuery = z.object({
   taskId: z.uuid().optional(),
   reviewStatus: z.enum(REVIEW_STATUSES).optional(),
 });
 export const artifactListResponse = z.object({ artifacts: z.array(artifactSchema) });
-export const reviewBody = z.strictObject({ approve: z.boolean(), notes: z.string().max(2000).optional() });
+export const reviewBody = z
+  .strictObject({ approve: z.boolean(), notes: z.string().max(2000).optional() })
+  .meta({ examples: [{ approve: true, notes: 'Clear and complete.' }] });
 export const reviewResponse = z.object({
   artifact: artifactSchema,
   instance: instanceSchema,
@@ -250,5 +390,20 @@ export const runSchema = z
     createdAt: z.iso.datetime(),
     finishedAt: z.iso.datetime().nullable(),
   })
-  .meta({ id: 'WorkflowRun' });
+  .meta({
+    id: 'WorkflowRun',
+    examples: [
+      {
+        id: '7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+        instanceId: '5f0c6d1e-8a9b-4c3d-9e2f-1a2b3c4d5e6f',
+        status: 'running',
+        trigger: 'manual',
+        taskIds: ['0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e'],
+        progress: { total: 1, completed: 0, failed: 0 },
+        error: null,
+        createdAt: '2025-05-01T09:30:00.000Z',
+        finishedAt: null,
+      },
+    ],
+  });
 export type Run = z.infer<typeof runSchema>;

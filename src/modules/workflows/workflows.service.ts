@@ -31,7 +31,7 @@ import type {
 } from './workflows.schemas.js';
 import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 
-type Access = { participant: boolean; approver: boolean };
+export type Access = { participant: boolean; approver: boolean };
 
 /** The records of a state visit that just began. */
 const NEW_VISIT: VisitRecords = Object.freeze({ approvals: 0, evidence: 0 });
@@ -142,6 +142,16 @@ export class WorkflowsService {
     actor: WorkflowActor,
     opts: { lock?: boolean; approver?: boolean } = {},
   ): Promise<repo.InstanceRow> {
+    return (await this.participantAccess(executor, id, actor, opts)).row;
+  }
+
+  /** Like participantInstance, with what the actor may do there (approve or not). */
+  async participantAccess(
+    executor: Executor,
+    id: string,
+    actor: WorkflowActor,
+    opts: { lock?: boolean; approver?: boolean } = {},
+  ): Promise<{ row: repo.InstanceRow; access: Access }> {
     const row = await repo.findInstance(executor, id, opts.lock ?? false);
     if (!row) throw notFound('workflow instance');
     const access = await this.accessOf(row, actor, executor);
@@ -151,7 +161,18 @@ export class WorkflowsService {
         'forbidden',
         "Only an administrator or the owner of the instance's observer may approve",
       );
-    return row;
+    return { row, access };
+  }
+
+  /** Who created an instance (null: gone, or the account was deleted); for work done on the
+   * creator's behalf after a write, such as the suggestions' pass. */
+  async creatorOf(id: string): Promise<number | null> {
+    return (await repo.findInstance(this.db, id))?.created_by_user_id ?? null;
+  }
+
+  /** The newest unarchived instance this user created for a chat-platform channel, or null. */
+  async newestInChannel(userId: number, channelId: string): Promise<string | null> {
+    return (await repo.newestUnarchivedInChannel(this.db, userId, channelId))?.id ?? null;
   }
 
   /** A write to an instance, its tasks or artifacts: refused once completed, or on a stale version. */
@@ -307,6 +328,40 @@ export class WorkflowsService {
         suggestionId: input.suggestionId ?? null,
       });
       return this.viewWith(trx, moved, NEW_VISIT);
+    });
+  }
+
+  /** Takes back a transition (beyond the contract's instance routes; the suggestions' undo): the
+   * instance, still at `expectedVersion` (else 409 `conflict`), goes back to the state `to` it
+   * left by an exit of the definition, and to that state's visit `visit`, so the approvals and
+   * evidence of that visit count again. Records `workflow_transition` with `undo: true`; no entry
+   * checklist or actions run. A completed instance is read-only (409 `conflict`). */
+  async undoTransition(
+    actor: WorkflowActor,
+    id: string,
+    input: { expectedVersion: number; to: string; visit: number; suggestionId: string | null },
+  ): Promise<WorkflowInstance> {
+    return transaction(this.db, async (trx, afterCommit) => {
+      const row = await this.participantInstance(trx, id, actor, { lock: true });
+      this.checkWritable(row, input.expectedVersion);
+      const def = await this.definitionOf(row, trx);
+      if (!def.transitions.some((t) => t.from === input.to && t.to === row.state) || input.visit < 1)
+        throw new AppError('invalid_transition', `${def.machineId} never moves ${input.to} → ${row.state}`, {
+          from: row.state,
+          to: input.to,
+          allowed: [],
+        });
+      const back = await repo.restoreState(trx, id, input.to, input.visit, actor.id);
+      await this.entry.record(
+        trx,
+        afterCommit,
+        back,
+        actor.id,
+        'workflow_transition',
+        `${row.state} → ${input.to} (undone)`,
+        { from: row.state, to: input.to, auto: false, undo: true, suggestionId: input.suggestionId },
+      );
+      return this.view(trx, back);
     });
   }
 

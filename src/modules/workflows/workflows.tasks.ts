@@ -11,6 +11,7 @@ import * as runs from './workflows.runs.repository.js';
 import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
 import type { WorkflowsService } from './workflows.service.js';
+import type { WorkflowDefinition } from './workflows.definitions.js';
 import type { WorkflowActor } from './workflows.types.js';
 import type { ReviewStatus, Specialty, TaskStatus } from './workflows.tables.js';
 
@@ -67,11 +68,40 @@ export function toRun(r: runs.RunRow): Run {
   };
 }
 
+export interface InstanceOverview {
+  instance: WorkflowInstance;
+  definition: WorkflowDefinition;
+  /** Whether the actor may approve (an admin or the owner of the instance's observer). */
+  approver: boolean;
+  tasks: Task[];
+  artifacts: Artifact[];
+}
+
 export class WorkflowTasksService {
   constructor(private readonly core: WorkflowsService) {}
 
   private get db() {
     return this.core.deps.db;
+  }
+
+  /** An instance as a participant sees it (404 for anyone else), with its definition, tasks,
+   * artifacts (without content) and whether the actor may approve: what the suggestions module
+   * reads of an instance in one call. */
+  async overview(actor: WorkflowActor, instanceId: string): Promise<InstanceOverview> {
+    const { row, access } = await this.core.participantAccess(this.db, instanceId, actor);
+    const [instance, definition, tasks, artifacts] = await Promise.all([
+      this.core.view(this.db, row),
+      this.core.getDefinition(row.machine_id),
+      repo.listTasks(this.db, row.id),
+      repo.listArtifacts(this.db, row.id),
+    ]);
+    return {
+      instance,
+      definition,
+      approver: access.approver,
+      tasks: tasks.map(toTask),
+      artifacts: artifacts.map(toArtifact),
+    };
   }
 
   // ---- tasks -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { redactUrl } from '../redact.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 
@@ -57,6 +58,44 @@ export class DatabaseBusyError extends Error {
       { cause },
     );
     this.name = 'DatabaseBusyError';
+  }
+}
+
+/** The PostgreSQL server at DATABASE_URL could not be reached or refused the connection; the
+ * message is one line saying what to do (main.ts prints it without a stack). */
+export class DatabaseUnreachableError extends Error {
+  constructor(url: string, reason: string, cause: unknown) {
+    super(
+      `cannot reach the database at ${redactUrl(url)} (${reason}): start PostgreSQL there or correct ` +
+        `DATABASE_URL (unset it to use the embedded database)`,
+      { cause },
+    );
+    this.name = 'DatabaseUnreachableError';
+  }
+}
+
+/** Why a first connection failed, in words, when it is the server's absence or refusal (not a bug
+ * of ours): undefined for anything else. */
+function unreachableReason(err: unknown, timeoutMs: number): string | undefined {
+  const e = err as { code?: string; message?: string };
+  switch (e.code ?? '') {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'unknown host';
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case '28P01': // invalid_password
+    case '28000': // invalid_authorization_specification
+    case '3D000': // invalid_catalog_name: the database does not exist
+      return e.message;
+    default:
+      return e.message && /timeout/i.test(e.message) ? `no answer within ${timeoutMs} ms` : undefined;
   }
 }
 
@@ -133,14 +172,21 @@ export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseH
 
 async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const schema = opts.schema;
-  if (schema) {
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    } finally {
-      await admin.end();
-    }
+  // One connection first: a server that is down or refuses us is reported now, in one line,
+  // before anything else starts.
+  const first = new pg.Client({ connectionString: url, connectionTimeoutMillis: opts.poolTimeoutMs });
+  try {
+    await first.connect();
+  } catch (err) {
+    await first.end().catch(() => undefined);
+    const reason = unreachableReason(err, opts.poolTimeoutMs);
+    if (reason) throw new DatabaseUnreachableError(url, reason, err);
+    throw err;
+  }
+  try {
+    if (schema) await first.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  } finally {
+    await first.end();
   }
   const { pool, guarded } = makePool(
     {

@@ -12,9 +12,12 @@ export class DataDirLockedError extends Error {
     public readonly dir: string,
     public readonly pid: number,
   ) {
+    // The CLI's case; main.ts words its own line from dir and pid.
     super(
-      `the embedded database in ${dir} is in use by process ${pid} (a running server?). ` +
-        `Only one process may open it: stop that process, or use the admin API while it runs.`,
+      `the embedded database in ${dir} is in use by process ${pid} (a running server?): only one ` +
+        `process may open it. Stop that process first, or do this through the running server: the ` +
+        `admin API with an administrator's token (the first administrator comes from ADMIN_EMAIL and ` +
+        `ADMIN_PASSWORD at the server's start; README, "The first administrator")`,
     );
     this.name = 'DataDirLockedError';
   }

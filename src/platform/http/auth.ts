@@ -7,7 +7,7 @@ import type { AccessClaims } from '../security/jwt.js';
 import type { AccountState } from '../security/account-state.js';
 import { isAdmin, type AccountType, type ApiScope, type Role } from '../security/identity.rules.js';
 
-export type AuthRequirement = 'public' | 'user' | 'admin' | { hybrid: ApiScope };
+export type AuthRequirement = 'public' | 'user' | 'admin' | { hybrid: ApiScope } | { userOrKey: ApiScope };
 
 export interface UserPrincipal {
   kind: 'user';
@@ -28,6 +28,9 @@ export interface ApiKeyPrincipal {
   id: number;
   name: string;
   scopes: ApiScope[];
+  /** The account the key belongs to (who created it, or the account it was made for); a key with
+   * the `mcp` scope acts as that account. Null when none (made by the CLI without --user). */
+  userId: number | null;
 }
 
 export type Principal = UserPrincipal | ApiKeyPrincipal;
@@ -105,6 +108,22 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
     if (token === null)
       throw new AppError('unauthenticated', 'The Authorization header must be "Bearer <token>"');
 
+    if (typeof requirement === 'object' && 'userOrKey' in requirement) {
+      // A user's own door: their access token, or (only when no token is sent) an API key with
+      // the scope, acting as the account it belongs to. Either way the caller is that user.
+      // MCP clients that can only send a bearer header may send the key as one.
+      const bearerKey = token?.startsWith('apk_') ? token : undefined;
+      if (token !== undefined && !bearerKey) {
+        request.principal = await userFromToken(deps, token);
+        return;
+      }
+      const key = bearerKey ?? request.headers['x-api-key'];
+      if (typeof key !== 'string' || key.length === 0)
+        throw new AppError('unauthenticated', 'An access token or an X-API-Key header is required');
+      request.principal = await userFromApiKey(deps, await apiKeyWithScope(deps, key, requirement.userOrKey));
+      return;
+    }
+
     if (typeof requirement === 'object') {
       // Hybrid: a present token is judged on its own (a bad one is never rescued by a key);
       // only an absent one falls back to the API key.
@@ -118,13 +137,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       const key = request.headers['x-api-key'];
       if (typeof key !== 'string' || key.length === 0)
         throw new AppError('unauthenticated', 'An admin access token or an X-API-Key header is required');
-      const principal = await deps.verifyApiKey(key);
-      if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
-      if (!principal.scopes.includes(requirement.hybrid))
-        throw new AppError('forbidden', `The API key lacks the scope ${requirement.hybrid}`, {
-          requiredScope: requirement.hybrid,
-        });
-      request.principal = principal;
+      request.principal = await apiKeyWithScope(deps, key, requirement.hybrid);
       return;
     }
 
@@ -134,6 +147,36 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
       throw new AppError('forbidden', 'Administrator access is required');
     request.principal = user;
   });
+}
+
+/** The key's principal when it is valid and has the scope; else the 401 or 403 that says why. */
+async function apiKeyWithScope(deps: AuthDeps, key: string, scope: ApiScope): Promise<ApiKeyPrincipal> {
+  const principal = await deps.verifyApiKey(key);
+  if (!principal) throw new AppError('unauthenticated', 'The API key is not valid');
+  if (!principal.scopes.includes(scope))
+    throw new AppError('forbidden', `The API key lacks the scope ${scope}`, { requiredScope: scope });
+  return principal;
+}
+
+/** An API key acting as the account it belongs to (`userOrKey` routes): that account's rights as
+ * they are now. */
+export async function userFromApiKey(deps: AuthDeps, key: ApiKeyPrincipal): Promise<UserPrincipal> {
+  if (key.userId === null)
+    throw new AppError('forbidden', 'This API key belongs to no account: create it for a user (userId)');
+  const state = await deps.accountState(key.userId);
+  if (!state) throw new AppError('unauthenticated', 'The account of this API key no longer exists');
+  const current = { id: key.userId, role: state.role, accountType: state.accountType };
+  return {
+    kind: 'user',
+    id: key.userId,
+    role: state.role,
+    accountType: state.accountType,
+    name: state.name,
+    admin: isAdmin(current, deps.adminUserIds),
+    jti: `api-key:${key.id}`,
+    exp: Number.MAX_SAFE_INTEGER,
+    sid: undefined,
+  };
 }
 
 /** The authenticated user of a route whose requirement is 'user' or 'admin'. */

@@ -9,6 +9,7 @@ import {
   blockedAddressReason,
   safeFetch,
   SafeFetchError,
+  safePost,
   type Resolver,
   type SafeFetchOptions,
 } from './safe-fetch.js';
@@ -28,7 +29,20 @@ const cutOff: string[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     const path = req.url ?? '/';
-    if (path === '/img.png') {
+    if (path === '/echo') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            method: req.method,
+            signature: req.headers['x-signature'],
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      });
+    } else if (path === '/img.png') {
       res.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length });
       res.end(PNG);
     } else if (path === '/redirect-loopback') {
@@ -291,5 +305,43 @@ describe('safeFetch against a test server', () => {
 
   it('refuses an error status', async () => {
     expect(await reason(safeFetch(`${base}/missing`, testOpts))).toBe('bad_status');
+  });
+});
+
+describe('safePost (webhook deliveries)', () => {
+  const post = { headers: { 'content-type': 'application/json', 'x-signature': 'sig' }, body: '{"a":1}' };
+  const postOpts = { ...post, timeoutMs: 2000, allowLoopbackFirstHopForTests: true };
+
+  it('posts the body and headers and answers the status with the start of the body', async () => {
+    const res = await safePost(`${base}/echo`, postOpts);
+    expect(res.status).toBe(201);
+    expect(JSON.parse(res.body)).toEqual({ method: 'POST', signature: 'sig', body: '{"a":1}' });
+  });
+
+  it('keeps only the first bytes of a long answer, and any status', async () => {
+    const res = await safePost(`${base}/big-chunked`, { ...postOpts, keepBytes: 100 });
+    expect(res.status).toBe(200);
+    expect(Buffer.byteLength(res.body, 'latin1')).toBeLessThanOrEqual(100);
+    expect((await safePost(`${base}/missing`, postOpts)).status).toBe(404);
+  });
+
+  it('does not follow a redirect: its status is the answer', async () => {
+    expect((await safePost(`${base}/redirect-metadata`, postOpts)).status).toBe(308);
+  });
+
+  it('vets the address at every call: loopback without the test option, a name turned internal', async () => {
+    expect(await reason(safePost(`${base}/echo`, { ...post, timeoutMs: 2000 }))).toBe('blocked_address');
+    // The name resolved to a public address when it was registered; now it points inside.
+    const rebound: Resolver = async () => [{ address: '10.20.30.40', family: 4 }];
+    expect(await reason(safePost('http://hooks.test/in', { ...postOpts, resolve: rebound }))).toBe(
+      'blocked_address',
+    );
+    expect(await reason(safePost('ftp://hooks.test/in', postOpts))).toBe('blocked_scheme');
+  });
+
+  it('connects to the vetted address and caps the time', async () => {
+    const resolve: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+    expect((await safePost(`http://hooks.test:${port}/echo`, { ...postOpts, resolve })).status).toBe(201);
+    expect(await reason(safePost(`${base}/no-answer`, { ...postOpts, timeoutMs: 300 }))).toBe('timeout');
   });
 });

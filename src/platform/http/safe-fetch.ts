@@ -1,5 +1,6 @@
 // A guarded fetcher for URLs a client hands us (chat attachments): issue 5 "Attachment URLs are
-// fetched server-side: block SSRF". Only http(s); the host is resolved here and every address is
+// fetched server-side: block SSRF"; and its POST twin for URLs an administrator registers
+// (webhooks), vetted the same way at every delivery. Only http(s); the host is resolved here and every address is
 // vetted (no private, loopback, link-local, unique-local, CGNAT, multicast, unspecified, reserved
 // or metadata address, IPv4 or IPv6, IPv4-mapped included); the connection goes to the vetted
 // address (the socket's `lookup` answers with it, so no second DNS answer can rebind us);
@@ -195,7 +196,7 @@ function parseTarget(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new SafeFetchError('invalid_url', 'The attachment URL is not a valid URL');
+    throw new SafeFetchError('invalid_url', 'The URL is not a valid URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new SafeFetchError('blocked_scheme', `Only http and https URLs are fetched, not ${url.protocol}`);
@@ -225,7 +226,7 @@ async function vet(
       });
       addresses = await Promise.race([resolve(host), aborted]);
     } catch {
-      if (signal.aborted) throw new SafeFetchError('timeout', 'Resolving the attachment host took too long');
+      if (signal.aborted) throw new SafeFetchError('timeout', 'Resolving the host took too long');
       throw new SafeFetchError('dns_failure', `The host ${host} could not be resolved`);
     }
     if (addresses.length === 0) throw new SafeFetchError('dns_failure', `The host ${host} has no address`);
@@ -244,8 +245,16 @@ async function vet(
 
 /** The checks of the first hop without fetching: scheme, credentials, and every address the host
  * resolves to. Lets a caller refuse a bad URL at once and fetch later (redirects are vetted then). */
-export async function vetUrl(rawUrl: string, opts: { timeoutMs: number; resolve?: Resolver }): Promise<void> {
-  await vet(parseTarget(rawUrl), opts.resolve ?? systemResolver, false, AbortSignal.timeout(opts.timeoutMs));
+export async function vetUrl(
+  rawUrl: string,
+  opts: { timeoutMs: number; resolve?: Resolver; allowLoopbackFirstHopForTests?: boolean },
+): Promise<void> {
+  await vet(
+    parseTarget(rawUrl),
+    opts.resolve ?? systemResolver,
+    opts.allowLoopbackFirstHopForTests === true,
+    AbortSignal.timeout(opts.timeoutMs),
+  );
 }
 
 interface Hop {
@@ -255,11 +264,16 @@ interface Hop {
   data: Buffer;
 }
 
-function requestOnce(
-  url: URL,
-  target: ResolvedAddress,
-  opts: { maxBytes: number; signal: AbortSignal },
-): Promise<Hop> {
+interface RequestOptions {
+  maxBytes: number;
+  signal: AbortSignal;
+  /** A POST with this body and these headers (default: an image GET). */
+  post?: { headers: Record<string, string>; body: string };
+  /** Keep the first `maxBytes` of a longer body instead of failing, whatever the status. */
+  truncate?: boolean;
+}
+
+function requestOnce(url: URL, target: ResolvedAddress, opts: RequestOptions): Promise<Hop> {
   // The socket asks this for the host's address and gets the vetted one: no second lookup.
   const lookup: LookupFunction = (_hostname, options, callback) => {
     if (options.all) callback(null, [{ address: target.address, family: target.family }]);
@@ -270,22 +284,24 @@ function requestOnce(
     const req = client.request(
       url,
       {
-        method: 'GET',
+        method: opts.post ? 'POST' : 'GET',
         agent: false,
         lookup,
         signal: opts.signal,
-        headers: { accept: 'image/*', 'user-agent': 'assistant-platform-attachment-fetcher' },
+        headers: opts.post
+          ? { ...opts.post.headers, 'content-length': String(Buffer.byteLength(opts.post.body)) }
+          : { accept: 'image/*', 'user-agent': 'assistant-platform-attachment-fetcher' },
       },
       (res) => {
         const status = res.statusCode ?? 0;
         const contentType = String(res.headers['content-type'] ?? '');
-        if (REDIRECTS.has(status) || status < 200 || status >= 300) {
+        if (!opts.truncate && (REDIRECTS.has(status) || status < 200 || status >= 300)) {
           res.resume();
           resolvePromise({ status, location: res.headers.location, contentType, data: Buffer.alloc(0) });
           return;
         }
         const declared = Number(res.headers['content-length']);
-        if (Number.isFinite(declared) && declared > opts.maxBytes) {
+        if (!opts.truncate && Number.isFinite(declared) && declared > opts.maxBytes) {
           req.destroy();
           reject(new SafeFetchError('too_large', `The attachment is larger than ${opts.maxBytes} bytes`));
           return;
@@ -294,6 +310,13 @@ function requestOnce(
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
+          if (size > opts.maxBytes && opts.truncate) {
+            // Enough kept: answer with it and stop reading (the close that follows changes nothing).
+            chunks.push(chunk.subarray(0, chunk.length - (size - opts.maxBytes)));
+            resolvePromise({ status, location: undefined, contentType, data: Buffer.concat(chunks) });
+            req.destroy();
+            return;
+          }
           if (size > opts.maxBytes) {
             req.destroy();
             reject(new SafeFetchError('too_large', `The attachment is larger than ${opts.maxBytes} bytes`));
@@ -316,11 +339,11 @@ function requestOnce(
       'abort',
       () => {
         req.destroy();
-        reject(new SafeFetchError('timeout', 'The attachment took too long'));
+        reject(new SafeFetchError('timeout', 'The request took too long'));
       },
       { once: true },
     );
-    req.end();
+    req.end(opts.post?.body);
   });
 }
 
@@ -370,5 +393,52 @@ export async function safeFetch(rawUrl: string, opts: SafeFetchOptions): Promise
       throw new SafeFetchError('timeout', `The attachment took longer than ${opts.timeoutMs} ms`);
     if (err instanceof SafeFetchError) throw err;
     throw new SafeFetchError('network', 'The attachment could not be fetched');
+  }
+}
+
+export interface SafePostOptions {
+  headers: Record<string, string>;
+  body: string;
+  /** Time for the whole request, the answer's body included. */
+  timeoutMs: number;
+  /** Bytes of the answer's body kept (the rest is not read); default 1024. */
+  keepBytes?: number;
+  resolve?: Resolver;
+  /** Tests only, never set by production code (see SafeFetchOptions). */
+  allowLoopbackFirstHopForTests?: boolean;
+}
+
+export interface SafePostResult {
+  status: number;
+  /** The start of the answer's body (`keepBytes`), as text. */
+  body: string;
+}
+
+/** POSTs to a URL an administrator registered (a webhook endpoint), vetted like `safeFetch`'s
+ * first hop and pinned to the vetted address. Redirects are not followed: a 3xx is returned like
+ * any other status, for the caller to judge. A refused address, a timeout or a network failure
+ * throws SafeFetchError. */
+export async function safePost(rawUrl: string, opts: SafePostOptions): Promise<SafePostResult> {
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  const url = parseTarget(rawUrl);
+  try {
+    const target = await vet(
+      url,
+      opts.resolve ?? systemResolver,
+      opts.allowLoopbackFirstHopForTests === true,
+      signal,
+    );
+    const res = await requestOnce(url, target, {
+      maxBytes: opts.keepBytes ?? 1024,
+      signal,
+      post: { headers: opts.headers, body: opts.body },
+      truncate: true,
+    });
+    return { status: res.status, body: res.data.toString('utf8') };
+  } catch (err) {
+    if (err instanceof SafeFetchError && err.reason !== 'network') throw err;
+    if (signal.aborted) throw new SafeFetchError('timeout', `No answer within ${opts.timeoutMs} ms`);
+    if (err instanceof SafeFetchError) throw err;
+    throw new SafeFetchError('network', 'The URL could not be reached');
   }
 }

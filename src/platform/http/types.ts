@@ -22,3 +22,11 @@ export const problems = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [s, problemSchema])) as Record<number, typeof problemSchema>;
 
 export const noContent = z.null().describe('No content');
+
+// Examples in a schema's metadata (`.meta({ examples: [...] })`, shown by the OpenAPI and AsyncAPI
+// documents) are checked by the compiler against the schema's own input or output type.
+declare module 'zod' {
+  interface GlobalMeta {
+    examples?: (z.$input | z.$output)[];
+  }
+}

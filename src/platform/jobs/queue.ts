@@ -69,6 +69,11 @@ export class JobQueue {
     return this.handle.schema ? `${this.handle.schema}_boss` : 'pgboss';
   }
 
+  /** Whether jobs can be enqueued (started, not stopped; CLI commands run without a queue). */
+  get accepting(): boolean {
+    return this.boss !== undefined;
+  }
+
   define<S extends z.ZodType>(def: JobDefinition<S>): void {
     if (this.defs.has(def.name)) throw new Error(`job ${def.name} is defined twice`);
     this.defs.set(def.name, def);

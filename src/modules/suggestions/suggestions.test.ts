@@ -1,0 +1,549 @@
+// Suggestions end to end on a real server and database (contract "Suggestions"): the trigger table
+// row by row through a whole documentation flow, ordering and the cap of ten, ttl expiry on the
+// injected clock, clear, a user's answers and the moves the machine lacks, the config, another
+// user's context, bad input, history, and the pass after an instance write.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../../test/expect-problem.js';
+import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
+import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
+import * as repo from './suggestions.repository.js';
+
+const clock = manualClock();
+let t: TestApp;
+let admin: TestUser;
+let creator: TestUser;
+let other: TestUser;
+let c: ReturnType<typeof suggestionsClient>;
+
+beforeAll(async () => {
+  t = await createTestApp({}, { clock: clock.now });
+  admin = await createUser(t, 'cso', { name: 'Admin' });
+  creator = await createUser(t, 'public', { name: 'Creator' });
+  other = await createUser(t, 'public', { name: 'Other' });
+  c = suggestionsClient(t);
+  // VIEW runs by itself by default; these tests watch VIEW_ARTIFACTS come and go instead. No run
+  // starts on entering execution (its tasks and artifacts would change the suggestions meanwhile).
+  await c.config(creator, { neverAutoExecute: ['VIEW'], autoRunOrchestrator: false });
+  await c.config(admin, { neverAutoExecute: ['VIEW'] });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const byType = (history: any[], type: string) => history.filter((s) => s.type === type);
+
+describe('the trigger table, row by row', () => {
+  it('each type appears exactly while its trigger holds, through a whole documentation flow', async () => {
+    const i = await c.instance(creator, { machineId: 'documentation_flow_v1', context: { title: 'Flow' } });
+    // intake, no tasks: break them down; the forward exit is free: move on.
+    const first = await c.list(creator, i.id);
+    expect(first.contextId).toBe(i.id);
+    expect(first.suggestions.map((s: any) => s.type)).toEqual(['BREAK_DOWN_TASKS', 'TRANSITION_STATE']);
+    expect(first.suggestions[0]).toMatchObject({
+      status: 'active',
+      priority: 80,
+      confidence: 0.8,
+      ttl: 3600,
+      timestamp: clock.now().toISOString(),
+      context: {
+        contextId: i.id,
+        instanceId: i.id,
+        userId: creator.id,
+        protocolId: 'observer_onboarding_v1',
+        state: 'intake',
+      },
+      actions: [
+        { type: 'EXECUTE', safety: 'NEVER_AUTO', autoExecutable: false, params: { runTasks: false } },
+        { type: 'CANCEL', safety: 'NEVER_AUTO', autoExecutable: false },
+      ],
+    });
+    expect(first.suggestions[1].actions[0]).toMatchObject({
+      type: 'TRANSITION',
+      safety: 'REQUIRES_CONFIRMATION',
+      autoExecutable: false,
+      params: { targetState: 'triage' },
+    });
+    // A pending task: no more breaking down; run the orchestrator on it.
+    const [task] = await t.deps.services.workflowTasks.createTasks(t.deps.db, i.id, [{ title: 'Write it' }]);
+    expect(await c.types(creator, i.id)).toEqual(['RUN_ORCHESTRATOR', 'TRANSITION_STATE']);
+    const expired = byType(await c.history(creator, `instance/${i.id}`), 'BREAK_DOWN_TASKS');
+    expect(expired).toMatchObject([{ status: 'expired', expiredReason: 'trigger' }]);
+
+    // triage: the approval guard is the approver's (the admin), not the creator's.
+    expect(
+      (await c.call(creator, 'POST', `/api/protocol/instances/${i.id}/transition`, { targetState: 'triage' }))
+        .status,
+    ).toBe(200);
+    expect(await c.types(creator, i.id)).toEqual(['RUN_ORCHESTRATOR']);
+    expect(await c.types(admin, i.id)).toEqual(['APPROVE_GUARD', 'RUN_ORCHESTRATOR']);
+    // The task done: nothing to run.
+    for (const status of ['in_progress', 'completed'])
+      expect((await c.call(creator, 'PUT', `/api/protocol/tasks/${task!.id}`, { status })).status).toBe(200);
+    expect(await c.types(creator, i.id)).toEqual([]);
+
+    // execution (the approval advances): evidence is what the forward exit needs.
+    expect(
+      (await c.call(admin, 'POST', `/api/protocol/instances/${i.id}/approvals`, {})).body.advanced,
+    ).toMatchObject({ to: 'execution' });
+    expect(await c.types(creator, i.id)).toEqual(['ATTACH_EVIDENCE']);
+    // Artifacts: a ready one to review (a draft one is not), both to view.
+    const [ready] = await c.readyArtifacts(i.id, 1, 'Ready');
+    await t.deps.services.workflowTasks.createDraftArtifact(t.deps.db, {
+      instanceId: i.id,
+      taskId: null,
+      personaId: null,
+      summary: 'Draft',
+    });
+    const withArtifacts = await c.list(creator, i.id);
+    expect(withArtifacts.suggestions.map((s: any) => s.type)).toEqual([
+      'ATTACH_EVIDENCE',
+      'REVIEW_ARTIFACT',
+      'VIEW_ARTIFACTS',
+    ]);
+    expect(withArtifacts.suggestions[1]).toMatchObject({
+      message: 'Review the artifact "Ready 1"',
+      actions: [{ type: 'REVIEW', params: { artifactId: ready!.id } }, { type: 'CANCEL' }],
+    });
+    expect(
+      (await c.call(creator, 'POST', `/api/protocol/artifacts/${ready!.id}/review`, { approve: true }))
+        .status,
+    ).toBe(200);
+    expect(await c.types(creator, i.id)).toEqual(['ATTACH_EVIDENCE', 'VIEW_ARTIFACTS']);
+
+    // integration (evidence advances): generate the documentation.
+    const ev = await c.call(creator, 'POST', `/api/protocol/instances/${i.id}/evidence`, {
+      description: 'demo',
+      proofUrl: 'https://demo.example/',
+    });
+    expect(ev.body.advanced).toMatchObject({ to: 'integration' });
+    expect(await c.types(creator, i.id)).toEqual(['GENERATE_DOCUMENTATION', 'VIEW_ARTIFACTS']);
+    expect(await c.types(admin, i.id)).toEqual(['APPROVE_GUARD', 'GENERATE_DOCUMENTATION', 'VIEW_ARTIFACTS']);
+
+    // completed: only the artifacts remain to view.
+    expect(
+      (await c.call(admin, 'POST', `/api/protocol/instances/${i.id}/approvals`, {})).body.instance.state,
+    ).toBe('completed');
+    expect(await c.types(creator, i.id)).toEqual(['VIEW_ARTIFACTS']);
+    const gone = await c.history(creator, `instance/${i.id}`);
+    expect(byType(gone, 'GENERATE_DOCUMENTATION')).toMatchObject([
+      { status: 'expired', expiredReason: 'trigger' },
+    ]);
+  });
+
+  it('a channel: intent, then the chosen protocol, then its instance', async () => {
+    const channel = 'chan-flow-1';
+    // No message: nothing to analyse. Offline, a message without a keyword means no intent, and
+    // nothing is stored.
+    expect(await c.types(creator, channel)).toEqual([]);
+    expect(await c.types(creator, channel, 'hello there, how are you?')).toEqual([]);
+    expect(await c.history(creator, channel)).toEqual([]);
+    // Keywords (offline): a bug.
+    const bug = await c.list(creator, channel, 'The checkout page crashes on submit');
+    expect(bug.suggestions).toMatchObject([
+      {
+        type: 'SELECT_PROTOCOL',
+        priority: 40,
+        confidence: 0.7,
+        context: { contextId: channel, channelId: channel },
+        metadata: { intent: 'bug', protocolId: 'triage_support_v1' },
+        actions: [
+          { type: 'EXECUTE', params: { protocolId: 'triage_support_v1' } },
+          { type: 'ASK_QUESTIONS', safety: 'REQUIRES_CONFIRMATION' },
+          { type: 'CANCEL' },
+        ],
+      },
+    ]);
+    // Kept while no newer message is analysed; gone when one shows no intent.
+    expect(await c.types(creator, channel)).toEqual(['SELECT_PROTOCOL']);
+    expect(await c.types(creator, channel, 'thanks, see you')).toEqual([]);
+    // The channel's workflow protocol (its chat-platform configuration) means a workflow to start.
+    const configured = 'chan-configured-1';
+    expect(
+      (
+        await c.call(admin, 'POST', '/api/chat-platform/channel/config', {
+          channelId: configured,
+          protocolId: 'observer_onboarding_v1',
+        })
+      ).status,
+    ).toBe(200);
+    expect((await c.list(creator, configured)).suggestions).toMatchObject([
+      {
+        type: 'CREATE_STATE_MACHINE',
+        priority: 50,
+        actions: [{ type: 'EXECUTE', params: { machineId: 'documentation_flow_v1' } }, { type: 'CANCEL' }],
+      },
+    ]);
+    // A channel's newest unarchived instance of the caller's is what the channel means.
+    const i = await c.instance(creator, { machineId: 'triage_flow_v1', channelId: configured });
+    const inChannel = await c.list(creator, configured);
+    expect(inChannel.suggestions.map((s: any) => s.type)).toEqual(['BREAK_DOWN_TASKS', 'TRANSITION_STATE']);
+    expect(inChannel.suggestions[0].context).toMatchObject({
+      instanceId: i.id,
+      channelId: configured,
+      state: 'triage_intake',
+    });
+    const created = byType(await c.history(creator, configured), 'CREATE_STATE_MACHINE');
+    expect(created).toMatchObject([{ status: 'expired', expiredReason: 'trigger' }]);
+  });
+});
+
+describe('order, cap and ttl', () => {
+  it('orders by priority, confidence and newest timestamp, and returns ten', async () => {
+    const i = await c.instance(creator, { machineId: 'documentation_flow_v1' });
+    await c.readyArtifacts(i.id, 6, 'Early');
+    await c.list(creator, i.id);
+    clock.advance(1000);
+    await c.readyArtifacts(i.id, 6, 'Late');
+    const all = await c.list(creator, i.id);
+    // 15 active: BREAK_DOWN_TASKS 80, 12 × REVIEW_ARTIFACT 75, TRANSITION_STATE 60, VIEW_ARTIFACTS 30.
+    expect(all.suggestions).toHaveLength(10);
+    expect(all.suggestions.map((s: any) => s.type)).toEqual([
+      'BREAK_DOWN_TASKS',
+      ...Array(9).fill('REVIEW_ARTIFACT'),
+    ]);
+    const reviews = all.suggestions.slice(1);
+    // The later ones first (newer timestamp), then the earlier.
+    expect(reviews.slice(0, 6).every((s: any) => s.message.includes('Late'))).toBe(true);
+    expect(reviews.slice(6).every((s: any) => s.message.includes('Early'))).toBe(true);
+    for (let k = 1; k < reviews.length; k++)
+      expect(reviews[k - 1].timestamp >= reviews[k].timestamp).toBe(true);
+    // Priority first: an early one raised to 100 leads.
+    const early = reviews[6];
+    expect(
+      (await c.ok(creator, 'PUT', `/api/suggestions/${i.id}/${early.id}`, { priority: 100 })).priority,
+    ).toBe(100);
+    const raised = await c.list(creator, i.id);
+    expect(raised.suggestions[0].id).toBe(early.id);
+    expect(raised.suggestions).toHaveLength(10);
+  });
+
+  it('expires suggestions once their ttl has elapsed on the service clock, and makes new ones', async () => {
+    const i = await c.instance(creator, { machineId: 'documentation_flow_v1' });
+    const before = await c.list(creator, i.id);
+    clock.advance(59 * MINUTE);
+    expect((await c.list(creator, i.id)).suggestions.map((s: any) => s.id)).toEqual(
+      before.suggestions.map((s: any) => s.id),
+    );
+    clock.advance(MINUTE);
+    const after = await c.list(creator, i.id);
+    expect(after.suggestions.map((s: any) => s.type)).toEqual(['BREAK_DOWN_TASKS', 'TRANSITION_STATE']);
+    for (const s of after.suggestions) expect(before.suggestions.map((b: any) => b.id)).not.toContain(s.id);
+    expect(after.suggestions[0].timestamp).toBe(clock.now().toISOString());
+    const history = await c.history(creator, `instance/${i.id}`);
+    expect(
+      history
+        .filter((s: any) => s.expiredReason === 'ttl')
+        .map((s: any) => s.id)
+        .sort(),
+    ).toEqual(before.suggestions.map((s: any) => s.id).sort());
+  });
+});
+
+describe('storage', () => {
+  it('keeps one open suggestion per key: a racing pass inserts nothing twice', async () => {
+    const row = {
+      userId: creator.id,
+      contextId: 'chan-race-1',
+      key: 'SELECT_PROTOCOL|triage_support_v1|-',
+      type: 'SELECT_PROTOCOL' as const,
+      message: 'm',
+      confidence: 0.7,
+      priority: 40,
+      metadata: {},
+      actions: [],
+      ttl: 3600,
+      instanceId: null,
+      channelId: 'chan-race-1',
+      protocolId: null,
+      state: null,
+      stateVisit: null,
+      createdAt: clock.now(),
+    };
+    const [first] = await repo.insertSuggestions(t.deps.db, [row]);
+    expect(first).toMatchObject({ status: 'active' });
+    expect(await repo.insertSuggestions(t.deps.db, [row])).toEqual([]);
+    // Once it is no longer open, the key may be stored again (the pass decides whether it should).
+    await repo.expire(t.deps.db, [first!.id], 'trigger');
+    expect(await repo.insertSuggestions(t.deps.db, [row])).toHaveLength(1);
+  });
+});
+
+describe('clear and answers', () => {
+  it('clears one or all (expired, cleared); a cleared key comes back only once the instance moves on', async () => {
+    const i = await c.instance(creator, { machineId: 'documentation_flow_v1' });
+    const [breakDown, transition] = (await c.list(creator, i.id)).suggestions;
+    expect(
+      await c.ok(creator, 'POST', `/api/suggestions/${i.id}/clear`, { suggestionId: breakDown.id }),
+    ).toEqual({ cleared: 1 });
+    expect(
+      await c.ok(creator, 'POST', `/api/suggestions/${i.id}/clear`, { suggestionId: breakDown.id }),
+    ).toEqual({ cleared: 0 });
+    expect(await c.types(creator, i.id)).toEqual(['TRANSITION_STATE']);
+    expect(await c.ok(creator, 'POST', `/api/suggestions/${i.id}/clear`, {})).toEqual({ cleared: 1 });
+    expect(await c.types(creator, i.id)).toEqual([]);
+    const history = await c.history(creator, `instance/${i.id}`);
+    expect(history.find((s: any) => s.id === transition.id)).toMatchObject({
+      status: 'expired',
+      expiredReason: 'cleared',
+    });
+    // In execution: evidence is suggested; cleared, it stays away while the visit lasts.
+    await c.ok(creator, 'POST', `/api/protocol/instances/${i.id}/transition`, { targetState: 'triage' });
+    await c.ok(admin, 'POST', `/api/protocol/instances/${i.id}/approvals`, {}, 201);
+    const [evidence] = (await c.list(creator, i.id)).suggestions;
+    expect(evidence.type).toBe('ATTACH_EVIDENCE');
+    expect(await c.ok(creator, 'POST', `/api/suggestions/${i.id}/clear`)).toEqual({ cleared: 1 });
+    expect(await c.types(creator, i.id)).toEqual([]);
+    // Rework and back: a new visit of execution, so the key is new and the suggestion returns.
+    await c.ok(creator, 'POST', `/api/protocol/instances/${i.id}/transition`, { targetState: 'triage' });
+    await c.ok(admin, 'POST', `/api/protocol/instances/${i.id}/approvals`, {}, 201);
+    const [again] = (await c.list(creator, i.id)).suggestions;
+    expect(again).toMatchObject({ type: 'ATTACH_EVIDENCE', status: 'active' });
+    expect(again.id).not.toBe(evidence.id);
+    expectProblem(
+      await c.call(creator, 'POST', `/api/suggestions/${i.id}/clear`, { suggestionId: crypto.randomUUID() }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await c.call(creator, 'POST', `/api/suggestions/${i.id}/clear`, { suggestionId: 'nope' }),
+      400,
+      'validation_failed',
+    );
+  });
+
+  it('accepts or declines an active suggestion once, with its response time; refuses the moves the machine lacks', async () => {
+    const i = await c.instance(creator, { machineId: 'documentation_flow_v1' });
+    const [breakDown, transition] = (await c.list(creator, i.id)).suggestions;
+    clock.advance(5000);
+    const accepted = await c.ok(creator, 'PUT', `/api/suggestions/${i.id}/${breakDown.id}`, {
+      status: 'accepted',
+      metadata: { note: 'later' },
+    });
+    expect(accepted).toMatchObject({
+      status: 'accepted',
+      responseTimeMs: 5000,
+      metadata: { source: 'trigger', note: 'later' },
+    });
+    // Accepted: no longer listed, not made again, still open to the same answer.
+    expect(await c.types(creator, i.id)).toEqual(['TRANSITION_STATE']);
+    expect(
+      (await c.ok(creator, 'PUT', `/api/suggestions/${i.id}/${breakDown.id}`, { status: 'accepted' }))
+        .responseTimeMs,
+    ).toBe(5000);
+    const refused = expectProblem(
+      await c.call(creator, 'PUT', `/api/suggestions/${i.id}/${breakDown.id}`, { status: 'declined' }),
+      409,
+      'invalid_transition',
+    );
+    expect(refused).toMatchObject({ from: 'accepted', to: 'declined', allowed: [] });
+
+    const declined = await c.ok(creator, 'PUT', `/api/suggestions/${i.id}/${transition.id}`, {
+      status: 'declined',
+    });
+    expect(declined).toMatchObject({ status: 'declined', responseTimeMs: 5000 });
+    expect(await c.types(creator, i.id)).toEqual([]);
+    expectProblem(
+      await c.call(creator, 'PUT', `/api/suggestions/${i.id}/${transition.id}`, { status: 'accepted' }),
+      409,
+      'invalid_transition',
+    );
+    expectProblem(
+      await c.call(creator, 'PUT', `/api/suggestions/${i.id}/${transition.id}`, { priority: 10 }),
+      409,
+      'conflict',
+    );
+    // A declined suggestion is not executed either.
+    expectProblem(await c.execute(creator, i.id, { suggestionId: transition.id }), 409, 'conflict');
+    expectProblem(
+      await c.call(creator, 'PUT', `/api/suggestions/${i.id}/${transition.id}`, { priority: 101 }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await c.call(creator, 'PUT', `/api/suggestions/${i.id}/${transition.id}`, { status: 'executed' }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await c.call(creator, 'PUT', `/api/suggestions/${i.id}/${crypto.randomUUID()}`, { status: 'declined' }),
+      404,
+      'not_found',
+    );
+  });
+});
+
+describe('config', () => {
+  it('answers the defaults with each decision, merges changes, refuses unknown action types', async () => {
+    const u = await createUser(t);
+    expect(await c.ok(u, 'GET', '/api/suggestions/config')).toEqual({
+      autoRunOrchestrator: true,
+      autoTransitionOnGuard: false,
+      autoSuggestNextStep: true,
+      requireConfirmationFor: [],
+      neverAutoExecute: [],
+      undoWindowMinutes: 5,
+      decisions: {
+        EXECUTE: false,
+        VIEW: true,
+        APPROVE: false,
+        CANCEL: false,
+        SHOW_STATUS: true,
+        ASK_QUESTIONS: false,
+        TRANSITION: false,
+        ATTACH_EVIDENCE: false,
+        REVIEW: false,
+      },
+    });
+    const changed = await c.config(u, {
+      autoTransitionOnGuard: true,
+      requireConfirmationFor: ['SHOW_STATUS', 'SHOW_STATUS'],
+    });
+    expect(changed).toMatchObject({
+      autoTransitionOnGuard: true,
+      requireConfirmationFor: ['SHOW_STATUS'],
+      undoWindowMinutes: 5,
+    });
+    expect(changed.decisions).toMatchObject({ TRANSITION: true, SHOW_STATUS: false, VIEW: true });
+    expect(await c.config(u, { undoWindowMinutes: 10 })).toMatchObject({
+      autoTransitionOnGuard: true,
+      undoWindowMinutes: 10,
+    });
+    const bad = expectProblem(
+      await c.call(u, 'PUT', '/api/suggestions/config', { neverAutoExecute: ['LAUNCH'] }),
+      400,
+      'validation_failed',
+    );
+    expect(bad.errors[0].path).toMatch(/neverAutoExecute/);
+    expectProblem(
+      await c.call(u, 'PUT', '/api/suggestions/config', { undoWindowMinutes: -1 }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await c.call(u, 'PUT', '/api/suggestions/config', { surprise: true }),
+      400,
+      'validation_failed',
+    );
+    expect((await c.ok(u, 'GET', '/api/suggestions/config')).undoWindowMinutes).toBe(10);
+    expect((await t.api('GET', '/api/suggestions/config')).status).toBe(401);
+  });
+
+  it("the creator's autoRunOrchestrator rules the run started on entering execution", async () => {
+    const u = await createUser(t);
+    await c.config(u, { autoRunOrchestrator: false });
+    const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+    await c.ok(u, 'POST', `/api/protocol/instances/${i.id}/transition`, { targetState: 'triage' });
+    const approved = await c.ok(admin, 'POST', `/api/protocol/instances/${i.id}/approvals`, {}, 201);
+    expect(approved.instance).toMatchObject({ state: 'execution', activeRunId: null });
+  });
+});
+
+describe('who sees what', () => {
+  it("never shows another user's context, suggestions or history", async () => {
+    const i = await c.instance(creator, { machineId: 'documentation_flow_v1' });
+    const [s] = (await c.list(creator, i.id)).suggestions;
+    expectProblem(await c.call(other, 'GET', `/api/suggestions/${i.id}`), 404, 'not_found');
+    expectProblem(await c.execute(other, i.id, { suggestionId: s.id }), 404, 'not_found');
+    expectProblem(
+      await c.call(other, 'PUT', `/api/suggestions/${i.id}/${s.id}`, { status: 'declined' }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await c.call(other, 'POST', `/api/suggestions/${i.id}/clear`, { suggestionId: s.id }),
+      404,
+      'not_found',
+    );
+    expectProblem(await c.call(other, 'GET', `/api/suggestions/history/instance/${i.id}`), 404, 'not_found');
+    expectProblem(
+      await c.call(other, 'GET', `/api/suggestions/history/user/${creator.id}`),
+      403,
+      'forbidden',
+    );
+    // A channel context is per user: the same id means the caller's own suggestions.
+    const channel = 'chan-private-1';
+    expect(await c.types(creator, channel, 'please fix the login error')).toEqual(['SELECT_PROTOCOL']);
+    expect(await c.types(other, channel)).toEqual([]);
+    expect(await c.history(other, channel)).toEqual([]);
+    expect((await c.history(creator, channel)).map((h: any) => h.context.userId)).toEqual([creator.id]);
+    // Admins read anyone's history.
+    expect((await c.history(admin, channel)).map((h: any) => h.context.userId)).toEqual([creator.id]);
+    expect((await c.history(admin, `user/${creator.id}`)).length).toBeGreaterThan(0);
+    expect((await c.history(admin, `instance/${i.id}`)).length).toBeGreaterThan(0);
+    // A conversation context is the caller's conversation only.
+    const conv = await c.ok(creator, 'POST', '/api/conversations', { title: 'Mine' }, 201);
+    expect(await c.types(creator, `conversation:${conv.id}`, 'implement the export feature')).toEqual([
+      'SELECT_PROTOCOL',
+    ]);
+    expectProblem(await c.call(other, 'GET', `/api/suggestions/conversation:${conv.id}`), 404, 'not_found');
+  });
+
+  it('refuses bad input and callers without a token', async () => {
+    expect((await t.api('GET', '/api/suggestions/chan-1')).status).toBe(401);
+    expect(
+      (
+        await t.api('POST', '/api/suggestions/chan-1/execute', {
+          body: { suggestionId: crypto.randomUUID() },
+        })
+      ).status,
+    ).toBe(401);
+    for (const bad of ['history', 'conversation:abc', 'conversation:0', 'a%20b'])
+      expectProblem(await c.call(creator, 'GET', `/api/suggestions/${bad}`), 400, 'validation_failed');
+    expectProblem(await c.call(creator, 'GET', `/api/suggestions/${'x'.repeat(101)}`), 414, 'uri_too_long');
+    expectProblem(await c.call(creator, 'GET', `/api/suggestions/${crypto.randomUUID()}`), 404, 'not_found');
+    expectProblem(await c.execute(creator, 'chan-1', {}), 400, 'validation_failed');
+    expectProblem(
+      await c.execute(creator, 'chan-1', { suggestionId: crypto.randomUUID(), extra: 1 }),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await c.execute(creator, 'chan-1', { suggestionId: crypto.randomUUID() }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await c.call(creator, 'GET', '/api/suggestions/history/user/abc'),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await c.call(creator, 'GET', '/api/suggestions/history/chan-1?limit=201'),
+      400,
+      'validation_failed',
+    );
+    expectProblem(
+      await c.call(creator, 'GET', `/api/suggestions/chan-1?message=${'m'.repeat(4001)}`),
+      400,
+      'validation_failed',
+    );
+  });
+});
+
+describe('the pass after an instance write', () => {
+  it("runs for the creator without a GET, in the instance's context and its channel", async () => {
+    const u = await createUser(t);
+    const i = await c.instance(u, { machineId: 'documentation_flow_v1', channelId: 'chan-job-1' });
+    // The jobs of the earlier tests' writes may still be queued before these.
+    const wait = { timeoutMs: 60_000, intervalMs: 100 };
+    await eventually(async () => {
+      const types = (await c.history(u, `instance/${i.id}`)).map(
+        (s: any) => `${s.context.contextId}:${s.type}`,
+      );
+      expect(types.sort()).toEqual([
+        `${i.id}:BREAK_DOWN_TASKS`,
+        `${i.id}:TRANSITION_STATE`,
+        'chan-job-1:BREAK_DOWN_TASKS',
+        'chan-job-1:TRANSITION_STATE',
+      ]);
+    }, wait);
+    // The next write's pass follows the instance.
+    await c.ok(u, 'POST', `/api/protocol/instances/${i.id}/transition`, { targetState: 'triage' });
+    await eventually(async () => {
+      // The channel's history holds both contexts' (the instance's channel is theirs too).
+      const history = await c.history(u, 'chan-job-1');
+      expect(history.filter((s: any) => s.status === 'active')).toEqual([]);
+      expect(history.filter((s: any) => s.expiredReason === 'trigger')).toHaveLength(4);
+    }, wait);
+  }, 120_000);
+});
