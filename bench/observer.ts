@@ -11,11 +11,9 @@
 //     balances and items rebuilt from 70,000 ledger rows, the newest 20 events), p50 / p95.
 // Targets: pages p95 under 20 ms on PostgreSQL and 50 ms on PGlite; export peak under 50 MB; 5D
 // state p95 under 50 ms.
-// Run: npx tsx bench/observer.ts [--events 1000000] [--requests 300] [--only pglite|postgres] [--keep]
-// --keep leaves the PostgreSQL data in the schema bench_obs_keep (replaced on the next run), for EXPLAIN.
+// Run: npx tsx bench/observer.ts [--events 1000000] [--requests 300] [--only pglite|postgres]
 // Runs on PGlite (a data directory), and on PostgreSQL too when DATABASE_URL is set (its own
 // schema, dropped at the end). Talks only to 127.0.0.1.
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
@@ -24,15 +22,14 @@ import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
-import { dropSchema } from '../test/schema.js';
-import { embeddedDataDir } from './embedded-dir.js';
+import { onEachDatabase } from './databases.js';
+import { pct } from './percentile.js';
 
 const { values } = parseArgs({
   options: {
     events: { type: 'string', default: '1000000' },
     requests: { type: 'string', default: '300' },
     only: { type: 'string' },
-    keep: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(values.events);
@@ -42,12 +39,6 @@ const PER_OBSERVER = 10;
 const USERS = 1000;
 const LEDGER_PER_USER = 70; // 50 currency changes, 20 item changes
 const DAYS = 30;
-
-const pct = (xs: number[], p: number) => {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
 
 // A seeded generator: both databases get the same requests.
 let seed = 22;
@@ -326,17 +317,9 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
   }
 }
 
-const results = [];
-if (values.only !== 'postgres') results.push(await run('PGlite (data directory)', embeddedDataDir()));
-if (process.env.DATABASE_URL && values.only !== 'pglite') {
-  const schema = values.keep ? 'bench_obs_keep' : `bench_obs_${randomBytes(4).toString('hex')}`;
-  if (values.keep) await dropSchema(process.env.DATABASE_URL, schema);
-  try {
-    results.push(await run('PostgreSQL', { DATABASE_URL: process.env.DATABASE_URL, DB_SCHEMA: schema }));
-  } finally {
-    if (!values.keep) await dropSchema(process.env.DATABASE_URL, schema);
-  }
-}
+const results = await onEachDatabase('bench_obs', values.only, (db, env) =>
+  run(db === 'pglite' ? 'PGlite (data directory)' : 'PostgreSQL', env),
+);
 console.log(
   `\n${EVENTS.toLocaleString('en')} events over ${OBSERVERS} observers, ${REQUESTS} requests of each observer kind ` +
     '(q only, frequent word and root: a third as many), one at a time; p50 / p95 ms (rows per page)\n',
