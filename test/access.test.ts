@@ -196,6 +196,22 @@ describe('who may call what', () => {
     });
   }
 
+  // The observer's routes: a CSO, an admin or the observer's owner (the root has none here).
+  const observerRow: Record<Who, number> = {
+    public: 403,
+    core_primary: 403,
+    developer: 200,
+    npc: 403,
+    cso: 200,
+    apiKey: 401,
+    none: 401,
+  };
+  it.each(WHO)('observer: /api/observer/* as %s', async (who) => {
+    const root = await t.deps.services.timeline.rootObserverId();
+    const res = await call(who, 'GET', `/api/observer/observer/${root}/5d-navigation/range`);
+    expect(res.status).toBe(observerRow[who]);
+  });
+
   it('admits an id listed in ADMIN_USER_IDS as admin', async () => {
     const other = await createTestApp({ ADMIN_USER_IDS: '900001' });
     try {

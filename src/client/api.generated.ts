@@ -3055,7 +3055,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The unified timeline: the events of the observer and of the instances and observers below it, a page in (timelineAt, id) order; with `export=json|csv`, the whole filtered timeline (≤ 10,000 events) streamed as an attachment, `X-Export-Truncated` telling whether more matched */
+    /**
+     * The unified timeline: the events of the observer and of the instances and observers below it, a page in (timelineAt, id) order; with `export=json|csv`, the whole filtered timeline (≤ 10,000 events) streamed as an attachment, `X-Export-Truncated` telling whether more matched
+     * @description The observer's events and those of the observers below it (the root: every event), newest first by default. Filters: `eventType`, `source`, `personaId` (any of; repeat or comma-separate), `instanceId`, `userId`, `from` (inclusive) and `to` (exclusive) on `timelineAt`, `q` (full text: every word, any case). Follow `nextCursor` for the next page; a cursor of other filters is 400. With `export=json|csv` the whole filtered timeline (at most 10,000 events) is streamed as an attachment from a database cursor, CSV with a formula guard. A CSO, an administrator or the observer's owner.
+     */
     get: {
       parameters: {
         query?: {
@@ -3083,6 +3086,10 @@ export interface paths {
         };
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
@@ -3154,7 +3161,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The unified timeline by numbered pages, with the total (past the end: no events) */
+    /**
+     * The unified timeline by numbered pages, with the total (past the end: no events)
+     * @description The same filtered timeline by page number, with `total` and `totalPages`; a page past the end has no events. A CSO, an administrator or the observer's owner.
+     */
     get: {
       parameters: {
         query?: {
@@ -3179,6 +3189,10 @@ export interface paths {
         };
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
@@ -3255,18 +3269,31 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Reflect on the newest events of the last hours (one model call; offline, a deterministic digest), stored as an observer_reflection memory; 200 with a null reflection when there are no events */
+    /**
+     * Reflect on the newest events of the last hours (one model call; offline, a deterministic digest), stored as an observer_reflection memory; 200 with a null reflection when there are no events
+     * @description One chat call over the observer's newest `limit` events of the last `hours` (reflections left out), oldest first; stored as an `observer_reflection` memory of the assistant and a `reflection_generated` event, and sent as `reflection_generated` on `/observer`. Offline, a deterministic digest. A model failure is 503 and stores nothing. A CSO, an administrator or the observer's owner.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "hours": 24,
+           *       "limit": 100
+           *     }
+           */
           'application/json': {
             /**
              * @description the window: the last hours
@@ -3368,18 +3395,31 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run the cycle: gather, reflect, store, meta_state, each with its outcome (a failed model call fails its step, not the request); then summary_update */
+    /**
+     * Run the cycle: gather, reflect, store, meta_state, each with its outcome (a failed model call fails its step, not the request); then summary_update
+     * @description Gathers the window's events, reflects, stores the reflection and updates the meta-state, reporting each step (`ok`, `skipped` without events, `failed`); a failed model call fails its step and the cycle's outcome, not the request. Then `summary_update` on `/observer`. A CSO, an administrator or the observer's owner.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "hours": 24,
+           *       "limit": 100
+           *     }
+           */
           'application/json': {
             /**
              * @description the window: the last hours
@@ -3468,7 +3508,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Instance and event statistics, diary compliance and the meta-state (the summary_update payload) */
+    /**
+     * Instance and event statistics, diary compliance and the meta-state (the summary_update payload)
+     * @description The observer's instances (total, active, by level, source and persona), its events (in all, in the last `hours`, and the window's by source, type, level and persona), diary compliance of its active Level-5 instances, and its meta-state. A CSO, an administrator or the observer's owner.
+     */
     get: {
       parameters: {
         query?: {
@@ -3476,6 +3519,10 @@ export interface paths {
         };
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
@@ -3544,7 +3591,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The state at a time: instances and their activity, balances and items rebuilt from the economy ledger, the newest events */
+    /**
+     * The state at a time: instances and their activity, balances and items rebuilt from the economy ledger, the newest events
+     * @description The observer as it was at `at` (a future time is now): its instances created by then with their `isActive` then, their owners' and `userId`'s coins and items rebuilt from the economy ledger (a change a microsecond later is not in it), its newest events up to `at` and their count. A CSO, an administrator or the observer's owner.
+     */
     get: {
       parameters: {
         query: {
@@ -3555,6 +3605,10 @@ export interface paths {
         };
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
@@ -3639,7 +3693,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Awareness reconstructed at a time: the last reflection, memories, timeline figures, instances */
+    /**
+     * Awareness reconstructed at a time: the last reflection, memories, timeline figures, instances
+     * @description The observer's awareness at `at`: its last reflection by then, the memories about it (newest first), its timeline's count, first and last time and types, its instances (total and active then). A CSO, an administrator or the observer's owner.
+     */
     get: {
       parameters: {
         query: {
@@ -3649,6 +3706,10 @@ export interface paths {
         };
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
@@ -3751,12 +3812,19 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The first and last timelineAt of the timeline (null when empty), and its size */
+    /**
+     * The first and last timelineAt of the timeline (null when empty), and its size
+     * @description The first and last `timelineAt` of the observer's timeline (null when it is empty) and how many events it holds: the span 5D navigation can move in. A CSO, an administrator or the observer's owner.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /**
+           * @description the observer: a Level-8 instance
+           * @example 3
+           */
           id: number;
         };
         cookie?: never;
@@ -12490,6 +12558,70 @@ export interface components {
         eventsInWindow: number;
       };
     };
+    /**
+     * @example {
+     *       "observerId": 3,
+     *       "generatedAt": "2025-05-01T09:31:05.000Z",
+     *       "windowHours": 24,
+     *       "instances": {
+     *         "total": 4,
+     *         "active": 3,
+     *         "inactive": 1,
+     *         "byLevel": {
+     *           "5": 3,
+     *           "8": 1
+     *         },
+     *         "bySource": {
+     *           "game_client": 2,
+     *           "portal": 2
+     *         },
+     *         "byPersona": {
+     *           "2": 2,
+     *           "none": 2
+     *         }
+     *       },
+     *       "events": {
+     *         "total": 1890,
+     *         "inWindow": 57,
+     *         "bySource": {
+     *           "game_client": 41,
+     *           "portal": 16
+     *         },
+     *         "byType": {
+     *           "quest_completed": 9,
+     *           "trade": 30,
+     *           "diary_entry": 3,
+     *           "instance_activity_changed": 1,
+     *           "note": 14
+     *         },
+     *         "byLevel": {
+     *           "5": 50,
+     *           "8": 7
+     *         },
+     *         "byPersona": {
+     *           "2": 41,
+     *           "none": 16
+     *         }
+     *       },
+     *       "diaryCompliance": {
+     *         "compliant": false,
+     *         "missingCount": 1,
+     *         "windowHours": 24
+     *       },
+     *       "metaState": {
+     *         "cycles": 12,
+     *         "lastCycleAt": "2025-05-01T09:31:05.000Z",
+     *         "lastCycleOutcome": "completed",
+     *         "lastReflectionId": 812,
+     *         "lastReflectionAt": "2025-05-01T09:31:05.000Z",
+     *         "awareness": {
+     *           "instances": 4,
+     *           "activeInstances": 3,
+     *           "eventsInWindow": 57
+     *         }
+     *       }
+     *     }
+     */
     ObserverSummary: {
       observerId: number;
       /** Format: date-time */
@@ -12539,6 +12671,70 @@ export interface components {
       };
       metaState: components['schemas']['ObserverMetaState'];
     };
+    /**
+     * @example {
+     *       "observerId": 3,
+     *       "generatedAt": "2025-05-01T09:31:05.000Z",
+     *       "windowHours": 24,
+     *       "instances": {
+     *         "total": 4,
+     *         "active": 3,
+     *         "inactive": 1,
+     *         "byLevel": {
+     *           "5": 3,
+     *           "8": 1
+     *         },
+     *         "bySource": {
+     *           "game_client": 2,
+     *           "portal": 2
+     *         },
+     *         "byPersona": {
+     *           "2": 2,
+     *           "none": 2
+     *         }
+     *       },
+     *       "events": {
+     *         "total": 1890,
+     *         "inWindow": 57,
+     *         "bySource": {
+     *           "game_client": 41,
+     *           "portal": 16
+     *         },
+     *         "byType": {
+     *           "quest_completed": 9,
+     *           "trade": 30,
+     *           "diary_entry": 3,
+     *           "instance_activity_changed": 1,
+     *           "note": 14
+     *         },
+     *         "byLevel": {
+     *           "5": 50,
+     *           "8": 7
+     *         },
+     *         "byPersona": {
+     *           "2": 41,
+     *           "none": 16
+     *         }
+     *       },
+     *       "diaryCompliance": {
+     *         "compliant": false,
+     *         "missingCount": 1,
+     *         "windowHours": 24
+     *       },
+     *       "metaState": {
+     *         "cycles": 12,
+     *         "lastCycleAt": "2025-05-01T09:31:05.000Z",
+     *         "lastCycleOutcome": "completed",
+     *         "lastReflectionId": 812,
+     *         "lastReflectionAt": "2025-05-01T09:31:05.000Z",
+     *         "awareness": {
+     *           "instances": 4,
+     *           "activeInstances": 3,
+     *           "eventsInWindow": 57
+     *         }
+     *       }
+     *     }
+     */
     ObserverSummaryInput: {
       observerId: number;
       /** Format: date-time */
@@ -13486,6 +13682,18 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "memoryId": 812,
+     *       "observerId": 3,
+     *       "text": "A calm day at the harbour: two trades and a finished quest; the lighthouse shard was quiet after dusk.",
+     *       "eventCount": 14,
+     *       "fromTimelineAt": "2025-05-01T06:02:11.000Z",
+     *       "toTimelineAt": "2025-05-01T09:30:00.000Z",
+     *       "offline": false,
+     *       "createdAt": "2025-05-01T09:31:05.000Z"
+     *     }
+     */
     Reflection: {
       memoryId: number;
       observerId: number;
@@ -13499,6 +13707,18 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "memoryId": 812,
+     *       "observerId": 3,
+     *       "text": "A calm day at the harbour: two trades and a finished quest; the lighthouse shard was quiet after dusk.",
+     *       "eventCount": 14,
+     *       "fromTimelineAt": "2025-05-01T06:02:11.000Z",
+     *       "toTimelineAt": "2025-05-01T09:30:00.000Z",
+     *       "offline": false,
+     *       "createdAt": "2025-05-01T09:31:05.000Z"
+     *     }
+     */
     ReflectionInput: {
       memoryId: number;
       observerId: number;

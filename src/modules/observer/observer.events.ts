@@ -5,56 +5,12 @@ import type { NamespaceDoc, ServerEventDocs } from '../../platform/realtime/asyn
 import { instanceActivitySchema, timelineEventExample, timelineEventSchema } from '../timeline/index.js';
 import {
   observerHandshake,
+  reflectionExample,
   reflectionSchema,
+  summaryExample,
   summarySchema,
-  type ObserverSummary,
-  type Reflection,
 } from './observer.schemas.js';
 import type { ObserverServerEvents } from './observer.socket.js';
-
-const REFLECTION_EXAMPLE: Reflection = {
-  memoryId: 812,
-  observerId: 3,
-  text: 'Over the last day the harbour instances were quiet until the evening ingest; two workflows advanced.',
-  eventCount: 42,
-  fromTimelineAt: '2026-11-24T09:00:00.000Z',
-  toTimelineAt: '2026-11-25T08:59:00.000Z',
-  offline: false,
-  createdAt: '2026-11-25T09:00:01.000Z',
-};
-
-const META_EXAMPLE: ObserverSummary['metaState'] = {
-  cycles: 4,
-  lastCycleAt: '2026-11-25T09:00:01.000Z',
-  lastCycleOutcome: 'completed',
-  lastReflectionId: 812,
-  lastReflectionAt: '2026-11-25T09:00:01.000Z',
-  awareness: { instances: 6, activeInstances: 5, eventsInWindow: 42 },
-};
-
-const SUMMARY_EXAMPLE: ObserverSummary = {
-  observerId: 3,
-  generatedAt: '2026-11-25T09:00:02.000Z',
-  windowHours: 24,
-  instances: {
-    total: 6,
-    active: 5,
-    inactive: 1,
-    byLevel: { '5': 5, '8': 1 },
-    bySource: { world_platform: 5, none: 1 },
-    byPersona: { none: 6 },
-  },
-  events: {
-    total: 310,
-    inWindow: 42,
-    bySource: { state_machine: 20, world_platform: 22 },
-    byType: { workflow_transition: 8, diary_entry: 5 },
-    byLevel: { '5': 30, '8': 12 },
-    byPersona: { none: 42 },
-  },
-  diaryCompliance: { compliant: false, missingCount: 1, windowHours: 24 },
-  metaState: META_EXAMPLE,
-};
 
 export const observerEventDocs = {
   timeline_update: {
@@ -72,18 +28,18 @@ export const observerEventDocs = {
     example: { instanceId: 5, isActive: true, lastSeenAt: timelineEventExample.timelineAt },
   },
   summary_update: {
-    summary: "The observer's summary after a change",
+    summary: "This observer's summary after a cycle",
     description:
-      'Sent after a cycle (`POST …/cycle`), an onboarding or a diary-compliance check of this observer: the same object `GET /api/observer/observer/<id>/summary` answers (instance and event statistics, diary compliance, the meta-state).',
+      "Sent after each `POST /api/observer/observer/<id>/cycle`, whatever its outcome, and after an onboarding or a diary-compliance check of one of its instances: the same object as `GET …/summary` (instances, events in all and in the window, diary compliance, the meta-state), over the cycle's window.",
     payload: summarySchema,
-    example: SUMMARY_EXAMPLE,
+    example: summaryExample,
   },
   reflection_generated: {
-    summary: "A reflection over the observer's recent events was stored",
+    summary: 'This observer reflected on its timeline',
     description:
-      "Sent after `POST …/reflection` or a cycle stored a reflection: one model call over the window's events (offline: a deterministic digest, `offline: true`), kept as an `observer_reflection` memory.",
+      'Sent after commit when a reflection is stored (by `POST …/reflection` or a cycle): its memory id, its text (at most 4,000 characters; offline, a deterministic digest), the events it covered.',
     payload: reflectionSchema,
-    example: REFLECTION_EXAMPLE,
+    example: reflectionExample,
   },
 } satisfies ServerEventDocs<ObserverServerEvents>;
 

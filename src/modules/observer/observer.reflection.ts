@@ -14,7 +14,13 @@ import type { UserPrincipal } from '../../platform/http/auth.js';
 import { AppError, toProblem } from '../../platform/http/problem.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import type { MemoryService } from '../memory/index.js';
-import type { Instance, TimelineEvent, TimelineService, UnifiedTimeline } from '../timeline/index.js';
+import {
+  REFLECTION_EVENT,
+  type Instance,
+  type TimelineEvent,
+  type TimelineService,
+  type UnifiedTimeline,
+} from '../timeline/index.js';
 import * as repo from './observer.repository.js';
 import {
   clip,
@@ -32,9 +38,6 @@ declare module '../../platform/events/bus.js' {
     'observer.reflection': { observerId: number; reflection: Reflection };
   }
 }
-
-/** The timeline event of a reflection, left out of the next reflection's events. */
-export const REFLECTION_EVENT = 'reflection_generated';
 
 export interface ReflectionsDeps {
   db: Db;

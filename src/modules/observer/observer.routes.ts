@@ -42,6 +42,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
           'The unified timeline: the events of the observer and of the instances and observers below it, ' +
           'a page in (timelineAt, id) order; with `export=json|csv`, the whole filtered timeline (≤ 10,000 ' +
           'events) streamed as an attachment, `X-Export-Truncated` telling whether more matched',
+        description:
+          "The observer's events and those of the observers below it (the root: every event), newest first by default. Filters: `eventType`, `source`, `personaId` (any of; repeat or comma-separate), `instanceId`, `userId`, `from` (inclusive) and `to` (exclusive) on `timelineAt`, `q` (full text: every word, any case). Follow `nextCursor` for the next page; a cursor of other filters is 400. With `export=json|csv` the whole filtered timeline (at most 10,000 events) is streamed as an attachment from a database cursor, CSV with a formula guard. A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         querystring: timelineQuery,
         response: {
@@ -74,6 +76,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
       schema: {
         tags,
         summary: 'The unified timeline by numbered pages, with the total (past the end: no events)',
+        description:
+          "The same filtered timeline by page number, with `total` and `totalPages`; a page past the end has no events. A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         querystring: paginatedQuery,
         response: { 200: paginatedResponse, ...refusals },
@@ -90,6 +94,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
         summary:
           'Reflect on the newest events of the last hours (one model call; offline, a deterministic digest), ' +
           'stored as an observer_reflection memory; 200 with a null reflection when there are no events',
+        description:
+          "One chat call over the observer's newest `limit` events of the last `hours` (reflections left out), oldest first; stored as an `observer_reflection` memory of the assistant and a `reflection_generated` event, and sent as `reflection_generated` on `/observer`. Offline, a deterministic digest. A model failure is 503 and stores nothing. A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         body: reflectionBody,
         response: { 200: reflectionResponse, 201: reflectionResponse, ...problems(400, 401, 403, 404, 503) },
@@ -109,6 +115,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
         summary:
           'Run the cycle: gather, reflect, store, meta_state, each with its outcome (a failed model call ' +
           'fails its step, not the request); then summary_update',
+        description:
+          "Gathers the window's events, reflects, stores the reflection and updates the meta-state, reporting each step (`ok`, `skipped` without events, `failed`); a failed model call fails its step and the cycle's outcome, not the request. Then `summary_update` on `/observer`. A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         body: reflectionBody,
         response: { 200: cycleResponse, ...refusals },
@@ -124,6 +132,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
         tags,
         summary:
           'Instance and event statistics, diary compliance and the meta-state (the summary_update payload)',
+        description:
+          "The observer's instances (total, active, by level, source and persona), its events (in all, in the last `hours`, and the window's by source, type, level and persona), diary compliance of its active Level-5 instances, and its meta-state. A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         querystring: summaryQuery,
         response: { 200: summarySchema, ...refusals },
@@ -140,6 +150,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
         summary:
           'The state at a time: instances and their activity, balances and items rebuilt from the economy ledger, ' +
           'the newest events',
+        description:
+          "The observer as it was at `at` (a future time is now): its instances created by then with their `isActive` then, their owners' and `userId`'s coins and items rebuilt from the economy ledger (a change a microsecond later is not in it), its newest events up to `at` and their count. A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         querystring: stateQuery,
         response: { 200: stateResponse, ...refusals },
@@ -155,6 +167,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
         tags,
         summary:
           'Awareness reconstructed at a time: the last reflection, memories, timeline figures, instances',
+        description:
+          "The observer's awareness at `at`: its last reflection by then, the memories about it (newest first), its timeline's count, first and last time and types, its instances (total and active then). A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         querystring: reconstructQuery,
         response: { 200: reconstructResponse, ...refusals },
@@ -169,6 +183,8 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
       schema: {
         tags,
         summary: 'The first and last timelineAt of the timeline (null when empty), and its size',
+        description:
+          "The first and last `timelineAt` of the observer's timeline (null when it is empty) and how many events it holds: the span 5D navigation can move in. A CSO, an administrator or the observer's owner.",
         params: observerIdParam,
         response: { 200: rangeResponse, ...refusals },
       },

@@ -5,7 +5,14 @@ import { instanceSchema, jsonObject, timelineEventSchema } from '../timeline/ind
 /** `/observer` handshake: `auth: { token, observerId }`. */
 export const observerHandshake = z.object({ observerId: z.coerce.number().int().positive() });
 
-export const observerIdParam = z.object({ id: z.coerce.number().int().positive() });
+export const observerIdParam = z.object({
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .describe('the observer: a Level-8 instance')
+    .meta({ examples: [3] }),
+});
 
 /** ISO 8601 with `Z` or an offset. */
 const instant = z.iso.datetime({ offset: true });
@@ -88,8 +95,21 @@ export const reflectionBody = z
     hours: z.number().int().min(1).max(720).default(24).describe('the window: the last hours'),
     limit: z.number().int().min(1).max(200).default(100).describe('its newest events at most'),
   })
-  .default({ hours: 24, limit: 100 });
+  .default({ hours: 24, limit: 100 })
+  .meta({ examples: [{ hours: 24, limit: 100 }] });
 export type ReflectionInput = z.output<typeof reflectionBody>;
+
+/** What a reflection looks like (the OpenAPI and AsyncAPI documents' example). */
+export const reflectionExample = {
+  memoryId: 812,
+  observerId: 3,
+  text: 'A calm day at the harbour: two trades and a finished quest; the lighthouse shard was quiet after dusk.',
+  eventCount: 14,
+  fromTimelineAt: '2025-05-01T06:02:11.000Z',
+  toTimelineAt: '2025-05-01T09:30:00.000Z',
+  offline: false,
+  createdAt: '2025-05-01T09:31:05.000Z',
+};
 
 export const reflectionSchema = z
   .object({
@@ -102,7 +122,7 @@ export const reflectionSchema = z
     offline: z.boolean(),
     createdAt: z.iso.datetime(),
   })
-  .meta({ id: 'Reflection' });
+  .meta({ id: 'Reflection', examples: [reflectionExample] });
 export type Reflection = z.infer<typeof reflectionSchema>;
 
 export const reflectionResponse = z.object({
@@ -144,6 +164,40 @@ export type CycleResult = z.infer<typeof cycleResponse>;
 
 const counts = z.record(z.string(), z.number().int()).describe('counts keyed by value ("none" for null)');
 
+const metaStateExample = {
+  cycles: 12,
+  lastCycleAt: '2025-05-01T09:31:05.000Z',
+  lastCycleOutcome: 'completed' as const,
+  lastReflectionId: 812,
+  lastReflectionAt: '2025-05-01T09:31:05.000Z',
+  awareness: { instances: 4, activeInstances: 3, eventsInWindow: 57 },
+};
+
+/** What a summary looks like (the OpenAPI and AsyncAPI documents' example). */
+export const summaryExample = {
+  observerId: 3,
+  generatedAt: '2025-05-01T09:31:05.000Z',
+  windowHours: 24,
+  instances: {
+    total: 4,
+    active: 3,
+    inactive: 1,
+    byLevel: { '5': 3, '8': 1 },
+    bySource: { game_client: 2, portal: 2 },
+    byPersona: { '2': 2, none: 2 },
+  },
+  events: {
+    total: 1890,
+    inWindow: 57,
+    bySource: { game_client: 41, portal: 16 },
+    byType: { quest_completed: 9, trade: 30, diary_entry: 3, instance_activity_changed: 1, note: 14 },
+    byLevel: { '5': 50, '8': 7 },
+    byPersona: { '2': 41, none: 16 },
+  },
+  diaryCompliance: { compliant: false, missingCount: 1, windowHours: 24 },
+  metaState: metaStateExample,
+};
+
 export const summaryQuery = z.object({ hours: z.coerce.number().int().min(1).max(720).default(24) });
 
 export const summarySchema = z
@@ -174,7 +228,7 @@ export const summarySchema = z
     }),
     metaState: metaStateSchema,
   })
-  .meta({ id: 'ObserverSummary' });
+  .meta({ id: 'ObserverSummary', examples: [summaryExample] });
 export type ObserverSummary = z.infer<typeof summarySchema>;
 
 /** `at`: required, ISO 8601 with `Z` or an offset. */

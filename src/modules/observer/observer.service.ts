@@ -148,18 +148,16 @@ export class ObserverService {
   ) {
     await this.access(user, observerId);
     const at = notAfterNow(q.at);
-    const instances = await this.d.unified.instancesAt(observerId, at);
+    const then = await this.d.unified.stateAt(observerId, at, q.events);
     const userIds = [
       ...new Set([
-        ...instances.flatMap((i) => (i.userId === null ? [] : [i.userId])),
+        ...then.instances.flatMap((i) => (i.userId === null ? [] : [i.userId])),
         ...(q.userId === undefined ? [] : [q.userId]),
       ]),
     ];
-    const [users, events] = await Promise.all([
-      this.d.inventory.stateAt(userIds, at),
-      this.d.unified.eventsAt(observerId, at, q.events),
-    ]);
-    return { observerId, at: new Date(at).toISOString(), instances, users, ...events };
+    const users = await this.d.inventory.stateAt(userIds, at);
+    const { instances, events, eventCount } = then;
+    return { observerId, at: new Date(at).toISOString(), instances, users, events, eventCount };
   }
 
   /** 5D: its awareness reconstructed at `at`: the last reflection by then, the memories about it,

@@ -413,3 +413,28 @@ describe('summary', () => {
     ).toBe(400);
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents every observer route with its query parameters', async () => {
+    const doc = (await t.api('GET', '/api/openapi.json')).body;
+    const base = '/api/observer/observer/{id}';
+    for (const [path, method] of [
+      ['/timeline', 'get'],
+      ['/timeline/paginated', 'get'],
+      ['/reflection', 'post'],
+      ['/cycle', 'post'],
+      ['/summary', 'get'],
+      ['/5d-navigation/state', 'get'],
+      ['/5d-navigation/reconstruct', 'get'],
+      ['/5d-navigation/range', 'get'],
+    ] as const)
+      expect(doc.paths[base + path]?.[method], path).toBeDefined();
+    const params = doc.paths[`${base}/timeline`].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(
+      expect.arrayContaining(['eventType', 'source', 'personaId', 'instanceId', 'userId', 'q', 'from', 'to']),
+    );
+    expect(params).toEqual(expect.arrayContaining(['order', 'limit', 'cursor', 'export']));
+    expect(doc.components.schemas.Reflection).toBeDefined();
+    expect(doc.components.schemas.ObserverSummary).toBeDefined();
+  });
+});

@@ -6,12 +6,19 @@ import {
   relationshipSchema,
 } from '../characters/index.js';
 import { inventorySchema } from '../inventory/index.js';
-import { timelineEventSchema } from '../timeline/index.js';
+import { SERVICE_EVENT_TYPES, timelineEventSchema } from '../timeline/index.js';
 
 export const ingestBody = z
   .object({
     userId: z.number().int().positive(),
-    eventType: z.string().trim().min(1).max(100),
+    eventType: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .refine((t) => !SERVICE_EVENT_TYPES.includes(t), {
+        message: 'this event type is written by the service itself (the past is rebuilt from it)',
+      }),
     eventText: z.string().max(10_000).default(''),
     metadata: z
       .object({

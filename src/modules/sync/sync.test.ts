@@ -117,6 +117,9 @@ describe('POST /api/sync/ingest-event', () => {
       { userId: 'x', eventType: 'a' },
       { userId: player.id, eventType: '' },
       { userId: player.id, eventType: 'a', metadata: { instanceId: 'x' } },
+      // Only the service writes these: 5D rebuilds activity from them, reflections are its own.
+      { userId: player.id, eventType: 'instance_activity_changed', metadata: { isActive: false } },
+      { userId: player.id, eventType: 'reflection_generated' },
     ]) {
       const r = await ingest({ apiKey: writeKey }, body);
       expect(r.status, JSON.stringify(body)).toBe(400);

@@ -20,6 +20,7 @@ export {
   type TimelinePage,
 } from './unified.service.js';
 export type { TimelineFilter, TimelineOrder } from './unified.rules.js';
+export { ACTIVITY_CHANGED_EVENT, REFLECTION_EVENT, SERVICE_EVENT_TYPES } from './timeline.rules.js';
 export {
   timelineEventSchema,
   timelineEventExample,

@@ -6,6 +6,7 @@ import { AppError, notFound, validationFailed } from '../../platform/http/proble
 import { isForeignKeyViolation } from '../../platform/db/errors.js';
 import type { CreateInstanceInput, PatchInstanceInput } from './instances.schemas.js';
 import * as repo from './timeline.repository.js';
+import { ACTIVITY_CHANGED_EVENT } from './timeline.rules.js';
 import type { Instance } from './timeline.schemas.js';
 import { toInstance, type AfterCommit, type RecordInput, type TimelineService } from './timeline.service.js';
 

@@ -28,3 +28,10 @@ export function activityUpdate(lastSeenAt: Date | null, now: Date): { touch: boo
   const age = now.getTime() - lastSeenAt.getTime();
   return { touch: age >= LAST_SEEN_RESOLUTION_MS, announce: age >= IDLE_AFTER_MS };
 }
+
+/** An instance's `isActive` changed (`metadata.isActive`): its past activity is rebuilt from these. */
+export const ACTIVITY_CHANGED_EVENT = 'instance_activity_changed';
+/** An observer reflected (`metadata.memoryId`). */
+export const REFLECTION_EVENT = 'reflection_generated';
+/** Event types only the service writes; ingestion refuses them. */
+export const SERVICE_EVENT_TYPES: readonly string[] = [ACTIVITY_CHANGED_EVENT, REFLECTION_EVENT];

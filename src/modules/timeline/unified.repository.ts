@@ -3,10 +3,11 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import { eventColumns, instanceColumns } from './timeline.repository.js';
+import { ACTIVITY_CHANGED_EVENT } from './timeline.rules.js';
 import type { PageKey, TimelineFilter, TimelineOrder } from './unified.rules.js';
 
 /** Whose events: every event (the root observer), or those linked to these observers. */
-export type EventScope = { all: true } | { all: false; observerIds: number[] };
+export type EventScope = { all: true } | { all: false; observerIds: readonly number[] };
 
 /** The observers below an observer, at any depth (not itself). */
 export function observersBelow(db: Executor, observerId: number) {
@@ -22,33 +23,48 @@ export function observersBelow(db: Executor, observerId: number) {
 const instant = (iso: string) => sql<Date>`${iso}::timestamptz`;
 
 /** An observer's instances (contract: "Observer"): those below it at any depth; for the root,
- * every instance but itself (a parentless instance hangs from the root). Oldest first; only
- * those created up to `createdUpTo` when given. */
-export function instancesBelow(
-  db: Executor,
-  observerId: number,
-  p: { root: boolean; createdUpTo?: string | undefined },
-) {
-  let q = p.root
-    ? db.selectFrom('instances').select(instanceColumns).where('is_root', '=', false)
-    : db
-        .withRecursive('below(id)', (qb) =>
-          qb
-            .selectFrom('instances')
-            .select('id')
-            .where('parent_instance_id', '=', observerId)
-            .unionAll((u) =>
-              u
-                .selectFrom('instances as i')
-                .innerJoin('below as b', 'i.parent_instance_id', 'b.id')
-                .select('i.id'),
-            ),
-        )
+ * every instance but itself (a parentless instance hangs from the root). */
+function below(db: Executor, observerId: number, root: boolean) {
+  if (root) return db.selectFrom('instances').where('is_root', '=', false);
+  return db
+    .withRecursive('below(id)', (qb) =>
+      qb
         .selectFrom('instances')
-        .select(instanceColumns)
-        .where('id', 'in', (s) => s.selectFrom('below').select('id'));
-  if (p.createdUpTo !== undefined) q = q.where('created_at', '<=', instant(p.createdUpTo));
-  return q.orderBy('id').execute();
+        .select('id')
+        .where('parent_instance_id', '=', observerId)
+        .unionAll((u) =>
+          u
+            .selectFrom('instances as i')
+            .innerJoin('below as b', 'i.parent_instance_id', 'b.id')
+            .select('i.id'),
+        ),
+    )
+    .selectFrom('instances')
+    .where('id', 'in', (s) => s.selectFrom('below').select('id'));
+}
+
+/** An observer's instances now, oldest first. */
+export function instancesBelow(db: Executor, observerId: number, root: boolean) {
+  return below(db, observerId, root).select(instanceColumns).orderBy('id').execute();
+}
+
+/** An observer's instances as they were at `at`: those created by then, each with `active_then`,
+ * the `isActive` its last `instance_activity_changed` event up to `at` left (true when none).
+ * Oldest first. */
+export function instancesAsOf(db: Executor, observerId: number, p: { root: boolean; at: string }) {
+  return below(db, observerId, p.root)
+    .where('created_at', '<=', instant(p.at))
+    .select(instanceColumns)
+    .select(
+      sql<boolean>`coalesce((
+        select (e.metadata ->> 'isActive')::boolean from timeline_events e
+        where e.instance_id = instances.id and e.event_type = ${sql.lit(ACTIVITY_CHANGED_EVENT)}
+          and e.timeline_at <= ${instant(p.at)}
+        order by e.timeline_at desc, e.id desc
+        limit 1), true)`.as('active_then'),
+    )
+    .orderBy('id')
+    .execute();
 }
 
 /** The filters (and the scope) as one condition list. */
@@ -185,25 +201,6 @@ export async function activeInstancesSince(db: Executor, scope: EventScope, sinc
     .select(sql<number>`count(distinct instance_id)::int`.as('n'))
     .executeTakeFirstOrThrow();
   return Number(r.n);
-}
-
-/** Each instance's `isActive` as of `at`: its last `instance_activity_changed` event up to then
- * (instances with none are left out: they never changed). */
-export function activityAt(db: Executor, instanceIds: number[], at: string) {
-  if (instanceIds.length === 0) return Promise.resolve([]);
-  return sql<{ instance_id: number; is_active: boolean }>`
-    select i.id as instance_id, last.is_active
-    from unnest(${instanceIds}::int8[]) as i(id)
-    cross join lateral (
-      select (e.metadata ->> 'isActive')::boolean as is_active
-      from timeline_events e
-      where e.instance_id = i.id and e.event_type = 'instance_activity_changed'
-        and e.timeline_at <= ${instant(at)}
-      order by e.timeline_at desc, e.id desc
-      limit 1
-    ) last`
-    .execute(db)
-    .then((r) => r.rows);
 }
 
 /** The newest `limit` events up to `at` (inclusive). */

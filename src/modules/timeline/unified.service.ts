@@ -95,10 +95,8 @@ export class UnifiedTimeline {
     return { all: false, observerIds: [observerId, ...below.rows.map((r) => Number(r.id))] };
   }
 
-  private instances(observerId: number, createdUpTo?: string) {
-    return this.isRoot(observerId).then((root) =>
-      repo.instancesBelow(this.db, observerId, { root, createdUpTo }),
-    );
+  private async instances(observerId: number) {
+    return repo.instancesBelow(this.db, observerId, await this.isRoot(observerId));
   }
 
   /** A page after the cursor's place; `nextCursor` is null at the end. A cursor of another query
@@ -160,7 +158,7 @@ export class UnifiedTimeline {
     return {
       truncated: probe.length > 0,
       events: {
-        next: async () => (await cursor.next()).map((r) => toEvent(r)),
+        next: async () => (await cursor.next()).map(toEvent),
         close: () => cursor.close(),
       },
     };
@@ -270,37 +268,34 @@ export class UnifiedTimeline {
    * last activity change up to `at` left it (true when it never changed), `lastSeenAt` only when
    * it is not later than `at`. */
   async instancesAt(observerId: number, at: string): Promise<Instance[]> {
-    const rows = await this.instances(observerId, at);
-    const activity = new Map(
-      (
-        await repo.activityAt(
-          this.db,
-          rows.map((r) => r.id),
-          at,
-        )
-      ).map((a) => [Number(a.instance_id), a.is_active]),
-    );
+    const rows = await repo.instancesAsOf(this.db, observerId, { root: await this.isRoot(observerId), at });
     const atMs = new Date(at).getTime();
     return rows.map((r) => {
       const instance = toInstance(r);
-      instance.isActive = activity.get(r.id) ?? true;
+      instance.isActive = r.active_then;
       if (r.last_seen_at && r.last_seen_at.getTime() > atMs) instance.lastSeenAt = null;
       return instance;
     });
   }
 
-  /** The newest `limit` events up to `at` (inclusive), and how many there were by then. */
-  async eventsAt(
+  /** The state at `at`: its instances then (`instancesAt`), and its newest `limit` events up to
+   * `at` (inclusive) with how many there were by then. */
+  async stateAt(
     observerId: number,
     at: string,
     limit: number,
-  ): Promise<{ events: TimelineEvent[]; eventCount: number }> {
-    const scope = await this.scope(observerId);
-    const [rows, extent] = await Promise.all([
-      repo.eventsUpTo(this.db, scope, at, limit),
-      repo.extent(this.db, scope, at),
+  ): Promise<{ instances: Instance[]; events: TimelineEvent[]; eventCount: number }> {
+    const [instances, { events, eventCount }] = await Promise.all([
+      this.instancesAt(observerId, at),
+      this.scope(observerId).then(async (scope) => {
+        const [rows, extent] = await Promise.all([
+          repo.eventsUpTo(this.db, scope, at, limit),
+          repo.extent(this.db, scope, at),
+        ]);
+        return { events: rows.map(toEvent), eventCount: extent.count };
+      }),
     ]);
-    return { events: rows.map(toEvent), eventCount: extent.count };
+    return { instances, events, eventCount };
   }
 
   /** Its timeline up to `at`: how many events, the first and last time, by type. */
