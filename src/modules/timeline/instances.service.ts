@@ -131,7 +131,7 @@ export class InstancesService {
       await this.timeline.record(
         trx,
         {
-          eventType: 'instance_activity_changed',
+          eventType: ACTIVITY_CHANGED_EVENT,
           eventText: `Instance "${row!.name}" ${changes.isActive ? 'activated' : 'deactivated'}`,
           userId: row!.user_id,
           instanceId: id,
