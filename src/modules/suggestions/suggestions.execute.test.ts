@@ -4,6 +4,7 @@
 // chat-platform channel, and the undo of an auto-executed transition inside and outside its window
 // and after the instance moved on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkflowPorts } from '../workflows/index.js';
 import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
@@ -142,7 +143,18 @@ describe('execute, per action type', () => {
     });
     // A refused operation: the artifact was reviewed meanwhile. Its problem passes through and is
     // kept with the suggestion, which stays active.
-    await c.ok(admin, 'POST', `/api/protocol/artifacts/${r2.metadata.artifactId}/review`, { approve: true });
+    // The review's own background pass (the suggestions job it enqueues) would expire r2 at once;
+    // this write goes without it, as if the execution came before the job ran.
+    const ports = (t.deps.services.workflows as unknown as { ports: WorkflowPorts }).ports;
+    const instanceWritten = ports.instanceWritten;
+    t.deps.services.workflows.usePorts({ instanceWritten: undefined });
+    try {
+      await c.ok(admin, 'POST', `/api/protocol/artifacts/${r2.metadata.artifactId}/review`, {
+        approve: true,
+      });
+    } finally {
+      t.deps.services.workflows.usePorts({ instanceWritten });
+    }
     const refused = expectProblem(
       await c.execute(admin, i.id, { suggestionId: r2.id, params: { approve: true } }),
       409,
