@@ -143,8 +143,10 @@ describe('execute, per action type', () => {
     });
     // A refused operation: the artifact was reviewed meanwhile. Its problem passes through and is
     // kept with the suggestion, which stays active.
-    // The review's own background pass (the suggestions job it enqueues) would expire r2 at once;
-    // this write goes without it, as if the execution came before the job ran.
+    // A background pass (the suggestions job each write enqueues) would expire r2 once it saw the
+    // review: the earlier writes' passes are let finish first, and this write goes without its
+    // own, as if the execution came before that job ran.
+    await t.deps.jobs.drain(15_000);
     const ports = (t.deps.services.workflows as unknown as { ports: WorkflowPorts }).ports;
     const instanceWritten = ports.instanceWritten;
     t.deps.services.workflows.usePorts({ instanceWritten: undefined });
