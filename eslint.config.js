@@ -22,7 +22,7 @@ const modulesFromPlatform = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', '**/*.mjs'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', '**/*.mjs', 'web/dist/', 'web/src/api/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

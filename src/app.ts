@@ -25,6 +25,7 @@ import {
 } from './platform/http/problem.js';
 import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
+import { registerWeb } from './platform/http/web.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
@@ -54,6 +55,8 @@ export interface BuiltApp {
 export interface BuildAppOptions {
   /** Extra routes registered before the app is sealed (benchmarks use it for a baseline route). */
   extraRoutes?: (app: App) => void;
+  /** The built web console to serve at `/` (default web/dist). */
+  webDir?: string;
 }
 
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<BuiltApp> {
@@ -142,6 +145,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     adminUserIds: deps.config.adminUserIds,
   });
   registerMetrics(app, deps.metrics);
+  registerWeb(app, options.webDir);
 
   await registerModules(app, deps);
   options.extraRoutes?.(app);

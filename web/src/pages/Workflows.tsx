@@ -1,0 +1,147 @@
+// Workflows: create an instance of a definition, see instances on a board by state, move one
+// through its transitions (a refused guard says what is missing), approve it.
+import { useEffect, useState } from 'react';
+import { api, describe, type Schemas } from '../api/client';
+import { Alert, Page } from '../ui';
+
+type Instance = Schemas['WorkflowInstance'];
+
+export default function Workflows() {
+  const [definitions, setDefinitions] = useState<Schemas['WorkflowDefinition'][]>([]);
+  const [machineId, setMachineId] = useState('');
+  const [instances, setInstances] = useState<Instance[]>([]);
+  const [selected, setSelected] = useState<Instance | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState('');
+
+  async function loadInstances() {
+    const { data, error: err } = await api.GET('/api/protocol/instances', {
+      params: { query: { limit: 200 } },
+    });
+    if (err) setError(describe(err));
+    setInstances(data?.instances ?? []);
+  }
+
+  useEffect(() => {
+    void api.GET('/api/protocol/definitions').then(({ data }) => {
+      const defs = data?.definitions ?? [];
+      setDefinitions(defs);
+      if (defs[0]) setMachineId(defs[0].machineId);
+    });
+    void loadInstances();
+  }, []);
+
+  async function create() {
+    setError(null);
+    const { data, error: err } = await api.POST('/api/protocol/instances', { body: { machineId } });
+    if (err || !data) return setError(describe(err));
+    setSelected(data);
+    setStatus(`Created a ${data.machineId} workflow in state ${data.state}.`);
+    await loadInstances();
+  }
+
+  async function refresh(id: string) {
+    const { data } = await api.GET('/api/protocol/instances/{id}', { params: { path: { id } } });
+    if (data) setSelected(data);
+    await loadInstances();
+  }
+
+  async function transition(inst: Instance, to: string) {
+    setError(null);
+    const { data, error: err } = await api.POST('/api/protocol/instances/{id}/transition', {
+      params: { path: { id: inst.id } },
+      body: { targetState: to, expectedVersion: inst.version },
+    });
+    if (err || !data) return setError(describe(err));
+    setStatus(`Moved to ${to}.`);
+    await refresh(inst.id);
+  }
+
+  async function approve(inst: Instance) {
+    setError(null);
+    const { error: err } = await api.POST('/api/protocol/instances/{id}/approvals', {
+      params: { path: { id: inst.id } },
+      body: {} as never,
+    });
+    if (err) return setError(describe(err));
+    setStatus('Approved.');
+    await refresh(inst.id);
+  }
+
+  const def = definitions.find((d) => d.machineId === (selected?.machineId ?? machineId));
+  const states = def?.states.map((s) => s.name) ?? [...new Set(instances.map((i) => i.state))];
+
+  return (
+    <Page title="Workflows">
+      <div className="card">
+        <h2>New workflow</h2>
+        <div className="row">
+          <label>
+            Definition
+            <select value={machineId} onChange={(e) => setMachineId(e.target.value)}>
+              {definitions.map((d) => (
+                <option key={d.machineId} value={d.machineId}>
+                  {d.machineId} (v{d.version})
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" onClick={() => void create()} disabled={!machineId}>
+            Create
+          </button>
+        </div>
+        <Alert message={error} />
+        <p role="status" className="muted">
+          {status}
+        </p>
+      </div>
+      {selected && (
+        <div className="card">
+          <h2>
+            {selected.machineId} · <span className="state">{selected.state}</span>
+          </h2>
+          {selected.checklist.length > 0 && (
+            <ul className="small">
+              {selected.checklist.map((c) => (
+                <li key={c}>{c}</li>
+              ))}
+            </ul>
+          )}
+          <div className="row" role="group" aria-label="Transitions">
+            {selected.allowedTransitions.map((t) => (
+              <button key={t.to} type="button" onClick={() => void transition(selected, t.to)}>
+                {t.to}
+              </button>
+            ))}
+            <button type="button" className="secondary" onClick={() => void approve(selected)}>
+              Approve
+            </button>
+          </div>
+        </div>
+      )}
+      <div className="board" aria-label="Board">
+        {states.map((state) => (
+          <section key={state} className="column" aria-label={state}>
+            <h2 className="small">{state}</h2>
+            <ul>
+              {instances
+                .filter((i) => i.state === state)
+                .map((i) => (
+                  <li key={i.id}>
+                    <button
+                      type="button"
+                      className={selected?.id === i.id ? 'selected' : 'plain'}
+                      onClick={() => setSelected(i)}
+                    >
+                      {typeof i.context.title === 'string' ? i.context.title : i.machineId} ·{' '}
+                      {i.id.slice(0, 8)}
+                    </button>
+                  </li>
+                ))}
+            </ul>
+          </section>
+        ))}
+      </div>
+    </Page>
+  );
+}
