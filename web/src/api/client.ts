@@ -53,7 +53,7 @@ export function describe(error: unknown): string {
   const p = error as Partial<Problem>;
   if (p.code === 'guard_not_satisfied' && p.missing?.length)
     return `Not yet: missing ${p.missing.join(', ')}.`;
-  if (p.errors?.length) return p.errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+  if (p.errors?.length) return p.errors.map((e) => e.message).join('; ');
   return p.detail ?? p.title ?? 'Something went wrong.';
 }
 

@@ -152,7 +152,7 @@ export default function Chat({ user }: { user: SessionUser }) {
     <Page title="Chat">
       <div className="chat">
         <aside className="card conversations" aria-label="Conversations">
-          <button type="button" onClick={() => void newConversation()}>
+          <button type="button" className="secondary" onClick={() => void newConversation()}>
             New conversation
           </button>
           <ul>

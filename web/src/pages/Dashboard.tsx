@@ -106,6 +106,8 @@ function BarChart({ rows, label }: { rows: (readonly [string, number])[]; label:
       role="img"
       aria-label={`${label}: ${rows.map(([k, v]) => `${k} ${v}`).join(', ')}`}
       width="100%"
+      preserveAspectRatio="xMinYMin meet"
+      className="chart"
       height={rows.length * h + 4}
       viewBox={`0 0 400 ${rows.length * h + 4}`}
     >

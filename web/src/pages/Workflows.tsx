@@ -52,7 +52,10 @@ export default function Workflows() {
       params: { path: { id: inst.id } },
       body: { targetState: to, expectedVersion: inst.version },
     });
-    if (err || !data) return setError(describe(err));
+    if (err || !data) {
+      setStatus('');
+      return setError(describe(err));
+    }
     setStatus(`Moved to ${to}.`);
     await refresh(inst.id);
   }
@@ -107,6 +110,7 @@ export default function Workflows() {
               ))}
             </ul>
           )}
+          <p className="small muted">Move to:</p>
           <div className="row" role="group" aria-label="Transitions">
             {selected.allowedTransitions.map((t) => (
               <button key={t.to} type="button" onClick={() => void transition(selected, t.to)}>

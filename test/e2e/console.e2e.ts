@@ -1,0 +1,211 @@
+// The web console as a person uses it, page by page, in a real browser against the real server:
+// each page is also checked by axe-core (no serious or critical finding), and no page may log a
+// console error. Screenshots of each page go to $E2E_SCREENSHOTS (default: a temp directory).
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
+mkdirSync(shots, { recursive: true });
+
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+let admin: TestUser;
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  admin = await createUser(t, 'cso', { name: 'Ada Admin' });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function accessible(name: string, target: Page = page) {
+  await target.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const result = await new AxeBuilder({ page: target }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+}
+
+async function signIn(email: string, password: string) {
+  await page.goto(`${t.url}/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation').getByRole('link', { name: 'Chat' }).waitFor();
+}
+
+describe('signed out', () => {
+  it('shows sign-in; a wrong password is an alert', async () => {
+    await page.goto(`${t.url}/`);
+    await page.getByLabel('Email').fill(admin.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/./);
+    // The 401 the browser logs for the failed request is the expected answer, not a page error.
+    consoleErrors.length = 0;
+    await accessible('signin');
+  });
+
+  it('creates an account; a non-admin sees no Admin link', async () => {
+    await page.goto(`${t.url}/`);
+    await page.getByLabel('Email').fill('new.person@example.test');
+    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const nav = page.getByRole('navigation');
+    for (const name of ['Chat', 'Memory', 'Observer', 'Workflows', 'Dashboard'])
+      await nav.getByRole('link', { name }).waitFor();
+    expect(await nav.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  });
+
+  it('verify-email and reset-password pages answer a bad token with an alert', async () => {
+    await page.goto(`${t.url}/verify-email?token=not-a-token`);
+    await page.getByRole('alert').waitFor();
+    consoleErrors.length = 0;
+    await accessible('verify-email');
+    await page.goto(`${t.url}/reset-password?token=not-a-token`);
+    await page.getByLabel('New password', { exact: true }).fill('another long password');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByRole('alert').waitFor();
+    consoleErrors.length = 0;
+    await accessible('reset-password');
+  });
+});
+
+describe('signed in as an admin', () => {
+  beforeAll(async () => {
+    await signIn(admin.email, admin.password);
+  });
+
+  it('chats: the reply streams into the log; a refused message stays in the field', async () => {
+    const log = page.getByRole('log', { name: 'Conversation' });
+    await page.getByRole('button', { name: 'Send' }).isDisabled();
+    await page.getByLabel('Message').fill('Hello there, who are you?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect.poll(() => page.getByLabel('Message').inputValue()).toBe('');
+    const tooLong = 'x'.repeat(8001);
+    await page.getByLabel('Message').fill(tooLong);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByLabel('Message').inputValue()).toBe(tooLong);
+    await page.getByLabel('Message').fill('');
+    await accessible('chat');
+  });
+
+  it('keeps the session across a reload (refresh token rotated)', async () => {
+    await page.reload();
+    await page.getByRole('navigation').getByRole('link', { name: 'Admin' }).waitFor();
+  });
+
+  it('memory: remembers, searches, forgets', async () => {
+    await page.getByRole('link', { name: 'Memory' }).click();
+    await page.getByLabel('New memory').fill('My favourite colour is teal');
+    await page.getByRole('button', { name: 'Remember' }).click();
+    const list = page.getByRole('list', { name: 'Memories' });
+    await list.getByText('My favourite colour is teal').waitFor();
+    await page.getByRole('searchbox', { name: 'Search memories' }).fill('colour');
+    await list.getByText('My favourite colour is teal').waitFor();
+    await accessible('memory');
+    await list
+      .getByRole('button', { name: /^Forget/ })
+      .first()
+      .click();
+    await expect.poll(() => list.getByText('My favourite colour is teal').count()).toBe(0);
+  });
+
+  it('workflows: creates one, a guarded transition says what is missing', async () => {
+    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByLabel('Definition').selectOption({ index: 0 });
+    await page.getByRole('button', { name: 'Create' }).click();
+    const transitions = page.getByRole('group', { name: 'Transitions' });
+    await transitions.getByRole('button').first().waitFor();
+    // The first exit is unguarded; the next forward one needs an approval.
+    await transitions.getByRole('button').first().click();
+    await page
+      .getByRole('status')
+      .getByText(/Moved to/)
+      .waitFor();
+    await transitions.getByRole('button').first().click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/missing/i);
+    consoleErrors.length = 0; // the 409 is the answer shown
+    await accessible('workflows');
+  });
+
+  it('observer: the timeline grows live; playback controls', async () => {
+    await page.getByRole('link', { name: 'Observer' }).click();
+    const feed = page.getByRole('feed', { name: 'Timeline' });
+    await feed.waitFor();
+    await page.getByRole('status').getByText('Live').waitFor();
+    const res = await t.api('POST', '/api/sync/ingest-event', {
+      token: admin.accessToken,
+      body: { userId: admin.id, eventType: 'quest_started', eventText: 'The hero sets out' },
+    });
+    expect(res.status).toBe(201);
+    await feed.getByText('The hero sets out').waitFor();
+    for (const s of ['1x', '2x', '5x', '10x']) await page.getByRole('button', { name: s }).waitFor();
+    await page.getByRole('button', { name: '10x' }).click();
+    await page.getByRole('button', { name: 'Play' }).click();
+    await accessible('observer');
+  });
+
+  it('dashboard: health as a word and a chart', async () => {
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    await page.getByText(/^(healthy|warning|critical)$/).waitFor();
+    await page.getByRole('img', { name: /Users by role/ }).waitFor();
+    await accessible('dashboard');
+  });
+
+  it('admin: users and an API key shown once', async () => {
+    await page.getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('table', { name: 'Users' }).getByText(admin.email).waitFor();
+    await page.getByLabel('Key name').fill('game server');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByLabel('New API key').textContent();
+    expect(key?.length).toBeGreaterThan(20);
+    await accessible('admin');
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByText(key!).count()).toBe(0);
+  });
+
+  it('works at a phone width', async () => {
+    // The same tab: the refresh token lives in this tab's sessionStorage.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('log', { name: 'Conversation' }).waitFor();
+    await accessible('chat-phone');
+    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('button', { name: 'Create' }).waitFor();
+    await accessible('workflows-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+});
