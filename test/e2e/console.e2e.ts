@@ -119,7 +119,18 @@ describe('signed in as an admin', () => {
     await page.getByRole('alert').waitFor();
     expect(await page.getByLabel('Message').inputValue()).toBe(tooLong);
     await page.getByLabel('Message').fill('');
+    // An attachment goes with the next message.
+    await page.getByLabel('Attach files').setInputFiles({
+      name: 'notes.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('The meeting is on Thursday.'),
+    });
+    await page.getByRole('status').getByText('Attached: notes.txt').waitFor();
     await accessible('chat');
+    await page.getByLabel('Message').fill('What is in my notes?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByText('Attached: notes.txt').count()).toBe(0);
+    await expect.poll(() => page.getByLabel('Message').inputValue()).toBe('');
   });
 
   it('keeps the session across a reload (refresh token rotated)', async () => {
@@ -159,6 +170,10 @@ describe('signed in as an admin', () => {
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/missing/i);
     consoleErrors.length = 0; // the 409 is the answer shown
     await accessible('workflows');
+    // An approval satisfies the guard, and the instance advances by itself.
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('status').getByText('Approved; moved to execution.').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
   });
 
   it('observer: the timeline grows live; playback controls', async () => {
@@ -195,6 +210,13 @@ describe('signed in as an admin', () => {
     await accessible('admin');
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await page.getByText(key!).count()).toBe(0);
+    await page.getByRole('table', { name: 'Protocols' }).getByRole('row').nth(1).waitFor();
+    await page.getByLabel('Channel id').fill('general');
+    await page.getByRole('button', { name: 'Save channel' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/Channel general now follows/)
+      .waitFor();
   });
 
   it('works at a phone width', async () => {

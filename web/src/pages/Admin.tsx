@@ -13,12 +13,30 @@ export default function Admin() {
   const [scopes, setScopes] = useState<Scope[]>(['sync:read']);
   const [secret, setSecret] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [protocols, setProtocols] = useState<Schemas['Protocol'][]>([]);
+  const [channelId, setChannelId] = useState('');
+  const [protocolId, setProtocolId] = useState('');
+  const [channelStatus, setChannelStatus] = useState('');
 
   async function load() {
     const u = await api.GET('/api/admin/users', { params: { query: { limit: 200 } } });
     setUsers(u.data?.users ?? []);
     const k = await api.GET('/api/admin/api-keys');
     setKeys((k.data as { apiKeys?: Schemas['ApiKey'][] } | undefined)?.apiKeys ?? []);
+    const p = await api.GET('/api/protocol/protocols');
+    const list = p.data?.protocols ?? [];
+    setProtocols(list);
+    setProtocolId((id) => id || (list[0]?.id ?? ''));
+  }
+
+  async function configureChannel(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    const { data, error: err } = await api.POST('/api/chat-platform/channel/config', {
+      body: { channelId, protocolId },
+    });
+    if (err || !data) return setError(describe(err));
+    setChannelStatus(`Channel ${data.channelId} now follows ${data.protocolId}.`);
   }
   useEffect(() => {
     void load();
@@ -108,6 +126,58 @@ export default function Admin() {
             ))}
           </tbody>
         </table>
+      </div>
+      <div className="card">
+        <h2>Protocols</h2>
+        <table aria-label="Protocols">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Category</th>
+              <th scope="col">Version</th>
+              <th scope="col">Kind</th>
+            </tr>
+          </thead>
+          <tbody>
+            {protocols.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  {p.name} <code className="small">{p.id}</code>
+                </td>
+                <td>{p.category}</td>
+                <td>{p.version}</td>
+                <td>
+                  {(p as { immutable?: boolean }).immutable
+                    ? 'ground floor (immutable)'
+                    : p.builtin
+                      ? 'built in'
+                      : 'custom'}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <h2>Channel protocol</h2>
+        <form className="row wrap" onSubmit={(e) => void configureChannel(e)}>
+          <label className="grow">
+            Channel id
+            <input required value={channelId} onChange={(e) => setChannelId(e.target.value)} />
+          </label>
+          <label>
+            Protocol
+            <select value={protocolId} onChange={(e) => setProtocolId(e.target.value)}>
+              {protocols.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit">Save channel</button>
+        </form>
+        <p role="status" className="muted">
+          {channelStatus}
+        </p>
       </div>
       <div className="card">
         <h2>Users</h2>

@@ -1,7 +1,7 @@
 // Chat: conversations, the log, and the message form. Replies stream in by
 // `assistantResponseDelta`; a `chatError` is shown and the typed message stays in the field.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, describe, type Schemas } from '../api/client';
+import { api, authFetch, describe, type Schemas } from '../api/client';
 import { chatSocket, type ChatSocket } from '../lib/sockets';
 import type { SessionUser } from '../lib/tokens';
 import { Alert, Page } from '../ui';
@@ -17,6 +17,7 @@ export default function Chat({ user }: { user: SessionUser }) {
   const [thinking, setThinking] = useState(false);
   const [choices, setChoices] = useState<{ id: number | string; text: string }[]>([]);
   const [connected, setConnected] = useState(false);
+  const [upload, setUpload] = useState<Schemas['Upload'] | null>(null);
   const socket = useRef<ChatSocket | null>(null);
   const currentRef = useRef<number | null>(null);
   currentRef.current = current;
@@ -106,6 +107,17 @@ export default function Chat({ user }: { user: SessionUser }) {
     else await loadConversations(data.id);
   }
 
+  async function attach(files: FileList | null) {
+    if (!files || files.length === 0) return;
+    setError(null);
+    const form = new FormData();
+    for (const f of Array.from(files)) form.append('file', f, f.name);
+    const res = await authFetch(new Request('/api/files/upload', { method: 'POST', body: form }));
+    const body = (await res.json()) as Schemas['Upload'];
+    if (!res.ok) setError(describe(body));
+    else setUpload(body);
+  }
+
   function send(message: string) {
     const s = socket.current;
     if (!s || !message.trim()) return;
@@ -122,6 +134,7 @@ export default function Chat({ user }: { user: SessionUser }) {
         message,
         clientMessageId,
         ...(currentRef.current !== null ? { conversationId: currentRef.current } : {}),
+        ...(upload ? { uploadContextId: upload.uploadContextId } : {}),
         preferences: { stream: true },
       },
       (ack) => {
@@ -132,6 +145,7 @@ export default function Chat({ user }: { user: SessionUser }) {
           return;
         }
         // Accepted: now the field may be cleared and the message shown.
+        setUpload(null);
         setText((t) => (t === message ? '' : t));
         setLines((ls) =>
           ls.some((l) => l.key === `m${ack.messageId}`)
@@ -193,7 +207,28 @@ export default function Chat({ user }: { user: SessionUser }) {
             </div>
           )}
           <Alert message={error} />
+          {upload && (
+            <p className="small" role="status">
+              Attached: {upload.files.map((f) => f.name).join(', ')}{' '}
+              <button type="button" className="link" onClick={() => setUpload(null)}>
+                Remove attachments
+              </button>
+            </p>
+          )}
           <form className="row compose" onSubmit={submit}>
+            <label className="attach secondary-like">
+              <span>Attach</span>
+              <input
+                type="file"
+                multiple
+                aria-label="Attach files"
+                className="sr"
+                onChange={(e) => {
+                  void attach(e.target.files);
+                  e.target.value = '';
+                }}
+              />
+            </label>
             <label className="grow">
               <span className="sr">Message</span>
               <input

@@ -28,7 +28,7 @@ export default function Dashboard({ user }: { user: SessionUser }) {
 
   const word = healthWord(health);
   const byLevel = count(instances.map((i) => `Level ${i.level}`));
-  const bySource = count(instances.map((i) => i.source));
+  const bySource = count(instances.map((i) => `Source: ${i.source}`));
   const users = stats?.users.map((u) => [`${u.role} / ${u.accountType}`, u.count] as const) ?? [];
 
   return (

@@ -1,6 +1,6 @@
 // Workflows: create an instance of a definition, see instances on a board by state, move one
 // through its transitions (a refused guard says what is missing), approve it.
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
 import { Alert, Page } from '../ui';
 
@@ -13,6 +13,16 @@ export default function Workflows() {
   const [selected, setSelected] = useState<Instance | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState('');
+  const [tasks, setTasks] = useState<Schemas['WorkflowTask'][]>([]);
+  const [evidence, setEvidence] = useState({ description: '', proofUrl: '' });
+
+  useEffect(() => {
+    setTasks([]);
+    if (!selected) return;
+    void api
+      .GET('/api/protocol/instances/{id}/tasks', { params: { path: { id: selected.id } } })
+      .then(({ data }) => setTasks((data as { tasks?: Schemas['WorkflowTask'][] } | undefined)?.tasks ?? []));
+  }, [selected]);
 
   async function loadInstances() {
     const { data, error: err } = await api.GET('/api/protocol/instances', {
@@ -62,12 +72,37 @@ export default function Workflows() {
 
   async function approve(inst: Instance) {
     setError(null);
-    const { error: err } = await api.POST('/api/protocol/instances/{id}/approvals', {
+    const { data, error: err } = await api.POST('/api/protocol/instances/{id}/approvals', {
       params: { path: { id: inst.id } },
-      body: {} as never,
+      body: { expectedVersion: inst.version },
+    });
+    if (err || !data) return setError(describe(err));
+    // An approval that satisfies the guard advances the instance by itself.
+    setStatus(data.advanced ? `Approved; moved to ${data.instance.state}.` : 'Approved.');
+    await refresh(inst.id);
+  }
+
+  async function attachEvidence(e: FormEvent, inst: Instance) {
+    e.preventDefault();
+    setError(null);
+    const { error: err } = await api.POST('/api/protocol/instances/{id}/evidence', {
+      params: { path: { id: inst.id } },
+      body: { ...evidence, expectedVersion: inst.version },
     });
     if (err) return setError(describe(err));
-    setStatus('Approved.');
+    setEvidence({ description: '', proofUrl: '' });
+    setStatus('Evidence attached.');
+    await refresh(inst.id);
+  }
+
+  async function orchestrate(inst: Instance) {
+    setError(null);
+    const { error: err } = await api.POST('/api/protocol/instances/{id}/orchestrate', {
+      params: { path: { id: inst.id } },
+      body: {},
+    });
+    if (err) return setError(describe(err));
+    setStatus('Orchestration started.');
     await refresh(inst.id);
   }
 
@@ -120,7 +155,52 @@ export default function Workflows() {
             <button type="button" className="secondary" onClick={() => void approve(selected)}>
               Approve
             </button>
+            <button type="button" className="secondary" onClick={() => void orchestrate(selected)}>
+              Orchestrate
+            </button>
           </div>
+          <form className="row wrap" onSubmit={(e) => void attachEvidence(e, selected)}>
+            <label className="grow">
+              Evidence
+              <input
+                required
+                value={evidence.description}
+                onChange={(e) => setEvidence({ ...evidence, description: e.target.value })}
+              />
+            </label>
+            <label className="grow">
+              Proof URL
+              <input
+                type="url"
+                required
+                value={evidence.proofUrl}
+                onChange={(e) => setEvidence({ ...evidence, proofUrl: e.target.value })}
+              />
+            </label>
+            <button type="submit" className="secondary">
+              Attach evidence
+            </button>
+          </form>
+          {tasks.length > 0 && (
+            <table aria-label="Tasks">
+              <thead>
+                <tr>
+                  <th scope="col">Task</th>
+                  <th scope="col">Specialty</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {tasks.map((t) => (
+                  <tr key={t.id}>
+                    <td>{t.title}</td>
+                    <td>{t.specialty}</td>
+                    <td>{t.status}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
         </div>
       )}
       <div className="board" aria-label="Board">
