@@ -7,6 +7,8 @@ export default defineConfig({
     include: ['test/e2e/**/*.e2e.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
+    // A page answers when the server has: wait for it, don't race it (a hung check still fails).
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 1,

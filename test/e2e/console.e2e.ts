@@ -32,6 +32,11 @@ const consoleErrors: string[] = [];
 beforeAll(async () => {
   t = await createTestApp();
   admin = await createUser(t, 'cso', { name: 'Ada Admin' });
+  const npc = await t.api('POST', '/api/admin/data/npcs', {
+    token: admin.accessToken,
+    body: { name: 'Mira', description: 'A cheerful blacksmith' },
+  });
+  expect(npc.status).toBe(201);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
@@ -112,7 +117,7 @@ describe('signed in as an admin', () => {
     await page.getByLabel('Message').fill('Hello there, who are you?');
     await page.getByRole('button', { name: 'Send' }).click();
     await expect.poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 }).toBeGreaterThan(0);
-    await expect.poll(() => page.getByLabel('Message').inputValue()).toBe('');
+    await expect.poll(() => page.getByLabel('Message').inputValue(), { timeout: 30_000 }).toBe('');
     const tooLong = 'x'.repeat(8001);
     await page.getByLabel('Message').fill(tooLong);
     await page.getByRole('button', { name: 'Send' }).click();
@@ -129,8 +134,19 @@ describe('signed in as an admin', () => {
     await accessible('chat');
     await page.getByLabel('Message').fill('What is in my notes?');
     await page.getByRole('button', { name: 'Send' }).click();
-    await expect.poll(() => page.getByText('Attached: notes.txt').count()).toBe(0);
-    await expect.poll(() => page.getByLabel('Message').inputValue()).toBe('');
+    await expect.poll(() => page.getByText('Attached: notes.txt').count(), { timeout: 30_000 }).toBe(0);
+    await expect.poll(() => page.getByLabel('Message').inputValue(), { timeout: 30_000 }).toBe('');
+  });
+
+  it('chats with a character in a group conversation', async () => {
+    await page.getByRole('checkbox', { name: 'Mira' }).check();
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.getByRole('button', { name: 'Group: Mira' }).waitFor();
+    await page.getByLabel('Message').fill('Mira, can you forge a sword?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const log = page.getByRole('log', { name: 'Conversation' });
+    await expect.poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    await accessible('chat-group');
   });
 
   it('keeps the session across a reload (refresh token rotated)', async () => {

@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, authFetch, describe, type Schemas } from '../api/client';
 import { chatSocket, type ChatSocket } from '../lib/sockets';
-import type { SessionUser } from '../lib/tokens';
+import { isAdmin, type SessionUser } from '../lib/tokens';
 import { Alert, Page } from '../ui';
 
 type Line = { key: string; role: 'user' | 'assistant'; text: string; who?: string; pending?: boolean };
@@ -18,6 +18,8 @@ export default function Chat({ user }: { user: SessionUser }) {
   const [choices, setChoices] = useState<{ id: number | string; text: string }[]>([]);
   const [connected, setConnected] = useState(false);
   const [upload, setUpload] = useState<Schemas['Upload'] | null>(null);
+  const [npcs, setNpcs] = useState<Schemas['Npc'][]>([]);
+  const [cast, setCast] = useState<number[]>([]);
   const socket = useRef<ChatSocket | null>(null);
   const currentRef = useRef<number | null>(null);
   currentRef.current = current;
@@ -35,6 +37,14 @@ export default function Chat({ user }: { user: SessionUser }) {
     const { data } = await api.GET('/api/assistant/choices', { params: { query: { conversationId } } });
     setChoices(data?.choices ?? []);
   }
+
+  useEffect(() => {
+    // Characters to start a group chat with (their list is an admin's to read).
+    if (isAdmin(user))
+      void api
+        .GET('/api/admin/data/npcs')
+        .then(({ data }) => setNpcs((data?.npcs ?? []).filter((n) => !n.isAssistant)));
+  }, [user]);
 
   useEffect(() => {
     void loadConversations();
@@ -100,9 +110,13 @@ export default function Chat({ user }: { user: SessionUser }) {
   }, [lines]);
 
   async function newConversation() {
+    const names = npcs.filter((n) => cast.includes(n.id)).map((n) => n.name);
     const { data, error: err } = await api.POST('/api/conversations', {
-      body: { title: 'New conversation' },
+      body: cast.length
+        ? { title: `Group: ${names.join(', ')}`, npcUserIds: cast }
+        : { title: 'New conversation' },
     });
+    setCast([]);
     if (err || !data) setError(describe(err));
     else await loadConversations(data.id);
   }
@@ -169,6 +183,23 @@ export default function Chat({ user }: { user: SessionUser }) {
           <button type="button" className="secondary" onClick={() => void newConversation()}>
             New conversation
           </button>
+          {npcs.length > 0 && (
+            <fieldset className="cast">
+              <legend>With characters</legend>
+              {npcs.map((n) => (
+                <label key={n.id} className="check">
+                  <input
+                    type="checkbox"
+                    checked={cast.includes(n.id)}
+                    onChange={(e) =>
+                      setCast((xs) => (e.target.checked ? [...xs, n.id] : xs.filter((x) => x !== n.id)))
+                    }
+                  />
+                  {n.name}
+                </label>
+              ))}
+            </fieldset>
+          )}
           <ul>
             {conversations.map((c) => (
               <li key={c.id}>
