@@ -146,6 +146,9 @@ describe('signed in as an admin', () => {
     await page.getByRole('button', { name: 'Send' }).click();
     const log = page.getByRole('log', { name: 'Conversation' });
     await expect.poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    // The question stays above its answer, though the answer may stream in before the ack.
+    await expect.poll(() => log.locator('.msg').last().getAttribute('class')).toContain('assistant');
+    await expect.poll(() => log.locator('.msg').nth(-2).textContent()).toContain('forge a sword');
     await accessible('chat-group');
   });
 

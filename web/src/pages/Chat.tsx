@@ -138,9 +138,14 @@ export default function Chat({ user }: { user: SessionUser }) {
     setError(null);
     setChoices([]);
     const clientMessageId = crypto.randomUUID();
+    // Shown at once (replies may stream before the ack); dropped again if the server refuses it.
+    const pendingKey = `c${clientMessageId}`;
+    setLines((ls) => [...ls, { key: pendingKey, role: 'user', text: message, pending: true }]);
     let answered = false;
     const timer = setTimeout(() => {
-      if (!answered) setError('No answer from the server; your message is still in the field.');
+      if (answered) return;
+      setLines((ls) => ls.filter((l) => l.key !== pendingKey));
+      setError('No answer from the server; your message is still in the field.');
     }, 30_000);
     s.emit(
       'chatMessage',
@@ -155,6 +160,7 @@ export default function Chat({ user }: { user: SessionUser }) {
         answered = true;
         clearTimeout(timer);
         if (!ack.ok) {
+          setLines((ls) => ls.filter((l) => l.key !== pendingKey));
           setError(describe(ack.error));
           return;
         }
@@ -162,9 +168,7 @@ export default function Chat({ user }: { user: SessionUser }) {
         setUpload(null);
         setText((t) => (t === message ? '' : t));
         setLines((ls) =>
-          ls.some((l) => l.key === `m${ack.messageId}`)
-            ? ls
-            : [...ls, { key: `m${ack.messageId}`, role: 'user', text: message }],
+          ls.map((l) => (l.key === pendingKey ? { ...l, key: `m${ack.messageId}`, pending: false } : l)),
         );
         if (currentRef.current === null) void loadConversations(ack.conversationId);
       },
@@ -219,10 +223,12 @@ export default function Chat({ user }: { user: SessionUser }) {
           <div className="log" role="log" aria-label="Conversation" tabIndex={0} ref={logRef}>
             {lines.length === 0 && <p className="muted">Say hello to start.</p>}
             {lines.map((l) => (
-              <p key={l.key} className={`msg ${l.role}`}>
-                <span className="sr">
-                  {l.role === 'user' ? user.name || 'You' : (l.who ?? 'Assistant')}:{' '}
-                </span>
+              <p key={l.key} className={`msg ${l.role}${l.pending ? ' pending' : ''}`}>
+                {l.role === 'assistant' && l.who ? (
+                  <strong className="who-said">{l.who}: </strong>
+                ) : (
+                  <span className="sr">{l.role === 'user' ? user.name || 'You' : 'Assistant'}: </span>
+                )}
                 {l.text}
               </p>
             ))}
