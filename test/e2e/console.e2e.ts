@@ -166,11 +166,15 @@ describe('signed in as an admin', () => {
     await page.getByRole('searchbox', { name: 'Search memories' }).fill('colour');
     await list.getByText('My favourite colour is teal').waitFor();
     await accessible('memory');
+    await list.getByRole('button', { name: /^Edit/ }).first().click();
+    await page.getByLabel('Edit memory').fill('My favourite colour is deep teal');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await list.getByText('My favourite colour is deep teal').waitFor();
     await list
       .getByRole('button', { name: /^Forget/ })
       .first()
       .click();
-    await expect.poll(() => list.getByText('My favourite colour is teal').count()).toBe(0);
+    await expect.poll(() => list.getByText('My favourite colour is deep teal').count()).toBe(0);
   });
 
   it('workflows: creates one, a guarded transition says what is missing', async () => {
@@ -209,7 +213,27 @@ describe('signed in as an admin', () => {
     for (const s of ['1x', '2x', '5x', '10x']) await page.getByRole('button', { name: s }).waitFor();
     await page.getByRole('button', { name: '10x' }).click();
     await page.getByRole('button', { name: 'Play' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
     await accessible('observer');
+    // Many events: the feed renders only the rows in view.
+    for (let batch = 0; batch < 10; batch++)
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          t.api('POST', '/api/sync/ingest-event', {
+            token: admin.accessToken,
+            body: { userId: admin.id, eventType: 'tick', eventText: `Tick ${batch * 20 + i}` },
+          }),
+        ),
+      );
+    await page.getByRole('button', { name: 'Show all' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/of 2\d\d events/)
+      .waitFor();
+    expect(await feed.locator('article').count()).toBeLessThan(30);
+    // Seeking to the start of the range shows only what had happened by then.
+    await page.getByLabel('Playback position').fill('0');
+    await expect.poll(() => feed.locator('article').count()).toBeLessThan(10);
   });
 
   it('dashboard: health as a word and a chart', async () => {

@@ -3,7 +3,7 @@
 // (fixed-height rows), so 10,000 events scroll smoothly.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, describe, type Schemas } from '../api/client';
-import { countUpTo, PlaybackClock, SPEEDS, type Speed } from '../lib/playback';
+import { countUpTo, PlaybackClock, SPEEDS, visibleRange, type Speed } from '../lib/playback';
 import { observerSocket } from '../lib/sockets';
 import type { SessionUser } from '../lib/tokens';
 import { Alert, Page } from '../ui';
@@ -91,12 +91,24 @@ export default function Observer({ user }: { user: SessionUser }) {
     return () => cancelAnimationFrame(frame);
   }, [playing, times]);
 
-  function togglePlay() {
-    if (times.length === 0) return;
+  function ensureClock(): PlaybackClock | null {
+    if (times.length === 0) return null;
     if (!clock.current || clock.current.from !== times[0] || clock.current.to !== times[times.length - 1]) {
       clock.current = new PlaybackClock(times[0]!, times[times.length - 1]!, () => performance.now());
       clock.current.setSpeed(speed);
     }
+    return clock.current;
+  }
+
+  function seek(t: number) {
+    const c = ensureClock();
+    if (!c) return;
+    c.seek(t);
+    setShown(countUpTo(times, c.position()));
+  }
+
+  function togglePlay() {
+    if (!ensureClock() || !clock.current) return;
     if (clock.current.playing) {
       clock.current.pause();
       setPlaying(false);
@@ -169,6 +181,22 @@ export default function Observer({ user }: { user: SessionUser }) {
               Show all
             </button>
           )}
+          {times.length > 1 && (
+            <label className="grow">
+              Playback position
+              <input
+                type="range"
+                min={times[0]}
+                max={times[times.length - 1]}
+                step={1000}
+                value={clock.current?.position() ?? times[times.length - 1]}
+                aria-valuetext={new Date(
+                  clock.current?.position() ?? times[times.length - 1]!,
+                ).toLocaleString()}
+                onChange={(e) => seek(Number(e.target.value))}
+              />
+            </label>
+          )}
           <span className="muted" role="status">
             {live ? 'Live' : 'Offline'} · {list.length} of {visible.length} events
           </span>
@@ -191,8 +219,7 @@ function merge(a: Event[], b: Event[]): Event[] {
 
 function VirtualFeed({ events }: { events: Event[] }) {
   const [top, setTop] = useState(0);
-  const first = Math.max(0, Math.floor(top / ROW) - 5);
-  const last = Math.min(events.length, Math.ceil((top + VIEW) / ROW) + 5);
+  const [first, last] = visibleRange(top, VIEW, ROW, events.length);
   return (
     <div
       role="feed"
