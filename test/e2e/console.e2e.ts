@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -44,6 +44,11 @@ beforeAll(async () => {
     if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+});
+
+// One test's failure is its own: the next starts with no recorded console error.
+beforeEach(() => {
+  consoleErrors.length = 0;
 });
 
 afterAll(async () => {
@@ -197,6 +202,22 @@ describe('signed in as an admin', () => {
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('status').getByText('Approved; moved to execution.').waitFor();
     expect(await page.getByRole('alert').count()).toBe(0);
+    // Entering execution starts the orchestrator: it seeds tasks and runs them, and their
+    // artifacts come up for review.
+    await page.getByText('A run is in progress…').waitFor();
+    expect(await page.getByRole('button', { name: 'Orchestrate' }).isDisabled()).toBe(true);
+    await page.getByRole('table', { name: 'Tasks' }).waitFor();
+    const artifacts = page.getByRole('list', { name: 'Artifacts' });
+    await artifacts
+      .getByRole('button', { name: /^Approve artifact/ })
+      .first()
+      .waitFor();
+    await artifacts
+      .getByRole('button', { name: /^Approve artifact/ })
+      .first()
+      .click();
+    await page.getByRole('status').getByText('Artifact approved.').waitFor();
+    await accessible('workflows-run');
   });
 
   it('observer: the timeline grows live; playback controls', async () => {

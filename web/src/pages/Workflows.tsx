@@ -14,15 +14,42 @@ export default function Workflows() {
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState('');
   const [tasks, setTasks] = useState<Schemas['WorkflowTask'][]>([]);
+  const [artifacts, setArtifacts] = useState<Schemas['WorkflowArtifact'][]>([]);
   const [evidence, setEvidence] = useState({ description: '', proofUrl: '' });
 
   useEffect(() => {
     setTasks([]);
+    setArtifacts([]);
     if (!selected) return;
-    void api
-      .GET('/api/protocol/instances/{id}/tasks', { params: { path: { id: selected.id } } })
-      .then(({ data }) => setTasks((data as { tasks?: Schemas['WorkflowTask'][] } | undefined)?.tasks ?? []));
+    const load = () => {
+      void api
+        .GET('/api/protocol/instances/{id}/tasks', { params: { path: { id: selected.id } } })
+        .then(({ data }) =>
+          setTasks((data as { tasks?: Schemas['WorkflowTask'][] } | undefined)?.tasks ?? []),
+        );
+      void api
+        .GET('/api/protocol/instances/{id}/artifacts', { params: { path: { id: selected.id } } })
+        .then(({ data }) => setArtifacts(data?.artifacts ?? []));
+    };
+    load();
+    // While a run is active its tasks and artifacts change: follow them.
+    if (!selected.activeRunId) return;
+    const timer = setInterval(load, 2000);
+    return () => clearInterval(timer);
   }, [selected]);
+
+  async function review(artifact: Schemas['WorkflowArtifact'], approve: boolean) {
+    setError(null);
+    const { error: err } = await api.POST('/api/protocol/artifacts/{id}/review', {
+      params: { path: { id: artifact.id } },
+      body: { approve },
+    });
+    if (err) return setError(describe(err));
+    setStatus(approve ? 'Artifact approved.' : 'Artifact rejected.');
+    setArtifacts((xs) =>
+      xs.map((x) => (x.id === artifact.id ? { ...x, reviewStatus: approve ? 'approved' : 'rejected' } : x)),
+    );
+  }
 
   async function loadInstances() {
     const { data, error: err } = await api.GET('/api/protocol/instances', {
@@ -155,7 +182,12 @@ export default function Workflows() {
             <button type="button" className="secondary" onClick={() => void approve(selected)}>
               Approve
             </button>
-            <button type="button" className="secondary" onClick={() => void orchestrate(selected)}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={Boolean(selected.activeRunId)}
+              onClick={() => void orchestrate(selected)}
+            >
               Orchestrate
             </button>
           </div>
@@ -200,6 +232,28 @@ export default function Workflows() {
                 ))}
               </tbody>
             </table>
+          )}
+          {selected.activeRunId && <p className="muted small">A run is in progress…</p>}
+          {artifacts.length > 0 && (
+            <ul aria-label="Artifacts" className="list">
+              {artifacts.map((a) => (
+                <li key={a.id} className="row wrap artifact">
+                  <span className="grow">
+                    {a.summary} <span className="muted small">({a.reviewStatus})</span>
+                  </span>
+                  {a.reviewStatus === 'pending' && (
+                    <>
+                      <button type="button" className="secondary" onClick={() => void review(a, true)}>
+                        Approve artifact<span className="sr"> {a.summary}</span>
+                      </button>
+                      <button type="button" className="danger" onClick={() => void review(a, false)}>
+                        Reject<span className="sr"> {a.summary}</span>
+                      </button>
+                    </>
+                  )}
+                </li>
+              ))}
+            </ul>
           )}
         </div>
       )}
