@@ -217,6 +217,8 @@ describe('signed in as an admin', () => {
       .first()
       .click();
     await page.getByRole('status').getByText('Artifact approved.').waitFor();
+    // The run ends once every task has run.
+    await expect.poll(() => page.getByText('A run is in progress…').count(), { timeout: 30_000 }).toBe(0);
     await accessible('workflows-run');
   });
 

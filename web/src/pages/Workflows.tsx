@@ -32,9 +32,18 @@ export default function Workflows() {
         .then(({ data }) => setArtifacts(data?.artifacts ?? []));
     };
     load();
-    // While a run is active its tasks and artifacts change: follow them.
+    // While a run is active its tasks and artifacts change: follow them, and the instance too
+    // (its run ends, or it moves on).
     if (!selected.activeRunId) return;
-    const timer = setInterval(load, 2000);
+    const timer = setInterval(() => {
+      load();
+      void api
+        .GET('/api/protocol/instances/{id}', { params: { path: { id: selected.id } } })
+        .then(({ data }) => {
+          if (data && (data.version !== selected.version || data.activeRunId !== selected.activeRunId))
+            setSelected(data);
+        });
+    }, 2000);
     return () => clearInterval(timer);
   }, [selected]);
 
@@ -213,6 +222,7 @@ export default function Workflows() {
               Attach evidence
             </button>
           </form>
+          {tasks.length > 0 && <h3 className="small">Tasks</h3>}
           {tasks.length > 0 && (
             <table aria-label="Tasks">
               <thead>
@@ -234,6 +244,7 @@ export default function Workflows() {
             </table>
           )}
           {selected.activeRunId && <p className="muted small">A run is in progress…</p>}
+          {artifacts.length > 0 && <h3 className="small">Artifacts</h3>}
           {artifacts.length > 0 && (
             <ul aria-label="Artifacts" className="list">
               {artifacts.map((a) => (
