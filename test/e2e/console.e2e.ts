@@ -8,18 +8,8 @@ import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
 mkdirSync(shots, { recursive: true });
 
@@ -37,7 +27,7 @@ beforeAll(async () => {
     body: { name: 'Mira', description: 'A cheerful blacksmith' },
   });
   expect(npc.status).toBe(201);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
   page.on('console', (m) => {

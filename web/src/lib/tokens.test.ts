@@ -44,6 +44,18 @@ describe('TokenStore', () => {
     expect(storage.getItem('assistant.refreshToken')).toBe('refresh-2');
   });
 
+  it('refreshes a short-lived token a quarter of its lifetime early', async () => {
+    let now = 0;
+    const refresh = vi.fn(async () => pair(2, 8));
+    const store = new TokenStore({ refresh, storage: memoryStorage(), now: () => now });
+    store.accept(pair(1, 8));
+    now = 5_000;
+    expect(await store.accessToken()).toBe('access-1');
+    now = 6_500;
+    expect(await store.accessToken()).toBe('access-2');
+    expect(refresh).toHaveBeenCalledTimes(1);
+  });
+
   it('restores a session from the stored refresh token after a reload', async () => {
     const storage = memoryStorage();
     storage.setItem('assistant.refreshToken', 'refresh-1');

@@ -28,12 +28,13 @@ export interface TokenStoreDeps {
 }
 
 const KEY = 'assistant.refreshToken';
-/** Refresh this long before the access token expires. */
+/** Refresh this long before the access token expires (a quarter of a short lifetime). */
 const EARLY_MS = 30_000;
 
 export class TokenStore {
   private access: string | null = null;
   private expiresAt = 0;
+  private earlyMs = EARLY_MS;
   private inflight: Promise<string | null> | null = null;
   private listeners = new Set<(user: SessionUser | null) => void>();
   user: SessionUser | null = null;
@@ -48,6 +49,7 @@ export class TokenStore {
   accept(res: TokenResponse): void {
     this.access = res.accessToken;
     this.expiresAt = this.deps.now() + res.expiresIn * 1000;
+    this.earlyMs = Math.min(EARLY_MS, (res.expiresIn * 1000) / 4);
     this.deps.storage.setItem(KEY, res.refreshToken);
     this.user = res.user;
     for (const l of this.listeners) l(this.user);
@@ -75,7 +77,7 @@ export class TokenStore {
   /** A valid access token, refreshed first when it is missing or about to expire; null when
    * there is no session. */
   async accessToken(): Promise<string | null> {
-    if (this.access && this.deps.now() < this.expiresAt - EARLY_MS) return this.access;
+    if (this.access && this.deps.now() < this.expiresAt - this.earlyMs) return this.access;
     return this.refresh();
   }
 
