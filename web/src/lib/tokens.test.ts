@@ -37,7 +37,7 @@ describe('TokenStore', () => {
     const storage = memoryStorage();
     const store = new TokenStore({ refresh, storage, now: () => now });
     store.accept(pair(1, 60));
-    now = 40_000; // within 30 s of expiry
+    now = 50_000; // within a quarter of its 60 s lifetime of expiry
     const [a, b, c] = await Promise.all([store.accessToken(), store.accessToken(), store.refresh()]);
     expect([a, b, c]).toEqual(['access-2', 'access-2', 'access-2']);
     expect(refresh).toHaveBeenCalledTimes(1);
@@ -68,8 +68,10 @@ describe('TokenStore', () => {
   it('signs out when the server refuses the refresh token', async () => {
     const storage = memoryStorage();
     const seen: unknown[] = [];
-    const store = new TokenStore({ refresh: async () => null, storage, now: () => 0 });
+    let now = 0;
+    const store = new TokenStore({ refresh: async () => null, storage, now: () => now });
     store.accept(pair(1, 1));
+    now = 2_000;
     store.onChange((u) => seen.push(u));
     expect(await store.accessToken()).toBeNull();
     expect(store.hasSession()).toBe(false);
