@@ -284,6 +284,20 @@ describe('signed in as an admin', () => {
     await page.getByRole('link', { name: 'Workflows' }).click();
     await page.getByRole('button', { name: 'Create' }).waitFor();
     await accessible('workflows-phone');
+    for (const [link, name] of [
+      ['Memory', 'memory-phone'],
+      ['Observer', 'observer-phone'],
+      ['Dashboard', 'dashboard-phone'],
+      ['Admin', 'admin-phone'],
+    ] as const) {
+      await page.getByRole('link', { name: link }).click();
+      await page.getByRole('heading', { level: 1, name: link }).waitFor();
+      await page.waitForLoadState('networkidle');
+      await accessible(name);
+      // Nothing wider than the screen: no sideways scrolling of the whole page.
+      // (a wide table scrolls inside itself)
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), name).toBeLessThanOrEqual(390);
+    }
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 });

@@ -94,7 +94,7 @@ export default function Admin() {
             </button>
           </div>
         )}
-        <table aria-label="API keys">
+        <table tabIndex={0} aria-label="API keys">
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -129,7 +129,7 @@ export default function Admin() {
       </div>
       <div className="card">
         <h2>Protocols</h2>
-        <table aria-label="Protocols">
+        <table tabIndex={0} aria-label="Protocols">
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -181,7 +181,7 @@ export default function Admin() {
       </div>
       <div className="card">
         <h2>Users</h2>
-        <table aria-label="Users">
+        <table tabIndex={0} aria-label="Users">
           <thead>
             <tr>
               <th scope="col">Name</th>

@@ -85,7 +85,7 @@ function count(keys: string[]): (readonly [string, number])[] {
 
 function Table({ rows, label }: { rows: (readonly [string, number])[]; label: string }) {
   return (
-    <table aria-label={label}>
+    <table tabIndex={0} aria-label={label}>
       <tbody>
         {rows.map(([k, v]) => (
           <tr key={k}>

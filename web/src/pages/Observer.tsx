@@ -182,7 +182,7 @@ export default function Observer({ user }: { user: SessionUser }) {
             </button>
           )}
           {times.length > 1 && (
-            <label className="grow">
+            <label className="position">
               Playback position
               <input
                 type="range"

@@ -224,7 +224,7 @@ export default function Workflows() {
           </form>
           {tasks.length > 0 && <h3 className="small">Tasks</h3>}
           {tasks.length > 0 && (
-            <table aria-label="Tasks">
+            <table tabIndex={0} aria-label="Tasks">
               <thead>
                 <tr>
                   <th scope="col">Task</th>
