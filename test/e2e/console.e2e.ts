@@ -296,7 +296,9 @@ describe('signed in as an admin', () => {
       await accessible(name);
       // Nothing wider than the screen: no sideways scrolling of the whole page.
       // (a wide table scrolls inside itself)
-      expect(await page.evaluate(() => document.documentElement.scrollWidth), name).toBeLessThanOrEqual(390);
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(
+        390,
+      );
     }
     await page.setViewportSize({ width: 1280, height: 800 });
   });
