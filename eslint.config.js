@@ -22,8 +22,18 @@ const modulesFromPlatform = {
 };
 
 export default tseslint.config(
-  // Generated files (npm run client:types) are checked by their test, not linted.
-  { ignores: ['node_modules/', 'data/', 'coverage/', '**/*.mjs', '**/*.generated.ts'] },
+  // Generated files (npm run client:types, npm run web:api) are checked by their tests, not linted.
+  {
+    ignores: [
+      'node_modules/',
+      'data/',
+      'coverage/',
+      '**/*.mjs',
+      '**/*.generated.ts',
+      'web/dist/',
+      'web/src/api/schema.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

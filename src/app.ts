@@ -19,6 +19,7 @@ import {
 import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
 import { withEmits } from './platform/realtime/asyncapi.js';
+import { registerWeb } from './platform/http/web.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
@@ -53,6 +54,8 @@ export interface BuiltApp {
 export interface BuildAppOptions {
   /** Extra routes registered before the app is sealed (benchmarks use it for a baseline route). */
   extraRoutes?: (app: App) => void;
+  /** The built web console to serve at `/` (default web/dist). */
+  webDir?: string;
 }
 
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<BuiltApp> {
@@ -112,6 +115,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
   registerMetrics(app, deps.metrics);
   registerAuditLog(app, deps.services.audit);
+  registerWeb(app, options.webDir);
 
   await registerModules(app, deps);
   options.extraRoutes?.(app);

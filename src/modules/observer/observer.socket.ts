@@ -6,23 +6,17 @@ import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
 import { AppError, toProblem, makeProblem, safeParseInput } from '../../platform/http/problem.js';
 import { connectError, type SocketData } from '../../platform/realtime/socket-server.js';
-import type { InstanceActivity, InstancesService, TimelineEvent } from '../timeline/index.js';
-import { observerHandshake, type ObserverSummary, type Reflection } from './observer.schemas.js';
+import type { InstancesService } from '../timeline/index.js';
+import { observerHandshake } from './observer.schemas.js';
+import type { ObserverServerEvents } from './observer.wire.js';
+
+export type { ObserverServerEvents } from './observer.wire.js';
 
 type ObserverSocketData = SocketData & { observerId: number };
 
 export const OBSERVER_NAMESPACE = '/observer';
 export const observerRoom = (observerId: number) => `observer:${observerId}`;
 
-/** What the server sends on `/observer` (clients send nothing but the handshake). */
-export interface ObserverServerEvents {
-  timeline_update: (event: TimelineEvent) => void;
-  instance_activity: (activity: InstanceActivity) => void;
-  /** The observer's summary after its cycle (the `GET …/summary` object). */
-  summary_update: (summary: ObserverSummary) => void;
-  /** A new reflection of the observer. */
-  reflection_generated: (reflection: Reflection) => void;
-}
 export type ObserverNamespace = Namespace<Record<string, never>, ObserverServerEvents>;
 
 export interface ObserverSocketOptions {

@@ -1,0 +1,305 @@
+// The web console as a person uses it, page by page, in a real browser against the real server:
+// each page is also checked by axe-core (no serious or critical finding), and no page may log a
+// console error. Screenshots of each page go to $E2E_SCREENSHOTS (default: a temp directory).
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+
+const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
+mkdirSync(shots, { recursive: true });
+
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+let admin: TestUser;
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  admin = await createUser(t, 'cso', { name: 'Ada Admin' });
+  const npc = await t.api('POST', '/api/admin/data/npcs', {
+    token: admin.accessToken,
+    body: { name: 'Mira', description: 'A cheerful blacksmith' },
+  });
+  expect(npc.status).toBe(201);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+});
+
+// One test's failure is its own: the next starts with no recorded console error.
+beforeEach(() => {
+  consoleErrors.length = 0;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function accessible(name: string, target: Page = page) {
+  await target.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const result = await new AxeBuilder({ page: target }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+}
+
+async function signIn(email: string, password: string) {
+  await page.goto(`${t.url}/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation').getByRole('link', { name: 'Chat' }).waitFor();
+}
+
+describe('signed out', () => {
+  it('shows sign-in; a wrong password is an alert', async () => {
+    await page.goto(`${t.url}/`);
+    await page.getByLabel('Email').fill(admin.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/./);
+    // The 401 the browser logs for the failed request is the expected answer, not a page error.
+    consoleErrors.length = 0;
+    await accessible('signin');
+  });
+
+  it('creates an account; a non-admin sees no Admin link', async () => {
+    await page.goto(`${t.url}/`);
+    await page.getByLabel('Email').fill('new.person@example.test');
+    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const nav = page.getByRole('navigation');
+    for (const name of ['Chat', 'Memory', 'Observer', 'Workflows', 'Dashboard'])
+      await nav.getByRole('link', { name }).waitFor();
+    expect(await nav.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  });
+
+  it('verify-email and reset-password pages answer a bad token with an alert', async () => {
+    await page.goto(`${t.url}/verify-email?token=not-a-token`);
+    await page.getByRole('alert').waitFor();
+    consoleErrors.length = 0;
+    await accessible('verify-email');
+    await page.goto(`${t.url}/reset-password?token=not-a-token`);
+    await page.getByLabel('New password', { exact: true }).fill('another long password');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByRole('alert').waitFor();
+    consoleErrors.length = 0;
+    await accessible('reset-password');
+  });
+});
+
+describe('signed in as an admin', () => {
+  beforeAll(async () => {
+    await signIn(admin.email, admin.password);
+  });
+
+  it('chats: the reply streams into the log; a refused message stays in the field', async () => {
+    const log = page.getByRole('log', { name: 'Conversation' });
+    await page.getByRole('button', { name: 'Send' }).isDisabled();
+    await page.getByLabel('Message').fill('Hello there, who are you?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect.poll(() => page.getByLabel('Message').inputValue(), { timeout: 30_000 }).toBe('');
+    const tooLong = 'x'.repeat(8001);
+    await page.getByLabel('Message').fill(tooLong);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByLabel('Message').inputValue()).toBe(tooLong);
+    await page.getByLabel('Message').fill('');
+    // An attachment goes with the next message.
+    await page.getByLabel('Attach files').setInputFiles({
+      name: 'notes.txt',
+      mimeType: 'text/plain',
+      buffer: Buffer.from('The meeting is on Thursday.'),
+    });
+    await page.getByRole('status').getByText('Attached: notes.txt').waitFor();
+    await accessible('chat');
+    await page.getByLabel('Message').fill('What is in my notes?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => page.getByText('Attached: notes.txt').count(), { timeout: 30_000 }).toBe(0);
+    await expect.poll(() => page.getByLabel('Message').inputValue(), { timeout: 30_000 }).toBe('');
+  });
+
+  it('chats with a character in a group conversation', async () => {
+    await page.getByRole('checkbox', { name: 'Mira' }).check();
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.getByRole('button', { name: 'Group: Mira' }).waitFor();
+    await page.getByLabel('Message').fill('Mira, can you forge a sword?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const log = page.getByRole('log', { name: 'Conversation' });
+    await expect.poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    // The question stays above its answer, though the answer may stream in before the ack.
+    await expect.poll(() => log.locator('.msg').last().getAttribute('class')).toContain('assistant');
+    await expect.poll(() => log.locator('.msg').nth(-2).textContent()).toContain('forge a sword');
+    await accessible('chat-group');
+  });
+
+  it('keeps the session across a reload (refresh token rotated)', async () => {
+    await page.reload();
+    await page.getByRole('navigation').getByRole('link', { name: 'Admin' }).waitFor();
+  });
+
+  it('memory: remembers, searches, forgets', async () => {
+    await page.getByRole('link', { name: 'Memory' }).click();
+    await page.getByLabel('New memory').fill('My favourite colour is teal');
+    await page.getByRole('button', { name: 'Remember' }).click();
+    const list = page.getByRole('list', { name: 'Memories' });
+    await list.getByText('My favourite colour is teal').waitFor();
+    await page.getByRole('searchbox', { name: 'Search memories' }).fill('colour');
+    await list.getByText('My favourite colour is teal').waitFor();
+    await accessible('memory');
+    await list.getByRole('button', { name: /^Edit/ }).first().click();
+    await page.getByLabel('Edit memory').fill('My favourite colour is deep teal');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await list.getByText('My favourite colour is deep teal').waitFor();
+    await list
+      .getByRole('button', { name: /^Forget/ })
+      .first()
+      .click();
+    await expect.poll(() => list.getByText('My favourite colour is deep teal').count()).toBe(0);
+  });
+
+  it('workflows: creates one, a guarded transition says what is missing', async () => {
+    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByLabel('Definition').selectOption({ index: 0 });
+    await page.getByRole('button', { name: 'Create' }).click();
+    const transitions = page.getByRole('group', { name: 'Transitions' });
+    await transitions.getByRole('button').first().waitFor();
+    // The first exit is unguarded; the next forward one needs an approval.
+    await transitions.getByRole('button').first().click();
+    await page
+      .getByRole('status')
+      .getByText(/Moved to/)
+      .waitFor();
+    await transitions.getByRole('button').first().click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/missing/i);
+    consoleErrors.length = 0; // the 409 is the answer shown
+    await accessible('workflows');
+    // An approval satisfies the guard, and the instance advances by itself.
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('status').getByText('Approved; moved to execution.').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    // Entering execution starts the orchestrator: it seeds tasks and runs them, and their
+    // artifacts come up for review.
+    await page.getByText('A run is in progress…').waitFor();
+    expect(await page.getByRole('button', { name: 'Orchestrate' }).isDisabled()).toBe(true);
+    await page.getByRole('table', { name: 'Tasks' }).waitFor();
+    const artifacts = page.getByRole('list', { name: 'Artifacts' });
+    await artifacts
+      .getByRole('button', { name: /^Approve artifact/ })
+      .first()
+      .waitFor();
+    await artifacts
+      .getByRole('button', { name: /^Approve artifact/ })
+      .first()
+      .click();
+    await page.getByRole('status').getByText('Artifact approved.').waitFor();
+    // The run ends once every task has run.
+    await expect.poll(() => page.getByText('A run is in progress…').count(), { timeout: 30_000 }).toBe(0);
+    await accessible('workflows-run');
+  });
+
+  it('observer: the timeline grows live; playback controls', async () => {
+    await page.getByRole('link', { name: 'Observer' }).click();
+    const feed = page.getByRole('feed', { name: 'Timeline' });
+    await feed.waitFor();
+    await page.getByRole('status').getByText('Live').waitFor();
+    const res = await t.api('POST', '/api/sync/ingest-event', {
+      token: admin.accessToken,
+      body: { userId: admin.id, eventType: 'quest_started', eventText: 'The hero sets out' },
+    });
+    expect(res.status).toBe(201);
+    await feed.getByText('The hero sets out').waitFor();
+    for (const s of ['1x', '2x', '5x', '10x']) await page.getByRole('button', { name: s }).waitFor();
+    await page.getByRole('button', { name: '10x' }).click();
+    await page.getByRole('button', { name: 'Play' }).click();
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+    await accessible('observer');
+    // Many events: the feed renders only the rows in view.
+    for (let batch = 0; batch < 10; batch++)
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          t.api('POST', '/api/sync/ingest-event', {
+            token: admin.accessToken,
+            body: { userId: admin.id, eventType: 'tick', eventText: `Tick ${batch * 20 + i}` },
+          }),
+        ),
+      );
+    await page.getByRole('button', { name: 'Show all' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/of 2\d\d events/)
+      .waitFor();
+    expect(await feed.locator('article').count()).toBeLessThan(30);
+    // Seeking to the start of the range shows only what had happened by then.
+    await page.getByLabel('Playback position').fill('0');
+    await expect.poll(() => feed.locator('article').count()).toBeLessThan(10);
+  });
+
+  it('dashboard: health as a word and a chart', async () => {
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    await page.getByText(/^(healthy|warning|critical)$/).waitFor();
+    await page.getByRole('img', { name: /Users by role/ }).waitFor();
+    await accessible('dashboard');
+  });
+
+  it('admin: users and an API key shown once', async () => {
+    await page.getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('table', { name: 'Users' }).getByText(admin.email).waitFor();
+    await page.getByLabel('Key name').fill('game server');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByLabel('New API key').textContent();
+    expect(key?.length).toBeGreaterThan(20);
+    await accessible('admin');
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByText(key!).count()).toBe(0);
+    await page.getByRole('table', { name: 'Protocols' }).getByRole('row').nth(1).waitFor();
+    await page.getByLabel('Channel id').fill('general');
+    await page.getByRole('button', { name: 'Save channel' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/Channel general now follows/)
+      .waitFor();
+  });
+
+  it('works at a phone width', async () => {
+    // The same tab: the refresh token lives in this tab's sessionStorage.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('log', { name: 'Conversation' }).waitFor();
+    await accessible('chat-phone');
+    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByRole('button', { name: 'Create' }).waitFor();
+    await accessible('workflows-phone');
+    for (const [link, name] of [
+      ['Memory', 'memory-phone'],
+      ['Observer', 'observer-phone'],
+      ['Dashboard', 'dashboard-phone'],
+      ['Admin', 'admin-phone'],
+    ] as const) {
+      await page.getByRole('link', { name: link }).click();
+      await page.getByRole('heading', { level: 1, name: link }).waitFor();
+      await page.waitForLoadState('networkidle');
+      await accessible(name);
+      // Nothing wider than the screen: no sideways scrolling of the whole page.
+      // (a wide table scrolls inside itself)
+      expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(
+        390,
+      );
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+});

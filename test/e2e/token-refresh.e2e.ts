@@ -1,0 +1,58 @@
+// Short-lived access tokens: the console refreshes them (rotating the refresh token) and its
+// chat socket, dropped by the server when its token expires, reconnects with a fresh one.
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+let user: TestUser;
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ ACCESS_TOKEN_TTL: '4' });
+  user = await createUser(t, 'public', { name: 'Pat' });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => consoleErrors.push(e.message));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+it('keeps chatting across several access-token lifetimes', async () => {
+  await page.goto(`${t.url}/`);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const log = page.getByRole('log', { name: 'Conversation' });
+  await log.waitFor();
+  for (const round of [1, 2]) {
+    // Past the token's lifetime: the server has dropped the socket; the console reconnects.
+    await page.waitForTimeout(5_000);
+    await page.getByLabel('Message').fill(`Still there? (${round})`);
+    await expect
+      .poll(() => page.getByRole('button', { name: 'Send' }).isEnabled(), { timeout: 15_000 })
+      .toBe(true);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 })
+      .toBeGreaterThanOrEqual(round);
+  }
+  // And HTTP calls refresh too: the memory page loads with a fresh token.
+  await page.getByRole('link', { name: 'Memory' }).click();
+  await page.getByRole('list', { name: 'Memories' }).waitFor();
+  expect(await page.getByRole('alert').count()).toBe(0);
+  const result = await new AxeBuilder({ page }).analyze();
+  expect(result.violations.filter((v) => v.impact === 'critical')).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+});
