@@ -1,9 +1,9 @@
-// The one door to the HTTP API: openapi-fetch typed by schema.d.ts (generated from our own
-// /api/openapi.json by `npm run web:api`). Every request carries the in-memory access token; a
-// 401 `token_expired` refreshes once and retries. Kept thin so it can give way to the shared
-// typed client package later.
+// The one door to the HTTP API: openapi-fetch typed by the typed client's REST types
+// (src/client/api.generated.ts, generated from our own /api/openapi.json by `npm run
+// client:types`; a test fails when they drift). Every request carries the in-memory access token;
+// a 401 `token_expired` refreshes once and retries.
 import createClient from 'openapi-fetch';
-import type { components, paths } from './schema';
+import type { components, paths } from '../../../src/client/api.generated';
 import { TokenStore, type TokenResponse } from '../lib/tokens';
 
 export type Schemas = components['schemas'];
