@@ -20,7 +20,7 @@ const taskExample = {
   nextRunAt: '2025-05-02T01:00:00.000Z',
   lastRun: {
     jobId: '1f0c6a52-8d7e-4b3a-9c21-5e4d3b2a1f00',
-    state: 'completed',
+    state: 'completed' as const,
     startedAt: '2025-05-01T01:00:00.120Z',
     finishedAt: '2025-05-01T01:00:04.870Z',
     error: null,
