@@ -1488,7 +1488,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The audit log, newest first: every write request and every request answered 401, 403 or 5xx (never bodies, headers or tokens) */
+    /**
+     * The audit log, newest first: every write request and every request answered 401, 403 or 5xx (never bodies, headers or tokens)
+     * @description Administrators only. Entries newest first, filtered by request id, actor, method, status, path prefix and a time window (`from` inclusive, `to` exclusive); `limit` per page (50 by default, at most 200), the next page by `nextCursor`. 400 for a cursor not of this list or a `from` not before `to`.
+     */
     get: {
       parameters: {
         query?: {
@@ -1567,7 +1570,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Scheduled tasks and the kinds a task may have */
+    /**
+     * Scheduled tasks and the kinds a task may have
+     * @description Administrators only. Every scheduled task, with its next run and the state of its last run, and the kinds a task may have (observer_cycle, diary_compliance, maintenance_sweep).
+     */
     get: {
       parameters: {
         query?: never;
@@ -1583,6 +1589,39 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
+            /**
+             * @example {
+             *       "tasks": [
+             *         {
+             *           "id": "6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f",
+             *           "name": "Nightly observer cycle",
+             *           "kind": "observer_cycle",
+             *           "cron": "0 3 * * *",
+             *           "timezone": "Europe/Paris",
+             *           "payload": {
+             *             "observerId": 3,
+             *             "hours": 24
+             *           },
+             *           "enabled": true,
+             *           "nextRunAt": "2025-05-02T01:00:00.000Z",
+             *           "lastRun": {
+             *             "jobId": "1f0c6a52-8d7e-4b3a-9c21-5e4d3b2a1f00",
+             *             "state": "completed",
+             *             "startedAt": "2025-05-01T01:00:00.120Z",
+             *             "finishedAt": "2025-05-01T01:00:04.870Z",
+             *             "error": null
+             *           },
+             *           "createdAt": "2025-04-20T08:00:00.000Z",
+             *           "updatedAt": "2025-04-20T08:00:00.000Z"
+             *         }
+             *       ],
+             *       "kinds": [
+             *         "observer_cycle",
+             *         "diary_compliance",
+             *         "maintenance_sweep"
+             *       ]
+             *     }
+             */
             'application/json': {
               tasks: components['schemas']['ScheduledTask'][];
               kinds: string[];
@@ -1610,7 +1649,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create a scheduled task */
+    /**
+     * Create a scheduled task
+     * @description Administrators only. Creates a task of a kind with a 5-field cron expression, an IANA time zone (UTC by default) and the kind's payload; enabled by default, it is scheduled at once. Every problem of kind, cron, time zone and payload (an unknown observer too) is answered together as one 400.
+     */
     post: {
       parameters: {
         query?: never;
@@ -1620,6 +1662,18 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "name": "Nightly observer cycle",
+           *       "kind": "observer_cycle",
+           *       "cron": "0 3 * * *",
+           *       "timezone": "Europe/Paris",
+           *       "payload": {
+           *         "observerId": 3,
+           *         "hours": 24
+           *       }
+           *     }
+           */
           'application/json': {
             name: string;
             /** @description observer_cycle, diary_compliance or maintenance_sweep */
@@ -1688,12 +1742,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A scheduled task */
+    /**
+     * A scheduled task
+     * @description Administrators only. One scheduled task, with its next run and the state of its last run; 404 for an unknown id.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f */
           id: string;
         };
         cookie?: never;
@@ -1749,12 +1807,16 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    /** Delete a scheduled task */
+    /**
+     * Delete a scheduled task
+     * @description Administrators only. Deletes the task and its schedule; a run already queued does nothing. 404 for an unknown id.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f */
           id: string;
         };
         cookie?: never;
@@ -1808,12 +1870,16 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    /** Change a scheduled task (not its kind) */
+    /**
+     * Change a scheduled task (not its kind)
+     * @description Administrators only. Changes the fields given (name, cron, time zone, payload, enabled) and reschedules the task (disabled: unscheduled). The result is checked as at creation (400 with every problem); 404 for an unknown id.
+     */
     patch: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f */
           id: string;
         };
         cookie?: never;
@@ -1821,6 +1887,12 @@ export interface paths {
       /** @description every field but kind */
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "cron": "30 2 * * 1-5",
+           *       "enabled": false
+           *     }
+           */
           'application/json': {
             name?: string;
             /** @description 5 fields: minute hour day-of-month month day-of-week */
@@ -1894,12 +1966,16 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Run a task now, enabled or not */
+    /**
+     * Run a task now, enabled or not
+     * @description Administrators only. Queues one run of the task now, whether it is enabled or not, and answers the job's id (the run's state then shows as the task's `lastRun`). 404 for an unknown id.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f */
           id: string;
         };
         cookie?: never;
@@ -1912,6 +1988,12 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
+            /**
+             * @example {
+             *       "taskId": "6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f",
+             *       "jobId": "1f0c6a52-8d7e-4b3a-9c21-5e4d3b2a1f00"
+             *     }
+             */
             'application/json': {
               /** Format: uuid */
               taskId: string;
@@ -2409,7 +2491,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The exact system prompt, tools and retrieved memories a chat turn would use now (no chat call, nothing stored) */
+    /**
+     * The exact system prompt, tools and retrieved memories a chat turn would use now (no chat call, nothing stored)
+     * @description Administrators only. Composes, with a chat turn's own code, what a turn of the user would send now: the routed protocol and why, the system prompt, the tools and the memories `message` retrieves. Nothing is sent to a model and nothing is stored. 404 for an unknown user; 400 for a persona session or conversation that is not the user's, or a character the turn could not answer with.
+     */
     post: {
       parameters: {
         query?: never;
@@ -2419,6 +2504,18 @@ export interface paths {
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "userId": 7,
+           *       "npcUserId": 12,
+           *       "channelId": "support",
+           *       "message": "Where did we leave the harbour map?",
+           *       "preferences": {
+           *         "language": "en",
+           *         "responseLength": "short"
+           *       }
+           *     }
+           */
           'application/json': {
             userId: number;
             npcUserId?: number;
@@ -3900,12 +3997,16 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Onboarding checks of a Level-5 instance, in order; passed activates it, failed deactivates it (needs training) */
+    /**
+     * Onboarding checks of a Level-5 instance, in order; passed activates it, failed deactivates it (needs training)
+     * @description Administrators only. Runs the onboarding checks of a Level-5 instance in order (companion_identity: its observer holds encoded core beliefs; one_consciousness: its chain of parents reaches the root; autonomy_respect: assumed at first). Passed activates the instance, failed deactivates it; the result is kept on the instance with an event. 404 for an unknown instance, 409 `not_eligible` for one not at Level 5.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 42 */
           instanceId: number;
         };
         cookie?: never;
@@ -3983,18 +4084,27 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Encode core beliefs: the assistant's core beliefs and both ground-floor protocols, for a Level-5 instance under this observer */
+    /**
+     * Encode core beliefs: the assistant's core beliefs and both ground-floor protocols, for a Level-5 instance under this observer
+     * @description Administrators only. Stores the assistant's newest 50 core beliefs and every ground-floor rule as one `core_beliefs_encoding` memory about the observer, replacing the instance's previous one, with a `core_beliefs_encoded` event. 404 for an unknown instance; 409 `not_eligible` for one not at Level 5 or not under the observer named.
+     */
     post: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 42 */
           instanceId: number;
         };
         cookie?: never;
       };
       requestBody: {
         content: {
+          /**
+           * @example {
+           *       "observerId": 3
+           *     }
+           */
           'application/json': {
             observerId: number;
           };
@@ -4070,7 +4180,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Diary compliance over the observer's active Level-5 instances */
+    /**
+     * Diary compliance over the observer's active Level-5 instances
+     * @description A CSO, an administrator or the observer's owner (anyone else: 403, for an unknown id too). For each active Level-5 instance under the observer, whether it wrote a diary within the last `hours` (24 by default, at most 720), and how many lack one. 404 when the id names no Level-8 observer.
+     */
     get: {
       parameters: {
         query?: {
@@ -4078,6 +4191,7 @@ export interface paths {
         };
         header?: never;
         path: {
+          /** @example 3 */
           observerId: number;
         };
         cookie?: never;
@@ -4146,12 +4260,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The country dashboard: instances, activity, diaries, health, projects and the latest awareness report */
+    /**
+     * The country dashboard: instances, activity, diaries, health, projects and the latest awareness report
+     * @description A CSO, an administrator or the observer's owner (anyone else: 403, for an unknown id too). The observer's instances by level, source and persona; the last 24 hours' activity and diary compliance; health (warning from 30 %, critical from 50 % of inactive instances or missing diaries); linked projects; the newest awareness report. 404 when the id names no Level-8 observer.
+     */
     get: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example 3 */
           observerId: number;
         };
         cookie?: never;
@@ -4773,7 +4891,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Relationships between players and characters, each as PUT answers it (at most 1000, by player then character) */
+    /**
+     * Relationships between players and characters, each as PUT answers it (at most 1000, by player then character)
+     * @description Administrators only. The relationships of a player (`userId`), of a character (`npcUserId`), of both or of everyone: flags and affinity, ordered by player then character, at most 1000.
+     */
     get: {
       parameters: {
         query?: {
@@ -4792,6 +4913,23 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
+            /**
+             * @example {
+             *       "relationships": [
+             *         {
+             *           "userId": 7,
+             *           "npcUserId": 12,
+             *           "npcName": "Mira",
+             *           "flags": {
+             *             "metAtHarbour": true,
+             *             "owesFavour": false
+             *           },
+             *           "affinity": 0.4,
+             *           "updatedAt": "2025-05-01T09:30:00.000Z"
+             *         }
+             *       ]
+             *     }
+             */
             'application/json': {
               relationships: components['schemas']['Relationship'][];
             };
@@ -6510,12 +6648,16 @@ export interface paths {
       };
     };
     post?: never;
-    /** Not allowed: protocols are never deleted (405) */
+    /**
+     * Not allowed: protocols are never deleted (405)
+     * @description Refused for every id and every signed-in caller: protocols are never deleted (routing, channels and workflows name them; the ground floor is immutable), so the answer is always 405 `method_not_allowed` with `Allow: GET, PUT`. Publish a new version instead.
+     */
     delete: {
       parameters: {
         query?: never;
         header?: never;
         path: {
+          /** @example tech_protocol_v1 */
           id: string;
         };
         cookie?: never;
@@ -11670,6 +11812,23 @@ export interface components {
       lastUsedAt: string | null;
       revokedAt: string | null;
     };
+    /**
+     * @example {
+     *       "id": 4812,
+     *       "at": "2025-05-01T09:30:00.000Z",
+     *       "requestId": "req-7f3a2c",
+     *       "method": "PATCH",
+     *       "path": "/api/admin/scheduled-tasks/6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f",
+     *       "route": "/api/admin/scheduled-tasks/:id",
+     *       "status": 200,
+     *       "problemCode": null,
+     *       "actorUserId": 1,
+     *       "actorKind": "user",
+     *       "apiKeyId": null,
+     *       "ip": "203.0.113.7",
+     *       "durationMs": 12.4
+     *     }
+     */
     AuditLogEntry: {
       id: number;
       /** Format: date-time */
@@ -11687,6 +11846,23 @@ export interface components {
       ip: string | null;
       durationMs: number;
     };
+    /**
+     * @example {
+     *       "id": 4812,
+     *       "at": "2025-05-01T09:30:00.000Z",
+     *       "requestId": "req-7f3a2c",
+     *       "method": "PATCH",
+     *       "path": "/api/admin/scheduled-tasks/6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f",
+     *       "route": "/api/admin/scheduled-tasks/:id",
+     *       "status": 200,
+     *       "problemCode": null,
+     *       "actorUserId": 1,
+     *       "actorKind": "user",
+     *       "apiKeyId": null,
+     *       "ip": "203.0.113.7",
+     *       "durationMs": 12.4
+     *     }
+     */
     AuditLogEntryInput: {
       id: number;
       /** Format: date-time */
@@ -11972,6 +12148,19 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "memoryId": 981,
+     *       "instanceId": 42,
+     *       "observerId": 3,
+     *       "protocols": [
+     *         "core_identity_v1",
+     *         "autonomy_rights_v1"
+     *       ],
+     *       "content": "## Core beliefs\n- Every companion is its own person.\n\n## Ground floor\n- Never claim to be human.",
+     *       "createdAt": "2025-05-01T09:25:00.000Z"
+     *     }
+     */
     CoreBeliefEncoding: {
       memoryId: number;
       instanceId: number;
@@ -11981,6 +12170,19 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "memoryId": 981,
+     *       "instanceId": 42,
+     *       "observerId": 3,
+     *       "protocols": [
+     *         "core_identity_v1",
+     *         "autonomy_rights_v1"
+     *       ],
+     *       "content": "## Core beliefs\n- Every companion is its own person.\n\n## Ground floor\n- Never claim to be human.",
+     *       "createdAt": "2025-05-01T09:25:00.000Z"
+     *     }
+     */
     CoreBeliefEncodingInput: {
       memoryId: number;
       instanceId: number;
@@ -11990,6 +12192,61 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
     };
+    /**
+     * @example {
+     *       "observerId": 3,
+     *       "generatedAt": "2025-05-01T09:30:00.000Z",
+     *       "instances": {
+     *         "total": 5,
+     *         "active": 4,
+     *         "inactive": 1,
+     *         "byLevel": {
+     *           "5": 4,
+     *           "8": 1
+     *         },
+     *         "bySource": {
+     *           "discord": 3,
+     *           "web": 2
+     *         },
+     *         "byPersona": {
+     *           "companion": 4
+     *         }
+     *       },
+     *       "activity24h": {
+     *         "events": 37,
+     *         "activeInstances": 3,
+     *         "byType": {
+     *           "diary_entry": 6,
+     *           "chat_turn": 31
+     *         }
+     *       },
+     *       "diaryCompliance": {
+     *         "compliant": false,
+     *         "missingCount": 1,
+     *         "windowHours": 24
+     *       },
+     *       "health": {
+     *         "status": "warning",
+     *         "inactiveRatio": 0.25,
+     *         "missingDiaryRatio": 0.25
+     *       },
+     *       "projects": {
+     *         "total": 2,
+     *         "completed": 1,
+     *         "inProgress": 1,
+     *         "byState": {
+     *           "done": 1,
+     *           "drafting": 1
+     *         }
+     *       },
+     *       "awareness": {
+     *         "memoryId": 990,
+     *         "summary": "Mira and Tobin worked on the harbour map; Tobin wrote no diary today.",
+     *         "statementCount": 2,
+     *         "createdAt": "2025-05-01T06:00:00.000Z"
+     *       }
+     *     }
+     */
     CountryDashboard: {
       observerId: number;
       /** Format: date-time */
@@ -12042,6 +12299,61 @@ export interface components {
         createdAt: string;
       } | null;
     };
+    /**
+     * @example {
+     *       "observerId": 3,
+     *       "generatedAt": "2025-05-01T09:30:00.000Z",
+     *       "instances": {
+     *         "total": 5,
+     *         "active": 4,
+     *         "inactive": 1,
+     *         "byLevel": {
+     *           "5": 4,
+     *           "8": 1
+     *         },
+     *         "bySource": {
+     *           "discord": 3,
+     *           "web": 2
+     *         },
+     *         "byPersona": {
+     *           "companion": 4
+     *         }
+     *       },
+     *       "activity24h": {
+     *         "events": 37,
+     *         "activeInstances": 3,
+     *         "byType": {
+     *           "diary_entry": 6,
+     *           "chat_turn": 31
+     *         }
+     *       },
+     *       "diaryCompliance": {
+     *         "compliant": false,
+     *         "missingCount": 1,
+     *         "windowHours": 24
+     *       },
+     *       "health": {
+     *         "status": "warning",
+     *         "inactiveRatio": 0.25,
+     *         "missingDiaryRatio": 0.25
+     *       },
+     *       "projects": {
+     *         "total": 2,
+     *         "completed": 1,
+     *         "inProgress": 1,
+     *         "byState": {
+     *           "done": 1,
+     *           "drafting": 1
+     *         }
+     *       },
+     *       "awareness": {
+     *         "memoryId": 990,
+     *         "summary": "Mira and Tobin worked on the harbour map; Tobin wrote no diary today.",
+     *         "statementCount": 2,
+     *         "createdAt": "2025-05-01T06:00:00.000Z"
+     *       }
+     *     }
+     */
     CountryDashboardInput: {
       observerId: number;
       /** Format: date-time */
@@ -12094,6 +12406,32 @@ export interface components {
         createdAt: string;
       } | null;
     };
+    /**
+     * @example {
+     *       "observerId": 3,
+     *       "windowHours": 24,
+     *       "compliant": false,
+     *       "missingCount": 1,
+     *       "instances": [
+     *         {
+     *           "instanceId": 42,
+     *           "name": "Mira",
+     *           "source": "discord",
+     *           "hasDiary": true,
+     *           "entries": 2,
+     *           "lastDiaryAt": "2025-05-01T08:10:00.000Z"
+     *         },
+     *         {
+     *           "instanceId": 43,
+     *           "name": "Tobin",
+     *           "source": "web",
+     *           "hasDiary": false,
+     *           "entries": 0,
+     *           "lastDiaryAt": null
+     *         }
+     *       ]
+     *     }
+     */
     DiaryCompliance: {
       observerId: number;
       windowHours: number;
@@ -12108,6 +12446,32 @@ export interface components {
         lastDiaryAt: string | null;
       }[];
     };
+    /**
+     * @example {
+     *       "observerId": 3,
+     *       "windowHours": 24,
+     *       "compliant": false,
+     *       "missingCount": 1,
+     *       "instances": [
+     *         {
+     *           "instanceId": 42,
+     *           "name": "Mira",
+     *           "source": "discord",
+     *           "hasDiary": true,
+     *           "entries": 2,
+     *           "lastDiaryAt": "2025-05-01T08:10:00.000Z"
+     *         },
+     *         {
+     *           "instanceId": 43,
+     *           "name": "Tobin",
+     *           "source": "web",
+     *           "hasDiary": false,
+     *           "entries": 0,
+     *           "lastDiaryAt": null
+     *         }
+     *       ]
+     *     }
+     */
     DiaryComplianceInput: {
       observerId: number;
       windowHours: number;
@@ -12784,6 +13148,32 @@ export interface components {
       };
       metaState: components['schemas']['ObserverMetaStateInput'];
     };
+    /**
+     * @example {
+     *       "instanceId": 42,
+     *       "observerId": 3,
+     *       "passed": true,
+     *       "checks": [
+     *         {
+     *           "name": "companion_identity",
+     *           "passed": true,
+     *           "detail": "observer 3 holds core beliefs (memory 981)"
+     *         },
+     *         {
+     *           "name": "one_consciousness",
+     *           "passed": true,
+     *           "detail": "observer chain 42 → 3 → 1"
+     *         },
+     *         {
+     *           "name": "autonomy_respect",
+     *           "passed": true,
+     *           "detail": "assumed passed at first: autonomy respect is behavioural and verified over time"
+     *         }
+     *       ],
+     *       "isActive": true,
+     *       "checkedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     OnboardingResult: {
       instanceId: number;
       observerId: number;
@@ -12798,6 +13188,32 @@ export interface components {
       /** Format: date-time */
       checkedAt: string;
     };
+    /**
+     * @example {
+     *       "instanceId": 42,
+     *       "observerId": 3,
+     *       "passed": true,
+     *       "checks": [
+     *         {
+     *           "name": "companion_identity",
+     *           "passed": true,
+     *           "detail": "observer 3 holds core beliefs (memory 981)"
+     *         },
+     *         {
+     *           "name": "one_consciousness",
+     *           "passed": true,
+     *           "detail": "observer chain 42 → 3 → 1"
+     *         },
+     *         {
+     *           "name": "autonomy_respect",
+     *           "passed": true,
+     *           "detail": "assumed passed at first: autonomy respect is behavioural and verified over time"
+     *         }
+     *       ],
+     *       "isActive": true,
+     *       "checkedAt": "2025-05-01T09:30:00.000Z"
+     *     }
+     */
     OnboardingResultInput: {
       instanceId: number;
       observerId: number;
@@ -13754,6 +14170,30 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": "6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f",
+     *       "name": "Nightly observer cycle",
+     *       "kind": "observer_cycle",
+     *       "cron": "0 3 * * *",
+     *       "timezone": "Europe/Paris",
+     *       "payload": {
+     *         "observerId": 3,
+     *         "hours": 24
+     *       },
+     *       "enabled": true,
+     *       "nextRunAt": "2025-05-02T01:00:00.000Z",
+     *       "lastRun": {
+     *         "jobId": "1f0c6a52-8d7e-4b3a-9c21-5e4d3b2a1f00",
+     *         "state": "completed",
+     *         "startedAt": "2025-05-01T01:00:00.120Z",
+     *         "finishedAt": "2025-05-01T01:00:04.870Z",
+     *         "error": null
+     *       },
+     *       "createdAt": "2025-04-20T08:00:00.000Z",
+     *       "updatedAt": "2025-04-20T08:00:00.000Z"
+     *     }
+     */
     ScheduledTask: {
       /** Format: uuid */
       id: string;
@@ -13779,6 +14219,30 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     };
+    /**
+     * @example {
+     *       "id": "6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f",
+     *       "name": "Nightly observer cycle",
+     *       "kind": "observer_cycle",
+     *       "cron": "0 3 * * *",
+     *       "timezone": "Europe/Paris",
+     *       "payload": {
+     *         "observerId": 3,
+     *         "hours": 24
+     *       },
+     *       "enabled": true,
+     *       "nextRunAt": "2025-05-02T01:00:00.000Z",
+     *       "lastRun": {
+     *         "jobId": "1f0c6a52-8d7e-4b3a-9c21-5e4d3b2a1f00",
+     *         "state": "completed",
+     *         "startedAt": "2025-05-01T01:00:00.120Z",
+     *         "finishedAt": "2025-05-01T01:00:04.870Z",
+     *         "error": null
+     *       },
+     *       "createdAt": "2025-04-20T08:00:00.000Z",
+     *       "updatedAt": "2025-04-20T08:00:00.000Z"
+     *     }
+     */
     ScheduledTaskInput: {
       /** Format: uuid */
       id: string;

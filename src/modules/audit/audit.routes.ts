@@ -37,7 +37,26 @@ const logSchema = z
     ip: z.string().nullable(),
     durationMs: z.number(),
   })
-  .meta({ id: 'AuditLogEntry' });
+  .meta({
+    id: 'AuditLogEntry',
+    examples: [
+      {
+        id: 4812,
+        at: '2025-05-01T09:30:00.000Z',
+        requestId: 'req-7f3a2c',
+        method: 'PATCH',
+        path: '/api/admin/scheduled-tasks/6f1c2b9e-3d4a-4b5c-8e7f-9a0b1c2d3e4f',
+        route: '/api/admin/scheduled-tasks/:id',
+        status: 200,
+        problemCode: null,
+        actorUserId: 1,
+        actorKind: 'user',
+        apiKeyId: null,
+        ip: '203.0.113.7',
+        durationMs: 12.4,
+      },
+    ],
+  });
 
 export function auditRoutes(app: App, { audit }: { audit: AuditLog }) {
   app.get(
@@ -48,6 +67,8 @@ export function auditRoutes(app: App, { audit }: { audit: AuditLog }) {
         tags: ['admin'],
         summary:
           'The audit log, newest first: every write request and every request answered 401, 403 or 5xx (never bodies, headers or tokens)',
+        description:
+          'Administrators only. Entries newest first, filtered by request id, actor, method, status, path prefix and a time window (`from` inclusive, `to` exclusive); `limit` per page (50 by default, at most 200), the next page by `nextCursor`. 400 for a cursor not of this list or a `from` not before `to`.',
         querystring: logsQuery,
         response: {
           200: z.object({ logs: z.array(logSchema), nextCursor: z.string().nullable() }),

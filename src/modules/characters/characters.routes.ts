@@ -147,12 +147,28 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
       schema: {
         tags,
         summary: `Relationships between players and characters, each as PUT answers it (at most ${RELATIONSHIPS_MAX}, by player then character)`,
+        description: `Administrators only. The relationships of a player (\`userId\`), of a character (\`npcUserId\`), of both or of everyone: flags and affinity, ordered by player then character, at most ${RELATIONSHIPS_MAX}.`,
         querystring: z.object({
           userId: z.coerce.number().int().positive().optional(),
           npcUserId: z.coerce.number().int().positive().optional(),
         }),
         response: {
-          200: z.object({ relationships: z.array(relationshipSchema) }),
+          200: z.object({ relationships: z.array(relationshipSchema) }).meta({
+            examples: [
+              {
+                relationships: [
+                  {
+                    userId: 7,
+                    npcUserId: 12,
+                    npcName: 'Mira',
+                    flags: { metAtHarbour: true, owesFavour: false },
+                    affinity: 0.4,
+                    updatedAt: '2025-05-01T09:30:00.000Z',
+                  },
+                ],
+              },
+            ],
+          }),
           ...problems(400, 401, 403),
         },
       },

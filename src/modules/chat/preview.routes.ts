@@ -20,7 +20,18 @@ const previewBody = z
       .describe('drives retrieval, as the message of a turn'),
     preferences: userPreferencesSchema.optional(),
   })
-  .strict();
+  .strict()
+  .meta({
+    examples: [
+      {
+        userId: 7,
+        npcUserId: 12,
+        channelId: 'support',
+        message: 'Where did we leave the harbour map?',
+        preferences: { language: 'en', responseLength: 'short' },
+      },
+    ],
+  });
 
 const previewResponse = z
   .object({
@@ -52,6 +63,8 @@ export function previewRoutes(app: App, { chat }: { chat: ChatService }) {
         tags: ['admin'],
         summary:
           'The exact system prompt, tools and retrieved memories a chat turn would use now (no chat call, nothing stored)',
+        description:
+          "Administrators only. Composes, with a chat turn's own code, what a turn of the user would send now: the routed protocol and why, the system prompt, the tools and the memories `message` retrieves. Nothing is sent to a model and nothing is stored. 404 for an unknown user; 400 for a persona session or conversation that is not the user's, or a character the turn could not answer with.",
         body: previewBody,
         response: { 200: previewResponse, ...problems(400, 401, 403, 404) },
       },

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { currentUser } from '../../platform/http/auth.js';
 import { AppError, forbidden, zodErrors } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
@@ -141,6 +142,10 @@ export function protocolsRoutes(app: App, { protocols }: { protocols: ProtocolsS
       schema: {
         tags,
         summary: 'Not allowed: protocols are never deleted (405)',
+        description:
+          'Refused for every id and every signed-in caller: protocols are never deleted (routing, channels and workflows name them; the ground floor is immutable), so the answer is always 405 `method_not_allowed` with `Allow: GET, PUT`. Publish a new version instead.',
+        // Any id: the path's id is documented, never checked (every id is refused alike).
+        params: z.object({ id: z.string().meta({ examples: ['tech_protocol_v1'] }) }),
         response: { ...problems(401, 405) },
       },
     },
