@@ -22,6 +22,8 @@ export default function Chat({ user }: { user: SessionUser }) {
   const [cast, setCast] = useState<number[]>([]);
   const socket = useRef<ChatSocket | null>(null);
   const currentRef = useRef<number | null>(null);
+  /** Messages sent and not yet answered, by clientMessageId: how to send each again. */
+  const inFlight = useRef(new Map<string, () => void>());
   currentRef.current = current;
   const logRef = useRef<HTMLDivElement>(null);
 
@@ -50,7 +52,13 @@ export default function Chat({ user }: { user: SessionUser }) {
     void loadConversations();
     const s = chatSocket();
     socket.current = s;
-    s.on('connect', () => setConnected(true));
+    s.on('connect', () => {
+      setConnected(true);
+      // A message sent just before the server dropped the socket (an expired token) got no
+      // answer: send it again on the new connection (its clientMessageId makes the server
+      // answer a repeat without a second turn).
+      for (const resend of inFlight.current.values()) resend();
+    });
     s.on('disconnect', () => setConnected(false));
     s.on('assistantThinking', (e) => {
       if (e.conversationId === currentRef.current) setThinking(true);
@@ -144,20 +152,23 @@ export default function Chat({ user }: { user: SessionUser }) {
     let answered = false;
     const timer = setTimeout(() => {
       if (answered) return;
+      inFlight.current.delete(clientMessageId);
       setLines((ls) => ls.filter((l) => l.key !== pendingKey));
       setError('No answer from the server; your message is still in the field.');
     }, 30_000);
-    s.emit(
-      'chatMessage',
-      {
-        message,
-        clientMessageId,
-        ...(currentRef.current !== null ? { conversationId: currentRef.current } : {}),
-        ...(upload ? { uploadContextId: upload.uploadContextId } : {}),
-        preferences: { stream: true },
-      },
-      (ack) => {
+    // Fixed at the first send, so a resend is the same message.
+    const payload = {
+      message,
+      clientMessageId,
+      ...(currentRef.current !== null ? { conversationId: currentRef.current } : {}),
+      ...(upload ? { uploadContextId: upload.uploadContextId } : {}),
+      preferences: { stream: true },
+    };
+    const emit = () =>
+      s.emit('chatMessage', payload, (ack) => {
+        if (answered) return; // a resent message may be answered twice
         answered = true;
+        inFlight.current.delete(clientMessageId);
         clearTimeout(timer);
         if (!ack.ok) {
           setLines((ls) => ls.filter((l) => l.key !== pendingKey));
@@ -171,8 +182,9 @@ export default function Chat({ user }: { user: SessionUser }) {
           ls.map((l) => (l.key === pendingKey ? { ...l, key: `m${ack.messageId}`, pending: false } : l)),
         );
         if (currentRef.current === null) void loadConversations(ack.conversationId);
-      },
-    );
+      });
+    inFlight.current.set(clientMessageId, emit);
+    emit();
   }
 
   const submit = (e: FormEvent) => {
