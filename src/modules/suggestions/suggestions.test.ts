@@ -530,12 +530,14 @@ describe('the pass after an instance write', () => {
       const types = (await c.history(u, `instance/${i.id}`)).map(
         (s: any) => `${s.context.contextId}:${s.type}`,
       );
-      expect(types.sort()).toEqual([
-        `${i.id}:BREAK_DOWN_TASKS`,
-        `${i.id}:TRANSITION_STATE`,
-        'chan-job-1:BREAK_DOWN_TASKS',
-        'chan-job-1:TRANSITION_STATE',
-      ]);
+      expect(types.sort()).toEqual(
+        [
+          `${i.id}:BREAK_DOWN_TASKS`,
+          `${i.id}:TRANSITION_STATE`,
+          'chan-job-1:BREAK_DOWN_TASKS',
+          'chan-job-1:TRANSITION_STATE',
+        ].sort(),
+      );
     }, wait);
     // The next write's pass follows the instance.
     await c.ok(u, 'POST', `/api/protocol/instances/${i.id}/transition`, { targetState: 'triage' });
