@@ -21,7 +21,7 @@
 // Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--corpus varied|narrow] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { parseArgs } from 'node:util';
-import { isMainThread, parentPort } from 'node:worker_threads';
+import { isMainThread } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
@@ -33,7 +33,7 @@ import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { onEachDatabase } from './databases.js';
-import { startCommandWorker } from './worker-commands.js';
+import { answerCommands, startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
   options: {
@@ -133,7 +133,6 @@ type Command =
 
 /** The worker: the model server, then the clients on command. */
 async function loadGenerator() {
-  const port = parentPort!;
   const fake = await startFakeModelServer();
   let sockets: Socket[] = [];
   // One turn on a socket: resolves with its duration once the (last) response arrived.
@@ -219,14 +218,10 @@ async function loadGenerator() {
       return null;
     },
   };
-  port.on('message', (m: Command & { id: number }) => {
-    const { id, cmd, ...args } = m;
-    (handlers[cmd] as (a: typeof args) => Promise<unknown>)(args).then(
-      (result) => port.postMessage({ id, result }),
-      (err: unknown) => port.postMessage({ id, error: String(err) }),
-    );
+  answerCommands<Command>(fake.env(), (m) => {
+    const { cmd, ...args } = m;
+    return (handlers[cmd] as (a: typeof args) => Promise<unknown>)(args);
   });
-  port.postMessage({ id: 0, result: fake.env() });
 }
 
 // Every statement the service's process sends (its pool's, pg-boss's, the background workers'),

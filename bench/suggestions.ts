@@ -13,14 +13,14 @@
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { isMainThread, parentPort } from 'node:worker_threads';
+import { isMainThread } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { onEachDatabase } from './databases.js';
 import { pct } from './percentile.js';
-import { startCommandWorker } from './worker-commands.js';
+import { answerCommands, startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
   options: {
@@ -51,14 +51,7 @@ interface GetCommand {
 type Command = GetCommand | { cmd: 'close' };
 
 async function loadGenerator() {
-  const port = parentPort!;
-  port.on('message', (m: { id: number } & Command) => {
-    void (async () => (m.cmd === 'close' ? undefined : gets(m)))().then(
-      (result) => port.postMessage({ id: m.id, result }),
-      (err: unknown) => port.postMessage({ id: m.id, error: String(err) }),
-    );
-  });
-  port.postMessage({ id: 0, result: {} });
+  answerCommands<Command>({}, async (m) => (m.cmd === 'close' ? undefined : gets(m)));
 }
 
 async function gets(c: GetCommand) {

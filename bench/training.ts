@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { isMainThread, parentPort } from 'node:worker_threads';
+import { isMainThread } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -21,7 +21,7 @@ import { buildPdf, buildTextPng } from '../src/modules/training/training.fixture
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { dropSchema } from '../test/schema.js';
 import { embeddedDataDir } from './embedded-dir.js';
-import { startCommandWorker } from './worker-commands.js';
+import { answerCommands, startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
   options: { pages: { type: 'string', default: '300' }, only: { type: 'string' } },
@@ -58,54 +58,47 @@ async function client() {
       text: Array.from({ length: 20 }, (_, i) => `I remember fact ${i + 1} of group ${g + 1}.`).join('\n'),
     });
   let probing: { url: string; stop: boolean; times: number[]; done: Promise<void> } | undefined;
-  const port = parentPort!;
-  port.on('message', (m: { id: number } & Command) => {
-    void (async () => {
-      switch (m.cmd) {
-        case 'close':
-          return fake.close();
-        case 'upload': {
-          const form = new FormData();
-          form.append('npcUserId', String(m.npcUserId));
-          form.append('file', new Blob([new Uint8Array(m.data)]), m.name);
-          const t0 = performance.now();
-          const res = await fetch(m.url + m.path, {
-            method: 'POST',
-            body: form,
-            headers: { authorization: `Bearer ${m.token}` },
-          });
-          const body: any = await res.json();
-          if (res.status !== 202) throw new Error(`${res.status} ${body.code} ${body.detail}`);
-          return { ms: performance.now() - t0, jobId: body.jobId as string };
-        }
-        case 'probe': {
-          const p = { url: m.url, stop: false, times: [] as number[], done: Promise.resolve() };
-          p.done = (async () => {
-            while (!p.stop) {
-              const t0 = performance.now();
-              await (await fetch(`${p.url}/api/health`)).arrayBuffer();
-              p.times.push(performance.now() - t0);
-              await new Promise((r) => setTimeout(r, 50));
-            }
-          })();
-          probing = p;
-          return null;
-        }
-        case 'stopProbe': {
-          if (!probing) return { n: 0, p99: NaN, max: NaN };
-          probing.stop = true;
-          await probing.done;
-          const times = probing.times;
-          probing = undefined;
-          return { n: times.length, p99: pct(times, 99), max: Math.max(...times) };
-        }
+  answerCommands<Command>(fake.env(), async (m) => {
+    switch (m.cmd) {
+      case 'close':
+        return fake.close();
+      case 'upload': {
+        const form = new FormData();
+        form.append('npcUserId', String(m.npcUserId));
+        form.append('file', new Blob([new Uint8Array(m.data)]), m.name);
+        const t0 = performance.now();
+        const res = await fetch(m.url + m.path, {
+          method: 'POST',
+          body: form,
+          headers: { authorization: `Bearer ${m.token}` },
+        });
+        const body: any = await res.json();
+        if (res.status !== 202) throw new Error(`${res.status} ${body.code} ${body.detail}`);
+        return { ms: performance.now() - t0, jobId: body.jobId as string };
       }
-    })().then(
-      (result) => port.postMessage({ id: m.id, result }),
-      (err: unknown) => port.postMessage({ id: m.id, error: String(err) }),
-    );
+      case 'probe': {
+        const p = { url: m.url, stop: false, times: [] as number[], done: Promise.resolve() };
+        p.done = (async () => {
+          while (!p.stop) {
+            const t0 = performance.now();
+            await (await fetch(`${p.url}/api/health`)).arrayBuffer();
+            p.times.push(performance.now() - t0);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        })();
+        probing = p;
+        return null;
+      }
+      case 'stopProbe': {
+        if (!probing) return { n: 0, p99: NaN, max: NaN };
+        probing.stop = true;
+        await probing.done;
+        const times = probing.times;
+        probing = undefined;
+        return { n: times.length, p99: pct(times, 99), max: Math.max(...times) };
+      }
+    }
   });
-  port.postMessage({ id: 0, result: fake.env() });
 }
 
 // ---- the service (main thread) ------------------------------------------------------------------

@@ -1,7 +1,8 @@
-// The main-thread side of a bench's load-generator worker (chat.ts, workflows.ts): the worker
+// Both sides of a bench's load-generator worker (chat.ts, workflows.ts, suggestions.ts,
+// training.ts): the worker
 // answers each `{ id, ...command }` with `{ id, result }` or `{ id, error }`, and first sends
 // `{ id: 0, result: env }` (its fake model server's environment) once it is ready.
-import { Worker } from 'node:worker_threads';
+import { parentPort, Worker } from 'node:worker_threads';
 
 /** Starts `script` as a worker with this process's arguments; resolves with the environment it
  * sends first and a command sender. */
@@ -32,4 +33,20 @@ export async function startCommandWorker<Command extends { cmd: string }>(script
       await worker.terminate();
     },
   };
+}
+
+/** The worker side: sends `env` first, then answers each `{ id, ...command }` with what `answer`
+ * resolves to, or its error. */
+export function answerCommands<Command extends { cmd: string }>(
+  env: Record<string, string>,
+  answer: (command: Command) => Promise<unknown>,
+): void {
+  const port = parentPort!;
+  port.on('message', (m: { id: number } & Command) => {
+    answer(m).then(
+      (result) => port.postMessage({ id: m.id, result }),
+      (err: unknown) => port.postMessage({ id: m.id, error: String(err) }),
+    );
+  });
+  port.postMessage({ id: 0, result: env });
 }

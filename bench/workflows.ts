@@ -13,7 +13,7 @@
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { isMainThread, parentPort } from 'node:worker_threads';
+import { isMainThread } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { io } from 'socket.io-client';
 import { buildApp } from '../src/app.js';
@@ -22,7 +22,7 @@ import { createDeps } from '../src/deps.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { onEachDatabase } from './databases.js';
 import { pct } from './percentile.js';
-import { startCommandWorker } from './worker-commands.js';
+import { answerCommands, startCommandWorker } from './worker-commands.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,17 +52,7 @@ type Command = FlowCommand | { cmd: 'close' };
 
 async function loadGenerator() {
   const fake = await startFakeModelServer();
-  const port = parentPort!;
-  port.on('message', (m: { id: number } & Command) => {
-    void (async () => {
-      if (m.cmd === 'close') return fake.close();
-      return flows(m);
-    })().then(
-      (result) => port.postMessage({ id: m.id, result }),
-      (err: unknown) => port.postMessage({ id: m.id, error: String(err) }),
-    );
-  });
-  port.postMessage({ id: 0, result: fake.env() });
+  answerCommands<Command>(fake.env(), async (m) => (m.cmd === 'close' ? fake.close() : flows(m)));
 }
 
 async function flows(c: FlowCommand) {
