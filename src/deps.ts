@@ -454,21 +454,24 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     });
     // Chat-platform commands run the workflow operations as the caller, or as the account a
     // platform user is linked to (its rights as they are now).
+    // A workflow actor by account id (its name and admin rights as they are now), for the parts
+    // that act for a user outside a request: chat-platform commands and suggestion passes.
+    const workflowActorOf = async (id: number) => {
+      const state = await accounts.get(id);
+      return (
+        state && {
+          id,
+          name: state.name,
+          admin: isAdmin({ id, role: state.role, accountType: state.accountType }, config.adminUserIds),
+        }
+      );
+    };
     const chatPlatformCommands = new ChatPlatformCommands({
       chatPlatform,
       workflows,
       workflowTasks,
       workflowRuns,
-      actorOf: async (id) => {
-        const state = await accounts.get(id);
-        return (
-          state && {
-            id,
-            name: state.name,
-            admin: isAdmin({ id, role: state.role, accountType: state.accountType }, config.adminUserIds),
-          }
-        );
-      },
+      actorOf: workflowActorOf,
     });
     // NPC training: documents are read in worker threads, screenshots by tesseract.js (its own
     // thread, the shipped language data unpacked once into a cache under the system's temporary
@@ -506,10 +509,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
           return messages.findLast((m) => m.role === 'user')?.text ?? null;
         },
         channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
-        actorOf: async (id) => {
-          const u = await users.identity(id);
-          return u && { id, name: u.name, admin: isAdmin(u, config.adminUserIds) };
-        },
+        actorOf: workflowActorOf,
         clock: opts.clock ?? (() => new Date()),
       },
       // The contract's ttl; a user causes at most as many intent calls as chat turns a minute.

@@ -3,6 +3,7 @@ import { currentUser } from '../../platform/http/auth.js';
 import { problemOf, sendProblem } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
+import { actorOf } from '../workflows/index.js';
 import type { ChatPlatformCommands } from './chat-platform.commands.js';
 import { problemText } from './chat-platform.messages.rules.js';
 import type { ChatPlatformService } from './chat-platform.service.js';
@@ -99,7 +100,7 @@ export function chatPlatformRoutes(
       const p = req.principal!;
       const caller =
         p.kind === 'user'
-          ? ({ kind: 'user', actor: { id: p.id, name: p.name, admin: p.admin } } as const)
+          ? ({ kind: 'user', actor: actorOf(p) } as const)
           : ({ kind: 'platformUser', platformUserId: req.body.platformUserId } as const);
       return chatPlatformCommands.run(caller, req.body);
     },

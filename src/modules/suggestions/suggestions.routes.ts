@@ -1,7 +1,6 @@
 // The suggestion endpoints (spec "Suggestion endpoints"; contract "Suggestions"): an access token
 // for all of them; suggestions, config and history are the caller's own (history of another user:
 // admins only; of an instance: its participants).
-import { currentUser, type UserPrincipal } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import {
@@ -24,18 +23,16 @@ import {
   undoResponse,
   userParam,
 } from './suggestions.schemas.js';
+import { requestActor } from '../workflows/index.js';
 import type { SuggestionsService } from './suggestions.service.js';
-import type { WorkflowActor } from './suggestions.types.js';
 
 export interface SuggestionsRoutesOptions {
   suggestions: SuggestionsService;
 }
 
-const actorOf = (u: UserPrincipal): WorkflowActor => ({ id: u.id, name: u.name, admin: u.admin });
-
 export function suggestionsRoutes(app: App, { suggestions }: SuggestionsRoutesOptions) {
   const tags = ['suggestions'];
-  const actor = (req: Parameters<typeof currentUser>[0]) => actorOf(currentUser(req));
+  const actor = requestActor;
 
   app.get(
     '/api/suggestions/config',

@@ -4,6 +4,7 @@ import { workflowRunsRoutes, type WorkflowRunsRoutesOptions } from './workflows.
 import './workflows.tables.js';
 
 export { WorkflowsService } from './workflows.service.js';
+export { actorOf, requestActor } from './workflows.actor.js';
 export type {
   RunHandle,
   WorkflowActor,

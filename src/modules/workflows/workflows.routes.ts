@@ -1,4 +1,3 @@
-import { currentUser, type UserPrincipal } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import {
@@ -31,11 +30,9 @@ import {
   timelineResponse,
   transitionBody,
 } from './workflows.schemas.js';
+import { requestActor } from './workflows.actor.js';
 import type { WorkflowsService } from './workflows.service.js';
-import type { WorkflowActor } from './workflows.types.js';
 import type { WorkflowTasksService } from './workflows.tasks.js';
-
-const actorOf = (u: UserPrincipal): WorkflowActor => ({ id: u.id, name: u.name, admin: u.admin });
 
 export interface WorkflowsRoutesOptions {
   workflows: WorkflowsService;
@@ -44,7 +41,7 @@ export interface WorkflowsRoutesOptions {
 
 export function workflowsRoutes(app: App, { workflows, workflowTasks }: WorkflowsRoutesOptions) {
   const tags = ['workflows'];
-  const actor = (req: Parameters<typeof currentUser>[0]) => actorOf(currentUser(req));
+  const actor = requestActor;
 
   app.get(
     '/api/protocol/definitions',

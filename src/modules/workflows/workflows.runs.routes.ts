@@ -1,8 +1,8 @@
 // The orchestrator's routes (contract "Tasks, artifacts, orchestrator"): start a run, read one,
 // list an instance's. Participants only; anyone else gets 404.
-import { currentUser } from '../../platform/http/auth.js';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
+import { requestActor } from './workflows.actor.js';
 import type { WorkflowRunsService } from './workflows.runs.js';
 import { orchestrateBody, runIdParam, runListResponse } from './workflows.runs.schemas.js';
 import { idParam, runSchema } from './workflows.schemas.js';
@@ -13,10 +13,7 @@ export interface WorkflowRunsRoutesOptions {
 
 export function workflowRunsRoutes(app: App, { workflowRuns }: WorkflowRunsRoutesOptions) {
   const tags = ['workflows'];
-  const actor = (req: Parameters<typeof currentUser>[0]) => {
-    const u = currentUser(req);
-    return { id: u.id, name: u.name, admin: u.admin };
-  };
+  const actor = requestActor;
 
   app.post(
     '/api/protocol/instances/:id/orchestrate',
