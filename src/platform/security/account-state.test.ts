@@ -105,6 +105,26 @@ describe('AccountStates', () => {
     expect((await s.states.get(1))?.role).toBe('carbon');
   });
 
+  it("the writer's node stores no read between its change and the commit's notice", async () => {
+    // PostgreSQL's order: the writer is told in its transaction; the notice comes after the commit.
+    const s = setup();
+    const said: string[] = [];
+    s.feed.notify = async (_executor, _channel, payload) => void said.push(payload);
+    s.rows.set(1, state('cso'));
+    await s.states.get(1);
+    await s.states.changed(executor, 1); // in the transaction, not committed yet
+    expect((await s.states.get(1))?.role).toBe('cso'); // another request reads the old row
+    s.rows.set(1, state('cso', ['fam'])); // the commit; the notice is not heard yet
+    expect((await s.states.get(1))?.endedSessions.has('fam')).toBe(true);
+    expect(said).toEqual(['1']);
+    // Once the window (the TTL) has passed, the account is cached again.
+    s.advance(2000);
+    const loads = s.loads();
+    await s.states.get(1);
+    await s.states.get(1);
+    expect(s.loads()).toBe(loads + 1);
+  });
+
   it('a reset (notices may have been missed) drops every entry', async () => {
     const s = setup();
     s.rows.set(1, state('cso'));

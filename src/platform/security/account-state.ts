@@ -9,6 +9,11 @@
 // after the commit, and whatever was read before it is discarded then; on the embedded database
 // the notice is said inside the transaction, and a read issued after it waits for the one
 // connection until the transaction ends.
+//
+// The writer's own node is told before its transaction commits (`changed`), and on PostgreSQL it
+// hears its own notice only some time after the commit. A read between the two would see the row
+// as it was and, stored, serve it to the writer's next request (a logout's token still accepted).
+// So for `ttlMs` after a change, the writer's node reads that account afresh and stores nothing.
 import type { Executor } from '../db/database.js';
 import type { ChangeFeed } from '../db/notifications.js';
 import type { AccountType, Role } from './identity.rules.js';
@@ -38,6 +43,8 @@ const CHANNEL = 'account_changed';
 export class AccountStates {
   private readonly entries = new Map<number, Entry>();
   private readonly loading = new Map<number, Promise<AccountState | undefined>>();
+  /** Accounts this node changed lately, with the time until which their reads are not stored. */
+  private readonly unsettled = new Map<number, number>();
   private readonly changeListeners = new Set<(id: number) => void>();
   private readonly now: () => number;
   private readonly unlisten: () => void;
@@ -72,7 +79,7 @@ export class AccountStates {
         // Stored only when no change was announced while it loaded (forget() drops `loading`).
         if (this.loading.get(id) === p) {
           this.loading.delete(id);
-          this.store(id, state, now);
+          if (!this.isUnsettled(id)) this.store(id, state, now);
         }
         return state;
       },
@@ -90,6 +97,7 @@ export class AccountStates {
    * entry now. */
   async changed(executor: Executor, id: number): Promise<void> {
     this.forget(id);
+    this.unsettled.set(id, this.now() + this.opts.ttlMs);
     await this.feed.notify(executor, CHANNEL, String(id));
   }
 
@@ -102,7 +110,17 @@ export class AccountStates {
   close() {
     this.unlisten();
     this.entries.clear();
+    this.unsettled.clear();
     this.changeListeners.clear();
+  }
+
+  /** Whether a change this node made to `id` may not have committed yet (see the header). */
+  private isUnsettled(id: number): boolean {
+    const until = this.unsettled.get(id);
+    if (until === undefined) return false;
+    if (this.now() < until) return true;
+    this.unsettled.delete(id);
+    return false;
   }
 
   private forget(id: number) {
