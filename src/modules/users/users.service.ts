@@ -1,4 +1,5 @@
 // Users: profiles, admin listing and role changes, account creation (register, CLI, characters).
+import { batchedByKey } from '../../platform/db/batched.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
@@ -50,6 +51,17 @@ export interface Access {
 }
 
 export class UsersService {
+  // The reads every request may make (the profile route; the account cache's misses): concurrent
+  // requests share one statement (batched.ts).
+  private readonly rowOf = batchedByKey(
+    (ids: number[]) => repo.findByIds(this.db, ids),
+    (row) => row.id,
+  );
+  private readonly accessOf = batchedByKey(
+    (ids: number[]) => repo.accessOfMany(this.db, ids),
+    (row) => row.id,
+  );
+
   constructor(
     private readonly db: Db,
     private readonly opts: UsersServiceOptions = {},
@@ -61,7 +73,7 @@ export class UsersService {
 
   /** What a signed-in client may do: the account's role, account type and name now. */
   access(id: number) {
-    return repo.access(this.db, id);
+    return this.accessOf(id);
   }
 
   async get(id: number, executor: Executor = this.db): Promise<UserRow> {
@@ -75,7 +87,9 @@ export class UsersService {
   }
 
   async profile(id: number): Promise<Profile> {
-    return toProfile(await this.get(id));
+    const u = await this.rowOf(id);
+    if (!u) throw notFound('user');
+    return toProfile(u);
   }
 
   /** Creates an account; the role/account-type pair must be one the spec allows. */

@@ -1,0 +1,52 @@
+// The batched by-key reader: calls of one turn share one read; each gets its own row, a missing
+// key undefined, a failure reaches every caller of its batch, and the next turn starts a new batch.
+import { describe, expect, it } from 'vitest';
+import { batchedByKey } from './batched.js';
+
+interface Row {
+  id: number;
+  name: string;
+}
+
+function setup(fail = false) {
+  const reads: number[][] = [];
+  const load = batchedByKey(
+    async (ids: number[]) => {
+      reads.push(ids);
+      if (fail) throw new Error('statement failed');
+      return ids.filter((id) => id !== 404).map((id): Row => ({ id, name: `n${id}` }));
+    },
+    (row) => row.id,
+  );
+  return { load, reads };
+}
+
+describe('batchedByKey', () => {
+  it('shares one read among the calls of one turn, each key once', async () => {
+    const s = setup();
+    const rows = await Promise.all([s.load(1), s.load(2), s.load(1), s.load(3)]);
+    expect(rows.map((r) => r?.name)).toEqual(['n1', 'n2', 'n1', 'n3']);
+    expect(s.reads).toEqual([[1, 2, 3]]);
+  });
+
+  it('answers undefined for a key the read did not return', async () => {
+    const s = setup();
+    const [found, missing] = await Promise.all([s.load(1), s.load(404)]);
+    expect(found?.name).toBe('n1');
+    expect(missing).toBeUndefined();
+  });
+
+  it('a call after the batch was sent starts a new read (it sees later writes)', async () => {
+    const s = setup();
+    await s.load(1);
+    await s.load(1);
+    expect(s.reads).toEqual([[1], [1]]);
+  });
+
+  it('a failed read rejects every call of its batch', async () => {
+    const s = setup(true);
+    const results = await Promise.allSettled([s.load(1), s.load(2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+  });
+});

@@ -1,0 +1,44 @@
+// Reads by key, batched across concurrent callers: every call made in the same turn of the event
+// loop (the requests read from the sockets in one poll phase) shares one statement, `key = any($1)`.
+// Under load a hot by-id read (the profile) then costs one round trip per batch instead of one per
+// request: fewer socket writes to PostgreSQL, and on the embedded database (one connection serving
+// statements in turn) fewer statements queued behind each other. A lone call waits only for the
+// end of the current turn (`setImmediate`).
+//
+// Each read still sees what committed before its statement ran, which is after the call: a caller
+// reads its own writes. Only for reads outside a transaction: a batch runs on the pool.
+
+export type BatchRead<K, R> = (keys: K[]) => Promise<R[]>;
+
+/** A loader of one row by key; `keyOf` names the key of a row that `read` returned. Rows `read`
+ * does not return come back undefined. A failed statement fails every call of its batch. */
+export function batchedByKey<K, R>(
+  read: BatchRead<K, R>,
+  keyOf: (row: R) => K,
+): (key: K) => Promise<R | undefined> {
+  let waiting:
+    Map<K, { resolve: (row: R | undefined) => void; reject: (err: unknown) => void }[]> | undefined;
+
+  async function flush() {
+    const batch = waiting!;
+    waiting = undefined;
+    try {
+      const rows = await read([...batch.keys()]);
+      const byKey = new Map(rows.map((r) => [keyOf(r), r] as const));
+      for (const [key, callers] of batch) for (const c of callers) c.resolve(byKey.get(key));
+    } catch (err) {
+      for (const callers of batch.values()) for (const c of callers) c.reject(err);
+    }
+  }
+
+  return (key) =>
+    new Promise((resolve, reject) => {
+      if (!waiting) {
+        waiting = new Map();
+        setImmediate(() => void flush());
+      }
+      const callers = waiting.get(key);
+      if (callers) callers.push({ resolve, reject });
+      else waiting.set(key, [{ resolve, reject }]);
+    });
+}
