@@ -4,7 +4,8 @@
 // DATABASE_URL is set, on PostgreSQL. Login is argon2-bound and measured separately. autocannon
 // runs as a child process (its own process, as a client on another machine would be): the
 // service's process, event loop and garbage collector are the service's alone.
-// Run: npx tsx bench/http.ts [--duration 10] [--connections 100]
+// Run: npx tsx bench/http.ts [--duration 10] [--connections 100] [--users 1000]
+// The profile is measured for one user and for `--users` users at once (a token each, in turn).
 // `--audit`: only GET /api/user/profile, with the audit log off, writing every request
 // (AUDIT_LOG=all: a read is not audited by default) and as by default (the hook runs, writes
 // nothing), twice each back to back per database: the audit write's cost on the route.
@@ -13,7 +14,10 @@ import { parseArgs } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { dropSchema } from '../test/schema.js';
 import { buildApp } from '../src/app.js';
@@ -26,11 +30,12 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '100' },
     audit: { type: 'boolean', default: false },
+    users: { type: 'string', default: '1000' },
   },
 });
 const duration = Number(values.duration);
 const run = promisify(execFile);
-const autocannonBin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+const autocannonChild = fileURLToPath(new URL('./autocannon-child.mjs', import.meta.url));
 const connections = Number(values.connections);
 
 interface Result {
@@ -47,18 +52,26 @@ interface Result {
 async function measure(
   url: string,
   path: string,
-  headers: Record<string, string>,
+  headers: Record<string, string> | Record<string, string>[],
   opts: { method?: string; body?: string; conns?: number } = {},
 ) {
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
-  const args = ['-j', '-c', String(opts.conns ?? connections), '-d', String(duration)];
-  args.push('-m', opts.method ?? 'GET');
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
-  if (opts.body) args.push('-b', opts.body);
-  const { stdout } = await run(process.execPath, [autocannonBin, ...args, url + path], {
+  const job = {
+    url: url + path,
+    connections: opts.conns ?? connections,
+    duration,
+    method: opts.method ?? 'GET',
+    body: opts.body,
+    // One set of headers, or one per user: each request takes the next (autocannon-child.mjs).
+    headerSets: Array.isArray(headers) ? headers : [headers],
+  };
+  // The job goes in a file: a thousand tokens are more than one argument may hold.
+  const jobFile = join(tmpdir(), `autocannon-${randomBytes(6).toString('hex')}.json`);
+  await writeFile(jobFile, JSON.stringify(job));
+  const { stdout } = await run(process.execPath, [autocannonChild, jobFile], {
     maxBuffer: 16 * 1024 * 1024,
-  });
+  }).finally(() => rm(jobFile, { force: true }));
   const r = JSON.parse(stdout) as {
     requests: { average: number };
     latency: { p50: number; p99: number };
@@ -103,6 +116,15 @@ async function bench(
     password: 'bench password 123',
   });
   const { accessToken } = await deps.services.auth.issue(user, 'api');
+  // Many users at once: each request the next user's token, so reads by id hit different rows.
+  const manyUsers: Record<string, string>[] = [];
+  for (let i = 0; i < (only ? 0 : Number(values.users)); i++) {
+    const u = await deps.services.users.create({
+      email: `bench-${i}-${randomBytes(4).toString('hex')}@example.test`,
+      password: null,
+    });
+    manyUsers.push({ authorization: `Bearer ${(await deps.services.auth.issue(u, 'api')).accessToken}` });
+  }
   const out: Result[] = [];
   try {
     for (const [route, path, headers] of [
@@ -110,7 +132,9 @@ async function bench(
       ['GET /api/health', '/api/health', {}],
       ['hello-world with JWT check', '/bench/hello-auth', { authorization: `Bearer ${accessToken}` }],
       ['GET /api/user/profile', '/api/user/profile', { authorization: `Bearer ${accessToken}` }],
+      [`GET /api/user/profile, ${manyUsers.length} users`, '/api/user/profile', manyUsers],
     ] as const) {
+      if (Array.isArray(headers) && headers.length === 0) continue;
       if (only && route !== only) continue;
       out.push({ db: dbName, route, ...(await measure(url, path, headers)) });
     }
@@ -205,9 +229,11 @@ for (const db of new Set(results.map((r) => r.db))) {
   const hello = results.find((r) => r.db === db && r.route === 'hello-world')!;
   const profile = results.find((r) => r.db === db && r.route === 'GET /api/user/profile')!;
   const health = results.find((r) => r.db === db && r.route === 'GET /api/health')!;
+  const many = results.find((r) => r.db === db && r.route.startsWith('GET /api/user/profile, '))!;
   console.log(
     `${db}: profile reaches ${((100 * profile.rps) / hello.rps).toFixed(0)}% of hello-world, ` +
-      `${(profile.rps / health.rps).toFixed(2)} of GET /api/health`,
+      `${(profile.rps / health.rps).toFixed(2)} of GET /api/health; ` +
+      `with ${values.users} users ${(many.rps / health.rps).toFixed(2)}`,
   );
 }
 process.exit(0);

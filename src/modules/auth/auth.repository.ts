@@ -1,5 +1,6 @@
 // SQL only: refresh tokens and API keys.
 import { sql } from 'kysely';
+import { precompiled } from '../../platform/db/precompiled.js';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { ApiScope, ClientType } from '../../platform/security/identity.rules.js';
 
@@ -52,15 +53,20 @@ export function revokeAllForUser(db: Executor, userId: number) {
 }
 
 /** The families of `userId` revoked within the last `seconds` (sign-in sessions ended lately). */
-export function familiesRevokedSince(db: Executor, userId: number, seconds: number) {
-  return db
-    .selectFrom('refresh_tokens')
-    .select('family_id')
-    .distinct()
-    .where('user_id', '=', userId)
-    .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`)
-    .execute();
+/** The sessions (token families) of these users revoked within `seconds`, one row a family. */
+export function familiesRevokedSince(db: Executor, userIds: number[], seconds: number) {
+  return familiesRevoked(db, userIds, seconds);
 }
+
+// Precompiled: the account cache runs it on every miss.
+const familiesRevoked = precompiled((db, userIds: number[], seconds: number) =>
+  db
+    .selectFrom('refresh_tokens')
+    .select(['user_id', 'family_id'])
+    .distinct()
+    .where('user_id', '=', sql<number>`any(${userIds}::int8[])`)
+    .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`),
+);
 
 /** Drops tokens that can no longer be used by anyone (expired for a day). */
 export function deleteExpiredRefreshTokens(db: Executor) {

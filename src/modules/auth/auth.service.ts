@@ -1,6 +1,7 @@
 // Sign-in and sessions: register, login (web and native), refresh with rotation and reuse
 // detection, logout, and API keys. Refresh tokens and API keys are stored as SHA-256 hashes.
 import { randomUUID } from 'node:crypto';
+import { batchedGroupsByKey } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import type { ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, validationFailed } from '../../platform/http/problem.js';
@@ -162,9 +163,14 @@ export class AuthService {
   /** The sessions of `userId` ended within an access token's lifetime: their access tokens are no
    * longer accepted. */
   async endedSessions(userId: number): Promise<Set<string>> {
-    const rows = await repo.familiesRevokedSince(this.db, userId, this.tokens.ttlSeconds + 60);
-    return new Set(rows.map((r) => r.family_id));
+    return new Set((await this.revokedFamiliesOf(userId)).map((r) => r.family_id));
   }
+
+  /** The account cache's misses of concurrent requests share one statement (batched.ts). */
+  private readonly revokedFamiliesOf = batchedGroupsByKey(
+    (userIds: number[]) => repo.familiesRevokedSince(this.db, userIds, this.tokens.ttlSeconds + 60),
+    (row) => row.user_id,
+  );
 
   /** `owner`: the account the key belongs to (its creator, or the account it is made for); an
    * `mcp` key acts as it. */

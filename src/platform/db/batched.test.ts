@@ -1,7 +1,7 @@
 // The batched by-key reader: calls of one turn share one read; each gets its own row, a missing
 // key undefined, a failure reaches every caller of its batch, and the next turn starts a new batch.
 import { describe, expect, it } from 'vitest';
-import { batchedByKey } from './batched.js';
+import { batchedByKey, batchedGroupsByKey } from './batched.js';
 
 interface Row {
   id: number;
@@ -48,5 +48,30 @@ describe('batchedByKey', () => {
     const results = await Promise.allSettled([s.load(1), s.load(2)]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect((results[0] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+  });
+
+  it('the groups variant gives every row of a key, and none as an empty list', async () => {
+    const reads: number[][] = [];
+    const load = batchedGroupsByKey(
+      async (ids: number[]) => {
+        reads.push(ids);
+        return ids.flatMap((id) =>
+          id === 404
+            ? []
+            : [
+                { id, n: 1 },
+                { id, n: 2 },
+              ],
+        );
+      },
+      (row) => row.id,
+    );
+    const [a, b] = await Promise.all([load(1), load(404)]);
+    expect(a).toEqual([
+      { id: 1, n: 1 },
+      { id: 1, n: 2 },
+    ]);
+    expect(b).toEqual([]);
+    expect(reads).toEqual([[1, 404]]);
   });
 });

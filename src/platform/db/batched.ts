@@ -16,16 +16,37 @@ export function batchedByKey<K, R>(
   read: BatchRead<K, R>,
   keyOf: (row: R) => K,
 ): (key: K) => Promise<R | undefined> {
-  let waiting:
-    Map<K, { resolve: (row: R | undefined) => void; reject: (err: unknown) => void }[]> | undefined;
+  return batcher(
+    async (keys: K[]) => new Map((await read(keys)).map((r) => [keyOf(r), r] as const)),
+    undefined,
+  );
+}
+
+/** A loader of every row of a key (none: an empty list), otherwise as `batchedByKey`. */
+export function batchedGroupsByKey<K, R>(
+  read: BatchRead<K, R>,
+  keyOf: (row: R) => K,
+): (key: K) => Promise<R[]> {
+  return batcher(async (keys: K[]) => {
+    const groups = new Map<K, R[]>();
+    for (const row of await read(keys)) {
+      const group = groups.get(keyOf(row));
+      if (group) group.push(row);
+      else groups.set(keyOf(row), [row]);
+    }
+    return groups;
+  }, []);
+}
+
+function batcher<K, V>(readMany: (keys: K[]) => Promise<Map<K, V>>, missing: V): (key: K) => Promise<V> {
+  let waiting: Map<K, { resolve: (value: V) => void; reject: (err: unknown) => void }[]> | undefined;
 
   async function flush() {
     const batch = waiting!;
     waiting = undefined;
     try {
-      const rows = await read([...batch.keys()]);
-      const byKey = new Map(rows.map((r) => [keyOf(r), r] as const));
-      for (const [key, callers] of batch) for (const c of callers) c.resolve(byKey.get(key));
+      const values = await readMany([...batch.keys()]);
+      for (const [key, callers] of batch) for (const c of callers) c.resolve(values.get(key) ?? missing);
     } catch (err) {
       for (const callers of batch.values()) for (const c of callers) c.reject(err);
     }
