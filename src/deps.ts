@@ -10,7 +10,12 @@ import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle, type Db } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { EventBus } from './platform/events/bus.js';
-import { DbCounterStore, RedisCounterStore, type CounterStore } from './platform/http/rate-limit.js';
+import {
+  DbCounterStore,
+  MemoryCounterStore,
+  RedisCounterStore,
+  type CounterStore,
+} from './platform/http/rate-limit.js';
 import { createMetrics, type Metrics } from './platform/http/metrics.js';
 import { JobQueue } from './platform/jobs/queue.js';
 import { AccessTokens } from './platform/security/jwt.js';
@@ -173,7 +178,11 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })
       : undefined;
     if (redis) cleanup.unshift(() => redis.quit());
-    const counters: CounterStore = redis ? new RedisCounterStore(redis) : new DbCounterStore(db);
+    const counters: CounterStore = redis
+      ? new RedisCounterStore(redis)
+      : database.kind === 'pglite'
+        ? new MemoryCounterStore()
+        : new DbCounterStore(db);
     const jwtSecret = resolveJwtSecret(config);
     const tokens = new AccessTokens({
       secret: jwtSecret,

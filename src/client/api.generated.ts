@@ -11678,7 +11678,7 @@ export interface components {
       };
       services: string[];
       /** @enum {string} */
-      rateLimitStore: 'database' | 'redis';
+      rateLimitStore: 'database' | 'redis' | 'memory';
     };
     /**
      * @example {
@@ -11762,7 +11762,7 @@ export interface components {
       };
       services: string[];
       /** @enum {string} */
-      rateLimitStore: 'database' | 'redis';
+      rateLimitStore: 'database' | 'redis' | 'memory';
     };
     /**
      * @example {

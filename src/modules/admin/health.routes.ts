@@ -54,7 +54,7 @@ const adminHealthSchema = healthSchema
     }),
     models: z.record(z.string(), z.unknown()),
     services: z.array(z.string()),
-    rateLimitStore: z.enum(['database', 'redis']),
+    rateLimitStore: z.enum(['database', 'redis', 'memory']),
   })
   .meta({
     id: 'AdminHealth',
@@ -90,7 +90,7 @@ export interface HealthRoutesOptions {
   sketchIndex(): { parts: number; rows: number; bytes: number } | undefined;
   /** This node's roles (SERVICES). */
   services: string[];
-  rateLimitStore: 'database' | 'redis';
+  rateLimitStore: 'database' | 'redis' | 'memory';
 }
 
 export function healthRoutes(app: App, opts: HealthRoutesOptions) {

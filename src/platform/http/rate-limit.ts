@@ -1,6 +1,8 @@
 // Fixed-window counters that every node sees: in Redis when REDIS_URL is set, else in the
-// database (rate_limit_counters). Used by @fastify/rate-limit (as its store), by the failed-login
-// limiter and by the chat limiter, so one mechanism serves every limit.
+// database (rate_limit_counters) on PostgreSQL, else in the process on the embedded database
+// (which one process alone opens, so the process's counts are every node's). Used by
+// @fastify/rate-limit (as its store), by the failed-login limiter and by the chat limiter, so one
+// mechanism serves every limit.
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
@@ -58,6 +60,52 @@ export class DbCounterStore implements CounterStore {
       .where('reset_at', '<=', sql<Date>`now()`)
       .executeTakeFirst();
     return Number(r.numDeletedRows);
+  }
+}
+
+/** The embedded database's store: one process opens a PGlite data directory, so its counts are
+ * all there is, and a hit costs no statement on the database's one connection (the chat turn
+ * and every limited route make one). A restart starts the windows again, as a crash of the
+ * unlogged table does on PostgreSQL. */
+export class MemoryCounterStore implements CounterStore {
+  private readonly windows = new Map<string, Counter>();
+  private hitsSinceSweep = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async hit(key: string, windowMs: number): Promise<Counter> {
+    const now = this.now();
+    // Finished windows go now and then, so keys seen once (an IP, an email) do not pile up.
+    if (++this.hitsSinceSweep >= 10_000) void this.sweep();
+    const open = this.windows.get(key);
+    if (open && open.resetAt > now) {
+      open.count++;
+      return { ...open };
+    }
+    const fresh = { count: 1, resetAt: now + windowMs };
+    this.windows.set(key, fresh);
+    return { ...fresh };
+  }
+
+  async peek(key: string): Promise<Counter | null> {
+    const open = this.windows.get(key);
+    return open && open.resetAt > this.now() ? { ...open } : null;
+  }
+
+  async reset(key: string): Promise<void> {
+    this.windows.delete(key);
+  }
+
+  async sweep(): Promise<number> {
+    this.hitsSinceSweep = 0;
+    const now = this.now();
+    let n = 0;
+    for (const [key, w] of this.windows)
+      if (w.resetAt <= now) {
+        this.windows.delete(key);
+        n++;
+      }
+    return n;
   }
 }
 
