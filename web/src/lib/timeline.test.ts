@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Schemas } from '../api/client';
 import {
+  countLive,
   endOfMillisecond,
   isoToLocal,
   localToIso,
@@ -35,7 +36,10 @@ describe('toQuery', () => {
   it('sends only what was chosen', () => {
     expect(toQuery(NO_FILTER)).toEqual({ order: 'desc', limit: 200 });
     expect(
-      toQuery({ ...NO_FILTER, eventType: 'trade', instanceId: '7', q: '  harbour lights ', order: 'asc' }, 50),
+      toQuery(
+        { ...NO_FILTER, eventType: 'trade', instanceId: '7', q: '  harbour lights ', order: 'asc' },
+        50,
+      ),
     ).toEqual({ order: 'asc', limit: 50, eventType: 'trade', instanceId: 7, q: 'harbour lights' });
   });
 
@@ -152,5 +156,30 @@ describe('sliderTime', () => {
 
   it('is one time for a range of one event', () => {
     expect(sliderTime(min, min, 500)).toBe(endOfMillisecond(Date.parse(min)));
+  });
+});
+
+describe('countLive', () => {
+  it('counts a live event in the total, the window and its type', () => {
+    const s = {
+      observerId: 1,
+      generatedAt: '2025-05-01T09:00:00.000Z',
+      windowHours: 24,
+      instances: { total: 0, active: 0, inactive: 0, byLevel: {}, bySource: {}, byPersona: {} },
+      events: { total: 10, inWindow: 4, bySource: {}, byType: { trade: 2 }, byLevel: {}, byPersona: {} },
+      diaryCompliance: { compliant: true, missingCount: 0, windowHours: 24 },
+      metaState: {
+        cycles: 0,
+        lastCycleAt: null,
+        lastCycleOutcome: null,
+        lastReflectionId: null,
+        lastReflectionAt: null,
+        awareness: { instances: 0, activeInstances: 0, eventsInWindow: 0 },
+      },
+    } satisfies Schemas['ObserverSummary'];
+    const once = countLive(s, event(9, '2025-05-01T09:30:00.000Z', { eventType: 'trade' }));
+    const twice = countLive(once, event(10, '2025-05-01T09:31:00.000Z', { eventType: 'note' }));
+    expect(twice.events).toMatchObject({ total: 12, inWindow: 6, byType: { trade: 3, note: 1 } });
+    expect(s.events.total).toBe(10);
   });
 });

@@ -16,7 +16,14 @@ export interface TimelineFilter {
   order: Order;
 }
 
-export const NO_FILTER: TimelineFilter = { eventType: '', instanceId: '', from: '', to: '', q: '', order: 'desc' };
+export const NO_FILTER: TimelineFilter = {
+  eventType: '',
+  instanceId: '',
+  from: '',
+  to: '',
+  q: '',
+  order: 'desc',
+};
 
 /** A `datetime-local` value (local time, no offset) as an ISO instant, or undefined when empty
  * or not a time. */
@@ -130,4 +137,17 @@ export function sliderTime(min: string, max: string, position: number): string {
 /** An instant to the microsecond: the last microsecond of the millisecond `t`. */
 export function endOfMillisecond(t: number): string {
   return new Date(t).toISOString().replace(/Z$/, '999Z');
+}
+
+/** The summary with one more live event counted (until the next `summary_update` replaces it):
+ * the total, the window's (a live event is new) and its type's. */
+export function countLive(
+  s: Schemas['ObserverSummary'],
+  e: Schemas['TimelineEvent'],
+): Schemas['ObserverSummary'] {
+  const byType = { ...s.events.byType, [e.eventType]: (s.events.byType[e.eventType] ?? 0) + 1 };
+  return {
+    ...s,
+    events: { ...s.events, total: s.events.total + 1, inWindow: s.events.inWindow + 1, byType },
+  };
 }
