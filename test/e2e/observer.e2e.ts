@@ -326,12 +326,21 @@ describe('the Observer page', () => {
     await status()
       .getByText(/all loaded/)
       .waitFor();
+    // One state panel and one actions panel, of the observer shown.
+    await expect.poll(() => page.getByRole('region', { name: 'State at a time' }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('region', { name: 'Reflection and cycle' }).count()).toBe(1);
+    await expect
+      .poll(() =>
+        page.getByRole('region', { name: 'Reflection and cycle' }).getByRole('status').textContent(),
+      )
+      .toBe('');
   });
 
   it('fits a phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('region', { name: 'Summary' }).getByText('Cycles').waitFor();
-    await page.waitForLoadState('networkidle');
+    await figure('Events by then').waitFor();
+    await rows().first().waitFor();
     await accessible('observer-phone');
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });

@@ -151,8 +151,10 @@ export default function Observer(_props: { user: SessionUser }) {
           )}
         </div>
         <div className="observer-side">
-          {observerId !== null && <StatePanel key={observerId} observerId={observerId} latestAt={latestAt} />}
-          {observerId !== null && <ActionsPanel key={observerId} observerId={observerId} />}
+          {observerId !== null && (
+            <StatePanel key={`state-${observerId}`} observerId={observerId} latestAt={latestAt} />
+          )}
+          {observerId !== null && <ActionsPanel key={`actions-${observerId}`} observerId={observerId} />}
         </div>
       </div>
     </Page>

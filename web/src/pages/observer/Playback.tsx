@@ -48,7 +48,7 @@ export function usePlayback(times: number[]) {
     playing,
     shown,
     position: () => clock.current?.position() ?? times[times.length - 1] ?? 0,
-    toggle() {
+    toggle: () => {
       const c = ensureClock();
       if (!c) return;
       if (c.playing) {
@@ -59,17 +59,17 @@ export function usePlayback(times: number[]) {
         setPlaying(true);
       }
     },
-    chooseSpeed(s: Speed) {
+    chooseSpeed: (s: Speed) => {
       setSpeed(s);
       clock.current?.setSpeed(s);
     },
-    seek(t: number) {
+    seek: (t: number) => {
       const c = ensureClock();
       if (!c) return;
       c.seek(t);
       setShown(countUpTo(times, c.position()));
     },
-    showAll() {
+    showAll: () => {
       clock.current?.pause();
       setPlaying(false);
       setShown(null);

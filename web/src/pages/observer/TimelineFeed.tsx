@@ -8,6 +8,7 @@ import { anchoredScrollTop, firstInView, nearEnd, visibleRange } from '../../lib
 
 type Event = Schemas['TimelineEvent'];
 export const ROW = 60;
+const WHEN = { dateStyle: 'short', timeStyle: 'medium' } as const;
 
 interface Props {
   events: Event[];
@@ -87,9 +88,9 @@ export function TimelineFeed({ events, hasMore, loading, onNearEnd }: Props) {
           >
             <div className="event-head">
               <span className="badge">{e.eventType}</span>
-              {instanceName(e) && <span className="small muted">{instanceName(e)}</span>}
+              {instanceName(e) && <span className="small muted instance">{instanceName(e)}</span>}
               <time className="muted small" dateTime={e.timelineAt}>
-                {new Date(e.timelineAt).toLocaleString()}
+                {new Date(e.timelineAt).toLocaleString(undefined, WHEN)}
               </time>
             </div>
             <div id={`ev-${e.id}`} className="event-text">

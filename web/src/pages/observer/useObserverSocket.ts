@@ -29,8 +29,8 @@ export function useObserverSocket(observerId: number | null, handlers: ObserverH
       setError(e.data?.detail ?? e.message),
     );
     s.on('timeline_update', (e) => current.current.timeline_update?.(e));
-    s.on('summary_update', (x) => current.current.summary_update?.(x as Schemas['ObserverSummary']));
-    s.on('reflection_generated', (r) => current.current.reflection_generated?.(r as Schemas['Reflection']));
+    s.on('summary_update', (x) => current.current.summary_update?.(x));
+    s.on('reflection_generated', (r) => current.current.reflection_generated?.(r));
     s.connect();
     return () => {
       s.disconnect();
