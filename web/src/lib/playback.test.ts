@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countUpTo, PlaybackClock, visibleRange } from './playback';
+import { countUpTo, PlaybackClock } from './playback';
 
 function manualClock() {
   let t = 1000;
@@ -61,16 +61,5 @@ describe('countUpTo', () => {
     expect(countUpTo(times, 2)).toBe(3);
     expect(countUpTo(times, 8)).toBe(4);
     expect(countUpTo(times, 9)).toBe(5);
-  });
-});
-
-describe('visibleRange', () => {
-  it('renders only the rows in view, with overscan, for 10,000 rows', () => {
-    expect(visibleRange(0, 480, 56, 10_000)).toEqual([0, 14]);
-    const [first, last] = visibleRange(56 * 5000, 480, 56, 10_000);
-    expect(first).toBe(4995);
-    expect(last - first).toBeLessThan(25);
-    expect(visibleRange(56 * 10_000, 480, 56, 10_000)).toEqual([9995, 10_000]);
-    expect(visibleRange(0, 480, 56, 3)).toEqual([0, 3]);
   });
 });

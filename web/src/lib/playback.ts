@@ -70,17 +70,3 @@ export function countUpTo(times: readonly number[], t: number): number {
   }
   return lo;
 }
-
-/** The rows of a fixed-height virtualised list to render for a scroll position (with overscan),
- * as [first, last) indexes. */
-export function visibleRange(
-  scrollTop: number,
-  viewHeight: number,
-  rowHeight: number,
-  count: number,
-  overscan = 5,
-): [number, number] {
-  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
-  const last = Math.min(count, Math.ceil((scrollTop + viewHeight) / rowHeight) + overscan);
-  return [Math.min(first, last), last];
-}

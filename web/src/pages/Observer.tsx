@@ -1,29 +1,35 @@
-// Observer: pick an observer; its timeline as a feed that grows live from `/observer`, filtered
-// and searched; playback of the loaded range at 1x, 2x, 5x or 10x. The feed is virtualised
-// (fixed-height rows), so 10,000 events scroll smoothly.
-import { useEffect, useMemo, useRef, useState } from 'react';
+// Observer: pick an observer; its summary (live from `summary_update`); its unified timeline as a
+// virtualised feed, filtered, searched and paged by cursor, growing live from `/observer`; playback
+// of the loaded range at 1x, 2x, 5x or 10x; its state at a time (5D); Reflect and Run cycle.
+// The parts live in ./observer/, one job each.
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, describe, type Schemas } from '../api/client';
-import { countUpTo, PlaybackClock, SPEEDS, visibleRange, type Speed } from '../lib/playback';
-import { observerSocket } from '../lib/sockets';
+import { countLive, NO_FILTER, type TimelineFilter } from '../lib/timeline';
 import type { SessionUser } from '../lib/tokens';
 import { Alert, Page } from '../ui';
+import { ActionsPanel } from './observer/ActionsPanel';
+import { Filters } from './observer/Filters';
+import { PlaybackControls, usePlayback } from './observer/Playback';
+import { StatePanel } from './observer/StatePanel';
+import { SummaryFigures } from './observer/SummaryFigures';
+import { TimelineFeed } from './observer/TimelineFeed';
+import { useObserverSocket } from './observer/useObserverSocket';
+import { useTimeline } from './observer/useTimeline';
+import './observer/observer.css';
 
 type Event = Schemas['TimelineEvent'];
-const ROW = 56;
-const VIEW = 480;
 
-export default function Observer({ user }: { user: SessionUser }) {
+export default function Observer(_props: { user: SessionUser }) {
   const [observers, setObservers] = useState<Schemas['Instance'][]>([]);
   const [observerId, setObserverId] = useState<number | null>(null);
-  const [events, setEvents] = useState<Event[]>([]);
-  const [filter, setFilter] = useState('');
-  const [type, setType] = useState('');
-  const [live, setLive] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const [speed, setSpeed] = useState<Speed>(1);
-  const [playing, setPlaying] = useState(false);
-  const [shown, setShown] = useState<number | null>(null);
-  const clock = useRef<PlaybackClock | null>(null);
+  const [draft, setDraft] = useState<TimelineFilter>(NO_FILTER);
+  const q = useDebounced(draft.q, 300);
+  const filter = useMemo(() => ({ ...draft, q }), [draft, q]);
+  const timeline = useTimeline(observerId, filter);
+  const [summary, setSummary] = useState<Schemas['ObserverSummary'] | null>(null);
+  const [instances, setInstances] = useState<Schemas['Instance'][]>([]);
+  const [latestAt, setLatestAt] = useState<string | null>(null);
 
   useEffect(() => {
     void api
@@ -39,214 +45,127 @@ export default function Observer({ user }: { user: SessionUser }) {
       });
   }, []);
 
+  const loadInstances = useCallback((id: number) => {
+    void api
+      .GET('/api/observer/observer/{id}/5d-navigation/state', {
+        params: { path: { id }, query: { at: new Date().toISOString(), events: 1 } },
+      })
+      .then(({ data }) => setInstances(data?.instances ?? []));
+  }, []);
+
   useEffect(() => {
     if (observerId === null) return;
-    setEvents([]);
-    // What exists before the live feed: the caller's own recent timeline, for this observer.
+    setSummary(null);
+    setLatestAt(null);
+    setDraft((d) => ({ ...d, instanceId: '' }));
+    loadInstances(observerId);
     void api
-      .GET('/api/sync/universal-state', { params: { query: { userId: user.id, limit: 200 } } })
-      .then(({ data }) => {
-        const past = ((data?.timeline ?? []) as Event[]).filter((e) => e.observerId === observerId);
-        setEvents((now) => merge(past, now));
+      .GET('/api/observer/observer/{id}/summary', {
+        params: { path: { id: observerId }, query: { hours: 24 } },
+      })
+      .then(({ data, error: err }) => {
+        if (err) setError(describe(err));
+        else if (data) setSummary(data);
       });
-    const s = observerSocket(observerId);
-    s.on('connect', () => setLive(true));
-    s.on('disconnect', () => setLive(false));
-    s.on('connect_error', (e: Error & { data?: { detail?: string } }) =>
-      setError(e.data?.detail ?? e.message),
-    );
-    s.on('timeline_update', (e) => setEvents((now) => merge(now, [e])));
-    s.connect();
-    return () => {
-      s.disconnect();
-    };
-  }, [observerId, user.id]);
+  }, [observerId, loadInstances]);
 
-  const visible = useMemo(() => {
-    const q = filter.trim().toLowerCase();
-    return events.filter(
-      (e) =>
-        (!type || e.eventType === type) && (!q || `${e.eventType} ${e.eventText}`.toLowerCase().includes(q)),
-    );
-  }, [events, filter, type]);
-  const times = useMemo(() => visible.map((e) => Date.parse(e.timelineAt)), [visible]);
-  const types = useMemo(() => [...new Set(events.map((e) => e.eventType))].sort(), [events]);
+  const { addLive } = timeline;
+  const socket = useObserverSocket(observerId, {
+    timeline_update: (e: Event) => {
+      addLive(e);
+      setLatestAt(e.timelineAt);
+      setSummary((s) => s && countLive(s, e));
+      if (e.eventType.startsWith('instance_') && observerId !== null) loadInstances(observerId);
+    },
+    summary_update: (s) => {
+      if (s.observerId === observerId) setSummary(s);
+    },
+  });
 
-  // Playback: reveal events up to the clock's position, one animation frame at a time.
-  useEffect(() => {
-    if (!playing) return;
-    let frame = 0;
-    const tick = () => {
-      const c = clock.current;
-      if (!c) return;
-      setShown(countUpTo(times, c.position()));
-      if (c.done()) {
-        c.pause();
-        setPlaying(false);
-        return;
-      }
-      frame = requestAnimationFrame(tick);
-    };
-    frame = requestAnimationFrame(tick);
-    return () => cancelAnimationFrame(frame);
-  }, [playing, times]);
-
-  function ensureClock(): PlaybackClock | null {
-    if (times.length === 0) return null;
-    if (!clock.current || clock.current.from !== times[0] || clock.current.to !== times[times.length - 1]) {
-      clock.current = new PlaybackClock(times[0]!, times[times.length - 1]!, () => performance.now());
-      clock.current.setSpeed(speed);
-    }
-    return clock.current;
-  }
-
-  function seek(t: number) {
-    const c = ensureClock();
-    if (!c) return;
-    c.seek(t);
-    setShown(countUpTo(times, c.position()));
-  }
-
-  function togglePlay() {
-    if (!ensureClock() || !clock.current) return;
-    if (clock.current.playing) {
-      clock.current.pause();
-      setPlaying(false);
-    } else {
-      clock.current.play();
-      setPlaying(true);
-    }
-  }
-
-  function chooseSpeed(s: Speed) {
-    setSpeed(s);
-    clock.current?.setSpeed(s);
-  }
-
-  const list = shown === null ? visible : visible.slice(0, shown);
+  const events = timeline.events;
+  const asc = draft.order === 'asc';
+  const times = useMemo(() => {
+    const t = events.map((e) => Date.parse(e.timelineAt));
+    return asc ? t : t.reverse();
+  }, [events, asc]);
+  const playback = usePlayback(times);
+  const shown = playback.shown;
+  const list = useMemo(() => {
+    if (shown === null) return events;
+    return asc ? events.slice(0, shown) : events.slice(events.length - shown);
+  }, [events, shown, asc]);
+  const types = useMemo(() => {
+    const all = new Set(events.map((e) => e.eventType));
+    for (const t of Object.keys(summary?.events.byType ?? {})) all.add(t);
+    if (draft.eventType) all.add(draft.eventType);
+    return [...all].sort();
+  }, [events, summary, draft.eventType]);
 
   return (
     <Page title="Observer">
-      <div className="card">
-        <div className="row wrap">
-          <label>
-            Observer
-            <select value={observerId ?? ''} onChange={(e) => setObserverId(Number(e.target.value))}>
-              {observers.map((o) => (
-                <option key={o.id} value={o.id}>
-                  {o.name} (#{o.id})
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Event type
-            <select value={type} onChange={(e) => setType(e.target.value)}>
-              <option value="">All</option>
-              {types.map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          </label>
-          <label className="grow">
-            Filter
-            <input type="search" value={filter} onChange={(e) => setFilter(e.target.value)} />
-          </label>
-        </div>
-        <div className="row wrap" role="group" aria-label="Playback">
-          <button type="button" onClick={togglePlay} disabled={times.length === 0}>
-            {playing ? 'Pause' : 'Play'}
-          </button>
-          {SPEEDS.map((s) => (
-            <button
-              key={s}
-              type="button"
-              className={s === speed ? 'selected' : 'secondary'}
-              aria-pressed={s === speed}
-              onClick={() => chooseSpeed(s)}
-            >
-              {s}x
-            </button>
-          ))}
-          {shown !== null && (
+      <div className="card observer-head">
+        <label className="observer-pick">
+          <span id="observer-pick">Observer</span>
+          <select
+            aria-labelledby="observer-pick"
+            value={observerId ?? ''}
+            onChange={(e) => setObserverId(Number(e.target.value))}
+          >
+            {observers.map((o) => (
+              <option key={o.id} value={o.id}>
+                {o.name} (#{o.id})
+              </option>
+            ))}
+          </select>
+        </label>
+        <Alert message={error ?? socket.error} />
+        <SummaryFigures summary={summary} />
+      </div>
+      <div className="observer-layout">
+        <div className="observer-main">
+          <section className="card" aria-labelledby="timeline-title">
+            <h2 id="timeline-title">Timeline</h2>
+            <Filters filter={draft} onChange={setDraft} types={types} instances={instances} />
+            <PlaybackControls p={playback} times={times} />
+            <p className="muted small" role="status">
+              {socket.live ? 'Live' : 'Offline'} · {list.length} of {events.length} events
+              {timeline.hasMore ? ' · more to load' : timeline.loaded ? ' · all loaded' : ''}
+            </p>
+            <Alert message={timeline.error} />
+          </section>
+          <TimelineFeed
+            events={list}
+            hasMore={timeline.hasMore && shown === null}
+            loading={timeline.loading}
+            onNearEnd={timeline.loadMore}
+          />
+          {timeline.hasMore && (
             <button
               type="button"
               className="secondary"
-              onClick={() => {
-                clock.current?.pause();
-                setPlaying(false);
-                setShown(null);
-              }}
+              disabled={timeline.loading}
+              onClick={timeline.loadMore}
             >
-              Show all
+              {asc ? 'Load newer events' : 'Load older events'}
             </button>
           )}
-          {times.length > 1 && (
-            <label className="position">
-              Playback position
-              <input
-                type="range"
-                min={times[0]}
-                max={times[times.length - 1]}
-                step={1000}
-                value={clock.current?.position() ?? times[times.length - 1]}
-                aria-valuetext={new Date(
-                  clock.current?.position() ?? times[times.length - 1]!,
-                ).toLocaleString()}
-                onChange={(e) => seek(Number(e.target.value))}
-              />
-            </label>
-          )}
-          <span className="muted" role="status">
-            {live ? 'Live' : 'Offline'} · {list.length} of {visible.length} events
-          </span>
         </div>
-        <Alert message={error} />
+        <div className="observer-side">
+          {observerId !== null && (
+            <StatePanel key={`state-${observerId}`} observerId={observerId} latestAt={latestAt} />
+          )}
+          {observerId !== null && <ActionsPanel key={`actions-${observerId}`} observerId={observerId} />}
+        </div>
       </div>
-      <VirtualFeed events={list} />
     </Page>
   );
 }
 
-function merge(a: Event[], b: Event[]): Event[] {
-  const byId = new Map<number, Event>();
-  for (const e of a) byId.set(e.id, e);
-  for (const e of b) byId.set(e.id, e);
-  return [...byId.values()].sort(
-    (x, y) => Date.parse(x.timelineAt) - Date.parse(y.timelineAt) || x.id - y.id,
-  );
-}
-
-function VirtualFeed({ events }: { events: Event[] }) {
-  const [top, setTop] = useState(0);
-  const [first, last] = visibleRange(top, VIEW, ROW, events.length);
-  return (
-    <div
-      role="feed"
-      aria-label="Timeline"
-      aria-busy={false}
-      className="feed card"
-      tabIndex={0}
-      style={{ height: VIEW }}
-      onScroll={(e) => setTop(e.currentTarget.scrollTop)}
-    >
-      {events.length === 0 && <p className="muted">No events yet.</p>}
-      <div style={{ height: events.length * ROW, position: 'relative' }}>
-        {events.slice(first, last).map((e, i) => (
-          <article
-            key={e.id}
-            aria-posinset={first + i + 1}
-            aria-setsize={events.length}
-            className="event"
-            style={{ top: (first + i) * ROW, height: ROW }}
-          >
-            <span className="badge">{e.eventType}</span> {e.eventText || <em className="muted">no text</em>}
-            <time className="muted small" dateTime={e.timelineAt}>
-              {new Date(e.timelineAt).toLocaleString()}
-            </time>
-          </article>
-        ))}
-      </div>
-    </div>
-  );
+function useDebounced<T>(value: T, ms: number): T {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return v;
 }

@@ -1,0 +1,349 @@
+// The Observer page as a person uses it, in a real browser against the real server: the unified
+// timeline (filters, search, both orders, cursor pages, live events), 10,000 events in a
+// virtualised feed, playback, the state at a time (5D), Reflect and Run cycle, summary figures
+// updated by `summary_update`; axe-core (no serious or critical finding) and no console error, at
+// 1280×800 and 390 px wide. Screenshots go to $E2E_SCREENSHOTS (default: a temp directory).
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
+import { fixtures, type Fixtures } from '../observer-fixtures.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+
+const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
+mkdirSync(shots, { recursive: true });
+
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+let admin: TestUser;
+let f: Fixtures;
+/** Coast watch: two Level-5 instances under it, a handful of events. */
+let harbour: { id: number; name: string };
+let quay: { id: number; name: string };
+let lighthouse: { id: number; name: string };
+/** Archive: 10,000 events. */
+let archive: { id: number; name: string };
+const consoleErrors: string[] = [];
+
+async function ingest(eventType: string, eventText: string, instanceId: number) {
+  const r = await t.api('POST', '/api/sync/ingest-event', {
+    token: admin.accessToken,
+    body: { userId: admin.id, eventType, eventText, metadata: { instanceId } },
+  });
+  expect(r.status, r.text).toBe(201);
+  return r.body as { id: number; timelineAt: string };
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  admin = await createUser(t, 'cso', { name: 'Ada Admin' });
+  f = fixtures(t, () => admin);
+  harbour = await f.instance({ name: 'Coast watch', level: 8, source: 'portal', userId: admin.id });
+  quay = await f.instance({
+    name: 'Quay shard',
+    level: 5,
+    source: 'game_client',
+    parentInstanceId: harbour.id,
+    userId: admin.id,
+  });
+  lighthouse = await f.instance({
+    name: 'Lighthouse shard',
+    level: 5,
+    source: 'portal',
+    parentInstanceId: harbour.id,
+  });
+  await ingest('quest_started', 'The harbour lights came on', quay.id);
+  await ingest('trade', 'Sold three lanterns', lighthouse.id);
+  await ingest('diary_entry', 'Dear diary: the harbour was quiet', quay.id);
+  await ingest('trade', 'Bought rope at the quay', quay.id);
+  archive = await f.instance({ name: 'Archive', level: 8, source: 'portal' });
+  await f.bulk(10_000, { observerId: archive.id, text: (i) => `Archived record ${i + 1}` });
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+  await page.goto(`${t.url}/`);
+  await page.getByLabel('Email').fill(admin.email);
+  await page.getByLabel('Password').fill(admin.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation').getByRole('link', { name: 'Observer' }).click();
+  await page.getByRole('combobox', { name: 'Observer', exact: true }).selectOption(String(harbour.id));
+  await status().getByText('Live').waitFor();
+});
+
+beforeEach(() => {
+  consoleErrors.length = 0;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function accessible(name: string) {
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+}
+
+const feed = () => page.getByRole('feed', { name: 'Timeline' });
+const rows = () => feed().locator('article.event');
+/** The timeline's status line: "Live · 5 of 5 events · all loaded". */
+const status = () => page.getByRole('region', { name: 'Timeline' }).getByRole('status');
+const texts = () => rows().locator('.event-text').allTextContents();
+const figure = (name: string | RegExp, scope = page.locator('body')) =>
+  scope.locator('dt', { hasText: name }).locator('xpath=following-sibling::dd');
+/** A time as a `datetime-local` value (the browser's local time, to the second). */
+function local(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+describe('the Observer page', () => {
+  it('shows the unified timeline newest first, filters it, searches it, and grows live', async () => {
+    // The three instance registrations and the four events, newest first.
+    await expect
+      .poll(texts)
+      .toEqual([
+        'Bought rope at the quay',
+        'Dear diary: the harbour was quiet',
+        'Sold three lanterns',
+        'The harbour lights came on',
+        expect.stringContaining('Lighthouse shard'),
+        expect.stringContaining('Quay shard'),
+        expect.stringContaining('Coast watch'),
+      ]);
+    await status().getByText('7 of 7 events · all loaded').waitFor();
+
+    // Event type.
+    await page.getByLabel('Event type', { exact: true }).selectOption('trade');
+    await expect.poll(texts).toEqual(['Bought rope at the quay', 'Sold three lanterns']);
+    // Instance, with the type.
+    await page.getByLabel('Instance', { exact: true }).selectOption({ label: `Quay shard (#${quay.id})` });
+    await expect.poll(texts).toEqual(['Bought rope at the quay']);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => rows().count()).toBe(7);
+
+    // Full text: every word, any case, whole words.
+    const search = page.getByRole('searchbox', { name: 'Search timeline' });
+    await search.fill('HARBOUR quiet');
+    await expect.poll(texts).toEqual(['Dear diary: the harbour was quiet']);
+    await search.fill('harbour');
+    await expect.poll(texts).toEqual(['Dear diary: the harbour was quiet', 'The harbour lights came on']);
+    // A live event that matches the search joins the view; one that does not, does not.
+    await ingest('note', 'Fog over the harbour', lighthouse.id);
+    await ingest('note', 'Fog over the hills', lighthouse.id);
+    await expect
+      .poll(texts)
+      .toEqual(['Fog over the harbour', 'Dear diary: the harbour was quiet', 'The harbour lights came on']);
+    await search.fill('');
+    await expect.poll(() => rows().count()).toBe(9);
+    await expect.poll(() => texts().then((x) => x[0])).toBe('Fog over the hills');
+
+    // Time range: from a minute ahead, nothing; from after to, the server's refusal.
+    const ahead = Date.now() + 60_000;
+    await page.getByLabel('From', { exact: true }).fill(local(ahead));
+    await feed().getByText('No events.').waitFor();
+    await ingest('note', 'Too early for the range', quay.id);
+    await status().getByText('0 of 0 events').waitFor();
+    await page.getByLabel('To', { exact: true }).fill(local(ahead - 3_600_000));
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/from must be before to/i);
+    consoleErrors.length = 0; // the 400 is the answer shown
+    await page.getByLabel('From', { exact: true }).fill(local(Date.now() - 3_600_000));
+    await page.getByLabel('To', { exact: true }).fill(local(ahead));
+    await expect.poll(() => rows().count()).toBe(10);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+
+    // Oldest first: the observer's own registration leads.
+    await page.getByLabel('Order', { exact: true }).selectOption({ label: 'Oldest first' });
+    await expect.poll(() => texts().then((x) => x[0])).toContain('Coast watch');
+    await ingest('note', 'The last word', quay.id);
+    await expect.poll(() => texts().then((x) => x[x.length - 1])).toBe('The last word');
+    await page.getByLabel('Order', { exact: true }).selectOption({ label: 'Newest first' });
+    await expect.poll(() => texts().then((x) => x[0])).toBe('The last word');
+    await accessible('observer-timeline');
+  });
+
+  it('summary figures follow summary_update; Reflect and Run cycle answer, a refusal is an alert', async () => {
+    const summary = page.getByRole('region', { name: 'Summary' });
+    await expect.poll(() => figure(/^Cycles$/, summary).textContent()).toBe('0');
+    // A cycle run elsewhere: the figures change with no reload.
+    const r = await t.api('POST', `/api/observer/observer/${harbour.id}/cycle`, {
+      token: admin.accessToken,
+      body: {},
+    });
+    expect(r.status).toBe(200);
+    await expect.poll(() => figure(/^Cycles$/, summary).textContent()).toBe('1');
+    await expect.poll(() => figure(/^Last cycle$/, summary).textContent()).toBe('completed');
+
+    const panel = page.getByRole('region', { name: 'Reflection and cycle' });
+    await panel.getByLabel('Window (hours)', { exact: true }).fill('1000');
+    await panel.getByRole('button', { name: 'Reflect' }).click();
+    await expect.poll(() => panel.getByRole('alert').textContent()).toMatch(/720/);
+    consoleErrors.length = 0; // the 400 is the refusal shown
+
+    await panel.getByLabel('Window (hours)', { exact: true }).fill('24');
+    await panel.getByRole('button', { name: 'Reflect' }).click();
+    await panel
+      .getByRole('status')
+      .getByText(/Reflection on \d+ events/)
+      .waitFor();
+    expect(await panel.getByRole('alert').count()).toBe(0);
+    // The reflection is a timeline event too, live.
+    await feed().getByText('reflection_generated').first().waitFor();
+
+    await panel.getByRole('button', { name: 'Run cycle' }).click();
+    await panel.getByRole('status').getByText('Cycle completed').waitFor();
+    const steps = panel.getByRole('list', { name: 'Cycle steps' }).getByRole('listitem');
+    await expect
+      .poll(() => steps.allTextContents())
+      .toEqual([
+        expect.stringMatching(/^ok gather/),
+        expect.stringMatching(/^ok reflect/),
+        expect.stringMatching(/^ok store/),
+        expect.stringMatching(/^ok meta_state/),
+      ]);
+    await expect.poll(() => figure(/^Cycles$/, summary).textContent()).toBe('2');
+    await accessible('observer-actions');
+  });
+
+  it('moves through time: the slider shows the state as of then', async () => {
+    // The lighthouse goes dark now: the latest state has it inactive.
+    const off = await t.api('PATCH', `/api/admin/instances/${lighthouse.id}`, {
+      token: admin.accessToken,
+      body: { isActive: false },
+    });
+    expect(off.status, off.text).toBe(200);
+    const region = page.getByRole('region', { name: 'State at a time' });
+    const instancesThen = region.getByRole('list', { name: 'Instances at that time' });
+    const total = async () => {
+      const r = await t.api('GET', `/api/observer/observer/${harbour.id}/5d-navigation/range`, {
+        token: admin.accessToken,
+      });
+      return String(r.body.eventCount);
+    };
+    // At the right end it follows the live timeline.
+    await expect
+      .poll(async () => [await figure('Events by then', region).textContent(), await total()])
+      .toSatisfy(([shown, all]) => shown === all);
+    await instancesThen.getByText(/Lighthouse shard.*inactive/).waitFor();
+    await expect.poll(() => figure('Instances then', region).textContent()).toBe('2');
+    await expect.poll(() => figure('Active then', region).textContent()).toBe('1');
+
+    // Home on the slider (the keyboard): the first event's time, the observer's registration,
+    // before any instance below it.
+    const slider = region.getByRole('slider', { name: 'State at' });
+    await slider.focus();
+    await page.keyboard.press('Home');
+    await expect.poll(() => figure('Events by then', region).textContent()).toBe('1');
+    await expect.poll(() => figure('Instances then', region).textContent()).toBe('0');
+    await expect
+      .poll(() => region.getByRole('list', { name: 'Newest events at that time' }).textContent())
+      .toContain('Coast watch');
+    // Halfway: both instances, the lighthouse still active.
+    await slider.fill('500');
+    await expect.poll(() => instancesThen.textContent()).toMatch(/Lighthouse shard.*\bactive\b/);
+    await expect.poll(() => figure('Active then', region).textContent()).toBe('2');
+    // End: now again.
+    await slider.focus();
+    await page.keyboard.press('End');
+    await expect.poll(() => figure('Active then', region).textContent()).toBe('1');
+    await accessible('observer-state');
+  });
+
+  it('plays back the loaded range at a chosen speed', async () => {
+    for (const s of ['1x', '2x', '5x', '10x'])
+      await page.getByRole('button', { name: s, exact: true }).waitFor();
+    await page.getByRole('button', { name: '5x', exact: true }).click();
+    expect(await page.getByRole('button', { name: '5x', exact: true }).getAttribute('aria-pressed')).toBe(
+      'true',
+    );
+    // From the start of the range: only the first event shows.
+    await page.getByLabel('Playback position', { exact: true }).fill('0');
+    await expect.poll(() => rows().count()).toBe(1);
+    await page.getByRole('button', { name: '10x', exact: true }).click();
+    await page.getByRole('button', { name: 'Play', exact: true }).click();
+    await page.getByRole('button', { name: 'Pause', exact: true }).waitFor();
+    // The clock moves the position on; the range is seconds long, so it ends by itself.
+    await page.getByRole('button', { name: 'Play', exact: true }).waitFor({ timeout: 30_000 });
+    const all = await page.getByRole('region', { name: 'Timeline' }).getByRole('status').textContent();
+    const [, shown, of] = /(\d+) of (\d+) events/.exec(all ?? '')!;
+    expect(shown).toBe(of);
+    await page.getByRole('button', { name: 'Show all' }).click();
+    await expect.poll(() => page.getByRole('button', { name: 'Show all' }).count()).toBe(0);
+  });
+
+  it('loads 10,000 events page by page and renders only the rows in view', async () => {
+    await page.getByRole('combobox', { name: 'Observer', exact: true }).selectOption(String(archive.id));
+    await status().getByText('200 of 200 events · more to load').waitFor();
+    // Scrolling to the end (the keyboard's End) fetches the next older page, until none is left.
+    await feed().focus();
+    await expect
+      .poll(
+        async () => {
+          await feed().press('End');
+          return status().textContent();
+        },
+        { timeout: 180_000, intervals: [100] },
+      )
+      .toMatch(/10001 of 10001 events · all loaded/);
+    expect(await rows().count()).toBeLessThan(40);
+    expect(await texts().then((x) => x[x.length - 1])).toContain('Archive');
+    // The middle of the list: the rows there, and a frame to draw them.
+    const took = await feed().evaluate(
+      (el) =>
+        new Promise<number>((done) => {
+          const started = performance.now();
+          el.scrollTop = 60 * 5000;
+          requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - started)));
+        }),
+    );
+    expect(took).toBeLessThan(500);
+    await expect.poll(() => rows().first().getAttribute('aria-posinset')).toBe('4996');
+    expect(await rows().count()).toBeLessThan(40);
+    await expect.poll(texts).toContain('Archived record 5000');
+    // Oldest first pages the other way: the first record leads, and more is there to load.
+    await page.getByLabel('Order', { exact: true }).selectOption({ label: 'Oldest first' });
+    await status().getByText('200 of 200 events · more to load').waitFor();
+    await expect.poll(() => texts().then((x) => x[1])).toBe('Archived record 1');
+    await page.getByRole('button', { name: 'Load newer events' }).click();
+    await status().getByText('400 of 400 events · more to load').waitFor();
+    await accessible('observer-10000');
+    await page.getByLabel('Order', { exact: true }).selectOption({ label: 'Newest first' });
+    await page.getByRole('combobox', { name: 'Observer', exact: true }).selectOption(String(harbour.id));
+    await status()
+      .getByText(/all loaded/)
+      .waitFor();
+    // One state panel and one actions panel, of the observer shown.
+    await expect.poll(() => page.getByRole('region', { name: 'State at a time' }).count()).toBe(1);
+    await expect.poll(() => page.getByRole('region', { name: 'Reflection and cycle' }).count()).toBe(1);
+    await expect
+      .poll(() =>
+        page.getByRole('region', { name: 'Reflection and cycle' }).getByRole('status').textContent(),
+      )
+      .toBe('');
+  });
+
+  it('fits a phone', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('region', { name: 'Summary' }).getByText('Cycles').waitFor();
+    await figure('Events by then').waitFor();
+    await rows().first().waitFor();
+    await accessible('observer-phone');
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await accessible('observer-desktop');
+  });
+});
