@@ -27,9 +27,13 @@ export default function Workflows() {
     setViewing(null);
   }, [selected?.id]);
 
+  // Another instance: nothing of the last one's shows while its own load.
   useEffect(() => {
     setTasks([]);
     setArtifacts([]);
+  }, [selected?.id]);
+
+  useEffect(() => {
     if (!selected) return;
     const load = () => {
       void api

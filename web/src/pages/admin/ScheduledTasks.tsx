@@ -38,6 +38,14 @@ export function ScheduledTasks() {
     });
   }, []);
 
+  // While a run is queued or running, follow it to its end.
+  const busy = tasks.some((t) => t.lastRun && (t.lastRun.state === 'queued' || t.lastRun.state === 'running'));
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setInterval(() => void load(), 2000);
+    return () => clearInterval(timer);
+  }, [busy]);
+
   const needsObserver = form.kind === 'observer_cycle' || form.kind === 'diary_compliance';
 
   async function create(e: FormEvent) {

@@ -43,7 +43,8 @@ export function Suggestions({
     setSuggestions(list.data?.suggestions ?? []);
     setHistory(past.data?.history ?? []);
     setNow(Date.now());
-    if (list.data?.autoExecuted.length) onChanged();
+    // A pass may have moved the instance by itself (a view or status needs no reload).
+    if (list.data?.autoExecuted.some((a) => a.suggestion.actionType === 'TRANSITION')) onChanged();
   }
 
   useEffect(() => {
@@ -54,6 +55,8 @@ export function Suggestions({
   useEffect(() => {
     setStatus('');
     setError(null);
+  }, [contextId]);
+  useEffect(() => {
     void load();
     const timer = setInterval(() => void load(), 4000);
     return () => clearInterval(timer);
@@ -109,10 +112,15 @@ export function Suggestions({
 
   async function setAuto(on: boolean) {
     setError(null);
+    const before = config;
+    if (config) setConfig({ ...config, autoTransitionOnGuard: on });
     const { data, error: err } = await api.PUT('/api/suggestions/config', {
       body: { autoTransitionOnGuard: on },
     });
-    if (err || !data) return setError(describe(err));
+    if (err || !data) {
+      setConfig(before);
+      return setError(describe(err));
+    }
     setConfig(data);
     setStatus(on ? 'Free exits are now taken by themselves.' : 'Every move now waits for you.');
     await load();
@@ -160,17 +168,24 @@ export function Suggestions({
         <p className="muted small">{archived ? 'This workflow is completed.' : 'No suggestion right now.'}</p>
       ) : (
         <ul className="list" aria-label="Suggested next steps">
-          {suggestions.map((s) => (
+          {/* The buttons are named by position and described by the message, so that their
+              names stay short and never echo another control's (an "Approve …" message). */}
+          {suggestions.map((s, i) => (
             <li key={s.id} className="row wrap suggestion">
-              <span className="grow">
+              <span className="grow" id={`suggestion-${s.id}`}>
                 {s.message}{' '}
                 {s.actions[0] && <span className="badge">{s.actions[0].label}</span>}
               </span>
-              <button type="button" onClick={() => void execute(s)}>
-                Execute<span className="sr"> {s.message}</span>
+              <button type="button" aria-describedby={`suggestion-${s.id}`} onClick={() => void execute(s)}>
+                Execute<span className="sr"> suggestion {i + 1}</span>
               </button>
-              <button type="button" className="secondary" onClick={() => void execute(s, true)}>
-                Dismiss<span className="sr"> {s.message}</span>
+              <button
+                type="button"
+                className="secondary"
+                aria-describedby={`suggestion-${s.id}`}
+                onClick={() => void execute(s, true)}
+              >
+                Dismiss<span className="sr"> suggestion {i + 1}</span>
               </button>
             </li>
           ))}
