@@ -59,7 +59,12 @@ beforeAll(async () => {
     APP_URL: base,
     ADMIN_USER_IDS: String(LISTED_ID),
     OAUTH_PROVIDERS: JSON.stringify([
-      { name: 'oidc', issuer: idp.issuer, clientId: 'console-oidc', clientSecret: 'console-secret-0123456789' },
+      {
+        name: 'oidc',
+        issuer: idp.issuer,
+        clientId: 'console-oidc',
+        clientSecret: 'console-secret-0123456789',
+      },
     ]),
   });
   const target = Number(new URL(t.url).port);
@@ -123,7 +128,9 @@ async function onPhone(name: string, ready: () => Promise<unknown>) {
   try {
     await ready();
     await accessible(`${name}-phone`);
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(390);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(
+      390,
+    );
   } finally {
     await page.setViewportSize({ width: 1280, height: 800 });
   }
@@ -152,7 +159,12 @@ describe('signing in', () => {
     await accessible('signin-external');
     await onPhone('signin-external', () => link.waitFor());
 
-    idp.nextLogin = { sub: 'ext-42', email: 'erin.external@idp.test', email_verified: true, name: 'Erin External' };
+    idp.nextLogin = {
+      sub: 'ext-42',
+      email: 'erin.external@idp.test',
+      email_verified: true,
+      name: 'Erin External',
+    };
     await link.click();
     // Provider, callback, then the console trades the one-time code and opens the chat.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).waitFor();
@@ -200,7 +212,13 @@ describe('signed in as an admin', () => {
     ] as const) {
       const inst = await t.api('POST', '/api/admin/instances', {
         token: admin.accessToken,
-        body: { name, level: 5, source: 'chat_platform', personaId: npc.body.id, parentInstanceId: observerId },
+        body: {
+          name,
+          level: 5,
+          source: 'chat_platform',
+          personaId: npc.body.id,
+          parentInstanceId: observerId,
+        },
       });
       expect(inst.status, JSON.stringify(inst.body)).toBe(201);
       if (diary)
@@ -284,7 +302,10 @@ describe('signed in as an admin', () => {
     await accessible('workflows-artifact');
     await onPhone('workflows-artifact', () => content.waitFor());
     await page.getByRole('button', { name: 'Approve with notes' }).click();
-    await page.getByRole('status').getByText(/^Artifact approved/).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/^Artifact approved/)
+      .waitFor();
     await page.getByText('Review notes: Clear and complete.').waitFor();
     await page.getByRole('button', { name: 'Close artifact' }).click();
 
@@ -330,7 +351,7 @@ describe('signed in as an admin', () => {
     await country.getByText('Missing diaries: 1').waitFor();
     await expect.poll(() => country.getByText(/^Total: /).textContent()).toMatch(/Total: [1-9]/);
     const chart = country.getByRole('img', { name: /Observed instances by persona, level and source/ });
-    await expect.poll(() => chart.getAttribute('aria-label')).toMatch(/Persona: \d+ 2/);
+    await expect.poll(() => chart.getAttribute('aria-label')).toMatch(/Persona: Mira 2/);
     const diaries = country.getByRole('table', { name: 'Diaries per instance' });
     await diaries.getByRole('row', { name: /Harbour Mira .* written/ }).waitFor();
     await diaries.getByRole('row', { name: /Quiet Tobin .* missing/ }).waitFor();
@@ -354,7 +375,10 @@ describe('signed in as an admin', () => {
     expect(custom.status, JSON.stringify(custom.body)).toBe(201);
     const listed = await t.api('GET', '/api/protocol/protocols', { token: admin.accessToken });
     const immutable = listed.body.protocols.filter((p: { immutable: boolean }) => p.immutable);
-    expect(immutable.map((p: { id: string }) => p.id).sort()).toEqual(['autonomy_rights_v1', 'core_identity_v1']);
+    expect(immutable.map((p: { id: string }) => p.id).sort()).toEqual([
+      'autonomy_rights_v1',
+      'core_identity_v1',
+    ]);
 
     await page.getByRole('link', { name: 'Admin' }).click();
     const table = page.getByRole('table', { name: 'Protocols' });
@@ -366,14 +390,18 @@ describe('signed in as an admin', () => {
     }
     await table.getByRole('button', { name: 'Edit protocol Harbour guide' }).click();
     await page.getByLabel('Tone').fill('warm, brief, a little playful');
-    await page.getByLabel('Rules (one a line)').fill('Never reveal quest solutions.\nGreet newcomers by name.');
+    await page
+      .getByLabel('Rules (one a line)')
+      .fill('Never reveal quest solutions.\nGreet newcomers by name.');
     await accessible('admin-protocol-edit');
     await page.getByRole('button', { name: 'Save protocol' }).click();
     await page
       .getByRole('status')
       .getByText(/^Protocol Harbour guide saved/)
       .waitFor();
-    const saved = await t.api('GET', '/api/protocol/protocols/harbour_guide_v1', { token: admin.accessToken });
+    const saved = await t.api('GET', '/api/protocol/protocols/harbour_guide_v1', {
+      token: admin.accessToken,
+    });
     expect(saved.body).toMatchObject({
       tone: 'warm, brief, a little playful',
       rules: ['Never reveal quest solutions.', 'Greet newcomers by name.'],
@@ -386,7 +414,10 @@ describe('signed in as an admin', () => {
 
   it('admin: schedules a task, runs it now, disables it and deletes it', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
-    await page.getByRole('navigation', { name: 'Admin sections' }).getByRole('link', { name: 'Scheduled tasks' }).click();
+    await page
+      .getByRole('navigation', { name: 'Admin sections' })
+      .getByRole('link', { name: 'Scheduled tasks' })
+      .click();
     await page.getByRole('heading', { level: 1, name: 'Scheduled tasks' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/admin/scheduled-tasks');
     await page.getByLabel('Task name').fill('Nightly diary check');
@@ -412,9 +443,15 @@ describe('signed in as an admin', () => {
   it('admin: the audit log filters by method and path and pages back and forth', async () => {
     // Thirty writes of one path: more than a page.
     for (let i = 0; i < 30; i++)
-      await t.api('PUT', '/api/suggestions/config', { token: admin.accessToken, body: { undoWindowMinutes: 5 } });
+      await t.api('PUT', '/api/suggestions/config', {
+        token: admin.accessToken,
+        body: { undoWindowMinutes: 5 },
+      });
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
-    await page.getByRole('navigation', { name: 'Admin sections' }).getByRole('link', { name: 'Audit log' }).click();
+    await page
+      .getByRole('navigation', { name: 'Admin sections' })
+      .getByRole('link', { name: 'Audit log' })
+      .click();
     await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
     const log = page.getByRole('table', { name: 'Audit log' });
     await expect.poll(() => log.getByRole('row').count()).toBeGreaterThan(1);

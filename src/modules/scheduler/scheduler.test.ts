@@ -136,7 +136,11 @@ describe('scheduled tasks', () => {
     expect(off.status, JSON.stringify(off.body)).toBe(200);
     expect(off.body).toMatchObject({ enabled: false, nextRunAt: null, payload: { observerId } });
     const moved = await call('PATCH', `/${created.body.id}`, { payload: { observerId, hours: 12 } });
-    expect(moved.body).toMatchObject({ enabled: false, cron: '30 2 * * *', payload: { observerId, hours: 12 } });
+    expect(moved.body).toMatchObject({
+      enabled: false,
+      cron: '30 2 * * *',
+      payload: { observerId, hours: 12 },
+    });
     const unknown = await call('PATCH', `/${created.body.id}`, { payload: { observerId: 999_999 } });
     expect(unknown.status).toBe(400);
     expect((await call('DELETE', `/${created.body.id}`)).status).toBe(204);

@@ -1,7 +1,7 @@
 // Admin: users (role and account type), API keys (the secret shown once), protocols (ground-floor
 // ones marked immutable and never offered for editing) and channel configuration; and the admin
 // zones on pages of their own: scheduled tasks and the audit log.
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
 import { Alert, Link, Page } from '../ui';
 import { AuditLog } from './admin/AuditLog';
@@ -71,6 +71,8 @@ function ProtocolEditor({
   const [tone, setTone] = useState(protocol.tone);
   const [rules, setRules] = useState(protocol.rules.join('\n'));
   const [error, setError] = useState<string | null>(null);
+  const first = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => first.current?.focus(), []);
 
   async function save(e: FormEvent) {
     e.preventDefault();
@@ -91,11 +93,15 @@ function ProtocolEditor({
   }
 
   return (
-    <form className="task-editor" aria-label={`Edit protocol ${protocol.name}`} onSubmit={(e) => void save(e)}>
+    <form
+      className="task-editor"
+      aria-label={`Edit protocol ${protocol.name}`}
+      onSubmit={(e) => void save(e)}
+    >
       <h3>Edit {protocol.name}</h3>
       <label>
         Protocol description
-        <textarea rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
+        <textarea ref={first} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
       </label>
       <label>
         Tone
@@ -132,6 +138,7 @@ function Overview() {
   const [protocolId, setProtocolId] = useState('');
   const [channelStatus, setChannelStatus] = useState('');
   const [editing, setEditing] = useState<string | null>(null);
+  const [protocolStatus, setProtocolStatus] = useState('');
 
   async function load() {
     const u = await api.GET('/api/admin/users', { params: { query: { limit: 200 } } });
@@ -294,10 +301,13 @@ function Overview() {
             onSaved={(saved) => {
               setProtocols((ps) => ps.map((p) => (p.id === saved.id ? saved : p)));
               setEditing(null);
-              setChannelStatus(`Protocol ${saved.name} saved (version ${saved.version}).`);
+              setProtocolStatus(`Protocol ${saved.name} saved (version ${saved.version}).`);
             }}
           />
         )}
+        <p role="status" className="muted">
+          {protocolStatus}
+        </p>
         <h2>Channel protocol</h2>
         <form className="row wrap" onSubmit={(e) => void configureChannel(e)}>
           <label className="grow">

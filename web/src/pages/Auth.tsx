@@ -13,7 +13,9 @@ export function SignIn() {
   const [providers, setProviders] = useState<string[]>([]);
 
   useEffect(() => {
-    void api.GET('/api/auth/providers').then(({ data }) => setProviders(data?.providers.map((p) => p.name) ?? []));
+    void api
+      .GET('/api/auth/providers')
+      .then(({ data }) => setProviders(data?.providers.map((p) => p.name) ?? []));
   }, []);
 
   async function run(kind: 'login' | 'register') {

@@ -90,7 +90,19 @@ function Country({ observers }: { observers: Schemas['Instance'][] }) {
   const [board, setBoard] = useState<Schemas['CountryDashboard']>();
   const [compliance, setCompliance] = useState<Schemas['DiaryCompliance']>();
   const [error, setError] = useState<string | null>(null);
+  const [personas, setPersonas] = useState<Map<string, string>>(new Map());
   const id = observerId ?? observers[0]?.id ?? null;
+
+  // A persona is a character: its name, not its id.
+  useEffect(() => {
+    void api
+      .GET('/api/admin/data/npcs')
+      .then(({ data }) => setPersonas(new Map((data?.npcs ?? []).map((n) => [String(n.id), n.name]))));
+  }, []);
+  const personaRows = (byPersona: Record<string, number>) =>
+    entries(byPersona).map(
+      ([k, v]) => [`Persona: ${k === 'none' ? 'none' : (personas.get(k) ?? `#${k}`)}`, v] as const,
+    );
 
   useEffect(() => {
     if (id === null) return;
@@ -173,7 +185,7 @@ function Country({ observers }: { observers: Schemas['Instance'][] }) {
           )}
         </div>
         <div className="card">
-          <h3>Activity (24 h)</h3>
+          <h3>Observed activity (24 h)</h3>
           <p>Events: {board?.activity24h.events ?? '…'}</p>
           <p className="small">
             Active instances: {board?.activity24h.activeInstances ?? '…'} of {board?.instances.total ?? '…'}
@@ -184,7 +196,7 @@ function Country({ observers }: { observers: Schemas['Instance'][] }) {
             <h3>Instances by persona, level and source</h3>
             <BarChart
               rows={[
-                ...entries(board.instances.byPersona, 'Persona: '),
+                ...personaRows(board.instances.byPersona),
                 ...entries(board.instances.byLevel, 'Level '),
                 ...entries(board.instances.bySource, 'Source: '),
               ]}

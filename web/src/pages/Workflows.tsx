@@ -247,6 +247,7 @@ export default function Workflows() {
               Attach evidence
             </button>
           </form>
+          <Suggestions instance={selected} evidence={evidence} onChanged={() => void refresh(selected.id)} />
           {tasks.length > 0 && <h3 className="small">Tasks</h3>}
           {tasks.length > 0 && (
             <table tabIndex={0} aria-label="Tasks">
@@ -345,7 +346,6 @@ export default function Workflows() {
               }}
             />
           )}
-          <Suggestions instance={selected} evidence={evidence} onChanged={() => void refresh(selected.id)} />
         </div>
       )}
       <div className="board" aria-label="Board">

@@ -98,7 +98,14 @@ export function AuditLog() {
           </label>
           <label>
             Status
-            <input type="number" min={100} max={599} inputMode="numeric" className="short" {...field('status')} />
+            <input
+              type="number"
+              min={100}
+              max={599}
+              inputMode="numeric"
+              className="short"
+              {...field('status')}
+            />
           </label>
           <label className="grow">
             Path starts with
@@ -138,7 +145,7 @@ export function AuditLog() {
         <p role="status" className="muted small">
           {loading ? 'Loading…' : `Page ${page}: ${logs.length} ${logs.length === 1 ? 'entry' : 'entries'}`}
         </p>
-        <table tabIndex={0} aria-label="Audit log">
+        <table tabIndex={0} aria-label="Audit log" className="nowrap">
           <thead>
             <tr>
               <th scope="col">Time</th>

@@ -17,7 +17,13 @@ export function ScheduledTasks() {
   const [tasks, setTasks] = useState<Task[]>([]);
   const [kinds, setKinds] = useState<string[]>([]);
   const [observers, setObservers] = useState<Schemas['Instance'][]>([]);
-  const [form, setForm] = useState({ name: '', kind: '', cron: '0 3 * * *', timezone: 'UTC', observerId: '' });
+  const [form, setForm] = useState({
+    name: '',
+    kind: '',
+    cron: '0 3 * * *',
+    timezone: 'UTC',
+    observerId: '',
+  });
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState('');
 
@@ -39,7 +45,9 @@ export function ScheduledTasks() {
   }, []);
 
   // While a run is queued or running, follow it to its end.
-  const busy = tasks.some((t) => t.lastRun && (t.lastRun.state === 'queued' || t.lastRun.state === 'running'));
+  const busy = tasks.some(
+    (t) => t.lastRun && (t.lastRun.state === 'queued' || t.lastRun.state === 'running'),
+  );
   useEffect(() => {
     if (!busy) return;
     const timer = setInterval(() => void load(), 2000);
@@ -137,7 +145,10 @@ export function ScheduledTasks() {
           {needsObserver && (
             <label>
               Observer
-              <select value={form.observerId} onChange={(e) => setForm({ ...form, observerId: e.target.value })}>
+              <select
+                value={form.observerId}
+                onChange={(e) => setForm({ ...form, observerId: e.target.value })}
+              >
                 {observers.map((o) => (
                   <option key={o.id} value={o.id}>
                     {o.name} (#{o.id})

@@ -13,6 +13,12 @@ export function undoable(s: Suggestion, windowMinutes: number, now: number): boo
   return Date.parse(s.executedAt) + windowMinutes * 60_000 > now;
 }
 
+/** Where an automatic move went (its action's target state). */
+const targetOf = (s: Suggestion): string => {
+  const t = s.actions[0]?.params.targetState;
+  return typeof t === 'string' ? t : 'the next state';
+};
+
 export function Suggestions({
   instance,
   evidence,
@@ -105,7 +111,9 @@ export function Suggestions({
       await load();
       return;
     }
-    setStatus(`Undone: back to ${(data.result as { state?: string } | null)?.state ?? 'the previous state'}.`);
+    setStatus(
+      `Undone: back to ${(data.result as { state?: string } | null)?.state ?? 'the previous state'}.`,
+    );
     onChanged();
     await load();
   }
@@ -152,13 +160,19 @@ export function Suggestions({
           {undoables.map((s) => (
             <li key={s.id} className="row wrap suggestion">
               <span className="grow">
-                Moved by itself: {s.message}{' '}
+                Moved by itself from <strong>{s.context.state ?? 'the last state'}</strong> to{' '}
+                <strong>{targetOf(s)}</strong>{' '}
                 <span className="muted small">
-                  (undo until {new Date(Date.parse(s.executedAt!) + windowMinutes * 60_000).toLocaleTimeString()})
+                  (undo until{' '}
+                  {new Date(Date.parse(s.executedAt!) + windowMinutes * 60_000).toLocaleTimeString()})
                 </span>
               </span>
               <button type="button" className="secondary" onClick={() => void undo(s)}>
-                Undo<span className="sr"> {s.message}</span>
+                Undo
+                <span className="sr">
+                  {' '}
+                  the move from {s.context.state} to {targetOf(s)}
+                </span>
               </button>
             </li>
           ))}
@@ -173,8 +187,7 @@ export function Suggestions({
           {suggestions.map((s, i) => (
             <li key={s.id} className="row wrap suggestion">
               <span className="grow" id={`suggestion-${s.id}`}>
-                {s.message}{' '}
-                {s.actions[0] && <span className="badge">{s.actions[0].label}</span>}
+                {s.message} {s.actions[0] && <span className="badge">{s.actions[0].label}</span>}
               </span>
               <button type="button" aria-describedby={`suggestion-${s.id}`} onClick={() => void execute(s)}>
                 Execute<span className="sr"> suggestion {i + 1}</span>

@@ -77,7 +77,10 @@ export function TaskEditor({
       </label>
       <label>
         Task status
-        <select value={form.status} onChange={(e) => setForm({ ...form, status: e.target.value as TaskStatus })}>
+        <select
+          value={form.status}
+          onChange={(e) => setForm({ ...form, status: e.target.value as TaskStatus })}
+        >
           {[task.status, ...TASK_MOVES[task.status]].map((s) => (
             <option key={s} value={s}>
               {s.replace('_', ' ')}
@@ -116,11 +119,13 @@ export function ArtifactView({
 
   useEffect(() => {
     setArtifact(undefined);
-    void api.GET('/api/protocol/artifacts/{id}', { params: { path: { id } } }).then(({ data, error: err }) => {
-      if (err || !data) return setError(describe(err));
-      setArtifact(data);
-      setNotes(data.reviewNotes ?? '');
-    });
+    void api
+      .GET('/api/protocol/artifacts/{id}', { params: { path: { id } } })
+      .then(({ data, error: err }) => {
+        if (err || !data) return setError(describe(err));
+        setArtifact(data);
+        setNotes(data.reviewNotes ?? '');
+      });
   }, [id]);
   useEffect(() => {
     if (artifact) heading.current?.focus();
@@ -165,7 +170,12 @@ export function ArtifactView({
             <>
               <label>
                 Review notes
-                <textarea rows={2} maxLength={2000} value={notes} onChange={(e) => setNotes(e.target.value)} />
+                <textarea
+                  rows={2}
+                  maxLength={2000}
+                  value={notes}
+                  onChange={(e) => setNotes(e.target.value)}
+                />
               </label>
               <div className="row">
                 <button type="button" onClick={() => void review(true)}>
