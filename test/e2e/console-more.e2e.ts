@@ -447,6 +447,17 @@ describe('signed in as an admin', () => {
         token: admin.accessToken,
         body: { undoWindowMinutes: 5 },
       });
+    // The log is written in batches behind the responses: wait until they are all in.
+    await expect
+      .poll(
+        async () =>
+          (
+            await t.api('GET', '/api/admin/logs?method=PUT&path=/api/suggestions/config&limit=200', {
+              token: admin.accessToken,
+            })
+          ).body.logs.length,
+      )
+      .toBeGreaterThanOrEqual(30);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
     await page
       .getByRole('navigation', { name: 'Admin sections' })

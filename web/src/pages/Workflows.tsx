@@ -315,19 +315,21 @@ export default function Workflows() {
                   <span className="grow">
                     {a.summary} <span className="muted small">({a.reviewStatus})</span>
                   </span>
-                  <button type="button" className="secondary" onClick={() => setViewing(a.id)}>
-                    View<span className="sr"> artifact {a.summary}</span>
-                  </button>
-                  {a.reviewStatus === 'pending' && (
-                    <>
-                      <button type="button" className="secondary" onClick={() => void review(a, true)}>
-                        Approve artifact<span className="sr"> {a.summary}</span>
-                      </button>
-                      <button type="button" className="danger" onClick={() => void review(a, false)}>
-                        Reject<span className="sr"> {a.summary}</span>
-                      </button>
-                    </>
-                  )}
+                  <div className="buttons">
+                    <button type="button" className="secondary" onClick={() => setViewing(a.id)}>
+                      View<span className="sr"> artifact {a.summary}</span>
+                    </button>
+                    {a.reviewStatus === 'pending' && (
+                      <>
+                        <button type="button" className="secondary" onClick={() => void review(a, true)}>
+                          Approve artifact<span className="sr"> {a.summary}</span>
+                        </button>
+                        <button type="button" className="danger" onClick={() => void review(a, false)}>
+                          Reject<span className="sr"> {a.summary}</span>
+                        </button>
+                      </>
+                    )}
+                  </div>
                 </li>
               ))}
             </ul>

@@ -189,17 +189,19 @@ export function Suggestions({
               <span className="grow" id={`suggestion-${s.id}`}>
                 {s.message} {s.actions[0] && <span className="badge">{s.actions[0].label}</span>}
               </span>
-              <button type="button" aria-describedby={`suggestion-${s.id}`} onClick={() => void execute(s)}>
-                Execute<span className="sr"> suggestion {i + 1}</span>
-              </button>
-              <button
-                type="button"
-                className="secondary"
-                aria-describedby={`suggestion-${s.id}`}
-                onClick={() => void execute(s, true)}
-              >
-                Dismiss<span className="sr"> suggestion {i + 1}</span>
-              </button>
+              <div className="buttons">
+                <button type="button" aria-describedby={`suggestion-${s.id}`} onClick={() => void execute(s)}>
+                  Execute<span className="sr"> suggestion {i + 1}</span>
+                </button>
+                <button
+                  type="button"
+                  className="secondary"
+                  aria-describedby={`suggestion-${s.id}`}
+                  onClick={() => void execute(s, true)}
+                >
+                  Dismiss<span className="sr"> suggestion {i + 1}</span>
+                </button>
+              </div>
             </li>
           ))}
         </ul>
