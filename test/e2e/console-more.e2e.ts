@@ -420,6 +420,9 @@ describe('signed in as an admin', () => {
       .click();
     await page.getByRole('heading', { level: 1, name: 'Scheduled tasks' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/admin/scheduled-tasks');
+    // The section's own address survives a reload.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Scheduled tasks' }).waitFor();
     await page.getByLabel('Task name').fill('Nightly diary check');
     await page.getByLabel('Kind').selectOption('diary_compliance');
     await page.getByLabel('Schedule (cron)').fill('30 2 * * *');
