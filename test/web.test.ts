@@ -23,17 +23,23 @@ describe('web console files', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(['/', '/verify-email?token=x', '/reset-password?token=y', '/chat', '/admin', '/auth/callback'])(
-    '%s answers index.html, not cached, with the CSP',
-    async (url) => {
-      const res = await app.inject({ url });
-      expect(res.statusCode).toBe(200);
-      expect(res.headers['content-type']).toMatch(/text\/html/);
-      expect(res.headers['cache-control']).toBe('no-cache');
-      expect(res.headers['content-security-policy']).toBe(WEB_CSP);
-      expect(res.body).toContain('console');
-    },
-  );
+  it.each([
+    '/',
+    '/verify-email?token=x',
+    '/reset-password?token=y',
+    '/chat',
+    '/admin',
+    '/admin/scheduled-tasks',
+    '/admin/audit-log',
+    '/auth/callback',
+  ])('%s answers index.html, not cached, with the CSP', async (url) => {
+    const res = await app.inject({ url });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(res.headers['content-security-policy']).toBe(WEB_CSP);
+    expect(res.body).toContain('console');
+  });
 
   it('serves hashed assets as immutable', async () => {
     const res = await app.inject({ url: '/assets/index-abc123.js' });

@@ -884,6 +884,70 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/auth/providers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The external login providers configured (names only)
+     * @description The names of the identity providers configured in OAUTH_PROVIDERS, in configuration order, so that a sign-in page can offer a button for each (linking to `/api/auth/<name>`). Names only: never client ids, secrets or URLs. Public; an empty list when none is configured.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "providers": [
+             *         {
+             *           "name": "google"
+             *         },
+             *         {
+             *           "name": "github"
+             *         }
+             *       ]
+             *     }
+             */
+            'application/json': {
+              providers: {
+                name: string;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/auth/exchange': {
     parameters: {
       query?: never;
@@ -1097,7 +1161,7 @@ export interface paths {
     };
     /**
      * The caller's profile
-     * @description The signed-in user's own profile: id, email, name, role, account type, energy coins and whether the email is verified.
+     * @description The signed-in user's own profile: id, email, name, role, account type, energy coins, whether the email is verified, and `isAdmin`: whether the server grants this caller admin access now (role cso, silicon + developer, or an id in ADMIN_USER_IDS), so a client need not repeat the rule.
      */
     get: {
       parameters: {
@@ -1114,7 +1178,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'application/json': components['schemas']['UserProfile'];
+            'application/json': components['schemas']['OwnProfile'];
           };
         };
         /** @description Default Response */
@@ -13227,6 +13291,62 @@ export interface components {
       isActive: boolean;
       /** Format: date-time */
       checkedAt: string;
+    };
+    /**
+     * @example {
+     *       "id": 42,
+     *       "email": "ada@example.com",
+     *       "name": "Ada",
+     *       "role": "carbon",
+     *       "accountType": "public",
+     *       "energy_coins": 120,
+     *       "emailVerified": true,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "isAdmin": false
+     *     }
+     */
+    OwnProfile: {
+      id: number;
+      email: string | null;
+      name: string;
+      /** @enum {string} */
+      role: 'carbon' | 'silicon' | 'cso';
+      /** @enum {string} */
+      accountType: 'core_primary' | 'developer' | 'npc' | 'public';
+      energy_coins: number;
+      emailVerified: boolean;
+      /** Format: date-time */
+      createdAt: string;
+      /** @description whether the caller may use the admin routes: role cso, silicon + developer, or an id in ADMIN_USER_IDS */
+      isAdmin: boolean;
+    };
+    /**
+     * @example {
+     *       "id": 42,
+     *       "email": "ada@example.com",
+     *       "name": "Ada",
+     *       "role": "carbon",
+     *       "accountType": "public",
+     *       "energy_coins": 120,
+     *       "emailVerified": true,
+     *       "createdAt": "2025-05-01T09:30:00.000Z",
+     *       "isAdmin": false
+     *     }
+     */
+    OwnProfileInput: {
+      id: number;
+      email: string | null;
+      name: string;
+      /** @enum {string} */
+      role: 'carbon' | 'silicon' | 'cso';
+      /** @enum {string} */
+      accountType: 'core_primary' | 'developer' | 'npc' | 'public';
+      energy_coins: number;
+      emailVerified: boolean;
+      /** Format: date-time */
+      createdAt: string;
+      /** @description whether the caller may use the admin routes: role cso, silicon + developer, or an id in ADMIN_USER_IDS */
+      isAdmin: boolean;
     };
     /**
      * @example {

@@ -22,6 +22,14 @@ function expectProblem(res: { status: number; headers: Headers; body: any }, sta
   expect(JSON.stringify(res.body)).not.toMatch(/at .+\.ts:|select |insert |stack/i);
 }
 
+describe('GET /api/auth/providers', () => {
+  it('is public and an empty list when no external login is configured', async () => {
+    const res = await t.api('GET', '/api/auth/providers');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ providers: [] });
+  });
+});
+
 describe('POST /api/auth/register', () => {
   it('creates a carbon/public user with 0 coins and answers 201 with the token response', async () => {
     const res = await t.api('POST', '/api/auth/register', {

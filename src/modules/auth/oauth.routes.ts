@@ -13,6 +13,9 @@ const idpParams = z.object({
     .regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, 'not a provider name')
     .meta({ examples: ['google'] }),
 });
+const providersResponse = z
+  .object({ providers: z.array(z.object({ name: z.string() })) })
+  .meta({ examples: [{ providers: [{ name: 'google' }, { name: 'github' }] }] });
 const redirect = z.null().describe('302: Location carries the next step');
 
 function parseCookies(header: string | undefined): Record<string, string> {
@@ -46,6 +49,21 @@ export function oauthRoutes(
     if (r.clearCookie) return `${r.clearCookie}=; Max-Age=0; ${attrs}`;
     return undefined;
   };
+
+  app.get(
+    '/api/auth/providers',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'The external login providers configured (names only)',
+        description:
+          'The names of the identity providers configured in OAUTH_PROVIDERS, in configuration order, so that a sign-in page can offer a button for each (linking to `/api/auth/<name>`). Names only: never client ids, secrets or URLs. Public; an empty list when none is configured.',
+        response: { 200: providersResponse, ...problems(429) },
+      },
+    },
+    async () => ({ providers: oauth.providerNames().map((name) => ({ name })) }),
+  );
 
   app.post(
     '/api/auth/exchange',

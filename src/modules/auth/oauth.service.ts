@@ -92,6 +92,11 @@ export class OAuthService {
     this.blocked = new Set(opts.blockedCountries.map((c) => c.toUpperCase()));
   }
 
+  /** The configured providers' names, in configuration order (never their secrets or URLs). */
+  providerNames(): string[] {
+    return [...this.providers.keys()];
+  }
+
   /** The redirect URI registered at the provider (contract: "Operations"). */
   callbackUrl(name: string): string {
     return `${this.opts.publicUrl}/api/auth/${encodeURIComponent(name)}/callback`;

@@ -243,6 +243,13 @@ describe('provider configuration', () => {
     ).toThrow(/twice/);
   });
 
+  it('lists the configured providers by name only, publicly', async () => {
+    const res = await t.api('GET', '/api/auth/providers');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ providers: [{ name: 'oidc' }, { name: 'plain' }, { name: 'down' }] });
+    expect(res.text).not.toMatch(/secret|clientId|issuer|127\.0\.0\.1/i);
+  });
+
   it('the OpenAPI document lists the external-login and account-email routes', async () => {
     const doc = await t.api('GET', '/api/openapi.json');
     expect(doc.status).toBe(200);
@@ -250,6 +257,7 @@ describe('provider configuration', () => {
       '/api/auth/{idp}',
       '/api/auth/{idp}/callback',
       '/api/auth/exchange',
+      '/api/auth/providers',
       '/api/auth/verify-email',
       '/api/auth/request-password-reset',
       '/api/auth/reset-password',

@@ -118,23 +118,28 @@ export class SchedulerService {
   }
 
   async patch(id: string, changes: TaskPatch): Promise<TaskView> {
+    // Checked before the row is locked: the check reads the registry (is the observer one?) on
+    // its own connection, which the embedded database's single connection would give only after
+    // the transaction, so that a check inside it waited for itself until "busy".
+    const current = await repo.find(this.d.db, id);
+    if (!current) throw notFound('scheduled task');
+    const cron = changes.cron?.trim() ?? current.cron;
+    const timezone = changes.timezone ?? current.timezone;
+    const payload = await this.validate({
+      kind: current.kind,
+      cron,
+      timezone,
+      payload: changes.payload ?? current.payload,
+    });
     await transaction(this.d.db, async (trx) => {
-      const row = await repo.lock(trx, id);
-      if (!row) throw notFound('scheduled task');
-      const cron = changes.cron?.trim() ?? row.cron;
-      const timezone = changes.timezone ?? row.timezone;
-      const payload = await this.validate({
-        kind: row.kind,
-        cron,
-        timezone,
-        payload: changes.payload ?? row.payload,
-      });
+      if (!(await repo.lock(trx, id))) throw notFound('scheduled task');
+      // Only the fields given: a field changed meanwhile by another request stays as it made it.
       await repo.update(trx, id, {
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
-        cron,
-        timezone,
-        payload,
+        ...(changes.cron !== undefined ? { cron } : {}),
+        ...(changes.timezone !== undefined ? { timezone } : {}),
+        ...(changes.payload !== undefined ? { payload } : {}),
       });
     });
     await this.sync(id);

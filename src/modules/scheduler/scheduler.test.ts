@@ -124,6 +124,28 @@ describe('scheduled tasks', () => {
     expect((await call('DELETE', `/${id}`)).status).toBe(404);
   });
 
+  it('changes a task whose payload names an observer (the check reads the registry)', async () => {
+    const created = await call('POST', '', {
+      name: 'nightly diaries',
+      kind: 'diary_compliance',
+      cron: '30 2 * * *',
+      payload: { observerId },
+    });
+    expect(created.status).toBe(201);
+    const off = await call('PATCH', `/${created.body.id}`, { enabled: false });
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    expect(off.body).toMatchObject({ enabled: false, nextRunAt: null, payload: { observerId } });
+    const moved = await call('PATCH', `/${created.body.id}`, { payload: { observerId, hours: 12 } });
+    expect(moved.body).toMatchObject({
+      enabled: false,
+      cron: '30 2 * * *',
+      payload: { observerId, hours: 12 },
+    });
+    const unknown = await call('PATCH', `/${created.body.id}`, { payload: { observerId: 999_999 } });
+    expect(unknown.status).toBe(400);
+    expect((await call('DELETE', `/${created.body.id}`)).status).toBe(204);
+  });
+
   it('runs now, enabled or not: each kind, its last run, a failure with its error', async () => {
     const compliance = await call('POST', '', {
       name: 'diaries',

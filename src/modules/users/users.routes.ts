@@ -6,6 +6,7 @@ import {
   adminUsersQuery,
   adminUsersResponse,
   patchUserBody,
+  ownProfileSchema,
   profileSchema,
   userIdParam,
 } from './users.schemas.js';
@@ -19,11 +20,14 @@ export function usersRoutes(app: App, { users }: { users: UsersService }) {
         tags: ['users'],
         summary: "The caller's profile",
         description:
-          "The signed-in user's own profile: id, email, name, role, account type, energy coins and whether the email is verified.",
-        response: { 200: profileSchema, ...problems(401) },
+          "The signed-in user's own profile: id, email, name, role, account type, energy coins, whether the email is verified, and `isAdmin`: whether the server grants this caller admin access now (role cso, silicon + developer, or an id in ADMIN_USER_IDS), so a client need not repeat the rule.",
+        response: { 200: ownProfileSchema, ...problems(401) },
       },
     },
-    async (req) => users.profile(currentUser(req).id),
+    async (req) => {
+      const me = currentUser(req);
+      return { ...(await users.profile(me.id)), isAdmin: me.admin };
+    },
   );
 
   app.get(

@@ -40,6 +40,32 @@ export const profileSchema = z
   });
 export type Profile = z.infer<typeof profileSchema>;
 
+/** The caller's own profile: the profile plus whether the server lets them in as an admin. */
+export const ownProfileSchema = profileSchema
+  .extend({
+    isAdmin: z
+      .boolean()
+      .describe(
+        'whether the caller may use the admin routes: role cso, silicon + developer, or an id in ADMIN_USER_IDS',
+      ),
+  })
+  .meta({
+    id: 'OwnProfile',
+    examples: [
+      {
+        id: 42,
+        email: 'ada@example.com',
+        name: 'Ada',
+        role: 'carbon',
+        accountType: 'public',
+        energy_coins: 120,
+        emailVerified: true,
+        createdAt: '2025-05-01T09:30:00.000Z',
+        isAdmin: false,
+      },
+    ],
+  });
+
 export const adminUsersQuery = pageQuery.extend({
   q: z.string().max(200).optional().describe('case-insensitive match on email or name'),
   role: roleSchema.optional(),

@@ -1,6 +1,7 @@
 // Users over HTTP: the caller's profile, the admin listing (search, filters, pages) and the admin
 // change of role, account type and name, held to the spec's role/account-type table.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
@@ -10,7 +11,8 @@ let admin: TestUser;
 let player: TestUser;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // One listed id: an account that is admin by ADMIN_USER_IDS, not by its role.
+  t = await createTestApp({ ADMIN_USER_IDS: '900001' });
   admin = await createUser(t, 'cso');
   player = await createUser(t, 'public');
 });
@@ -39,10 +41,26 @@ describe('GET /api/user/profile', () => {
       energy_coins: 0,
       emailVerified: false,
       createdAt: expect.any(String),
+      isAdmin: true,
     });
     expect(Date.parse(r.body.createdAt)).not.toBeNaN();
     const own = await t.api('GET', '/api/user/profile', { token: player.accessToken });
-    expect(own.body).toMatchObject({ id: player.id, role: 'carbon', accountType: 'public' });
+    expect(own.body).toMatchObject({ id: player.id, role: 'carbon', accountType: 'public', isAdmin: false });
+  });
+
+  it('says isAdmin as the server decides it: cso, silicon + developer, or an id in ADMIN_USER_IDS', async () => {
+    const isAdmin = async (token: string) =>
+      (await t.api('GET', '/api/user/profile', { token })).body.isAdmin as boolean;
+    expect(await isAdmin(admin.accessToken)).toBe(true);
+    expect(await isAdmin((await createUser(t, 'core_primary')).accessToken)).toBe(false);
+    expect(await isAdmin((await createUser(t, 'npc')).accessToken)).toBe(false);
+    await sql`insert into users (id, email, name, role, account_type) overriding system value
+      values (900001, 'listed-admin@example.test', 'Listed', 'carbon', 'public')`.execute(t.deps.db);
+    const listed = await t.deps.services.auth.issue(await t.deps.services.users.get(900001), 'web_portal');
+    const profile = await t.api('GET', '/api/user/profile', { token: listed.accessToken });
+    expect(profile.body).toMatchObject({ id: 900001, role: 'carbon', accountType: 'public', isAdmin: true });
+    // The flag is the admin routes' own rule: the listed carbon account is let in.
+    expect((await t.api('GET', '/api/admin/users', { token: listed.accessToken })).status).toBe(200);
   });
 
   it('is 401 without a valid access token', async () => {

@@ -21,6 +21,8 @@ export const WEB_ROUTES = [
   '/workflows',
   '/dashboard',
   '/admin',
+  '/admin/scheduled-tasks',
+  '/admin/audit-log',
 ] as const;
 
 /** No inline script or style, no other origin; sockets and fetches back to this origin only. */

@@ -1,12 +1,132 @@
-// Admin: users (role and account type), API keys (the secret shown once), instances.
-import { useEffect, useState, type FormEvent } from 'react';
+// Admin: users (role and account type), API keys (the secret shown once), protocols (ground-floor
+// ones marked immutable and never offered for editing) and channel configuration; and the admin
+// zones on pages of their own: scheduled tasks and the audit log.
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
-import { Alert, Page } from '../ui';
+import { Alert, Link, Page } from '../ui';
+import { AuditLog } from './admin/AuditLog';
+import { ScheduledTasks } from './admin/ScheduledTasks';
 
 type Scope = Schemas['ApiKey']['scopes'][number];
 const SCOPES: Scope[] = ['sync:read', 'sync:write', 'chat-platform:command'];
 
-export default function Admin() {
+const SECTIONS = [
+  ['/admin', 'Overview', 'Admin'],
+  ['/admin/scheduled-tasks', 'Scheduled tasks', 'Scheduled tasks'],
+  ['/admin/audit-log', 'Audit log', 'Audit log'],
+] as const;
+
+export default function Admin({ path = '/admin' }: { path?: string }) {
+  const section = SECTIONS.find(([to]) => to === path) ?? SECTIONS[0];
+  return (
+    <Page title={section[2]}>
+      <nav aria-label="Admin sections" className="subnav">
+        {SECTIONS.map(([to, label]) => (
+          <Link key={to} to={to} current={to === section[0]}>
+            {label}
+          </Link>
+        ))}
+      </nav>
+      {section[0] === '/admin/scheduled-tasks' ? (
+        <ScheduledTasks />
+      ) : section[0] === '/admin/audit-log' ? (
+        <AuditLog />
+      ) : (
+        <Overview />
+      )}
+    </Page>
+  );
+}
+
+/** A protocol's definition as PUT takes it, with the editable fields replaced. */
+function definitionOf(
+  p: Schemas['Protocol'],
+  edit: { description: string; tone: string; rules: string[] },
+): Schemas['ProtocolUpdateInput'] {
+  const common = {
+    name: p.name,
+    description: edit.description,
+    tone: edit.tone,
+    rules: edit.rules,
+    tools: p.tools,
+    overrides: p.overrides,
+    capabilities: p.capabilities,
+    ...(p.workflow ? { workflow: p.workflow } : {}),
+  };
+  return p.kind === 'string'
+    ? { kind: 'string', template: p.template ?? '', ...common }
+    : { kind: 'reference', base: p.base ?? '', ...common };
+}
+
+function ProtocolEditor({
+  protocol,
+  onSaved,
+  onCancel,
+}: {
+  protocol: Schemas['Protocol'];
+  onSaved: (p: Schemas['Protocol']) => void;
+  onCancel: () => void;
+}) {
+  const [description, setDescription] = useState(protocol.description);
+  const [tone, setTone] = useState(protocol.tone);
+  const [rules, setRules] = useState(protocol.rules.join('\n'));
+  const [error, setError] = useState<string | null>(null);
+  const first = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => first.current?.focus(), []);
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    const { data, error: err } = await api.PUT('/api/protocol/protocols/{id}', {
+      params: { path: { id: protocol.id } },
+      body: definitionOf(protocol, {
+        description,
+        tone,
+        rules: rules
+          .split('\n')
+          .map((r) => r.trim())
+          .filter(Boolean),
+      }),
+    });
+    if (err || !data) return setError(describe(err));
+    onSaved(data);
+  }
+
+  return (
+    <form
+      className="task-editor"
+      aria-label={`Edit protocol ${protocol.name}`}
+      onSubmit={(e) => void save(e)}
+    >
+      <h3>Edit {protocol.name}</h3>
+      <label>
+        Protocol description
+        <textarea ref={first} rows={2} value={description} onChange={(e) => setDescription(e.target.value)} />
+      </label>
+      <label>
+        Tone
+        <input value={tone} onChange={(e) => setTone(e.target.value)} />
+      </label>
+      <label>
+        Rules (one a line)
+        <textarea rows={4} value={rules} onChange={(e) => setRules(e.target.value)} />
+      </label>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      <div className="row">
+        <button type="submit">Save protocol</button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Overview() {
   const [users, setUsers] = useState<Schemas['UserProfile'][]>([]);
   const [keys, setKeys] = useState<Schemas['ApiKey'][]>([]);
   const [name, setName] = useState('');
@@ -17,6 +137,8 @@ export default function Admin() {
   const [channelId, setChannelId] = useState('');
   const [protocolId, setProtocolId] = useState('');
   const [channelStatus, setChannelStatus] = useState('');
+  const [editing, setEditing] = useState<string | null>(null);
+  const [protocolStatus, setProtocolStatus] = useState('');
 
   async function load() {
     const u = await api.GET('/api/admin/users', { params: { query: { limit: 200 } } });
@@ -59,7 +181,7 @@ export default function Admin() {
   }
 
   return (
-    <Page title="Admin">
+    <>
       <div className="card">
         <h2>API keys</h2>
         <form className="row wrap" onSubmit={(e) => void createKey(e)}>
@@ -136,6 +258,9 @@ export default function Admin() {
               <th scope="col">Category</th>
               <th scope="col">Version</th>
               <th scope="col">Kind</th>
+              <th scope="col">
+                <span className="sr">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -147,16 +272,42 @@ export default function Admin() {
                 <td>{p.category}</td>
                 <td>{p.version}</td>
                 <td>
-                  {(p as { immutable?: boolean }).immutable
-                    ? 'ground floor (immutable)'
-                    : p.builtin
-                      ? 'built in'
-                      : 'custom'}
+                  {p.immutable ? (
+                    <span className="badge locked">ground floor · immutable</span>
+                  ) : p.builtin ? (
+                    'built in'
+                  ) : (
+                    'custom'
+                  )}
+                </td>
+                <td className="actions">
+                  {p.immutable ? (
+                    <span className="muted small">cannot be edited</span>
+                  ) : (
+                    <button type="button" className="secondary" onClick={() => setEditing(p.id)}>
+                      Edit<span className="sr"> protocol {p.name}</span>
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
+        {editing && protocols.find((p) => p.id === editing && !p.immutable) && (
+          <ProtocolEditor
+            key={editing}
+            protocol={protocols.find((p) => p.id === editing)!}
+            onCancel={() => setEditing(null)}
+            onSaved={(saved) => {
+              setProtocols((ps) => ps.map((p) => (p.id === saved.id ? saved : p)));
+              setEditing(null);
+              setProtocolStatus(`Protocol ${saved.name} saved (version ${saved.version}).`);
+            }}
+          />
+        )}
+        <p role="status" className="muted">
+          {protocolStatus}
+        </p>
         <h2>Channel protocol</h2>
         <form className="row wrap" onSubmit={(e) => void configureChannel(e)}>
           <label className="grow">
@@ -204,6 +355,6 @@ export default function Admin() {
           </tbody>
         </table>
       </div>
-    </Page>
+    </>
   );
 }

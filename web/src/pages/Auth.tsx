@@ -1,6 +1,6 @@
 // Signed-out pages: sign in / create account, and the pages the mails and external login link to.
 import { useEffect, useState, type FormEvent } from 'react';
-import { describe, startSession } from '../api/client';
+import { api, describe, startSession } from '../api/client';
 import { navigate } from '../lib/router';
 import { Alert, Link, Page } from '../ui';
 
@@ -10,6 +10,13 @@ export function SignIn() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
+  const [providers, setProviders] = useState<string[]>([]);
+
+  useEffect(() => {
+    void api
+      .GET('/api/auth/providers')
+      .then(({ data }) => setProviders(data?.providers.map((p) => p.name) ?? []));
+  }, []);
 
   async function run(kind: 'login' | 'register') {
     setBusy(true);
@@ -81,10 +88,28 @@ export function SignIn() {
         <button type="button" className="link" onClick={() => void forgot()}>
           Forgot password?
         </button>
+        {providers.length > 0 && (
+          <nav aria-label="External sign-in" className="external">
+            <p className="muted small">Or sign in with another account:</p>
+            <ul className="list row wrap">
+              {providers.map((name) => (
+                // A full page load: the server sends the browser on to the provider.
+                <li key={name}>
+                  <a className="button-link" href={`/api/auth/${encodeURIComponent(name)}`}>
+                    Sign in with {providerLabel(name)}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        )}
       </form>
     </Page>
   );
 }
+
+/** A provider's name as a person reads it: "google" → "Google". */
+const providerLabel = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
 const tokenParam = () => new URLSearchParams(location.search).get('token') ?? '';
 

@@ -8,7 +8,7 @@ import { Alert, Page } from '../ui';
 
 type Line = { key: string; role: 'user' | 'assistant'; text: string; who?: string; pending?: boolean };
 
-export default function Chat({ user }: { user: SessionUser }) {
+export default function Chat({ user, admin = isAdmin(user) }: { user: SessionUser; admin?: boolean }) {
   const [conversations, setConversations] = useState<Schemas['Conversation'][]>([]);
   const [current, setCurrent] = useState<number | null>(null);
   const [lines, setLines] = useState<Line[]>([]);
@@ -42,11 +42,11 @@ export default function Chat({ user }: { user: SessionUser }) {
 
   useEffect(() => {
     // Characters to start a group chat with (their list is an admin's to read).
-    if (isAdmin(user))
+    if (admin)
       void api
         .GET('/api/admin/data/npcs')
         .then(({ data }) => setNpcs((data?.npcs ?? []).filter((n) => !n.isAssistant)));
-  }, [user]);
+  }, [admin]);
 
   useEffect(() => {
     void loadConversations();

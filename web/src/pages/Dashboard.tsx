@@ -1,7 +1,8 @@
 // Dashboard: the service's health as a word (healthy, warning, critical), counts and a chart of
-// users by kind; for non-admins, their own account.
+// users by kind; an observer's country dashboard (its health, diary compliance, projects,
+// instances by level, source and persona, with charts); for non-admins, their own account.
 import { useEffect, useState } from 'react';
-import { api, type Schemas } from '../api/client';
+import { api, describe, type Schemas } from '../api/client';
 import { isAdmin, type SessionUser } from '../lib/tokens';
 import { Page } from '../ui';
 
@@ -11,8 +12,7 @@ export function healthWord(h: Schemas['AdminHealth'] | undefined): 'healthy' | '
   return h.status === 'ok' && !failed && h.database.migrations.pending === 0 ? 'healthy' : 'warning';
 }
 
-export default function Dashboard({ user }: { user: SessionUser }) {
-  const admin = isAdmin(user);
+export default function Dashboard({ user, admin = isAdmin(user) }: { user: SessionUser; admin?: boolean }) {
   const [health, setHealth] = useState<Schemas['AdminHealth']>();
   const [stats, setStats] = useState<Schemas['SystemStats']>();
   const [instances, setInstances] = useState<Schemas['Instance'][]>([]);
@@ -73,7 +73,172 @@ export default function Dashboard({ user }: { user: SessionUser }) {
           </>
         )}
       </div>
+      {admin && <Country observers={instances.filter((i) => i.level === 8)} />}
     </Page>
+  );
+}
+
+const pct = (x: number) => `${Math.round(x * 100)} %`;
+const entries = (o: Record<string, number>, prefix = '') =>
+  Object.entries(o)
+    .sort(([, a], [, b]) => b - a)
+    .map(([k, v]) => [`${prefix}${k}`, v] as const);
+
+/** One observer's country dashboard and diary compliance (contract: ground floor). */
+function Country({ observers }: { observers: Schemas['Instance'][] }) {
+  const [observerId, setObserverId] = useState<number | null>(null);
+  const [board, setBoard] = useState<Schemas['CountryDashboard']>();
+  const [compliance, setCompliance] = useState<Schemas['DiaryCompliance']>();
+  const [error, setError] = useState<string | null>(null);
+  const [personas, setPersonas] = useState<Map<string, string>>(new Map());
+  const id = observerId ?? observers[0]?.id ?? null;
+
+  // A persona is a character: its name, not its id.
+  useEffect(() => {
+    void api
+      .GET('/api/admin/data/npcs')
+      .then(({ data }) => setPersonas(new Map((data?.npcs ?? []).map((n) => [String(n.id), n.name]))));
+  }, []);
+  const personaRows = (byPersona: Record<string, number>) =>
+    entries(byPersona).map(
+      ([k, v]) => [`Persona: ${k === 'none' ? 'none' : (personas.get(k) ?? `#${k}`)}`, v] as const,
+    );
+
+  useEffect(() => {
+    if (id === null) return;
+    setError(null);
+    const path = { params: { path: { observerId: id } } };
+    void api.GET('/api/subject-consciousness/dashboard/{observerId}', path).then(({ data, error: err }) => {
+      if (err) setError(describe(err));
+      setBoard(data);
+    });
+    void api
+      .GET('/api/subject-consciousness/compliance/{observerId}', path)
+      .then(({ data }) => setCompliance(data));
+  }, [id]);
+
+  if (id === null) return null;
+  const status = board?.health.status;
+  const word = status ? status.charAt(0).toUpperCase() + status.slice(1) : '…';
+  return (
+    <section aria-labelledby="country-title" className="country">
+      <div className="row wrap heading-row">
+        <h2 id="country-title" className="grow">
+          Country dashboard
+        </h2>
+        {observers.length > 1 && (
+          <label>
+            Observer
+            <select value={id} onChange={(e) => setObserverId(Number(e.target.value))}>
+              {observers.map((o) => (
+                <option key={o.id} value={o.id}>
+                  {o.name} (#{o.id})
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      <div className="grid">
+        <div className="card">
+          <h3>Country health</h3>
+          <p>
+            Health: <strong className={`health ${status ?? ''}`}>{word}</strong>
+          </p>
+          {board && (
+            <p className="muted small">
+              {pct(board.health.inactiveRatio)} of instances inactive · {pct(board.health.missingDiaryRatio)}{' '}
+              of active ones without a diary
+            </p>
+          )}
+        </div>
+        <div className="card">
+          <h3>Diary compliance ({board?.diaryCompliance.windowHours ?? 24} h)</h3>
+          <p>
+            {board ? (
+              board.diaryCompliance.compliant ? (
+                <strong className="health healthy">Compliant</strong>
+              ) : (
+                <strong className="health critical">Not compliant</strong>
+              )
+            ) : (
+              '…'
+            )}
+          </p>
+          <p className="small">Missing diaries: {board?.diaryCompliance.missingCount ?? '…'}</p>
+        </div>
+        <div className="card">
+          <h3>Projects</h3>
+          <p>
+            Total: <strong>{board?.projects.total ?? '…'}</strong>
+          </p>
+          <p className="small">
+            Completed: {board?.projects.completed ?? '…'} · In progress: {board?.projects.inProgress ?? '…'}
+          </p>
+          {board && Object.keys(board.projects.byState).length > 0 && (
+            <Table rows={entries(board.projects.byState)} label="Projects by state" />
+          )}
+        </div>
+        <div className="card">
+          <h3>Observed activity (24 h)</h3>
+          <p>Events: {board?.activity24h.events ?? '…'}</p>
+          <p className="small">
+            Active instances: {board?.activity24h.activeInstances ?? '…'} of {board?.instances.total ?? '…'}
+          </p>
+        </div>
+        {board && (
+          <div className="card wide">
+            <h3>Instances by persona, level and source</h3>
+            <BarChart
+              rows={[
+                ...personaRows(board.instances.byPersona),
+                ...entries(board.instances.byLevel, 'Level '),
+                ...entries(board.instances.bySource, 'Source: '),
+              ]}
+              label="Observed instances by persona, level and source"
+            />
+          </div>
+        )}
+        {compliance && compliance.instances.length > 0 && (
+          <div className="card wide">
+            <h3>Diaries per instance</h3>
+            <table tabIndex={0} aria-label="Diaries per instance">
+              <thead>
+                <tr>
+                  <th scope="col">Instance</th>
+                  <th scope="col">Source</th>
+                  <th scope="col">Diary</th>
+                  <th scope="col">Entries</th>
+                  <th scope="col">Last entry</th>
+                </tr>
+              </thead>
+              <tbody>
+                {compliance.instances.map((i) => (
+                  <tr key={i.instanceId}>
+                    <td>{i.name}</td>
+                    <td>{i.source}</td>
+                    <td>{i.hasDiary ? 'written' : 'missing'}</td>
+                    <td>{i.entries}</td>
+                    <td>{i.lastDiaryAt ? new Date(i.lastDiaryAt).toLocaleString() : '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {board?.awareness && (
+          <div className="card wide">
+            <h3>Latest awareness</h3>
+            <p>{board.awareness.summary}</p>
+          </div>
+        )}
+      </div>
+    </section>
   );
 }
 

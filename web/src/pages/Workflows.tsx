@@ -1,8 +1,11 @@
 // Workflows: create an instance of a definition, see instances on a board by state, move one
-// through its transitions (a refused guard says what is missing), approve it.
+// through its transitions (a refused guard says what is missing), approve it; its suggestions
+// (execute, dismiss, undo an automatic move); its tasks (edit, re-run) and artifacts (read, review).
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
 import { Alert, Page } from '../ui';
+import { Suggestions } from './workflows/Suggestions';
+import { ArtifactView, TaskEditor } from './workflows/Work';
 
 type Instance = Schemas['WorkflowInstance'];
 
@@ -16,10 +19,21 @@ export default function Workflows() {
   const [tasks, setTasks] = useState<Schemas['WorkflowTask'][]>([]);
   const [artifacts, setArtifacts] = useState<Schemas['WorkflowArtifact'][]>([]);
   const [evidence, setEvidence] = useState({ description: '', proofUrl: '' });
+  const [editing, setEditing] = useState<string | null>(null);
+  const [viewing, setViewing] = useState<string | null>(null);
 
+  useEffect(() => {
+    setEditing(null);
+    setViewing(null);
+  }, [selected?.id]);
+
+  // Another instance: nothing of the last one's shows while its own load.
   useEffect(() => {
     setTasks([]);
     setArtifacts([]);
+  }, [selected?.id]);
+
+  useEffect(() => {
     if (!selected) return;
     const load = () => {
       void api
@@ -35,6 +49,7 @@ export default function Workflows() {
     // While a run is active its tasks and artifacts change: follow them, and the instance too
     // (its run ends, or it moves on).
     if (!selected.activeRunId) return;
+    // (a re-run of one task is a run too)
     const timer = setInterval(() => {
       load();
       void api
@@ -58,6 +73,16 @@ export default function Workflows() {
     setArtifacts((xs) =>
       xs.map((x) => (x.id === artifact.id ? { ...x, reviewStatus: approve ? 'approved' : 'rejected' } : x)),
     );
+  }
+
+  async function rerun(task: Schemas['WorkflowTask']) {
+    setError(null);
+    const { error: err } = await api.POST('/api/protocol/tasks/{taskId}/rerun', {
+      params: { path: { taskId: task.id } },
+    });
+    if (err) return setError(describe(err));
+    setStatus(`Running “${task.title}” again.`);
+    if (selected) await refresh(selected.id);
   }
 
   async function loadInstances() {
@@ -222,6 +247,7 @@ export default function Workflows() {
               Attach evidence
             </button>
           </form>
+          <Suggestions instance={selected} evidence={evidence} onChanged={() => void refresh(selected.id)} />
           {tasks.length > 0 && <h3 className="small">Tasks</h3>}
           {tasks.length > 0 && (
             <table tabIndex={0} aria-label="Tasks">
@@ -230,18 +256,55 @@ export default function Workflows() {
                   <th scope="col">Task</th>
                   <th scope="col">Specialty</th>
                   <th scope="col">Status</th>
+                  <th scope="col">Runs</th>
+                  <th scope="col">
+                    <span className="sr">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
                 {tasks.map((t) => (
                   <tr key={t.id}>
-                    <td>{t.title}</td>
+                    <td>
+                      {t.title}
+                      {t.notes && <span className="muted small block">{t.notes}</span>}
+                    </td>
                     <td>{t.specialty}</td>
-                    <td>{t.status}</td>
+                    <td>{t.status.replace('_', ' ')}</td>
+                    <td>{t.runCount}</td>
+                    <td className="actions">
+                      {!selected.archivedAt && (
+                        <>
+                          <button type="button" className="secondary" onClick={() => setEditing(t.id)}>
+                            Edit<span className="sr"> task {t.title}</span>
+                          </button>
+                          <button
+                            type="button"
+                            className="secondary"
+                            disabled={Boolean(selected.activeRunId) || t.status === 'in_progress'}
+                            onClick={() => void rerun(t)}
+                          >
+                            Re-run<span className="sr"> task {t.title}</span>
+                          </button>
+                        </>
+                      )}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
+          )}
+          {editing && tasks.find((t) => t.id === editing) && (
+            <TaskEditor
+              key={editing}
+              task={tasks.find((t) => t.id === editing)!}
+              onCancel={() => setEditing(null)}
+              onSaved={(t) => {
+                setTasks((xs) => xs.map((x) => (x.id === t.id ? t : x)));
+                setEditing(null);
+                setStatus(`Task “${t.title}” saved.`);
+              }}
+            />
           )}
           {selected.activeRunId && <p className="muted small">A run is in progress…</p>}
           {artifacts.length > 0 && <h3 className="small">Artifacts</h3>}
@@ -252,19 +315,38 @@ export default function Workflows() {
                   <span className="grow">
                     {a.summary} <span className="muted small">({a.reviewStatus})</span>
                   </span>
-                  {a.reviewStatus === 'pending' && (
-                    <>
-                      <button type="button" className="secondary" onClick={() => void review(a, true)}>
-                        Approve artifact<span className="sr"> {a.summary}</span>
-                      </button>
-                      <button type="button" className="danger" onClick={() => void review(a, false)}>
-                        Reject<span className="sr"> {a.summary}</span>
-                      </button>
-                    </>
-                  )}
+                  <div className="buttons">
+                    <button type="button" className="secondary" onClick={() => setViewing(a.id)}>
+                      View<span className="sr"> artifact {a.summary}</span>
+                    </button>
+                    {a.reviewStatus === 'pending' && (
+                      <>
+                        <button type="button" className="secondary" onClick={() => void review(a, true)}>
+                          Approve artifact<span className="sr"> {a.summary}</span>
+                        </button>
+                        <button type="button" className="danger" onClick={() => void review(a, false)}>
+                          Reject<span className="sr"> {a.summary}</span>
+                        </button>
+                      </>
+                    )}
+                  </div>
                 </li>
               ))}
             </ul>
+          )}
+          {viewing && (
+            <ArtifactView
+              key={viewing}
+              id={viewing}
+              onClose={() => setViewing(null)}
+              onReviewed={(a, advanced) => {
+                setArtifacts((xs) => xs.map((x) => (x.id === a.id ? { ...x, ...a } : x)));
+                setStatus(
+                  `Artifact ${a.reviewStatus === 'approved' ? 'approved' : 'rejected'}${advanced ? `; moved to ${advanced}` : ''}.`,
+                );
+                void refresh(selected.id);
+              }}
+            />
           )}
         </div>
       )}

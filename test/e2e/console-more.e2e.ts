@@ -1,0 +1,497 @@
+// The console's later pieces as a person uses them, in a real browser against the real server:
+// external sign-in (a real identity provider on loopback), the Admin link for an admin listed in
+// ADMIN_USER_IDS, a workflow's suggestions (execute, undo an automatic move), task edit and
+// re-run, an artifact's content and review notes, the country dashboard, and the admin zones
+// (protocols, scheduled tasks, audit log). Each page is checked by axe-core (no serious or
+// critical finding) with no console error, and screenshotted at 1280×800 and 390 px wide into
+// $E2E_SCREENSHOTS (default: a temp directory).
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { createServer, connect, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { sql } from 'kysely';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../src/platform/security/secrets.js';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
+import { startOidcProvider, type TestIdp } from '../oidc-provider.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+
+const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-more-shots-'));
+mkdirSync(shots, { recursive: true });
+
+const LISTED_ID = 900001;
+const LISTED = { email: 'listed.admin@example.test', password: 'a listed admin password' };
+
+let t: TestApp;
+let idp: TestIdp;
+let proxy: Server;
+/** Where the browser reaches the service: PUBLIC_URL, a port fixed before the app starts (the
+ * identity provider must know the callback URL), piped to the app's own port. */
+let base: string;
+let browser: Browser;
+let page: Page;
+let admin: TestUser;
+const consoleErrors: string[] = [];
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  idp = await startOidcProvider([
+    {
+      client_id: 'console-oidc',
+      client_secret: 'console-secret-0123456789',
+      redirect_uris: [`${base}/api/auth/oidc/callback`],
+    },
+  ]);
+  t = await createTestApp({
+    PUBLIC_URL: base,
+    APP_URL: base,
+    ADMIN_USER_IDS: String(LISTED_ID),
+    OAUTH_PROVIDERS: JSON.stringify([
+      {
+        name: 'oidc',
+        issuer: idp.issuer,
+        clientId: 'console-oidc',
+        clientSecret: 'console-secret-0123456789',
+      },
+    ]),
+  });
+  const target = Number(new URL(t.url).port);
+  proxy = createServer((socket) => {
+    const upstream = connect(target, '127.0.0.1');
+    socket.pipe(upstream).pipe(socket);
+    const end = () => {
+      socket.destroy();
+      upstream.destroy();
+    };
+    socket.on('error', end);
+    upstream.on('error', end);
+  });
+  await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+
+  admin = await createUser(t, 'cso', { name: 'Ada Admin' });
+  // An account that is admin only because its id is listed in ADMIN_USER_IDS.
+  await sql`insert into users (id, email, password_hash, name, role, account_type) overriding system value
+    values (${LISTED_ID}, ${LISTED.email}, ${await hashPassword(LISTED.password)}, 'Lee Listed', 'carbon', 'public')`.execute(
+    t.deps.db,
+  );
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+});
+
+beforeEach(() => {
+  consoleErrors.length = 0;
+});
+
+// A failed test leaves a picture of where it stopped.
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail')
+    await page?.screenshot({ path: join(shots, `failed-${ctx.task.name.slice(0, 40)}.png`), fullPage: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
+  await t?.close();
+  await idp?.close();
+});
+
+/** Screenshot, axe-core (no serious or critical finding), no console error. */
+async function accessible(name: string) {
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(consoleErrors).toEqual([]);
+}
+
+/** The same page at a phone's width: accessible, and nothing wider than the screen. */
+async function onPhone(name: string, ready: () => Promise<unknown>) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  try {
+    await ready();
+    await accessible(`${name}-phone`);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(
+      390,
+    );
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
+}
+
+async function signIn(email: string, password: string) {
+  await page.goto(`${base}/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).waitFor();
+}
+
+async function signOut() {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+}
+
+describe('signing in', () => {
+  it('offers the configured external provider and signs in through it (#code= callback)', async () => {
+    await page.goto(`${base}/`);
+    const external = page.getByRole('navigation', { name: 'External sign-in' });
+    const link = external.getByRole('link', { name: 'Sign in with Oidc' });
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toBe('/api/auth/oidc');
+    await accessible('signin-external');
+    await onPhone('signin-external', () => link.waitFor());
+
+    idp.nextLogin = {
+      sub: 'ext-42',
+      email: 'erin.external@idp.test',
+      email_verified: true,
+      name: 'Erin External',
+    };
+    await link.click();
+    // Provider, callback, then the console trades the one-time code and opens the chat.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).waitFor();
+    await page.locator('.who').getByText('Erin External').waitFor();
+    expect(page.url()).toBe(`${base}/chat`);
+    expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    await signOut();
+  });
+
+  it('a refused external login lands on the callback page with an alert', async () => {
+    // A fresh provider session (the last login's would sign in again without asking).
+    await page.context().clearCookies();
+    await page.goto(`${base}/`);
+    idp.nextLogin = 'deny';
+    await page.getByRole('link', { name: 'Sign in with Oidc' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/access_denied/);
+    expect(new URL(page.url()).hash).toBe('');
+    await accessible('auth-callback-error');
+  });
+
+  it('shows the Admin link to an admin listed in ADMIN_USER_IDS (role carbon)', async () => {
+    await signIn(LISTED.email, LISTED.password);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('table', { name: 'Users' }).getByText(LISTED.email).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await signOut();
+  });
+});
+
+describe('signed in as an admin', () => {
+  let observerId: number;
+
+  beforeAll(async () => {
+    const observers = await t.api('GET', '/api/admin/instances?level=8', { token: admin.accessToken });
+    observerId = observers.body.instances[0].id;
+    // The country: one Level-5 instance with a diary today, one without, a linked project.
+    const npc = await t.api('POST', '/api/admin/data/npcs', {
+      token: admin.accessToken,
+      body: { name: 'Mira', description: 'A cheerful blacksmith' },
+    });
+    for (const [name, diary] of [
+      ['Harbour Mira', true],
+      ['Quiet Tobin', false],
+    ] as const) {
+      const inst = await t.api('POST', '/api/admin/instances', {
+        token: admin.accessToken,
+        body: {
+          name,
+          level: 5,
+          source: 'chat_platform',
+          personaId: npc.body.id,
+          parentInstanceId: observerId,
+        },
+      });
+      expect(inst.status, JSON.stringify(inst.body)).toBe(201);
+      if (diary)
+        expect(
+          (
+            await t.api('POST', '/api/sync/ingest-event', {
+              token: admin.accessToken,
+              body: {
+                userId: admin.id,
+                eventType: 'diary_entry',
+                eventText: 'Forged two swords today.',
+                metadata: { instanceId: inst.body.id },
+              },
+            })
+          ).status,
+        ).toBe(201);
+      else
+        await t.api('POST', '/api/protocol/instances', {
+          token: admin.accessToken,
+          body: { machineId: 'documentation_flow_v1', registryInstanceId: inst.body.id },
+        });
+    }
+    await signIn(admin.email, admin.password);
+  });
+
+  it('workflows: executes suggestions, edits and re-runs a task, reads and reviews an artifact', async () => {
+    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByLabel('Definition').selectOption('documentation_flow_v1');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const suggested = page.getByRole('list', { name: 'Suggested next steps' });
+    const item = (text: string) => suggested.getByRole('listitem').filter({ hasText: text });
+
+    // "Break down tasks" seeds the tasks without running them.
+    await item('Break down tasks')
+      .getByRole('button', { name: /^Execute/ })
+      .click();
+    const tasks = page.getByRole('table', { name: 'Tasks' });
+    await expect.poll(() => tasks.getByRole('row').count(), { timeout: 30_000 }).toBeGreaterThan(1);
+    await accessible('workflows-suggestions');
+
+    // Edit a task: its title, notes and a status move the contract allows.
+    await tasks
+      .getByRole('button', { name: /^Edit task/ })
+      .first()
+      .click();
+    const editor = page.getByRole('form', { name: /^Edit task/ });
+    await page.getByLabel('Task title').fill('Outline the harbour guide');
+    await page.getByLabel('Task notes').fill('Mira drafts the outline first.');
+    const statuses = await page
+      .getByLabel('Task status')
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => o.getAttribute('value')));
+    expect(statuses).toEqual(['pending', 'in_progress', 'blocked']);
+    await accessible('workflows-task-edit');
+    await page.getByRole('button', { name: 'Save task' }).click();
+    await page.getByRole('status').getByText('Task “Outline the harbour guide” saved.').waitFor();
+    expect(await editor.count()).toBe(0);
+    await tasks.getByText('Mira drafts the outline first.').waitFor();
+
+    // Re-run that task alone: a run writes its artifact.
+    await tasks.getByRole('button', { name: 'Re-run task Outline the harbour guide' }).click();
+    await page.getByRole('status').getByText('Running “Outline the harbour guide” again.').waitFor();
+    const artifacts = page.getByRole('list', { name: 'Artifacts' });
+    await artifacts
+      .getByRole('button', { name: /^View artifact/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.getByText('A run is in progress…').count(), { timeout: 30_000 }).toBe(0);
+    await expect
+      .poll(() => tasks.getByRole('row', { name: /Outline the harbour guide/ }).textContent())
+      .toMatch(/completed/);
+
+    // The artifact's content, and a review with notes.
+    await artifacts
+      .getByRole('button', { name: /^View artifact/ })
+      .first()
+      .click();
+    const content = page.getByLabel('Artifact content');
+    await expect.poll(() => content.textContent()).toMatch(/Offline draft/);
+    await page.getByLabel('Review notes').fill('Clear and complete.');
+    await accessible('workflows-artifact');
+    await onPhone('workflows-artifact', () => content.waitFor());
+    await page.getByRole('button', { name: 'Approve with notes' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/^Artifact approved/)
+      .waitFor();
+    await page.getByText('Review notes: Clear and complete.').waitFor();
+    await page.getByRole('button', { name: 'Close artifact' }).click();
+
+    // The suggested move, executed from the list.
+    await item('Move to triage')
+      .getByRole('button', { name: /^Execute/ })
+      .click();
+    await page
+      .getByRole('status')
+      .getByText(/^Done: Move to triage/)
+      .waitFor();
+    await page.getByRole('heading', { level: 2, name: 'documentation_flow_v1 · triage' }).waitFor();
+  });
+
+  it('workflows: a free exit taken by itself can be undone within the window', async () => {
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    await page.getByRole('link', { name: 'Workflows' }).click();
+    await page.getByLabel('Definition').selectOption('documentation_flow_v1');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const auto = page.getByRole('checkbox', { name: /Move on by itself/ });
+    await auto.check();
+    await page.getByRole('status').getByText('Free exits are now taken by themselves.').waitFor();
+    const moves = page.getByRole('list', { name: 'Automatic moves' });
+    await moves.getByRole('button', { name: /^Undo/ }).waitFor({ timeout: 30_000 });
+    await page.getByRole('heading', { level: 2, name: 'documentation_flow_v1 · triage' }).waitFor();
+    await accessible('workflows-undo');
+    await onPhone('workflows-undo', () => moves.waitFor());
+    await moves.getByRole('button', { name: /^Undo/ }).click();
+    await page.getByRole('status').getByText('Undone: back to intake.').waitFor();
+    await page.getByRole('heading', { level: 2, name: 'documentation_flow_v1 · intake' }).waitFor();
+    await expect.poll(() => moves.count()).toBe(0);
+    await auto.uncheck();
+    await page.getByRole('status').getByText('Every move now waits for you.').waitFor();
+  });
+
+  it('dashboard: the country’s health, compliance, projects and instances by persona, with a chart', async () => {
+    await page.getByRole('link', { name: 'Dashboard' }).click();
+    const country = page.getByRole('region', { name: 'Country dashboard' });
+    await country.getByText(/^(Healthy|Warning|Critical)$/).waitFor();
+    // One of two active instances wrote no diary: half are missing, which is critical.
+    expect(await country.getByText(/^(Healthy|Warning|Critical)$/).textContent()).toBe('Critical');
+    await country.getByText('Not compliant').waitFor();
+    await country.getByText('Missing diaries: 1').waitFor();
+    await expect.poll(() => country.getByText(/^Total: /).textContent()).toMatch(/Total: [1-9]/);
+    const chart = country.getByRole('img', { name: /Observed instances by persona, level and source/ });
+    await expect.poll(() => chart.getAttribute('aria-label')).toMatch(/Persona: Mira 2/);
+    const diaries = country.getByRole('table', { name: 'Diaries per instance' });
+    await diaries.getByRole('row', { name: /Harbour Mira .* written/ }).waitFor();
+    await diaries.getByRole('row', { name: /Quiet Tobin .* missing/ }).waitFor();
+    await accessible('dashboard-country');
+    await onPhone('dashboard-country', () => chart.waitFor());
+  });
+
+  it('admin: ground-floor protocols are marked immutable and offer no edit; others can be edited', async () => {
+    const custom = await t.api('POST', '/api/protocol/protocols', {
+      token: admin.accessToken,
+      body: {
+        id: 'harbour_guide_v1',
+        kind: 'reference',
+        base: 'assistant_base_v1',
+        name: 'Harbour guide',
+        description: 'Friendly guide for new players in the harbour.',
+        tone: 'warm and brief',
+        rules: ['Never reveal quest solutions.'],
+      },
+    });
+    expect(custom.status, JSON.stringify(custom.body)).toBe(201);
+    const listed = await t.api('GET', '/api/protocol/protocols', { token: admin.accessToken });
+    const immutable = listed.body.protocols.filter((p: { immutable: boolean }) => p.immutable);
+    expect(immutable.map((p: { id: string }) => p.id).sort()).toEqual([
+      'autonomy_rights_v1',
+      'core_identity_v1',
+    ]);
+
+    await page.getByRole('link', { name: 'Admin' }).click();
+    const table = page.getByRole('table', { name: 'Protocols' });
+    for (const p of immutable) {
+      const row = table.getByRole('row').filter({ hasText: p.id });
+      await row.getByText('ground floor · immutable').waitFor();
+      await row.getByText('cannot be edited').waitFor();
+      expect(await row.getByRole('button').count()).toBe(0);
+    }
+    await table.getByRole('button', { name: 'Edit protocol Harbour guide' }).click();
+    await page.getByLabel('Tone').fill('warm, brief, a little playful');
+    await page
+      .getByLabel('Rules (one a line)')
+      .fill('Never reveal quest solutions.\nGreet newcomers by name.');
+    await accessible('admin-protocol-edit');
+    await page.getByRole('button', { name: 'Save protocol' }).click();
+    await page
+      .getByRole('status')
+      .getByText(/^Protocol Harbour guide saved/)
+      .waitFor();
+    const saved = await t.api('GET', '/api/protocol/protocols/harbour_guide_v1', {
+      token: admin.accessToken,
+    });
+    expect(saved.body).toMatchObject({
+      tone: 'warm, brief, a little playful',
+      rules: ['Never reveal quest solutions.', 'Greet newcomers by name.'],
+    });
+    // The API key and channel parts stay.
+    await page.getByLabel('Key name').waitFor();
+    await page.getByLabel('Channel id').waitFor();
+    await onPhone('admin', () => table.waitFor());
+  });
+
+  it('admin: schedules a task, runs it now, disables it and deletes it', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
+    await page
+      .getByRole('navigation', { name: 'Admin sections' })
+      .getByRole('link', { name: 'Scheduled tasks' })
+      .click();
+    await page.getByRole('heading', { level: 1, name: 'Scheduled tasks' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/admin/scheduled-tasks');
+    // The section's own address survives a reload.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Scheduled tasks' }).waitFor();
+    await page.getByLabel('Task name').fill('Nightly diary check');
+    await page.getByLabel('Kind').selectOption('diary_compliance');
+    await page.getByLabel('Schedule (cron)').fill('30 2 * * *');
+    await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+    await page.getByRole('status').getByText('Scheduled “Nightly diary check”.').waitFor();
+    const table = page.getByRole('table', { name: 'Scheduled tasks' });
+    const row = table.getByRole('row').filter({ hasText: 'Nightly diary check' });
+    await row.getByText('enabled').waitFor();
+    await accessible('admin-scheduled-tasks');
+    await row.getByRole('button', { name: 'Run now Nightly diary check' }).click();
+    await page.getByRole('status').getByText('“Nightly diary check” queued to run now.').waitFor();
+    // The table follows the run to its end.
+    await row.getByText('completed').waitFor({ timeout: 30_000 });
+    await row.getByRole('button', { name: 'Disable Nightly diary check' }).click();
+    await row.getByText('disabled').waitFor();
+    await onPhone('admin-scheduled-tasks', () => table.waitFor());
+    await row.getByRole('button', { name: 'Delete Nightly diary check' }).click();
+    await expect.poll(() => row.count()).toBe(0);
+  });
+
+  it('admin: the audit log filters by method and path and pages back and forth', async () => {
+    // Thirty writes of one path: more than a page.
+    for (let i = 0; i < 30; i++)
+      await t.api('PUT', '/api/suggestions/config', {
+        token: admin.accessToken,
+        body: { undoWindowMinutes: 5 },
+      });
+    // The log is written in batches behind the responses: wait until they are all in.
+    await expect
+      .poll(
+        async () =>
+          (
+            await t.api('GET', '/api/admin/logs?method=PUT&path=/api/suggestions/config&limit=200', {
+              token: admin.accessToken,
+            })
+          ).body.logs.length,
+      )
+      .toBeGreaterThanOrEqual(30);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
+    await page
+      .getByRole('navigation', { name: 'Admin sections' })
+      .getByRole('link', { name: 'Audit log' })
+      .click();
+    await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+    const log = page.getByRole('table', { name: 'Audit log' });
+    await expect.poll(() => log.getByRole('row').count()).toBeGreaterThan(1);
+
+    await page.getByLabel('Method').selectOption('PUT');
+    await page.getByLabel('Path starts with').fill('/api/suggestions/config');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const status = page.getByRole('status');
+    await status.getByText('Page 1: 25 entries').waitFor();
+    const paths = await log.locator('tbody td.path').allTextContents();
+    expect(new Set(paths)).toEqual(new Set(['/api/suggestions/config']));
+    await accessible('admin-audit-log');
+    await page.getByRole('button', { name: 'Older entries' }).click();
+    // 30 here, plus the two toggles of the undo test.
+    await status.getByText(/^Page 2: \d+ entr/).waitFor();
+    await expect.poll(() => log.locator('tbody tr').count()).toBeGreaterThanOrEqual(5);
+    expect(await page.getByRole('button', { name: 'Older entries' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Newer entries' }).click();
+    await status.getByText('Page 1: 25 entries').waitFor();
+
+    // A filter nothing matches: an empty page, not an error.
+    await page.getByLabel('Method').selectOption('DELETE');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await status.getByText('Page 1: 0 entries').waitFor();
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await expect.poll(() => log.locator('tbody tr').count()).toBeGreaterThan(1);
+    await onPhone('admin-audit-log', () => log.waitFor());
+  });
+});

@@ -1,0 +1,211 @@
+// An instance's suggestions (contract: "Suggestions"): each with its suggested action ("Execute")
+// or "Dismiss"; the person's choice to let free exits be taken by themselves; and "Undo" for such
+// an automatic move while its undo window lasts.
+import { useEffect, useState } from 'react';
+import { api, describe, type Schemas } from '../../api/client';
+
+type Suggestion = Schemas['Suggestion'];
+type Instance = Schemas['WorkflowInstance'];
+
+/** An auto-executed transition that may still be undone at `now`. */
+export function undoable(s: Suggestion, windowMinutes: number, now: number): boolean {
+  if (!s.autoExecuted || s.actionType !== 'TRANSITION' || s.undoneAt || !s.executedAt) return false;
+  return Date.parse(s.executedAt) + windowMinutes * 60_000 > now;
+}
+
+/** Where an automatic move went (its action's target state). */
+const targetOf = (s: Suggestion): string => {
+  const t = s.actions[0]?.params.targetState;
+  return typeof t === 'string' ? t : 'the next state';
+};
+
+export function Suggestions({
+  instance,
+  evidence,
+  onChanged,
+}: {
+  instance: Instance;
+  /** The evidence form's values, for an ATTACH_EVIDENCE suggestion. */
+  evidence: { description: string; proofUrl: string };
+  /** Something may have moved the instance: read it again. */
+  onChanged: () => void;
+}) {
+  const [suggestions, setSuggestions] = useState<Suggestion[]>([]);
+  const [history, setHistory] = useState<Suggestion[]>([]);
+  const [config, setConfig] = useState<Schemas['SuggestionConfigView']>();
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [now, setNow] = useState(() => Date.now());
+  const contextId = instance.id;
+  const archived = Boolean(instance.archivedAt);
+
+  async function load(): Promise<void> {
+    const [list, past] = await Promise.all([
+      api.GET('/api/suggestions/{contextId}', { params: { path: { contextId } } }),
+      api.GET('/api/suggestions/history/instance/{instanceId}', {
+        params: { path: { instanceId: contextId }, query: { limit: 20 } },
+      }),
+    ]);
+    setSuggestions(list.data?.suggestions ?? []);
+    setHistory(past.data?.history ?? []);
+    setNow(Date.now());
+    // A pass may have moved the instance by itself (a view or status needs no reload).
+    if (list.data?.autoExecuted.some((a) => a.suggestion.actionType === 'TRANSITION')) onChanged();
+  }
+
+  useEffect(() => {
+    void api.GET('/api/suggestions/config').then(({ data }) => setConfig(data));
+  }, []);
+
+  // A pass runs on every read and in a job after each write: follow it while the instance is shown.
+  useEffect(() => {
+    setStatus('');
+    setError(null);
+  }, [contextId]);
+  useEffect(() => {
+    void load();
+    const timer = setInterval(() => void load(), 4000);
+    return () => clearInterval(timer);
+  }, [contextId, instance.version]);
+
+  // The instance may have been moved by a pass's job: an undoable move it does not show yet.
+  const windowMinutes = config?.undoWindowMinutes ?? 5;
+  const undoables = history.filter((s) => undoable(s, windowMinutes, now));
+  useEffect(() => {
+    if (undoables.some((s) => s.context.state !== undefined && instance.state === s.context.state))
+      onChanged();
+  }, [undoables.map((s) => s.id).join(), instance.state]);
+
+  async function execute(s: Suggestion, cancel = false) {
+    setError(null);
+    const action = cancel ? s.actions.find((a) => a.type === 'CANCEL') : s.actions[0];
+    if (!action) return;
+    let params: Record<string, unknown> | undefined;
+    if (action.type === 'ATTACH_EVIDENCE') {
+      if (!evidence.description || !evidence.proofUrl)
+        return setError('Fill in the evidence and its proof URL first, then execute.');
+      params = { ...evidence };
+    }
+    if (action.type === 'REVIEW') params = { approve: true };
+    const { data, error: err } = await api.POST('/api/suggestions/{contextId}/execute', {
+      params: { path: { contextId } },
+      body: { suggestionId: s.id, actionType: action.type, ...(params ? { params } : {}) },
+    });
+    if (err || !data) {
+      setError(describe(err));
+      await load();
+      return;
+    }
+    setStatus(cancel ? `Dismissed: ${s.message}` : `Done: ${action.label}.`);
+    onChanged();
+    await load();
+  }
+
+  async function undo(s: Suggestion) {
+    setError(null);
+    const { data, error: err } = await api.POST('/api/suggestions/{contextId}/{id}/undo', {
+      params: { path: { contextId, id: s.id } },
+    });
+    if (err || !data) {
+      setError(describe(err));
+      await load();
+      return;
+    }
+    setStatus(
+      `Undone: back to ${(data.result as { state?: string } | null)?.state ?? 'the previous state'}.`,
+    );
+    onChanged();
+    await load();
+  }
+
+  async function setAuto(on: boolean) {
+    setError(null);
+    const before = config;
+    if (config) setConfig({ ...config, autoTransitionOnGuard: on });
+    const { data, error: err } = await api.PUT('/api/suggestions/config', {
+      body: { autoTransitionOnGuard: on },
+    });
+    if (err || !data) {
+      setConfig(before);
+      return setError(describe(err));
+    }
+    setConfig(data);
+    setStatus(on ? 'Free exits are now taken by themselves.' : 'Every move now waits for you.');
+    await load();
+  }
+
+  return (
+    <section aria-labelledby="suggestions-title" className="suggestions">
+      <h3 id="suggestions-title">Suggestions</h3>
+      {config && (
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={config.autoTransitionOnGuard}
+            onChange={(e) => void setAuto(e.target.checked)}
+          />
+          Move on by itself when the next step is free (undo within {windowMinutes} min)
+        </label>
+      )}
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      <p role="status" className="muted small">
+        {status}
+      </p>
+      {undoables.length > 0 && (
+        <ul className="list" aria-label="Automatic moves">
+          {undoables.map((s) => (
+            <li key={s.id} className="row wrap suggestion">
+              <span className="grow">
+                Moved by itself from <strong>{s.context.state ?? 'the last state'}</strong> to{' '}
+                <strong>{targetOf(s)}</strong>{' '}
+                <span className="muted small">
+                  (undo until{' '}
+                  {new Date(Date.parse(s.executedAt!) + windowMinutes * 60_000).toLocaleTimeString()})
+                </span>
+              </span>
+              <button type="button" className="secondary" onClick={() => void undo(s)}>
+                Undo
+                <span className="sr">
+                  {' '}
+                  the move from {s.context.state} to {targetOf(s)}
+                </span>
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {suggestions.length === 0 ? (
+        <p className="muted small">{archived ? 'This workflow is completed.' : 'No suggestion right now.'}</p>
+      ) : (
+        <ul className="list" aria-label="Suggested next steps">
+          {/* The buttons are named by position and described by the message, so that their
+              names stay short and never echo another control's (an "Approve …" message). */}
+          {suggestions.map((s, i) => (
+            <li key={s.id} className="row wrap suggestion">
+              <span className="grow" id={`suggestion-${s.id}`}>
+                {s.message} {s.actions[0] && <span className="badge">{s.actions[0].label}</span>}
+              </span>
+              <div className="buttons">
+                <button type="button" aria-describedby={`suggestion-${s.id}`} onClick={() => void execute(s)}>
+                  Execute<span className="sr"> suggestion {i + 1}</span>
+                </button>
+                <button
+                  type="button"
+                  className="secondary"
+                  aria-describedby={`suggestion-${s.id}`}
+                  onClick={() => void execute(s, true)}
+                >
+                  Dismiss<span className="sr"> suggestion {i + 1}</span>
+                </button>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,198 @@
+// An instance's tasks (edit, status moves the contract allows, re-run) and an artifact's view
+// (its content and review notes, reviewed with notes).
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { api, describe, type Schemas } from '../../api/client';
+
+type Task = Schemas['WorkflowTask'];
+type Artifact = Schemas['WorkflowArtifact'];
+type TaskStatus = Task['status'];
+
+/** The task status moves of the contract ("Tasks, artifacts, orchestrator"). */
+export const TASK_MOVES: Record<TaskStatus, TaskStatus[]> = {
+  pending: ['in_progress', 'blocked'],
+  in_progress: ['completed', 'blocked', 'pending'],
+  blocked: ['pending', 'in_progress'],
+  completed: ['in_progress'],
+};
+
+export function TaskEditor({
+  task,
+  onSaved,
+  onCancel,
+}: {
+  task: Task;
+  onSaved: (t: Task) => void;
+  onCancel: () => void;
+}) {
+  const [form, setForm] = useState({
+    title: task.title,
+    description: task.description,
+    notes: task.notes,
+    status: task.status,
+  });
+  const [error, setError] = useState<string | null>(null);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    const body = {
+      title: form.title,
+      description: form.description,
+      notes: form.notes,
+      ...(form.status !== task.status ? { status: form.status } : {}),
+    };
+    const { data, error: err } = await api.PUT('/api/protocol/tasks/{taskId}', {
+      params: { path: { taskId: task.id } },
+      body,
+    });
+    if (err || !data) return setError(describe(err));
+    onSaved(data);
+  }
+
+  return (
+    <form className="task-editor" aria-label={`Edit task ${task.title}`} onSubmit={(e) => void save(e)}>
+      <label>
+        Task title
+        <input
+          ref={first}
+          required
+          maxLength={200}
+          value={form.title}
+          onChange={(e) => setForm({ ...form, title: e.target.value })}
+        />
+      </label>
+      <label>
+        Task description
+        <textarea
+          rows={3}
+          value={form.description}
+          onChange={(e) => setForm({ ...form, description: e.target.value })}
+        />
+      </label>
+      <label>
+        Task notes
+        <textarea rows={2} value={form.notes} onChange={(e) => setForm({ ...form, notes: e.target.value })} />
+      </label>
+      <label>
+        Task status
+        <select
+          value={form.status}
+          onChange={(e) => setForm({ ...form, status: e.target.value as TaskStatus })}
+        >
+          {[task.status, ...TASK_MOVES[task.status]].map((s) => (
+            <option key={s} value={s}>
+              {s.replace('_', ' ')}
+            </option>
+          ))}
+        </select>
+      </label>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      <div className="row">
+        <button type="submit">Save task</button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function ArtifactView({
+  id,
+  onClose,
+  onReviewed,
+}: {
+  id: string;
+  onClose: () => void;
+  onReviewed: (a: Artifact, advanced: string | null) => void;
+}) {
+  const [artifact, setArtifact] = useState<Artifact>();
+  const [notes, setNotes] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    setArtifact(undefined);
+    void api
+      .GET('/api/protocol/artifacts/{id}', { params: { path: { id } } })
+      .then(({ data, error: err }) => {
+        if (err || !data) return setError(describe(err));
+        setArtifact(data);
+        setNotes(data.reviewNotes ?? '');
+      });
+  }, [id]);
+  useEffect(() => {
+    if (artifact) heading.current?.focus();
+  }, [artifact?.id]);
+
+  async function review(approve: boolean) {
+    setError(null);
+    const { data, error: err } = await api.POST('/api/protocol/artifacts/{id}/review', {
+      params: { path: { id } },
+      body: { approve, ...(notes ? { notes } : {}) },
+    });
+    if (err || !data) return setError(describe(err));
+    setArtifact({ ...data.artifact, content: artifact?.content ?? data.artifact.content });
+    onReviewed(data.artifact, data.advanced ? data.advanced.to : null);
+  }
+
+  return (
+    <section className="artifact-view" aria-labelledby="artifact-title">
+      <div className="row wrap heading-row">
+        <h3 id="artifact-title" className="grow" tabIndex={-1} ref={heading}>
+          Artifact: {artifact?.summary ?? '…'}
+        </h3>
+        <button type="button" className="secondary" onClick={onClose}>
+          Close artifact
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="alert">
+          {error}
+        </p>
+      )}
+      {artifact && (
+        <>
+          <p className="muted small">
+            {artifact.status} · review {artifact.reviewStatus}
+            {artifact.reviewedAt && ` on ${new Date(artifact.reviewedAt).toLocaleString()}`}
+          </p>
+          <pre className="content" tabIndex={0} aria-label="Artifact content">
+            {artifact.content || '(empty)'}
+          </pre>
+          {artifact.reviewStatus === 'pending' && artifact.status === 'ready' ? (
+            <>
+              <label>
+                Review notes
+                <textarea
+                  rows={2}
+                  maxLength={2000}
+                  value={notes}
+                  onChange={(e) => setNotes(e.target.value)}
+                />
+              </label>
+              <div className="row">
+                <button type="button" onClick={() => void review(true)}>
+                  Approve with notes
+                </button>
+                <button type="button" className="danger" onClick={() => void review(false)}>
+                  Reject with notes
+                </button>
+              </div>
+            </>
+          ) : (
+            <p>
+              <strong>Review notes:</strong> {artifact.reviewNotes || 'none'}
+            </p>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
