@@ -11,6 +11,8 @@ let browser: Browser;
 let page: Page;
 let user: TestUser;
 const consoleErrors: string[] = [];
+/** The page's WebSockets, in the order opened, each with whether it has closed. */
+const sockets: { closed: boolean }[] = [];
 
 beforeAll(async () => {
   t = await createTestApp({ ACCESS_TOKEN_TTL: '4' });
@@ -22,6 +24,11 @@ beforeAll(async () => {
     if (m.type() === 'error') consoleErrors.push(m.text());
   });
   page.on('pageerror', (e) => consoleErrors.push(e.message));
+  page.on('websocket', (ws) => {
+    const s = { closed: false };
+    sockets.push(s);
+    ws.on('close', () => (s.closed = true));
+  });
 });
 
 afterAll(async () => {
@@ -36,9 +43,13 @@ it('keeps chatting across several access-token lifetimes', async () => {
   await page.getByRole('button', { name: 'Sign in' }).click();
   const log = page.getByRole('log', { name: 'Conversation' });
   await log.waitFor();
+  await expect.poll(() => sockets.length).toBeGreaterThan(0);
   for (const round of [1, 2]) {
-    // Past the token's lifetime: the server has dropped the socket; the console reconnects.
-    await page.waitForTimeout(5_000);
+    // Past the token's lifetime the server drops the socket; the console opens a new one with a
+    // fresh token. Both are waited for as they happen (the browser's WebSocket events).
+    const opened = sockets.length;
+    await expect.poll(() => sockets.slice(0, opened).every((s) => s.closed), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => sockets.length, { timeout: 15_000 }).toBeGreaterThan(opened);
     await page.getByLabel('Message').fill(`Still there? (${round})`);
     await expect
       .poll(() => page.getByRole('button', { name: 'Send' }).isEnabled(), { timeout: 15_000 })
