@@ -3209,6 +3209,78 @@ export interface paths {
     };
     trace?: never;
   };
+  '/api/observer/observers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The observers the caller may read: every one for a CSO or an administrator, else their own
+     * @description The Level-8 instances the caller may observe, by id: every one for a CSO or an administrator, otherwise those whose `userId` is the caller (none: an empty list, not a refusal). The list the console picks an observer from.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            /**
+             * @example {
+             *       "observers": [
+             *         {
+             *           "id": 3,
+             *           "name": "Coast watch",
+             *           "level": 8,
+             *           "personaId": null,
+             *           "source": "portal",
+             *           "parentInstanceId": null,
+             *           "stateMachineInstanceId": null,
+             *           "channelId": null,
+             *           "userId": 42,
+             *           "isActive": true,
+             *           "lastSeenAt": null,
+             *           "metadata": {},
+             *           "isRoot": false,
+             *           "createdAt": "2025-05-01T06:00:00.000Z"
+             *         }
+             *       ]
+             *     }
+             */
+            'application/json': {
+              observers: components['schemas']['Instance'][];
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/observer/observer/{id}/timeline': {
     parameters: {
       query?: never;

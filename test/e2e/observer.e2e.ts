@@ -1,7 +1,8 @@
 // The Observer page as a person uses it, in a real browser against the real server: the unified
 // timeline (filters, search, both orders, cursor pages, live events), 10,000 events in a
 // virtualised feed, playback, the state at a time (5D), Reflect and Run cycle, summary figures
-// updated by `summary_update`; axe-core (no serious or critical finding) and no console error, at
+// updated by `summary_update`, reflections made elsewhere; an owner who is no admin (their own
+// observers only); axe-core (no serious or critical finding) and no console error, at
 // 1280×800 and 390 px wide. Screenshots go to $E2E_SCREENSHOTS (default: a temp directory).
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,9 +89,9 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function accessible(name: string) {
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-  const result = await new AxeBuilder({ page }).analyze();
+async function accessible(name: string, target: Page = page) {
+  await target.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const result = await new AxeBuilder({ page: target }).analyze();
   const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
   expect(consoleErrors).toEqual([]);
@@ -188,7 +189,14 @@ describe('the Observer page', () => {
     await expect.poll(() => figure(/^Cycles$/, summary).textContent()).toBe('1');
     await expect.poll(() => figure(/^Last cycle$/, summary).textContent()).toBe('completed');
 
+    // Its reflection, made elsewhere, shows in the panel (from `reflection_generated`).
     const panel = page.getByRole('region', { name: 'Reflection and cycle' });
+    const elsewhere = r.body.reflection as { text: string; eventCount: number };
+    expect(elsewhere).toBeTruthy();
+    await expect
+      .poll(() => panel.getByRole('status').textContent())
+      .toMatch(new RegExp(`^Reflection on ${elsewhere.eventCount} events.* · made elsewhere at `));
+    await expect.poll(() => panel.locator('.reflection').textContent()).toBe(elsewhere.text);
     await panel.getByLabel('Window (hours)', { exact: true }).fill('1000');
     await panel.getByRole('button', { name: 'Reflect' }).click();
     await expect.poll(() => panel.getByRole('alert').textContent()).toMatch(/720/);
@@ -201,8 +209,10 @@ describe('the Observer page', () => {
       .getByText(/Reflection on \d+ events/)
       .waitFor();
     expect(await panel.getByRole('alert').count()).toBe(0);
-    // The reflection is a timeline event too, live.
+    // The reflection is a timeline event too, live; its live copy is not shown as made elsewhere.
     await feed().getByText('reflection_generated').first().waitFor();
+    await expect.poll(() => feed().getByText('reflection_generated').count()).toBeGreaterThanOrEqual(2);
+    expect(await panel.getByRole('status').textContent()).not.toContain('made elsewhere');
 
     await panel.getByRole('button', { name: 'Run cycle' }).click();
     await panel.getByRole('status').getByText('Cycle completed').waitFor();
@@ -339,5 +349,109 @@ describe('the Observer page', () => {
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });
     await accessible('observer-desktop');
+  });
+});
+
+describe('an observer’s owner who is no admin', () => {
+  it('picks their own observer, sees its timeline and reflects; another tab’s reflection shows', async () => {
+    const owner = await createUser(t, 'public', { name: 'Otto Owner' });
+    // Made as the admin: the owner's observer and an instance below it, with an event.
+    const mine = await f.instance({ name: 'Orchard watch', level: 8, source: 'portal', userId: owner.id });
+    const tree = await f.instance({
+      name: 'Pear tree',
+      level: 5,
+      source: 'game_client',
+      parentInstanceId: mine.id,
+      userId: owner.id,
+    });
+    await ingest('harvest', 'Picked twelve pears', tree.id);
+    // What the admin tests made is no business of theirs.
+    const r = await t.api('GET', '/api/observer/observers', { token: owner.accessToken });
+    expect(r.body.observers.map((o: { id: number }) => o.id)).toEqual([mine.id]);
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = async () => {
+      const p = await context.newPage();
+      p.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(`${p.url()}: ${m.text()}`);
+      });
+      p.on('pageerror', (e) => consoleErrors.push(`${p.url()}: ${e.message}`));
+      // Each tab signs in (the refresh token lives in the tab's sessionStorage).
+      await p.goto(`${t.url}/`);
+      await p.getByLabel('Email').fill(owner.email);
+      await p.getByLabel('Password').fill(owner.password);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('navigation').getByRole('link', { name: 'Observer' }).click();
+      return p;
+    };
+    try {
+      const one = await tab();
+      const pick = one.getByRole('combobox', { name: 'Observer', exact: true });
+      // Their observer only, picked: no admin's observer, no refusal.
+      await expect
+        .poll(() => pick.locator('option').allTextContents())
+        .toEqual([`Orchard watch (#${mine.id})`]);
+      expect(await pick.inputValue()).toBe(String(mine.id));
+      const timeline = one.getByRole('region', { name: 'Timeline' });
+      await timeline.getByRole('status').getByText('Live').waitFor();
+      const rowsOf = (p: Page) =>
+        p.getByRole('feed', { name: 'Timeline' }).locator('article.event .event-text');
+      await expect
+        .poll(() => rowsOf(one).allTextContents())
+        .toEqual([
+          'Picked twelve pears',
+          expect.stringContaining('Pear tree'),
+          expect.stringContaining('Orchard watch'),
+        ]);
+      await timeline.getByRole('status').getByText('3 of 3 events · all loaded').waitFor();
+      // Live too.
+      await ingest('harvest', 'Picked four more', tree.id);
+      await expect.poll(() => rowsOf(one).first().textContent()).toBe('Picked four more');
+      expect(await one.getByRole('alert').count()).toBe(0);
+      await one.getByRole('region', { name: 'Summary' }).getByText('Cycles').waitFor();
+      await one.getByRole('region', { name: 'State at a time' }).waitFor();
+      await accessible('observer-owner', one);
+
+      // A second tab reflects; the first shows that reflection, made elsewhere.
+      const two = await tab();
+      const panelOf = (p: Page) => p.getByRole('region', { name: 'Reflection and cycle' });
+      await two.getByRole('region', { name: 'Timeline' }).getByRole('status').getByText('Live').waitFor();
+      await panelOf(two).getByRole('button', { name: 'Reflect' }).click();
+      await panelOf(two)
+        .getByRole('status')
+        .getByText(/Reflection on \d+ events/)
+        .waitFor();
+      const text = await panelOf(two).locator('.reflection').textContent();
+      expect(text).toBeTruthy();
+      await expect.poll(() => panelOf(one).locator('.reflection').textContent()).toBe(text);
+      expect(await panelOf(one).getByRole('status').textContent()).toContain('made elsewhere');
+      expect(await panelOf(two).getByRole('status').textContent()).not.toContain('made elsewhere');
+      expect(await one.getByRole('alert').count()).toBe(0);
+      await accessible('observer-owner-reflection', one);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a user with no observer is told so, with no error', async () => {
+    const nobody = await createUser(t, 'public');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const p = await context.newPage();
+      p.on('pageerror', (e) => consoleErrors.push(`${p.url()}: ${e.message}`));
+      p.on('console', (m) => {
+        if (m.type() === 'error') consoleErrors.push(`${p.url()}: ${m.text()}`);
+      });
+      await p.goto(`${t.url}/`);
+      await p.getByLabel('Email').fill(nobody.email);
+      await p.getByLabel('Password').fill(nobody.password);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('navigation').getByRole('link', { name: 'Observer' }).click();
+      await p.getByText('You have no observer to watch').waitFor();
+      expect(await p.getByRole('alert').count()).toBe(0);
+      await accessible('observer-none', p);
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
-// `/api/observer/observer/<id>/…` (contract: "Observer"). Every route needs an access token; the
-// service decides who may read the observer.
+// `/api/observer/observers` (the observers the caller may read) and `/api/observer/observer/<id>/…`
+// (contract: "Observer"). Every route needs an access token; the service decides who may read
+// the observer.
 import { currentUser } from '../../platform/http/auth.js';
 import { problems, type App } from '../../platform/http/types.js';
 import { EXPORT_CONTENT_TYPE, EXPORT_STALL_MS, exportStream } from './observer.export.js';
@@ -7,6 +8,7 @@ import type { ObserverReflections } from './observer.reflection.js';
 import {
   cycleResponse,
   observerIdParam,
+  observersResponse,
   paginatedQuery,
   paginatedResponse,
   rangeResponse,
@@ -32,6 +34,20 @@ export function observerRoutes(app: App, { observer, reflections }: ObserverRout
   const tags = ['observer'];
   const base = '/api/observer/observer/:id';
   const refusals = problems(400, 401, 403, 404);
+
+  app.get(
+    '/api/observer/observers',
+    {
+      schema: {
+        tags,
+        summary: 'The observers the caller may read: every one for a CSO or an administrator, else their own',
+        description:
+          'The Level-8 instances the caller may observe, by id: every one for a CSO or an administrator, otherwise those whose `userId` is the caller (none: an empty list, not a refusal). The list the console picks an observer from.',
+        response: { 200: observersResponse, ...problems(401) },
+      },
+    },
+    async (req) => ({ observers: await observer.observers(currentUser(req)) }),
+  );
 
   app.get(
     `${base}/timeline`,

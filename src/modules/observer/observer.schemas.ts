@@ -14,6 +14,32 @@ export const observerIdParam = z.object({
     .meta({ examples: [3] }),
 });
 
+/** `GET /api/observer/observers`: the observers the caller may read, by id. */
+export const observersResponse = z.object({ observers: z.array(instanceSchema) }).meta({
+  examples: [
+    {
+      observers: [
+        {
+          id: 3,
+          name: 'Coast watch',
+          level: 8,
+          personaId: null,
+          source: 'portal',
+          parentInstanceId: null,
+          stateMachineInstanceId: null,
+          channelId: null,
+          userId: 42,
+          isActive: true,
+          lastSeenAt: null,
+          metadata: {},
+          isRoot: false,
+          createdAt: '2025-05-01T06:00:00.000Z',
+        },
+      ],
+    },
+  ],
+});
+
 /** ISO 8601 with `Z` or an offset. */
 const instant = z.iso.datetime({ offset: true });
 

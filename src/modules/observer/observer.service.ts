@@ -34,7 +34,7 @@ export interface ObserverServiceDeps {
   db: Db;
   bus: EventBus;
   unified: UnifiedTimeline;
-  instances: Pick<InstancesService, 'authorizeWatcher'>;
+  instances: Pick<InstancesService, 'authorizeWatcher' | 'observers'>;
   memory: Pick<MemoryService, 'aboutObserver'>;
   inventory: Pick<InventoryService, 'stateAt'>;
 }
@@ -76,6 +76,13 @@ export class ObserverService {
   /** The observer, when the caller may read it. */
   access(user: UserPrincipal, observerId: number): Promise<Instance> {
     return this.d.instances.authorizeWatcher(user, observerId);
+  }
+
+  /** The observers the caller may read, by id: every one for a CSO or an admin (the test of
+   * `access`), else those the caller owns (none is an empty list, not a refusal). */
+  observers(user: UserPrincipal): Promise<Instance[]> {
+    const everyOne = user.role === 'cso' || user.admin;
+    return this.d.instances.observers(everyOne ? undefined : user.id);
   }
 
   async timeline(user: UserPrincipal, observerId: number, q: TimelineQuery): Promise<TimelinePage> {

@@ -134,3 +134,57 @@ describe('/observer namespace', () => {
     expect(activity.map((e) => e.payload.isActive)).toEqual([true, false]);
   });
 });
+
+describe('GET /api/observer/observers', () => {
+  it('lists every observer for a CSO or an admin, only their own for an owner, none for others', async () => {
+    const mine = [await newObserver(owner.id, 'Mine 1'), await newObserver(owner.id, 'Mine 2')];
+    const theirs = await newObserver(stranger.id, 'Theirs');
+    // A Level-5 instance the owner owns is no observer.
+    await newInstance({
+      name: 'leaf',
+      level: 5,
+      source: 'portal',
+      parentInstanceId: mine[0]!.id,
+      userId: owner.id,
+    });
+    const list = (token?: string) => t.api('GET', '/api/observer/observers', token ? { token } : {});
+    const ids = (r: { body: any }) => (r.body.observers as { id: number }[]).map((o) => o.id);
+
+    // Every Level-8 instance, by id, for a CSO and for an admin (a developer account).
+    const all = await t.deps.services.instances.list({ level: 8, limit: 1000, offset: 0 });
+    const allIds = all.instances.map((i) => i.id).sort((a, b) => a - b);
+    expect(allIds).toEqual(expect.arrayContaining([...mine.map((o) => o.id), theirs.id]));
+    const dev = await createUser(t, 'developer');
+    for (const who of [cso, dev]) {
+      const r = await list(who.accessToken);
+      expect(r.status).toBe(200);
+      expect(ids(r)).toEqual(allIds);
+      expect(r.body.observers.every((o: { level: number }) => o.level === 8)).toBe(true);
+    }
+
+    // The owner: their observers only (created in this test or the ones before), in id order.
+    const r = await list(owner.accessToken);
+    expect(r.status).toBe(200);
+    expect(r.body.observers.length).toBeGreaterThanOrEqual(2);
+    expect(r.body.observers.every((o: { userId: number }) => o.userId === owner.id)).toBe(true);
+    expect(ids(r)).toEqual([...ids(r)].sort((a, b) => a - b));
+    expect(ids(r)).toEqual(expect.arrayContaining(mine.map((o) => o.id)));
+    expect(ids(r)).not.toContain(theirs.id);
+    expect(r.body.observers.find((o: { id: number }) => o.id === mine[0]!.id)).toMatchObject({
+      name: 'Mine 1',
+      level: 8,
+      userId: owner.id,
+      isRoot: false,
+    });
+
+    // Someone who owns no observer: an empty list, not a refusal.
+    const nobody = await createUser(t, 'public');
+    const none = await list(nobody.accessToken);
+    expect(none.status).toBe(200);
+    expect(none.body).toEqual({ observers: [] });
+
+    // No token.
+    const anon = await list();
+    expect(anon.status).toBe(401);
+  });
+});

@@ -72,6 +72,11 @@ export class InstancesService {
       .then(({ rows, total }) => ({ instances: rows.map(toInstance), total }));
   }
 
+  /** The observers (Level-8 instances) by id: every one, or only those `ownerId` owns. */
+  async observers(ownerId: number | undefined): Promise<Instance[]> {
+    return (await repo.listObservers(this.db, ownerId)).map(toInstance);
+  }
+
   async get(id: number): Promise<Instance> {
     const row = await repo.findInstance(this.db, id);
     if (!row) throw notFound('instance');

@@ -129,6 +129,13 @@ export async function listInstances(
   return { rows, total: Number(total.n) };
 }
 
+/** The Level-8 instances (observers) by id: all, or those of one owner. */
+export function listObservers(db: Executor, ownerId: number | undefined) {
+  let q = db.selectFrom('instances').select(instanceColumns).where('level', '=', 8);
+  if (ownerId !== undefined) q = q.where('user_id', '=', ownerId);
+  return q.orderBy('id').execute();
+}
+
 export const eventColumns = [
   'id',
   'user_id',

@@ -1,6 +1,7 @@
-// Observer: pick an observer; its summary (live from `summary_update`); its unified timeline as a
+// Observer: pick an observer (every one for a CSO or an admin, else the user's own); its summary (live from `summary_update`); its unified timeline as a
 // virtualised feed, filtered, searched and paged by cursor, growing live from `/observer`; playback
-// of the loaded range at 1x, 2x, 5x or 10x; its state at a time (5D); Reflect and Run cycle.
+// of the loaded range at 1x, 2x, 5x or 10x; its state at a time (5D); Reflect and Run cycle, and
+// reflections made elsewhere (`reflection_generated`).
 // The parts live in ./observer/, one job each.
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, describe, type Schemas } from '../api/client';
@@ -20,7 +21,7 @@ import './observer/observer.css';
 type Event = Schemas['TimelineEvent'];
 
 export default function Observer(_props: { user: SessionUser }) {
-  const [observers, setObservers] = useState<Schemas['Instance'][]>([]);
+  const [observers, setObservers] = useState<Schemas['Instance'][] | null>(null);
   const [observerId, setObserverId] = useState<number | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [draft, setDraft] = useState<TimelineFilter>(NO_FILTER);
@@ -30,19 +31,18 @@ export default function Observer(_props: { user: SessionUser }) {
   const [summary, setSummary] = useState<Schemas['ObserverSummary'] | null>(null);
   const [instances, setInstances] = useState<Schemas['Instance'][]>([]);
   const [latestAt, setLatestAt] = useState<string | null>(null);
+  const [liveReflection, setLiveReflection] = useState<Schemas['Reflection'] | null>(null);
 
   useEffect(() => {
-    void api
-      .GET('/api/admin/instances', { params: { query: { level: '8' } } })
-      .then(({ data, error: err }) => {
-        if (err) {
-          setError(describe(err));
-          return;
-        }
-        const list = data?.instances ?? [];
-        setObservers(list);
-        if (list[0]) setObserverId(list[0].id);
-      });
+    // The observers this user may read: every one for a CSO or an admin, else their own.
+    void api.GET('/api/observer/observers').then(({ data, error: err }) => {
+      if (err || !data) {
+        setError(describe(err));
+        return;
+      }
+      setObservers(data.observers);
+      if (data.observers[0]) setObserverId(data.observers[0].id);
+    });
   }, []);
 
   const loadInstances = useCallback((id: number) => {
@@ -57,6 +57,7 @@ export default function Observer(_props: { user: SessionUser }) {
     if (observerId === null) return;
     setSummary(null);
     setLatestAt(null);
+    setLiveReflection(null);
     setDraft((d) => ({ ...d, instanceId: '' }));
     loadInstances(observerId);
     void api
@@ -79,6 +80,10 @@ export default function Observer(_props: { user: SessionUser }) {
     },
     summary_update: (s) => {
       if (s.observerId === observerId) setSummary(s);
+    },
+    // A reflection made elsewhere (another tab, a scheduled cycle): shown in the actions panel.
+    reflection_generated: (r) => {
+      if (r.observerId === observerId) setLiveReflection(r);
     },
   });
 
@@ -111,13 +116,18 @@ export default function Observer(_props: { user: SessionUser }) {
             value={observerId ?? ''}
             onChange={(e) => setObserverId(Number(e.target.value))}
           >
-            {observers.map((o) => (
+            {(observers ?? []).map((o) => (
               <option key={o.id} value={o.id}>
                 {o.name} (#{o.id})
               </option>
             ))}
           </select>
         </label>
+        {observers?.length === 0 && (
+          <p className="muted" role="status">
+            You have no observer to watch: an administrator can make you the owner of one.
+          </p>
+        )}
         <Alert message={error ?? socket.error} />
         <SummaryFigures summary={summary} />
       </div>
@@ -154,7 +164,13 @@ export default function Observer(_props: { user: SessionUser }) {
           {observerId !== null && (
             <StatePanel key={`state-${observerId}`} observerId={observerId} latestAt={latestAt} />
           )}
-          {observerId !== null && <ActionsPanel key={`actions-${observerId}`} observerId={observerId} />}
+          {observerId !== null && (
+            <ActionsPanel
+              key={`actions-${observerId}`}
+              observerId={observerId}
+              liveReflection={liveReflection}
+            />
+          )}
         </div>
       </div>
     </Page>

@@ -1,6 +1,9 @@
 // Reflect (POST …/reflection) and Run cycle (POST …/cycle) over the last hours: the answer shows
-// (the reflection, or each step of the cycle); a refusal is an alert.
-import { useState } from 'react';
+// (the reflection, or each step of the cycle); a refusal is an alert. A reflection made elsewhere
+// (another tab, someone else's cycle), received live as `reflection_generated`, shows in the same
+// place: the latest outcome wins. The live copy of one of this panel's own reflections is not
+// shown again, and none replaces the answer of a request still running.
+import { useEffect, useRef, useState } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
 import { Alert } from '../../ui';
 
@@ -10,25 +13,58 @@ type Cycle = {
   reflection: Schemas['Reflection'] | null;
 };
 type Result =
-  | { kind: 'reflection'; reflection: Schemas['Reflection'] | null; eventCount: number }
+  | {
+      kind: 'reflection';
+      reflection: Schemas['Reflection'] | null;
+      eventCount: number;
+      /** Received live: made elsewhere. */
+      elsewhere?: boolean;
+    }
   | { kind: 'cycle'; cycle: Cycle };
 
-export function ActionsPanel({ observerId }: { observerId: number }) {
+export function ActionsPanel({
+  observerId,
+  liveReflection,
+}: {
+  observerId: number;
+  /** The latest `reflection_generated` of the page's socket. */
+  liveReflection: Schemas['Reflection'] | null;
+}) {
   const [hours, setHours] = useState('24');
   const [busy, setBusy] = useState<'reflect' | 'cycle' | null>(null);
   const [result, setResult] = useState<Result | null>(null);
   const [error, setError] = useState<string | null>(null);
+  /** The memories of the reflections this panel's own requests made. */
+  const own = useRef(new Set<number>());
+  const running = useRef(false);
+
+  useEffect(() => {
+    const r = liveReflection;
+    if (!r || r.observerId !== observerId || running.current || own.current.has(r.memoryId)) return;
+    setResult({ kind: 'reflection', reflection: r, eventCount: r.eventCount, elsewhere: true });
+  }, [liveReflection, observerId]);
+
+  function start(kind: 'reflect' | 'cycle') {
+    running.current = true;
+    setBusy(kind);
+    setError(null);
+  }
+
+  function done(reflection: Schemas['Reflection'] | null | undefined) {
+    running.current = false;
+    setBusy(null);
+    if (reflection) own.current.add(reflection.memoryId);
+  }
 
   const body = () => (hours.trim() === '' ? {} : { hours: Number(hours) });
 
   async function reflect() {
-    setBusy('reflect');
-    setError(null);
+    start('reflect');
     const { data, error: err } = await api.POST('/api/observer/observer/{id}/reflection', {
       params: { path: { id: observerId } },
       body: body(),
     });
-    setBusy(null);
+    done(data?.reflection);
     if (err || !data) {
       setError(describe(err));
       return;
@@ -37,13 +73,12 @@ export function ActionsPanel({ observerId }: { observerId: number }) {
   }
 
   async function cycle() {
-    setBusy('cycle');
-    setError(null);
+    start('cycle');
     const { data, error: err } = await api.POST('/api/observer/observer/{id}/cycle', {
       params: { path: { id: observerId } },
       body: body(),
     });
-    setBusy(null);
+    done(data?.reflection);
     if (err || !data) {
       setError(describe(err));
       return;
@@ -82,6 +117,15 @@ export function ActionsPanel({ observerId }: { observerId: number }) {
               <p>
                 <strong>Reflection</strong> on {result.eventCount} events
                 {result.reflection.offline && <span className="muted"> (offline digest)</span>}
+                {result.elsewhere && (
+                  <span className="muted">
+                    {' '}
+                    · made elsewhere at{' '}
+                    <time dateTime={result.reflection.createdAt}>
+                      {new Date(result.reflection.createdAt).toLocaleTimeString()}
+                    </time>
+                  </span>
+                )}
               </p>
               <p className="reflection">{result.reflection.text}</p>
             </>
