@@ -428,6 +428,14 @@ describe('an observer’s owner who is no admin', () => {
       expect(await panelOf(two).getByRole('status').textContent()).not.toContain('made elsewhere');
       expect(await one.getByRole('alert').count()).toBe(0);
       await accessible('observer-owner-reflection', one);
+
+      // The owner's country dashboard is theirs to see too.
+      await one.getByRole('link', { name: 'Dashboard' }).click();
+      const country = one.getByRole('region', { name: 'Country dashboard' });
+      await country.waitFor();
+      await expect.poll(() => country.textContent()).toMatch(/Healthy|Warning|Critical/);
+      expect(await one.getByRole('alert').count()).toBe(0);
+      await accessible('dashboard-owner', one);
     } finally {
       await context.close();
     }

@@ -1,6 +1,7 @@
 // Dashboard: the service's health as a word (healthy, warning, critical), counts and a chart of
 // users by kind; an observer's country dashboard (its health, diary compliance, projects,
-// instances by level, source and persona, with charts); for non-admins, their own account.
+// instances by level, source and persona, with charts) for admins and observers' owners; for
+// everyone, their own account.
 import { useEffect, useState } from 'react';
 import { api, describe, type Schemas } from '../api/client';
 import { isAdmin, type SessionUser } from '../lib/tokens';
@@ -17,9 +18,13 @@ export default function Dashboard({ user, admin = isAdmin(user) }: { user: Sessi
   const [stats, setStats] = useState<Schemas['SystemStats']>();
   const [instances, setInstances] = useState<Schemas['Instance'][]>([]);
   const [profile, setProfile] = useState<Schemas['UserProfile']>();
+  // The observers whose country dashboard the caller may see: every one for an admin, an owner's
+  // own otherwise.
+  const [observers, setObservers] = useState<Schemas['Instance'][]>([]);
 
   useEffect(() => {
     void api.GET('/api/user/profile').then(({ data }) => setProfile(data));
+    void api.GET('/api/observer/observers').then(({ data }) => setObservers(data?.observers ?? []));
     if (!admin) return;
     void api.GET('/api/admin/health').then(({ data }) => setHealth(data));
     void api.GET('/api/admin/stats').then(({ data }) => setStats(data));
@@ -73,7 +78,7 @@ export default function Dashboard({ user, admin = isAdmin(user) }: { user: Sessi
           </>
         )}
       </div>
-      {admin && <Country observers={instances.filter((i) => i.level === 8)} />}
+      <Country observers={observers} admin={admin} />
     </Page>
   );
 }
@@ -85,7 +90,7 @@ const entries = (o: Record<string, number>, prefix = '') =>
     .map(([k, v]) => [`${prefix}${k}`, v] as const);
 
 /** One observer's country dashboard and diary compliance (contract: ground floor). */
-function Country({ observers }: { observers: Schemas['Instance'][] }) {
+function Country({ observers, admin }: { observers: Schemas['Instance'][]; admin: boolean }) {
   const [observerId, setObserverId] = useState<number | null>(null);
   const [board, setBoard] = useState<Schemas['CountryDashboard']>();
   const [compliance, setCompliance] = useState<Schemas['DiaryCompliance']>();
@@ -93,12 +98,14 @@ function Country({ observers }: { observers: Schemas['Instance'][] }) {
   const [personas, setPersonas] = useState<Map<string, string>>(new Map());
   const id = observerId ?? observers[0]?.id ?? null;
 
-  // A persona is a character: its name, not its id.
+  // A persona is a character: its name, not its id (the characters' list is the admins'; others
+  // see the id).
   useEffect(() => {
+    if (!admin) return;
     void api
       .GET('/api/admin/data/npcs')
       .then(({ data }) => setPersonas(new Map((data?.npcs ?? []).map((n) => [String(n.id), n.name]))));
-  }, []);
+  }, [admin]);
   const personaRows = (byPersona: Record<string, number>) =>
     entries(byPersona).map(
       ([k, v]) => [`Persona: ${k === 'none' ? 'none' : (personas.get(k) ?? `#${k}`)}`, v] as const,
