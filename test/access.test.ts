@@ -212,6 +212,19 @@ describe('who may call what', () => {
     expect(res.status).toBe(observerRow[who]);
   });
 
+  // The list of observers answers every signed-in user (what each may observe), never a key.
+  it.each(WHO)('observer: GET /api/observer/observers as %s', async (who) => {
+    const res = await call(who, 'GET', '/api/observer/observers');
+    const expected = who === 'apiKey' || who === 'none' ? 401 : 200;
+    expect(res.status).toBe(expected);
+    if (expected === 200) {
+      const root = await t.deps.services.timeline.rootObserverId();
+      const ids = (res.body as { observers: { id: number }[] }).observers.map((o) => o.id);
+      // The root has no owner: only a CSO or an admin sees it.
+      expect(ids.includes(root)).toBe(observerRow[who as IdentityKind] === 200);
+    }
+  });
+
   it('admits an id listed in ADMIN_USER_IDS as admin', async () => {
     const other = await createTestApp({ ADMIN_USER_IDS: '900001' });
     try {
