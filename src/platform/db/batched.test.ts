@@ -74,4 +74,27 @@ describe('batchedByKey', () => {
     expect(b).toEqual([]);
     expect(reads).toEqual([[1, 404]]);
   });
+
+  it('calls made while a read is in flight wait for it, then share the next one', async () => {
+    const reads: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const load = batchedByKey(
+      async (ids: number[]) => {
+        reads.push(ids);
+        if (reads.length === 1) await gate;
+        return ids.map((id) => ({ id }));
+      },
+      (row) => row.id,
+    );
+    const first = load(1);
+    await new Promise((r) => setImmediate(r)); // the first read is now in flight
+    const later = [load(2), load(3)];
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toEqual([[1]]);
+    release();
+    expect((await first)?.id).toBe(1);
+    expect((await Promise.all(later)).map((r) => r?.id)).toEqual([2, 3]);
+    expect(reads).toEqual([[1], [2, 3]]);
+  });
 });

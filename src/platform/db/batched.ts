@@ -1,9 +1,10 @@
-// Reads by key, batched across concurrent callers: every call made in the same turn of the event
-// loop (the requests read from the sockets in one poll phase) shares one statement, `key = any($1)`.
-// Under load a hot by-id read (the profile) then costs one round trip per batch instead of one per
-// request: fewer socket writes to PostgreSQL, and on the embedded database (one connection serving
-// statements in turn) fewer statements queued behind each other. A lone call waits only for the
-// end of the current turn (`setImmediate`).
+// Reads by key, batched across concurrent callers: the calls made while the loader's previous
+// statement runs, or in the same turn of the event loop, share one statement, `key = any($1)`.
+// One statement of a loader is in flight at a time, so under load a batch grows to whatever
+// arrived meanwhile: a hot by-id read (the profile) costs one round trip per batch instead of one
+// per request, fewer socket writes to PostgreSQL and, on the embedded database (one connection
+// serving statements in turn), fewer statements queued behind each other. A lone call waits
+// only for the end of the current turn (`setImmediate`).
 //
 // Each read still sees what committed before its statement ran, which is after the call: a caller
 // reads its own writes. Only for reads outside a transaction: a batch runs on the pool.
@@ -39,27 +40,40 @@ export function batchedGroupsByKey<K, R>(
 }
 
 function batcher<K, V>(readMany: (keys: K[]) => Promise<Map<K, V>>, missing: V): (key: K) => Promise<V> {
-  let waiting: Map<K, { resolve: (value: V) => void; reject: (err: unknown) => void }[]> | undefined;
+  type Caller = { resolve: (value: V) => void; reject: (err: unknown) => void };
+  let waiting = new Map<K, Caller[]>();
+  let scheduled = false;
+  let reading = false;
+
+  function schedule() {
+    if (scheduled || reading || waiting.size === 0) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      void flush();
+    });
+  }
 
   async function flush() {
-    const batch = waiting!;
-    waiting = undefined;
+    const batch = waiting;
+    waiting = new Map();
+    reading = true;
     try {
       const values = await readMany([...batch.keys()]);
       for (const [key, callers] of batch) for (const c of callers) c.resolve(values.get(key) ?? missing);
     } catch (err) {
       for (const callers of batch.values()) for (const c of callers) c.reject(err);
+    } finally {
+      reading = false;
+      schedule();
     }
   }
 
   return (key) =>
     new Promise((resolve, reject) => {
-      if (!waiting) {
-        waiting = new Map();
-        setImmediate(() => void flush());
-      }
       const callers = waiting.get(key);
       if (callers) callers.push({ resolve, reject });
       else waiting.set(key, [{ resolve, reject }]);
+      schedule();
     });
 }
