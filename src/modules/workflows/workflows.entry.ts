@@ -45,6 +45,7 @@ export class WorkflowEntry {
 
   /** Several events as `record` writes each, in one insert (the timeline keeps their order). */
   async recordAll(trx: Executor, afterCommit: AfterCommit, events: PendingEvent[]): Promise<TimelineEvent[]> {
+    if (events.length === 0) return [];
     const written = new Set<string>();
     for (const e of events) {
       if (written.has(e.row.id)) continue;

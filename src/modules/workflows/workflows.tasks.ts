@@ -292,7 +292,7 @@ export class WorkflowTasksService {
 
   // ---- seams for the orchestrator -------------------------------------------------------------
 
-  /** Seeds tasks (pending, unassigned) in the caller's transaction. */
+  /** Seeds tasks (pending; unassigned unless `assignedPersonaId`) in the caller's transaction. */
   async createTasks(
     trx: Executor,
     instanceId: string,
@@ -301,6 +301,7 @@ export class WorkflowTasksService {
       description?: string | undefined;
       specialty?: Specialty | undefined;
       metadata?: Record<string, unknown>;
+      assignedPersonaId?: number | undefined;
     }[],
   ): Promise<Task[]> {
     if (tasks.length === 0) return [];
@@ -312,6 +313,7 @@ export class WorkflowTasksService {
         description: t.description ?? '',
         specialty: t.specialty ?? 'general',
         metadata: t.metadata ?? {},
+        ...(t.assignedPersonaId !== undefined ? { assigned_persona_id: t.assignedPersonaId } : {}),
       })),
     );
     return rows.map(toTask);
