@@ -9,12 +9,17 @@
 // Reports: transitions per second (state changes over the flow phase's wall time, waiting for runs
 // included), each write's p50/p99, and the orchestrator's own overhead per task (each task run's
 // time, claim to finish as the orchestrator measured it, minus its model call's time).
+// Also: the statements and NOTIFYs the service's process sent per flow, and its event-loop delay;
+// WF_TRACE=1 prints every statement (first 160 characters) to stderr (with --instances 1: one
+// flow's statements in order).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { io } from 'socket.io-client';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -151,6 +156,24 @@ async function flows(c: FlowCommand) {
 
 // ---- the service (main thread) ------------------------------------------------------------------
 
+// Every statement the service's process sends (its pool, the job queue's, the realtime adapter's
+// NOTIFYs, the change feed), counted where node-postgres sends them; only on the main thread.
+let statements = 0;
+let notifies = 0;
+if (isMainThread) {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its client below
+  const query = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    statements++;
+    const q = args[0] as string | { text?: string } | undefined;
+    const text = typeof q === 'string' ? q : q?.text;
+    if (text && /notify/i.test(text.slice(0, 40))) notifies++;
+    if (process.env.WF_TRACE)
+      process.stderr.write(`SQL ${String(text).replace(/\s+/g, ' ').slice(0, 160)}\n`);
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+}
+
 async function run(dbName: string, env: Record<string, string | undefined>) {
   const load = await startCommandWorker<Command>(new URL(import.meta.url));
   const config = loadConfig({
@@ -193,6 +216,10 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     }
     await sql`checkpoint`.execute(deps.db);
     const rootObserverId = await s.timeline.rootObserverId();
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const statementsBefore = statements;
+    const notifiesBefore = notifies;
     const r = await load.send<Awaited<ReturnType<typeof flows>>>({
       cmd: 'flow',
       url,
@@ -200,6 +227,9 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       adminToken,
       rootObserverId,
     });
+    loop.disable();
+    const flowStatements = statements - statementsBefore;
+    const flowNotifies = notifies - notifiesBefore;
     // The orchestrator's own time per task, as it measured it.
     const taskRuns = await deps.db
       .selectFrom('workflow_task_runs')
@@ -219,6 +249,11 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     return {
       db: dbName,
       ...r,
+      statementsPerFlow: flowStatements / INSTANCES,
+      notifiesPerFlow: flowNotifies / INSTANCES,
+      loopP50: loop.percentile(50) / 1e6,
+      loopP99: loop.percentile(99) / 1e6,
+      loopMax: loop.max / 1e6,
       taskRuns: taskRuns.length,
       overheadP50: pct(overhead, 50),
       overheadP99: pct(overhead, 99),
@@ -261,6 +296,13 @@ else {
   for (const r of results)
     console.log(
       `| ${r.db} | ${INSTANCES} | ${r.failures} | ${r.wallSec.toFixed(1)} | ${(r.requests / r.wallSec).toFixed(0)} | ${(r.transitions / r.wallSec).toFixed(1)} | ${r.runP50.toFixed(0)} / ${r.runP99.toFixed(0)} | ${r.runWaitP50.toFixed(0)} / ${r.runWaitP99.toFixed(0)} | ${r.overheadP50.toFixed(1)} / ${r.overheadP99.toFixed(1)} | ${r.modelP50.toFixed(1)} |`,
+    );
+  console.log('\nthe service process: statements and NOTIFYs sent per flow, event-loop delay (ms)\n');
+  console.log('| db | statements / flow | NOTIFYs / flow | loop p50 / p99 / max ms |');
+  console.log('|---|---|---|---|');
+  for (const r of results)
+    console.log(
+      `| ${r.db} | ${r.statementsPerFlow.toFixed(0)} | ${r.notifiesPerFlow.toFixed(1)} | ${r.loopP50.toFixed(1)} / ${r.loopP99.toFixed(1)} / ${r.loopMax.toFixed(0)} |`,
     );
   console.log('\nper request (ms):\n');
   console.log('| db | request | n | p50 | p99 |');

@@ -1,7 +1,8 @@
 // The pass after each instance write (contract "Suggestions"): the workflows module tells its port
 // `instanceWritten` of every event a write records, inside the write's transaction; the first for
 // an instance in that transaction enqueues one `suggestions.generate` job there, so the job exists
-// exactly when the write committed. The job runs a pass for the instance's creator.
+// exactly when the write committed. The job runs a pass for the instance's creator; the jobs of one
+// instance fetched together run one pass.
 import { z } from 'zod';
 import type { Executor } from '../../platform/db/database.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
@@ -23,6 +24,8 @@ export class SuggestionJobs {
       retryLimit: 2,
       batchSize: 10,
       localConcurrency: 2,
+      // A pass reads the instance as it is: one after the fetch serves every write before it.
+      coalesceBy: (data) => data.instanceId,
       handler: (data) => suggestions.generateForInstance(data.instanceId),
     });
   }

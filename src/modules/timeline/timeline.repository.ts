@@ -150,35 +150,47 @@ export const eventColumns = [
   'timeline_at',
 ] as const;
 
-export function insertEvent(
-  db: Executor,
-  v: {
-    userId: number | null;
-    eventType: string;
-    eventText: string;
-    source: string;
-    instanceId: number | null;
-    observerId: number;
-    personaId: number | null;
-    metadata: Record<string, unknown>;
-    occurredAt: Date | null;
-  },
-) {
+export interface NewEvent {
+  userId: number | null;
+  eventType: string;
+  eventText: string;
+  source: string;
+  instanceId: number | null;
+  observerId: number;
+  personaId: number | null;
+  metadata: Record<string, unknown>;
+  occurredAt: Date | null;
+}
+
+const eventValues = (v: NewEvent) => ({
+  user_id: v.userId,
+  event_type: v.eventType,
+  event_text: v.eventText,
+  source: v.source,
+  instance_id: v.instanceId,
+  observer_id: v.observerId,
+  persona_id: v.personaId,
+  metadata: v.metadata,
+  occurred_at: v.occurredAt ?? sql<Date>`clock_timestamp()`,
+});
+
+export function insertEvent(db: Executor, v: NewEvent) {
   return db
     .insertInto('timeline_events')
-    .values({
-      user_id: v.userId,
-      event_type: v.eventType,
-      event_text: v.eventText,
-      source: v.source,
-      instance_id: v.instanceId,
-      observer_id: v.observerId,
-      persona_id: v.personaId,
-      metadata: v.metadata,
-      occurred_at: v.occurredAt ?? sql<Date>`clock_timestamp()`,
-    })
+    .values(eventValues(v))
     .returning(eventColumns)
     .executeTakeFirstOrThrow();
+}
+
+/** Several events in one statement, returned in the order given (their ids ascend in it). */
+export async function insertEvents(db: Executor, vs: NewEvent[]): Promise<EventRow[]> {
+  if (vs.length === 1) return [await insertEvent(db, vs[0]!)];
+  const rows = await db
+    .insertInto('timeline_events')
+    .values(vs.map(eventValues))
+    .returning(eventColumns)
+    .execute();
+  return rows.sort((a, b) => a.id - b.id);
 }
 export type EventRow = Awaited<ReturnType<typeof insertEvent>>;
 

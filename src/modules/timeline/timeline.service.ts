@@ -115,53 +115,80 @@ export class TimelineService {
    * `timelineAt` is the server's clock at recording. Touches the instance's `lastSeenAt`.
    */
   async record(trx: Executor, input: RecordInput, afterCommit: AfterCommit): Promise<TimelineEvent> {
-    const instanceId = input.instanceId ?? null;
-    const instance = instanceId === null ? null : await repo.findInstance(trx, instanceId);
-    if (instanceId !== null && !instance) {
-      const path = input.metadata?.instanceId === instanceId ? 'metadata.instanceId' : 'instanceId';
-      throw validationFailed([{ path, message: `no instance ${instanceId}` }]);
+    return (await this.recordMany(trx, [input], afterCommit))[0]!;
+  }
+
+  /** Several events of one change, as `record` writes each, in one insert: they get ascending ids
+   * in the order given, the record hooks run for each in that order, each instance is touched (and
+   * its activity announced) once, and they are broadcast in that order after commit. */
+  async recordMany(trx: Executor, inputs: RecordInput[], afterCommit: AfterCommit): Promise<TimelineEvent[]> {
+    if (inputs.length === 0) return [];
+    const instances = new Map<number, repo.InstanceRow>();
+    for (const input of inputs) {
+      const instanceId = input.instanceId ?? null;
+      if (instanceId === null || instances.has(instanceId)) continue;
+      const instance = await repo.findInstance(trx, instanceId);
+      if (!instance) {
+        const path = input.metadata?.instanceId === instanceId ? 'metadata.instanceId' : 'instanceId';
+        throw validationFailed([{ path, message: `no instance ${instanceId}` }]);
+      }
+      instances.set(instanceId, instance);
     }
     const rootId = await this.rootObserverId(trx);
-    const observerId = observerOf(
-      instance
-        ? {
+    const rows = await repo.insertEvents(
+      trx,
+      inputs.map((input) => {
+        const instanceId = input.instanceId ?? null;
+        const instance = instanceId === null ? null : instances.get(instanceId)!;
+        const observerId = observerOf(
+          instance
+            ? {
+                id: instance.id,
+                level: Number(instance.level) as 5 | 8,
+                parent_instance_id: instance.parent_instance_id,
+              }
+            : null,
+          rootId,
+        );
+        const metadata: Record<string, unknown> = { ...input.metadata };
+        if (instance) {
+          // spec: "Every timeline event is enriched with instance metadata".
+          metadata.instance = {
             id: instance.id,
-            level: Number(instance.level) as 5 | 8,
-            parent_instance_id: instance.parent_instance_id,
-          }
-        : null,
-      rootId,
+            name: instance.name,
+            level: Number(instance.level),
+            source: instance.source,
+            personaId: instance.persona_id,
+          };
+        }
+        return {
+          userId: input.userId ?? null,
+          eventType: input.eventType,
+          eventText: input.eventText ?? '',
+          source: input.source ?? instance?.source ?? 'system',
+          instanceId,
+          observerId,
+          personaId: input.personaId ?? instance?.persona_id ?? null,
+          metadata,
+          occurredAt: input.occurredAt ?? null,
+        };
+      }),
     );
-    const metadata: Record<string, unknown> = { ...input.metadata };
-    if (instance) {
-      // spec: "Every timeline event is enriched with instance metadata".
-      metadata.instance = {
-        id: instance.id,
-        name: instance.name,
-        level: Number(instance.level),
-        source: instance.source,
-        personaId: instance.persona_id,
-      };
-    }
-    const row = await repo.insertEvent(trx, {
-      userId: input.userId ?? null,
-      eventType: input.eventType,
-      eventText: input.eventText ?? '',
-      source: input.source ?? instance?.source ?? 'system',
-      instanceId,
-      observerId,
-      personaId: input.personaId ?? instance?.persona_id ?? null,
-      metadata,
-      occurredAt: input.occurredAt ?? null,
-    });
-    const event = toEvent(row);
-    for (const hook of this.hooks) await hook(trx, event, afterCommit);
+    const events = rows.map(toEvent);
+    for (const event of events) for (const hook of this.hooks) await hook(trx, event, afterCommit);
 
-    if (instance) {
+    // The first event of each instance touches it (a later one of the same change would find it
+    // just seen).
+    const touched = new Set<number>();
+    for (const [i, row] of rows.entries()) {
+      const instance = row.instance_id === null ? undefined : instances.get(row.instance_id);
+      if (!instance || touched.has(instance.id)) continue;
+      touched.add(instance.id);
       const now = row.timeline_at;
       const { touch, announce } = activityUpdate(instance.last_seen_at, now);
       if (touch) await repo.touchInstance(trx, instance.id, now);
       if (announce) {
+        const observerId = events[i]!.observerId;
         const activity = {
           instanceId: instance.id,
           isActive: instance.is_active,
@@ -170,8 +197,8 @@ export class TimelineService {
         afterCommit(() => this.bus.publish('instance.activity', { observerId, activity }));
       }
     }
-    afterCommit(() => this.bus.publish('timeline.recorded', event));
-    return event;
+    for (const event of events) afterCommit(() => this.bus.publish('timeline.recorded', event));
+    return events;
   }
 
   /** Runs `hook` in the transaction of every event recorded from now on, right after its insert:

@@ -13,6 +13,15 @@ import { stateOf } from './workflows.rules.js';
 import type { RunTrigger } from './workflows.tables.js';
 import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 
+/** An event of a write, recorded with the others of that write (WorkflowEntry.recordAll). */
+export interface PendingEvent {
+  row: repo.InstanceRow;
+  actorId: number | null;
+  eventType: string;
+  eventText: string;
+  metadata?: Record<string, unknown>;
+}
+
 export class WorkflowEntry {
   constructor(
     private readonly deps: WorkflowsDeps,
@@ -31,10 +40,21 @@ export class WorkflowEntry {
     eventText: string,
     metadata: Record<string, unknown> = {},
   ): Promise<TimelineEvent> {
-    await this.ports().instanceWritten?.(trx, row.id);
-    const event = await this.deps.timeline.record(
+    return (await this.recordAll(trx, afterCommit, [{ row, actorId, eventType, eventText, metadata }]))[0]!;
+  }
+
+  /** Several events as `record` writes each, in one insert (the timeline keeps their order). */
+  async recordAll(trx: Executor, afterCommit: AfterCommit, events: PendingEvent[]): Promise<TimelineEvent[]> {
+    if (events.length === 0) return [];
+    const written = new Set<string>();
+    for (const e of events) {
+      if (written.has(e.row.id)) continue;
+      written.add(e.row.id);
+      await this.ports().instanceWritten?.(trx, e.row.id);
+    }
+    const recorded = await this.deps.timeline.recordMany(
       trx,
-      {
+      events.map(({ row, actorId, eventType, eventText, metadata }) => ({
         eventType,
         eventText,
         userId: actorId,
@@ -47,12 +67,14 @@ export class WorkflowEntry {
           stateVisit: row.state_visit,
           ...metadata,
         },
-      },
+      })),
       afterCommit,
     );
     const { notify } = this.ports();
-    const channelId = row.channel_id;
-    if (notify && channelId !== null) {
+    for (const [i, event] of recorded.entries()) {
+      const { row } = events[i]!;
+      const channelId = row.channel_id;
+      if (!notify || channelId === null) continue;
       const title = typeof row.context.title === 'string' ? row.context.title : null;
       afterCommit(() =>
         notify({
@@ -65,10 +87,11 @@ export class WorkflowEntry {
         }),
       );
     }
-    return event;
+    return recorded;
   }
 
-  /** Enters `to` (a new visit; the version bumps once), records the transition, runs the entry. */
+  /** Enters `to` (a new visit; the version bumps once), records the transition, runs the entry
+   * (`before`: events of the same write to record first, in the entry's one insert). */
   async move(
     trx: Executor,
     afterCommit: AfterCommit,
@@ -77,61 +100,66 @@ export class WorkflowEntry {
     to: string,
     actor: WorkflowActor,
     how: { auto: boolean; suggestionId: string | null },
-  ): Promise<repo.InstanceRow> {
+    before: PendingEvent[] = [],
+  ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const terminal = stateOf(def, to)!.terminal;
     const entered = await repo.enterState(trx, row.id, to, actor.id, terminal);
-    await this.record(
-      trx,
-      afterCommit,
-      entered,
-      actor.id,
-      'workflow_transition',
-      `${row.state} → ${to}${how.auto ? ' (automatic)' : ''}`,
-      { from: row.state, to, auto: how.auto, undo: false, suggestionId: how.suggestionId },
-    );
-    return this.onEntry(trx, afterCommit, entered, def, actor);
+    return this.onEntry(trx, afterCommit, entered, def, actor, [
+      ...before,
+      {
+        row: entered,
+        actorId: actor.id,
+        eventType: 'workflow_transition',
+        eventText: `${row.state} → ${to}${how.auto ? ' (automatic)' : ''}`,
+        metadata: { from: row.state, to, auto: how.auto, undo: false, suggestionId: how.suggestionId },
+      },
+    ]);
   }
 
-  /** A state's entry: its checklist, its actions in order, and completion when terminal. */
+  /** A state's entry: its checklist, its actions in order, and completion when terminal; their
+   * events (after `before`, the write's own) in one insert at the end, in that order. */
   async onEntry(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     def: WorkflowDefinition,
     actor: WorkflowActor,
-  ): Promise<repo.InstanceRow> {
+    before: PendingEvent[] = [],
+  ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const state = stateOf(def, row.state)!;
-    await this.record(
-      trx,
-      afterCommit,
-      row,
-      actor.id,
-      'workflow_checklist',
-      state.checklist.length
-        ? `Checklist for ${row.state}: ${state.checklist.join('; ')}`
-        : `No checklist for ${row.state}`,
-      { items: state.checklist },
-    );
+    const pending: PendingEvent[] = [
+      ...before,
+      {
+        row,
+        actorId: actor.id,
+        eventType: 'workflow_checklist',
+        eventText: state.checklist.length
+          ? `Checklist for ${row.state}: ${state.checklist.join('; ')}`
+          : `No checklist for ${row.state}`,
+        metadata: { items: state.checklist },
+      },
+    ];
     let current = row;
     for (const action of state.actions)
       current =
         action === 'announceExecutionStart'
-          ? await this.announceExecutionStart(trx, afterCommit, current, actor)
-          : await this.collectArtifacts(trx, afterCommit, current, actor);
+          ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending)
+          : await this.collectArtifacts(trx, current, actor, pending);
     if (state.terminal) {
       const canceled = await runs.cancelActiveRuns(trx, row.id);
       if (current.active_run_id !== null) current = await repo.setActiveRun(trx, row.id, null);
-      await this.record(
-        trx,
-        afterCommit,
-        current,
-        actor.id,
-        'workflow_completed',
-        `Workflow completed and archived`,
-        { archivedAt: current.archived_at?.toISOString() ?? null, canceledRunIds: canceled.map((r) => r.id) },
-      );
+      pending.push({
+        row: current,
+        actorId: actor.id,
+        eventType: 'workflow_completed',
+        eventText: `Workflow completed and archived`,
+        metadata: {
+          archivedAt: current.archived_at?.toISOString() ?? null,
+          canceledRunIds: canceled.map((r) => r.id),
+        },
+      });
     }
-    return current;
+    return { row: current, events: await this.recordAll(trx, afterCommit, pending) };
   }
 
   /** announceExecutionStart: event (and so a notification), an orchestrator run (trigger state_entry) unless
@@ -141,6 +169,7 @@ export class WorkflowEntry {
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     actor: WorkflowActor,
+    pending: PendingEvent[],
   ): Promise<repo.InstanceRow> {
     let current = row;
     const active = await runs.findActiveRun(trx, row.id);
@@ -152,15 +181,13 @@ export class WorkflowEntry {
       runId = started.run.id;
       current = started.instance;
     }
-    await this.record(
-      trx,
-      afterCommit,
-      current,
-      actor.id,
-      'workflow_execution_started',
-      `Execution started in ${row.state}`,
-      { runId },
-    );
+    pending.push({
+      row: current,
+      actorId: actor.id,
+      eventType: 'workflow_execution_started',
+      eventText: `Execution started in ${row.state}`,
+      metadata: { runId },
+    });
     return current;
   }
 
@@ -168,9 +195,9 @@ export class WorkflowEntry {
    * artifacts (no issue tracker is configured). */
   private async collectArtifacts(
     trx: Executor,
-    afterCommit: AfterCommit,
     row: repo.InstanceRow,
     actor: WorkflowActor,
+    pending: PendingEvent[],
   ): Promise<repo.InstanceRow> {
     const artifacts = await repo.listArtifacts(trx, row.id);
     const list = artifacts.map((a) => ({
@@ -197,15 +224,13 @@ export class WorkflowEntry {
       );
       memoryId = memory.id;
     }
-    await this.record(
-      trx,
-      afterCommit,
+    pending.push({
       row,
-      actor.id,
-      'workflow_artifacts_collected',
-      `${list.length} artifact(s) collected in ${row.state}`,
-      { artifacts: list, memoryId, issue: null },
-    );
+      actorId: actor.id,
+      eventType: 'workflow_artifacts_collected',
+      eventText: `${list.length} artifact(s) collected in ${row.state}`,
+      metadata: { artifacts: list, memoryId, issue: null },
+    });
     return row;
   }
 

@@ -27,6 +27,7 @@ import {
   type Specialist,
   type TaskPromptInput,
 } from './workflows.orchestrator.rules.js';
+import type { PendingEvent } from './workflows.entry.js';
 import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
 import type { WorkflowsService } from './workflows.service.js';
@@ -56,6 +57,9 @@ export interface OrchestratorOptions {
 
 type Instance = repo.InstanceRow;
 type RunRow = runs.FullRunRow;
+
+/** Another claim of the task came first (its draft artifact is rolled back). */
+class ClaimTaken extends Error {}
 
 class RunStopped extends Error {
   constructor(reason: string) {
@@ -209,24 +213,51 @@ export class WorkflowOrchestrator {
       source = 'fixed';
     }
     const tasks = seeds;
+    // Step 2 for the new tasks, in the same transaction: each is created with its persona (the
+    // instance had no task, so no persona carries any of its load), and its events are those the
+    // seeding and then the assignment record.
+    const [specialists, assistantId] = await Promise.all([this.d.specialists(), this.d.assistantUserId()]);
     await transaction(this.db, async (trx, afterCommit) => {
       const row = (await repo.findInstance(trx, instance.id, true))!;
       if (row.archived_at !== null || (await repo.listTasks(trx, row.id)).length > 0) return;
+      const load = new Map<number, number>();
       const created = await this.d.tasks.createTasks(
         trx,
         row.id,
-        tasks.map((t) => ({ ...t, metadata: { seededBy: source, runId: run.id } })),
+        tasks.map((t) => {
+          const personaId = pickPersona(t.specialty, specialists, load, assistantId);
+          load.set(personaId, (load.get(personaId) ?? 0) + 1);
+          return { ...t, metadata: { seededBy: source, runId: run.id }, assignedPersonaId: personaId };
+        }),
       );
-      for (const t of created)
-        await this.d.core.entry.record(
-          trx,
-          afterCommit,
-          row,
-          null,
-          'workflow_task_updated',
-          `Task "${t.title}" created by the orchestrator (${t.specialty})`,
-          { taskId: t.id, changed: ['created'], fromStatus: null, status: t.status, runId: run.id, source },
-        );
+      const event = (eventText: string, metadata: Record<string, unknown>): PendingEvent => ({
+        row,
+        actorId: null,
+        eventType: 'workflow_task_updated',
+        eventText,
+        metadata,
+      });
+      await this.d.core.entry.recordAll(trx, afterCommit, [
+        ...created.map((t) =>
+          event(`Task "${t.title}" created by the orchestrator (${t.specialty})`, {
+            taskId: t.id,
+            changed: ['created'],
+            fromStatus: null,
+            status: t.status,
+            runId: run.id,
+            source,
+          }),
+        ),
+        ...created.map((t) =>
+          event(`Task "${t.title}" assigned to persona ${t.assignedPersonaId} (${t.specialty})`, {
+            taskId: t.id,
+            changed: ['assignedPersonaId'],
+            fromStatus: t.status,
+            status: t.status,
+            assignedPersonaId: t.assignedPersonaId,
+          }),
+        ),
+      ]);
     });
   }
 
@@ -242,28 +273,28 @@ export class WorkflowOrchestrator {
       const row = (await repo.findInstance(trx, instance.id, true))!;
       if (row.archived_at !== null) return;
       const load = await runs.tasksPerPersona(trx, row.id);
+      const events: PendingEvent[] = [];
       for (const t of open) {
         const task = await repo.findTask(trx, t.id, true);
         if (!task || task.assigned_persona_id !== null || task.assigned_human !== null) continue;
         const personaId = pickPersona(task.specialty, specialists, load, assistantId);
         load.set(personaId, (load.get(personaId) ?? 0) + 1);
         await repo.updateTask(trx, task.id, { assigned_persona_id: personaId });
-        await this.d.core.entry.record(
-          trx,
-          afterCommit,
+        events.push({
           row,
-          null,
-          'workflow_task_updated',
-          `Task "${task.title}" assigned to persona ${personaId} (${task.specialty})`,
-          {
+          actorId: null,
+          eventType: 'workflow_task_updated',
+          eventText: `Task "${task.title}" assigned to persona ${personaId} (${task.specialty})`,
+          metadata: {
             taskId: task.id,
             changed: ['assignedPersonaId'],
             fromStatus: task.status,
             status: task.status,
             assignedPersonaId: personaId,
           },
-        );
+        });
       }
+      await this.d.core.entry.recordAll(trx, afterCommit, events);
     });
   }
 
@@ -357,8 +388,9 @@ export class WorkflowOrchestrator {
       if (!task || row.archived_at !== null || task.assigned_persona_id === null) return null;
       const runnable = run.trigger === 'rerun' ? task.status !== 'in_progress' : task.status === 'pending';
       if (!runnable) return null;
-      const claimed = await runs.claimTaskRun(trx, run.id, taskId, task.assigned_persona_id);
-      if (!claimed) return null;
+      // The draft artifact first, then the claim naming it (one statement less than claiming
+      // and then naming it; under the instance's lock no other claim of this task can come
+      // between the read above and this insert, and if one did it is rolled back).
       const artifact = await this.d.tasks.createDraftArtifact(trx, {
         instanceId: row.id,
         taskId,
@@ -366,7 +398,8 @@ export class WorkflowOrchestrator {
         summary: task.title,
         metadata: { runId: run.id, specialty: task.specialty },
       });
-      await runs.setTaskRunArtifact(trx, run.id, taskId, artifact.id);
+      const claimed = await runs.claimTaskRun(trx, run.id, taskId, task.assigned_persona_id, artifact.id);
+      if (!claimed) throw new ClaimTaken();
       const updated = await repo.updateTask(trx, taskId, {
         status: 'in_progress',
         run_count: task.run_count + 1,
@@ -381,6 +414,9 @@ export class WorkflowOrchestrator {
         { taskId, changed: ['status'], fromStatus: task.status, status: 'in_progress', runId: run.id },
       );
       return { task: updated, artifactId: artifact.id };
+    }).catch((err: unknown) => {
+      if (err instanceof ClaimTaken) return null;
+      throw err;
     });
   }
 

@@ -271,7 +271,13 @@ const taskColumns = [
 export function insertTasks(
   db: Executor,
   instanceId: string,
-  tasks: { title: string; description: string; specialty: Specialty; metadata: Record<string, unknown> }[],
+  tasks: {
+    title: string;
+    description: string;
+    specialty: Specialty;
+    metadata: Record<string, unknown>;
+    assigned_persona_id?: number;
+  }[],
 ) {
   return db
     .insertInto('workflow_tasks')

@@ -9,6 +9,7 @@ import {
 import {
   allowedTransitions,
   autoAdvance,
+  countsRead,
   decideTransition,
   definitionProblems,
   taskMoveAllowed,
@@ -132,6 +133,35 @@ describe('allowedTransitions', () => {
     ]);
     expect(allowedTransitions(doc, 'integration', approved, true)).toEqual([]);
     expect(allowedTransitions(doc, 'completed', none, false)).toEqual([]);
+  });
+});
+
+describe('countsRead', () => {
+  it("is the count of the state's guarded exit, none without one or once archived", () => {
+    expect(
+      ['intake', 'triage', 'execution', 'integration', 'completed'].map((s) => countsRead(doc, s, false)),
+    ).toEqual([null, 'approvals', 'evidence', 'approvals', null]);
+    expect(countsRead(doc, 'triage', true)).toBeNull();
+  });
+
+  it('is all a decision and a view read: the other count changes nothing', () => {
+    const other = { approvals: 'evidence', evidence: 'approvals' } as const;
+    for (const def of WORKFLOW_DEFINITIONS)
+      for (const s of def.states)
+        for (const records of [none, approved, evidenced, { approvals: 3, evidence: 1 }]) {
+          const kind = countsRead(def, s.name, false);
+          const blanked = { ...records };
+          if (kind) blanked[other[kind]] = 0;
+          else Object.assign(blanked, none);
+          expect(allowedTransitions(def, s.name, blanked, false)).toEqual(
+            allowedTransitions(def, s.name, records, false),
+          );
+          expect(autoAdvance(def, s.name, blanked)).toEqual(autoAdvance(def, s.name, records));
+          for (const t of def.transitions.filter((x) => x.from === s.name))
+            expect(decideTransition(def, s.name, t.to, blanked)).toEqual(
+              decideTransition(def, s.name, t.to, records),
+            );
+        }
   });
 });
 

@@ -66,6 +66,23 @@ export function guardSatisfied(guard: GuardName | null, records: VisitRecords): 
   return guard === 'observerApproval' ? records.approvals > 0 : records.evidence > 0;
 }
 
+/** The count a guard reads. */
+export const guardCounts = (guard: GuardName): keyof VisitRecords =>
+  guard === 'observerApproval' ? 'approvals' : 'evidence';
+
+/** The one count of a state's visit records its decisions and its view read: its guarded exit's
+ * (a state has at most one; allowedTransitions, autoAdvance and decideTransition consult no
+ * other), none for a state without one or an archived instance. */
+export function countsRead(
+  def: WorkflowDefinition,
+  state: string,
+  archived: boolean,
+): keyof VisitRecords | null {
+  if (archived) return null;
+  const guard = exitsOf(def, state).find((t) => t.guard !== null)?.guard;
+  return guard ? guardCounts(guard) : null;
+}
+
 export const exitsOf = (def: WorkflowDefinition, state: string): TransitionDefinition[] =>
   def.transitions.filter((t) => t.from === state);
 

@@ -159,10 +159,16 @@ const taskRunColumns = [
 ] as const;
 
 /** Claims a task for a run: the row when this call created it, undefined when it existed. */
-export function claimTaskRun(db: Executor, runId: string, taskId: string, personaId: number | null) {
+export function claimTaskRun(
+  db: Executor,
+  runId: string,
+  taskId: string,
+  personaId: number | null,
+  artifactId: string,
+) {
   return db
     .insertInto('workflow_task_runs')
-    .values({ run_id: runId, task_id: taskId, persona_id: personaId })
+    .values({ run_id: runId, task_id: taskId, persona_id: personaId, artifact_id: artifactId })
     .onConflict((oc) => oc.columns(['run_id', 'task_id']).doNothing())
     .returning(taskRunColumns)
     .executeTakeFirst();
@@ -177,15 +183,6 @@ export function findTaskRun(db: Executor, runId: string, taskId: string) {
     .executeTakeFirst();
 }
 export type TaskRunRow = NonNullable<Awaited<ReturnType<typeof findTaskRun>>>;
-
-export function setTaskRunArtifact(db: Executor, runId: string, taskId: string, artifactId: string) {
-  return db
-    .updateTable('workflow_task_runs')
-    .set({ artifact_id: artifactId })
-    .where('run_id', '=', runId)
-    .where('task_id', '=', taskId)
-    .execute();
-}
 
 /** Ends a running task run; false when it had already ended. */
 export async function finishTaskRun(

@@ -7,7 +7,7 @@
 import { type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
-import { WorkflowEntry } from './workflows.entry.js';
+import { type PendingEvent, WorkflowEntry } from './workflows.entry.js';
 import {
   WORKFLOW_DEFINITIONS,
   WORKFLOW_PROTOCOLS,
@@ -17,6 +17,7 @@ import * as repo from './workflows.repository.js';
 import {
   allowedTransitions,
   autoAdvance,
+  countsRead,
   decideTransition,
   definitionProblems,
   stateOf,
@@ -158,7 +159,13 @@ export class WorkflowsService {
     actor: WorkflowActor,
     opts: { lock?: boolean; approver?: boolean } = {},
   ): Promise<repo.InstanceRow> {
-    return (await this.participantAccess(executor, id, actor, opts)).row;
+    if (opts.approver) return (await this.participantAccess(executor, id, actor, opts)).row;
+    const row = await repo.findInstance(executor, id, opts.lock ?? false);
+    if (!row) throw notFound('workflow instance');
+    // Admins and the creator take part whoever owns the observer: no need to read it.
+    if (actor.admin || row.created_by_user_id === actor.id) return row;
+    if (!(await this.accessOf(row, actor, executor)).participant) throw notFound('workflow instance');
+    return row;
   }
 
   /** Like participantInstance, with what the actor may do there (approve or not). */
@@ -202,10 +209,12 @@ export class WorkflowsService {
 
   // ---- views -------------------------------------------------------------------------------
 
-  /** The approvals and evidence of each instance's current state visit. */
+  /** The approvals and evidence of each instance's current state visit (`only`: that count
+   * alone, the other left 0). */
   private async visitRecords(
     executor: Executor,
     rows: repo.InstanceRow[],
+    only?: keyof VisitRecords,
   ): Promise<Map<string, VisitRecords>> {
     const out = new Map<string, VisitRecords>(rows.map((r) => [r.id, { approvals: 0, evidence: 0 }]));
     if (rows.length === 0) return out;
@@ -216,11 +225,13 @@ export class WorkflowsService {
       return r !== undefined && r.state === state && r.state_visit === visit;
     };
     const [approvals, evidence] = await Promise.all([
-      repo.countApprovals(executor, ids),
-      this.deps.timeline.listForStateMachines(
-        { stateMachineInstanceIds: ids, eventType: 'verification_evidence' },
-        executor,
-      ),
+      only === 'evidence' ? [] : repo.countApprovals(executor, ids),
+      only === 'approvals'
+        ? []
+        : this.deps.timeline.listForStateMachines(
+            { stateMachineInstanceIds: ids, eventType: 'verification_evidence' },
+            executor,
+          ),
     ]);
     for (const a of approvals)
       if (atVisit(a.instance_id, a.state, a.state_visit)) out.get(a.instance_id)!.approvals += Number(a.n);
@@ -229,6 +240,21 @@ export class WorkflowsService {
       if (atVisit(id, e.metadata.state, e.metadata.stateVisit)) out.get(id)!.evidence += 1;
     }
     return out;
+  }
+
+  /** What the decisions and the view of one instance read of its visit's records: the count of
+   * its state's guarded exit alone (rules `countsRead`; nothing else reads the other). `known`: a
+   * record of that kind was just written in this visit, so its count is at least one (no read). */
+  private async guardRecords(
+    executor: Executor,
+    row: repo.InstanceRow,
+    def: WorkflowDefinition,
+    known?: keyof VisitRecords,
+  ): Promise<VisitRecords> {
+    const kind = countsRead(def, row.state, row.archived_at !== null);
+    if (kind === null) return NEW_VISIT;
+    if (kind === known) return { ...NEW_VISIT, [kind]: 1 };
+    return (await this.visitRecords(executor, [row], kind)).get(row.id)!;
   }
 
   private async views(executor: Executor, rows: repo.InstanceRow[]): Promise<WorkflowInstance[]> {
@@ -240,7 +266,8 @@ export class WorkflowsService {
   }
 
   async view(executor: Executor, row: repo.InstanceRow): Promise<WorkflowInstance> {
-    return (await this.views(executor, [row]))[0]!;
+    const def = await this.definitionOf(row, executor);
+    return toView(row, def, await this.guardRecords(executor, row, def));
   }
 
   /** The view of a row whose visit records the caller knows: a write that just entered a state
@@ -286,16 +313,15 @@ export class WorkflowsService {
       if (row.registry_instance_id !== null)
         await this.deps.timeline.linkStateMachine(trx, row.registry_instance_id, row.id);
       const title = typeof row.context.title === 'string' ? ` "${row.context.title}"` : '';
-      await this.entry.record(
-        trx,
-        afterCommit,
-        row,
-        actor.id,
-        'workflow_instance_created',
-        `Workflow${title} (${def.machineId}) created in ${row.state}`,
-        { protocolId: row.protocol_id },
-      );
-      const entered = await this.entry.onEntry(trx, afterCommit, row, def, actor);
+      const { row: entered } = await this.entry.onEntry(trx, afterCommit, row, def, actor, [
+        {
+          row,
+          actorId: actor.id,
+          eventType: 'workflow_instance_created',
+          eventText: `Workflow${title} (${def.machineId}) created in ${row.state}`,
+          metadata: { protocolId: row.protocol_id },
+        },
+      ]);
       return this.viewWith(trx, entered, NEW_VISIT);
     });
   }
@@ -327,7 +353,9 @@ export class WorkflowsService {
       const row = await this.participantInstance(trx, id, actor, { lock: true });
       checkVersion(row, input.expectedVersion);
       const def = await this.definitionOf(row, trx);
-      const records = (await this.visitRecords(trx, [row])).get(row.id)!;
+      // Only a guarded exit reads the visit's records (decideTransition).
+      const exit = def.transitions.find((t) => t.from === row.state && t.to === input.targetState);
+      const records = exit?.guard ? await this.guardRecords(trx, row, def) : NEW_VISIT;
       const d = decideTransition(def, row.state, input.targetState, records, row.archived_at !== null);
       if (d.kind === 'invalid_transition')
         throw new AppError(
@@ -339,7 +367,7 @@ export class WorkflowsService {
         );
       if (d.kind === 'guard_not_satisfied')
         throw new AppError('guard_not_satisfied', d.detail, { guard: d.guard, missing: d.missing });
-      const moved = await this.entry.move(trx, afterCommit, row, def, d.to, actor, {
+      const { row: moved } = await this.entry.move(trx, afterCommit, row, def, d.to, actor, {
         auto: false,
         suggestionId: input.suggestionId ?? null,
       });
@@ -404,16 +432,18 @@ export class WorkflowsService {
           note: input.note ?? null,
         }),
       );
-      await this.entry.record(
-        trx,
-        afterCommit,
-        row,
-        actor.id,
-        'workflow_approval',
-        `${actor.name} approved ${row.state}`,
-        { approvalId: approval.id, note: approval.note },
-      );
-      const { instance, advanced } = await this.touchAndAdvance(trx, afterCommit, row, actor);
+      const { instance, advanced } = await this.touchAndAdvance(trx, afterCommit, row, actor, {
+        known: 'approvals',
+        before: [
+          {
+            row,
+            actorId: actor.id,
+            eventType: 'workflow_approval',
+            eventText: `${actor.name} approved ${row.state}`,
+            metadata: { approvalId: approval.id, note: approval.note },
+          },
+        ],
+      });
       return { approval, instance, advanced };
     });
   }
@@ -426,42 +456,63 @@ export class WorkflowsService {
     return transaction(this.db, async (trx, afterCommit) => {
       const row = await this.participantInstance(trx, id, actor, { lock: true });
       this.checkWritable(row, input.expectedVersion);
-      const evidence = await this.recordEvidence(trx, afterCommit, row, actor.id, {
-        description: input.description,
-        proofUrl: input.proofUrl,
-        source: input.source ?? 'api',
+      const { instance, advanced, events } = await this.touchAndAdvance(trx, afterCommit, row, actor, {
+        known: 'evidence',
+        before: [
+          this.evidenceEvent(row, actor.id, {
+            description: input.description,
+            proofUrl: input.proofUrl,
+            source: input.source ?? 'api',
+          }),
+        ],
       });
-      const { instance, advanced } = await this.touchAndAdvance(trx, afterCommit, row, actor);
-      return { evidence, instance, advanced };
+      return { evidence: events[0]!, instance, advanced };
     });
   }
 
   /** A `verification_evidence` event of the current state visit (the URL is stored, never fetched). */
-  recordEvidence(
-    trx: Executor,
-    afterCommit: AfterCommit,
+  evidenceEvent(
     row: repo.InstanceRow,
     actorId: number,
     e: { description: string; proofUrl: string | null; source: string; [k: string]: unknown },
-  ): Promise<TimelineEvent> {
-    return this.entry.record(trx, afterCommit, row, actorId, 'verification_evidence', e.description, e);
+  ): PendingEvent {
+    return { row, actorId, eventType: 'verification_evidence', eventText: e.description, metadata: e };
   }
 
   /** After an approval or evidence: bumps the version, then takes the state's guarded exit when
-   * its guard now holds (auto-advance, one hop). */
+   * its guard now holds (auto-advance, one hop). `known`: the kind of record the write just
+   * recorded in this visit; `before`: the write's own events, recorded first in the same insert
+   * (returned first in `events`). */
   async touchAndAdvance(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     actor: WorkflowActor,
-  ): Promise<{ instance: WorkflowInstance; advanced: Advanced }> {
+    opts: { known: keyof VisitRecords; before: PendingEvent[] },
+  ): Promise<{ instance: WorkflowInstance; advanced: Advanced; events: TimelineEvent[] }> {
     const def = await this.definitionOf(row, trx);
-    const records = (await this.visitRecords(trx, [row])).get(row.id)!;
+    const records = await this.guardRecords(trx, row, def, opts.known);
     const hop = autoAdvance(def, row.state, records);
-    const next = hop
-      ? await this.entry.move(trx, afterCommit, row, def, hop.to, actor, { auto: true, suggestionId: null })
-      : await repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id });
-    return { instance: await this.viewWith(trx, next, hop ? NEW_VISIT : records), advanced: hop };
+    if (hop) {
+      const moved = await this.entry.move(
+        trx,
+        afterCommit,
+        row,
+        def,
+        hop.to,
+        actor,
+        { auto: true, suggestionId: null },
+        opts.before,
+      );
+      return {
+        instance: await this.viewWith(trx, moved.row, NEW_VISIT),
+        advanced: hop,
+        events: moved.events,
+      };
+    }
+    const next = await repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id });
+    const events = await this.entry.recordAll(trx, afterCommit, opts.before);
+    return { instance: await this.viewWith(trx, next, records), advanced: hop, events };
   }
 }
 

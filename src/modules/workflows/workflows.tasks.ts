@@ -10,6 +10,7 @@ import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
 import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
+import type { PendingEvent } from './workflows.entry.js';
 import type { WorkflowsService } from './workflows.service.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 import type { WorkflowActor } from './workflows.types.js';
@@ -245,31 +246,42 @@ export class WorkflowTasksService {
         review_notes: input.notes ?? null,
         reviewed_at: dbNow(),
       });
-      await this.core.entry.record(
-        trx,
-        afterCommit,
-        instance,
-        actor.id,
-        'workflow_artifact_reviewed',
-        `Artifact "${reviewed.summary}" ${input.approve ? 'approved' : 'rejected'}`,
-        { artifactId: id, taskId: reviewed.task_id, approve: input.approve, notes: input.notes ?? null },
-      );
+      const reviewEvent: PendingEvent = {
+        row: instance,
+        actorId: actor.id,
+        eventType: 'workflow_artifact_reviewed',
+        eventText: `Artifact "${reviewed.summary}" ${input.approve ? 'approved' : 'rejected'}`,
+        metadata: {
+          artifactId: id,
+          taskId: reviewed.task_id,
+          approve: input.approve,
+          notes: input.notes ?? null,
+        },
+      };
       if (input.approve && (await repo.countPendingArtifacts(trx, instance.id)) === 0) {
         const approved = await repo.listArtifacts(trx, instance.id, { reviewStatus: 'approved' });
-        await this.core.recordEvidence(trx, afterCommit, instance, actor.id, {
-          description: `Every artifact of the instance is reviewed; ${approved.length} approved`,
-          proofUrl: null,
-          source: 'artifact_review',
-          artifactIds: approved.map((a) => a.id),
-        });
+        // The review, then the evidence it completes, recorded with the advance's events.
         const { instance: view, advanced } = await this.core.touchAndAdvance(
           trx,
           afterCommit,
           instance,
           actor,
+          {
+            known: 'evidence',
+            before: [
+              reviewEvent,
+              this.core.evidenceEvent(instance, actor.id, {
+                description: `Every artifact of the instance is reviewed; ${approved.length} approved`,
+                proofUrl: null,
+                source: 'artifact_review',
+                artifactIds: approved.map((a) => a.id),
+              }),
+            ],
+          },
         );
         return { artifact: toArtifact(reviewed), instance: view, advanced };
       }
+      await this.core.entry.recordAll(trx, afterCommit, [reviewEvent]);
       return {
         artifact: toArtifact(reviewed),
         instance: await this.core.view(trx, instance),
@@ -280,7 +292,7 @@ export class WorkflowTasksService {
 
   // ---- seams for the orchestrator -------------------------------------------------------------
 
-  /** Seeds tasks (pending, unassigned) in the caller's transaction. */
+  /** Seeds tasks (pending; unassigned unless `assignedPersonaId`) in the caller's transaction. */
   async createTasks(
     trx: Executor,
     instanceId: string,
@@ -289,6 +301,7 @@ export class WorkflowTasksService {
       description?: string | undefined;
       specialty?: Specialty | undefined;
       metadata?: Record<string, unknown>;
+      assignedPersonaId?: number | undefined;
     }[],
   ): Promise<Task[]> {
     if (tasks.length === 0) return [];
@@ -300,6 +313,7 @@ export class WorkflowTasksService {
         description: t.description ?? '',
         specialty: t.specialty ?? 'general',
         metadata: t.metadata ?? {},
+        ...(t.assignedPersonaId !== undefined ? { assigned_persona_id: t.assignedPersonaId } : {}),
       })),
     );
     return rows.map(toTask);

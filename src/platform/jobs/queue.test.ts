@@ -98,6 +98,40 @@ describe('job queue workers', () => {
     }
   });
 
+  it('handles the jobs of one fetched batch with the same coalescing key once', async () => {
+    const q = new JobQueue(t.deps.database, t.deps.log);
+    const handled: string[] = [];
+    q.define({
+      name: 'test.coalesce',
+      schema: z.object({ key: z.string(), n: z.number() }),
+      batchSize: 10,
+      pollingIntervalSeconds: 1,
+      coalesceBy: (d) => d.key,
+      handler: async ({ key, n }) => {
+        handled.push(`${key}${n}`);
+      },
+    });
+    await q.start({ work: true });
+    try {
+      // Sent in one transaction (no wake-up): the worker's next poll fetches them as one batch.
+      await transaction(t.deps.db, async (trx) => {
+        for (const [key, n] of [
+          ['a', 1],
+          ['b', 2],
+          ['a', 3],
+          ['b', 4],
+          ['c', 5],
+        ] as const)
+          await q.enqueue(trx, 'test.coalesce', { key, n });
+      });
+      await q.drain(20_000);
+      // One of each key (a batch comes in pg-boss's order, not the order sent).
+      expect(handled.map((h) => h[0]).sort()).toEqual(['a', 'b', 'c']);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('runs a job sent outside a transaction, and a backlog, without waiting for the poll', async () => {
     // Polls only every 5 minutes: a job runs before the test times out only because the send woke
     // an idle worker, and the backlog drains only because a worker that got a job fetches again

@@ -25,6 +25,11 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   pollingIntervalSeconds?: number;
   /** Jobs of this queue a node handles at once (pg-boss workers; default 1). */
   localConcurrency?: number;
+  /** Jobs of one fetched batch with the same key are handled by one call, the first's (the
+   * others complete with it): for work that reads the state as it is when it runs, which every
+   * job of the batch asked for after its own change committed (a job is fetched only once its
+   * transaction committed), so one run after the fetch serves them all. */
+  coalesceBy?: (data: z.output<S>) => string;
 }
 
 export interface EnqueueOptions {
@@ -193,9 +198,15 @@ export class JobQueue {
   }
 
   private async runJobs(def: JobDefinition, jobs: { id: string; data: unknown }[]): Promise<void> {
+    const handled = new Set<string>();
     for (const job of jobs) {
       const log = this.log.child({ job: def.name, jobId: job.id });
       const data = def.schema.parse(job.data);
+      if (def.coalesceBy) {
+        const key = def.coalesceBy(data);
+        if (handled.has(key)) continue;
+        handled.add(key);
+      }
       try {
         await def.handler(data, {
           jobId: job.id,

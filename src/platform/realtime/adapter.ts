@@ -28,7 +28,7 @@ export function attachRealtimeAdapter(
   pool.on('acquire', (client) => held.add(client));
   pool.on('release', (_err, client) => held.delete(client));
   io.adapter(
-    createAdapter(pool, {
+    createAdapter(coalescingNotifies(pool), {
       // NOTIFY channels are database-wide; deployments (or test schemas) sharing one database
       // must not hear each other's broadcasts.
       channelPrefix: `socket.io#${schema ?? 'public'}`,
@@ -54,6 +54,67 @@ export function attachRealtimeAdapter(
     }
     await pool.end().catch(() => undefined);
   };
+}
+
+/** The adapter's publishing statement: one NOTIFY per broadcast. */
+const NOTIFY = 'SELECT pg_notify($1, $2)';
+/** NOTIFYs sent in one statement at most (each payload is at most the adapter's 8,000 bytes). */
+const NOTIFY_BATCH = 100;
+
+interface Notice {
+  channel: string;
+  payload: string;
+  ok: () => void;
+  fail: (err: unknown) => void;
+}
+
+/** The pool as the adapter sees it, its NOTIFYs coalesced: those it issues in one turn of the
+ * event loop (a commit's broadcasts, published one after another) go out as one statement, in
+ * the order issued, so PostgreSQL delivers them in that order as separate notifications, and each
+ * publish resolves when its statement is done. A statement is one transaction, in which
+ * PostgreSQL delivers identical notifications once: a repeated channel and payload starts the next
+ * statement, sent once the one before it is done. Everything else goes to the pool unchanged. */
+export function coalescingNotifies(pool: pg.Pool): pg.Pool {
+  let pending: Notice[] = [];
+  const send = async (batch: Notice[]) => {
+    try {
+      if (batch.length === 1) await pool.query(NOTIFY, [batch[0]!.channel, batch[0]!.payload]);
+      else
+        await pool.query('SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) AS t(c, p)', [
+          batch.map((n) => n.channel),
+          batch.map((n) => n.payload),
+        ]);
+      batch.forEach((n) => n.ok());
+    } catch (err) {
+      batch.forEach((n) => n.fail(err));
+    }
+  };
+  const flush = async () => {
+    const all = pending;
+    pending = [];
+    const batches: Notice[][] = [[]];
+    const seen = new Set<string>();
+    for (const n of all) {
+      const key = `${n.channel}\u0000${n.payload}`;
+      if (seen.has(key) || batches.at(-1)!.length === NOTIFY_BATCH) {
+        batches.push([]);
+        seen.clear();
+      }
+      batches.at(-1)!.push(n);
+      seen.add(key);
+    }
+    // One after another: statements on different connections could be delivered out of order.
+    for (const batch of batches) await send(batch);
+  };
+  const query = (text: unknown, values?: unknown[]) => {
+    if (text !== NOTIFY || !values) return pool.query(text as string, values);
+    return new Promise<void>((ok, fail) => {
+      if (pending.length === 0) queueMicrotask(() => void flush());
+      pending.push({ channel: String(values[0]), payload: String(values[1]), ok, fail });
+    });
+  };
+  // The adapter uses the pool's `connect` (its LISTEN connection) and `query` alone.
+  return { connect: () => pool.connect(), query } as unknown as pg.Pool;
 }
 
 /** Resolves once the client runs no statement and has none queued, and the code awaiting its last
