@@ -203,14 +203,19 @@ describe('the Observer page', () => {
     consoleErrors.length = 0; // the 400 is the refusal shown
 
     await panel.getByLabel('Window (hours)', { exact: true }).fill('24');
+    // The panel still shows the reflection made elsewhere: wait for this one's own answer.
+    const answered = page.waitForResponse(
+      (res) => res.url().endsWith('/reflection') && res.request().method() === 'POST',
+    );
     await panel.getByRole('button', { name: 'Reflect' }).click();
+    const mine = ((await (await answered).json()) as { reflection: { text: string } }).reflection;
+    await expect.poll(() => panel.locator('.reflection').textContent()).toBe(mine.text);
     await panel
       .getByRole('status')
       .getByText(/Reflection on \d+ events/)
       .waitFor();
     expect(await panel.getByRole('alert').count()).toBe(0);
     // The reflection is a timeline event too, live; its live copy is not shown as made elsewhere.
-    await feed().getByText('reflection_generated').first().waitFor();
     await expect.poll(() => feed().getByText('reflection_generated').count()).toBeGreaterThanOrEqual(2);
     expect(await panel.getByRole('status').textContent()).not.toContain('made elsewhere');
 
