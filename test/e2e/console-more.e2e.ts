@@ -10,14 +10,13 @@ import { createServer, connect, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import { sql } from 'kysely';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/platform/security/secrets.js';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
 import { startOidcProvider, type TestIdp } from '../oidc-provider.js';
-import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+import { openBrowser, expectAccessible } from './browser.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-more-shots-'));
 mkdirSync(shots, { recursive: true });
@@ -87,13 +86,7 @@ beforeAll(async () => {
     t.deps.db,
   );
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+  ({ browser, page } = await openBrowser(consoleErrors));
 });
 
 beforeEach(() => {
@@ -114,13 +107,7 @@ afterAll(async () => {
 });
 
 /** Screenshot, axe-core (no serious or critical finding), no console error. */
-async function accessible(name: string) {
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-  const result = await new AxeBuilder({ page }).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
-  expect(consoleErrors).toEqual([]);
-}
+const accessible = (name: string) => expectAccessible(page, consoleErrors, shots, name);
 
 /** The same page at a phone's width: accessible, and nothing wider than the screen. */
 async function onPhone(name: string, ready: () => Promise<unknown>) {

@@ -4,11 +4,10 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
-import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+import { openBrowser, expectAccessible } from './browser.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
 mkdirSync(shots, { recursive: true });
@@ -27,13 +26,7 @@ beforeAll(async () => {
     body: { name: 'Mira', description: 'A cheerful blacksmith' },
   });
   expect(npc.status).toBe(201);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+  ({ browser, page } = await openBrowser(consoleErrors));
 });
 
 // One test's failure is its own: the next starts with no recorded console error.
@@ -46,13 +39,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function accessible(name: string, target: Page = page) {
-  await target.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-  const result = await new AxeBuilder({ page: target }).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
-  expect(consoleErrors).toEqual([]);
-}
+const accessible = (name: string, target: Page = page) =>
+  expectAccessible(target, consoleErrors, shots, name);
 
 async function signIn(email: string, password: string) {
   await page.goto(`${t.url}/`);

@@ -7,12 +7,11 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
 import { fixtures, type Fixtures } from '../observer-fixtures.js';
-import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+import { openBrowser, expectAccessible, collectErrors } from './browser.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
 mkdirSync(shots, { recursive: true });
@@ -64,13 +63,7 @@ beforeAll(async () => {
   archive = await f.instance({ name: 'Archive', level: 8, source: 'portal' });
   await f.bulk(10_000, { observerId: archive.id, text: (i) => `Archived record ${i + 1}` });
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+  ({ browser, page } = await openBrowser(consoleErrors));
   await page.goto(`${t.url}/`);
   await page.getByLabel('Email').fill(admin.email);
   await page.getByLabel('Password').fill(admin.password);
@@ -89,13 +82,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function accessible(name: string, target: Page = page) {
-  await target.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-  const result = await new AxeBuilder({ page: target }).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
-  expect(consoleErrors).toEqual([]);
-}
+const accessible = (name: string, target: Page = page) =>
+  expectAccessible(target, consoleErrors, shots, name);
 
 const feed = () => page.getByRole('feed', { name: 'Timeline' });
 const rows = () => feed().locator('article.event');
@@ -376,11 +364,7 @@ describe('an observer’s owner who is no admin', () => {
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const tab = async () => {
-      const p = await context.newPage();
-      p.on('console', (m) => {
-        if (m.type() === 'error') consoleErrors.push(`${p.url()}: ${m.text()}`);
-      });
-      p.on('pageerror', (e) => consoleErrors.push(`${p.url()}: ${e.message}`));
+      const p = collectErrors(await context.newPage(), consoleErrors);
       // Each tab signs in (the refresh token lives in the tab's sessionStorage).
       await p.goto(`${t.url}/`);
       await p.getByLabel('Email').fill(owner.email);
@@ -450,11 +434,7 @@ describe('an observer’s owner who is no admin', () => {
     const nobody = await createUser(t, 'public');
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
-      const p = await context.newPage();
-      p.on('pageerror', (e) => consoleErrors.push(`${p.url()}: ${e.message}`));
-      p.on('console', (m) => {
-        if (m.type() === 'error') consoleErrors.push(`${p.url()}: ${m.text()}`);
-      });
+      const p = collectErrors(await context.newPage(), consoleErrors);
       await p.goto(`${t.url}/`);
       await p.getByLabel('Email').fill(nobody.email);
       await p.getByLabel('Password').fill(nobody.password);

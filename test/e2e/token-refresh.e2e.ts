@@ -1,10 +1,10 @@
 // Short-lived access tokens: the console refreshes them (rotating the refresh token) and its
 // chat socket, dropped by the server when its token expires, reconnects with a fresh one.
 import AxeBuilder from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
-import { CHROMIUM, CHROMIUM_ARGS } from './browser.js';
+import { openBrowser } from './browser.js';
 
 let t: TestApp;
 let browser: Browser;
@@ -17,13 +17,7 @@ const sockets: { closed: boolean }[] = [];
 beforeAll(async () => {
   t = await createTestApp({ ACCESS_TOKEN_TTL: '4' });
   user = await createUser(t, 'public', { name: 'Pat' });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleErrors.push(m.text());
-  });
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  ({ browser, page } = await openBrowser(consoleErrors));
   page.on('websocket', (ws) => {
     const s = { closed: false };
     sockets.push(s);
