@@ -111,11 +111,7 @@ function ProtocolEditor({
         Rules (one a line)
         <textarea rows={4} value={rules} onChange={(e) => setRules(e.target.value)} />
       </label>
-      {error && (
-        <p role="alert" className="alert">
-          {error}
-        </p>
-      )}
+      <Alert message={error} />
       <div className="row">
         <button type="submit">Save protocol</button>
         <button type="button" className="secondary" onClick={onCancel}>

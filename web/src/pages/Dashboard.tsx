@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'react';
 import { api, describe, type Schemas } from '../api/client';
 import { isAdmin, type SessionUser } from '../lib/tokens';
-import { Page } from '../ui';
+import { Alert, Page } from '../ui';
 
 export function healthWord(h: Schemas['AdminHealth'] | undefined): 'healthy' | 'warning' | 'critical' {
   if (!h || !h.database.ok) return 'critical';
@@ -146,11 +146,7 @@ function Country({ observers, admin }: { observers: Schemas['Instance'][]; admin
           </label>
         )}
       </div>
-      {error && (
-        <p role="alert" className="alert">
-          {error}
-        </p>
-      )}
+      <Alert message={error} />
       <div className="grid">
         <div className="card">
           <h3>Country health</h3>

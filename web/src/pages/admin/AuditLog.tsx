@@ -3,6 +3,7 @@
 // and back to "Newer entries" by the cursors already seen).
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
+import { Alert } from '../../ui';
 
 type Entry = Schemas['AuditLogEntry'];
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'];
@@ -137,11 +138,7 @@ export function AuditLog() {
       </form>
       <div className="card">
         <h2>Entries</h2>
-        {error && (
-          <p role="alert" className="alert">
-            {error}
-          </p>
-        )}
+        <Alert message={error} />
         <p role="status" className="muted small">
           {loading ? 'Loading…' : `Page ${page}: ${logs.length} ${logs.length === 1 ? 'entry' : 'entries'}`}
         </p>

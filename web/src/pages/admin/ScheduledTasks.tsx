@@ -2,6 +2,7 @@
 // enable or disable it, run it now, delete it.
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
+import { Alert } from '../../ui';
 
 type Task = Schemas['ScheduledTask'];
 
@@ -163,11 +164,7 @@ export function ScheduledTasks() {
           Five fields: minute hour day-of-month month day-of-week; “0 3 * * *” is every day at 03:00.
           {form.kind && KIND_HELP[form.kind] && ` This kind ${KIND_HELP[form.kind]}.`}
         </p>
-        {error && (
-          <p role="alert" className="alert">
-            {error}
-          </p>
-        )}
+        <Alert message={error} />
         <p role="status" className="muted">
           {status}
         </p>

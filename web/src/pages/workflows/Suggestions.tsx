@@ -3,6 +3,7 @@
 // an automatic move while its undo window lasts.
 import { useEffect, useState } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
+import { Alert } from '../../ui';
 
 type Suggestion = Schemas['Suggestion'];
 type Instance = Schemas['WorkflowInstance'];
@@ -147,11 +148,7 @@ export function Suggestions({
           Move on by itself when the next step is free (undo within {windowMinutes} min)
         </label>
       )}
-      {error && (
-        <p role="alert" className="alert">
-          {error}
-        </p>
-      )}
+      <Alert message={error} />
       <p role="status" className="muted small">
         {status}
       </p>

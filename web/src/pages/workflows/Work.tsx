@@ -2,6 +2,7 @@
 // (its content and review notes, reviewed with notes).
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
+import { Alert } from '../../ui';
 
 type Task = Schemas['WorkflowTask'];
 type Artifact = Schemas['WorkflowArtifact'];
@@ -88,11 +89,7 @@ export function TaskEditor({
           ))}
         </select>
       </label>
-      {error && (
-        <p role="alert" className="alert">
-          {error}
-        </p>
-      )}
+      <Alert message={error} />
       <div className="row">
         <button type="submit">Save task</button>
         <button type="button" className="secondary" onClick={onCancel}>
@@ -152,11 +149,7 @@ export function ArtifactView({
           Close artifact
         </button>
       </div>
-      {error && (
-        <p role="alert" className="alert">
-          {error}
-        </p>
-      )}
+      <Alert message={error} />
       {artifact && (
         <>
           <p className="muted small">
