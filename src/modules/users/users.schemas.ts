@@ -12,6 +12,17 @@ export const userIdParam = z.object({
     .meta({ examples: [42] }),
 });
 
+const profileExample = {
+  id: 42,
+  email: 'ada@example.com',
+  name: 'Ada',
+  role: 'carbon',
+  accountType: 'public',
+  energy_coins: 120,
+  emailVerified: true,
+  createdAt: '2025-05-01T09:30:00.000Z',
+} as const;
+
 export const profileSchema = z
   .object({
     id: z.number().int(),
@@ -23,21 +34,7 @@ export const profileSchema = z
     emailVerified: z.boolean(),
     createdAt: z.iso.datetime(),
   })
-  .meta({
-    id: 'UserProfile',
-    examples: [
-      {
-        id: 42,
-        email: 'ada@example.com',
-        name: 'Ada',
-        role: 'carbon',
-        accountType: 'public',
-        energy_coins: 120,
-        emailVerified: true,
-        createdAt: '2025-05-01T09:30:00.000Z',
-      },
-    ],
-  });
+  .meta({ id: 'UserProfile', examples: [profileExample] });
 export type Profile = z.infer<typeof profileSchema>;
 
 /** The caller's own profile: the profile plus whether the server lets them in as an admin. */
@@ -49,22 +46,7 @@ export const ownProfileSchema = profileSchema
         'whether the caller may use the admin routes: role cso, silicon + developer, or an id in ADMIN_USER_IDS',
       ),
   })
-  .meta({
-    id: 'OwnProfile',
-    examples: [
-      {
-        id: 42,
-        email: 'ada@example.com',
-        name: 'Ada',
-        role: 'carbon',
-        accountType: 'public',
-        energy_coins: 120,
-        emailVerified: true,
-        createdAt: '2025-05-01T09:30:00.000Z',
-        isAdmin: false,
-      },
-    ],
-  });
+  .meta({ id: 'OwnProfile', examples: [{ ...profileExample, isAdmin: false }] });
 
 export const adminUsersQuery = pageQuery.extend({
   q: z.string().max(200).optional().describe('case-insensitive match on email or name'),
