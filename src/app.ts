@@ -171,7 +171,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
       models: () => deps.modelStatus(),
       sketchIndex: () => s.memory.sketchIndexStats(),
       services: config.services,
-      rateLimitStore: deps.redis ? 'redis' : deps.database.kind === 'pglite' ? 'memory' : 'database',
+      rateLimitStore: deps.counters.kind,
     },
     stats: {
       users: s.users,

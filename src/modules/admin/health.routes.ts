@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import type { DatabaseHealth } from '../../platform/db/health-monitor.js';
+import type { CounterStore } from '../../platform/http/rate-limit.js';
 import { VERSION } from '../../version.js';
 
 const migrationsSchema = z.object({
@@ -90,7 +91,7 @@ export interface HealthRoutesOptions {
   sketchIndex(): { parts: number; rows: number; bytes: number } | undefined;
   /** This node's roles (SERVICES). */
   services: string[];
-  rateLimitStore: 'database' | 'redis' | 'memory';
+  rateLimitStore: CounterStore['kind'];
 }
 
 export function healthRoutes(app: App, opts: HealthRoutesOptions) {

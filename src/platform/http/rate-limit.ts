@@ -16,6 +16,8 @@ export interface Counter {
 }
 
 export interface CounterStore {
+  /** Where the counts live (the health route says it). */
+  readonly kind: 'database' | 'redis' | 'memory';
   /** Adds one to the key's window (opening a window of windowMs if none is open). */
   hit(key: string, windowMs: number): Promise<Counter>;
   /** The open window, or null. */
@@ -26,6 +28,7 @@ export interface CounterStore {
 }
 
 export class DbCounterStore implements CounterStore {
+  readonly kind = 'database';
   constructor(private readonly db: Db) {}
 
   async hit(key: string, windowMs: number): Promise<Counter> {
@@ -68,6 +71,7 @@ export class DbCounterStore implements CounterStore {
  * and every limited route make one). A restart starts the windows again, as a crash of the
  * unlogged table does on PostgreSQL. */
 export class MemoryCounterStore implements CounterStore {
+  readonly kind = 'memory';
   private readonly windows = new Map<string, Counter>();
   private hitsSinceSweep = 0;
 
@@ -110,6 +114,7 @@ export class MemoryCounterStore implements CounterStore {
 }
 
 export class RedisCounterStore implements CounterStore {
+  readonly kind = 'redis';
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'rl:',
