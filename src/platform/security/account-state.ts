@@ -97,7 +97,12 @@ export class AccountStates {
    * entry now. */
   async changed(executor: Executor, id: number): Promise<void> {
     this.forget(id);
-    this.unsettled.set(id, this.now() + this.opts.ttlMs);
+    const now = this.now();
+    // Accounts changed once and never read again (deleted ones) would stay listed: drop the
+    // lapsed entries whenever the list has grown.
+    if (this.unsettled.size >= 1000)
+      for (const [other, until] of this.unsettled) if (until <= now) this.unsettled.delete(other);
+    this.unsettled.set(id, now + this.opts.ttlMs);
     await this.feed.notify(executor, CHANNEL, String(id));
   }
 
