@@ -20,6 +20,11 @@
 //    memories: the worst case for the full-text side, which ranks every match.
 // Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--corpus varied|narrow] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
+// CHAT_CPU_PROFILE=/tmp/chat.cpuprofile writes the service thread's CPU profile of phase 2 to
+// /tmp/chat.cpuprofile.<db> (open it in Chrome's DevTools).
+// CHAT_STATEMENT_TIMES=1 prints which statements held the database longest over phase 2.
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { isMainThread } from 'node:worker_threads';
 import { randomBytes } from 'node:crypto';
@@ -228,12 +233,38 @@ async function loadGenerator() {
 // counted by wrapping node-postgres's client: on PGlite, whose one connection serves them one at a
 // time, statements per turn is what bounds the turns per second.
 let statements = 0;
+const statementTimes = process.env.CHAT_STATEMENT_TIMES
+  ? new Map<string, { n: number; ms: number }>()
+  : undefined;
 if (isMainThread) {
   const proto = pg.Client.prototype as unknown as { query: (this: pg.Client, ...args: unknown[]) => unknown };
   const query = proto.query;
   proto.query = function (this: pg.Client, ...args: unknown[]) {
     statements++;
-    return query.apply(this, args);
+    if (!statementTimes) return query.apply(this, args);
+    // CHAT_STATEMENT_TIMES=1: time from send to answer per statement text (queueing in the
+    // client included), summed, to find which statements hold PGlite's one connection longest.
+    const first = args[0] as string | { text?: string } | undefined;
+    const text = (typeof first === 'string' ? first : (first?.text ?? '?'))
+      .replace(/\s+/g, ' ')
+      .slice(0, 110);
+    const start = performance.now();
+    const done = () => {
+      const t = statementTimes.get(text) ?? { n: 0, ms: 0 };
+      t.n++;
+      t.ms += performance.now() - start;
+      statementTimes.set(text, t);
+    };
+    const last = args.at(-1);
+    if (typeof last === 'function')
+      args[args.length - 1] = (...cb: unknown[]) => {
+        done();
+        return (last as (...a: unknown[]) => unknown)(...cb);
+      };
+    const result = query.apply(this, args);
+    if (typeof last !== 'function' && result && typeof (result as Promise<unknown>).then === 'function')
+      (result as Promise<unknown>).then(done, done);
+    return result;
   };
 }
 
@@ -344,8 +375,32 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     const chatCalls = calls.filter((c) => c.kind === 'chat' || c.kind === 'stream').length;
     const embedCalls = calls.filter((c) => c.kind === 'embed').length;
 
-    // Phase 2: throughput.
+    // Phase 2: throughput. CHAT_CPU_PROFILE=file.cpuprofile records the service's main thread
+    // (PGlite included: it runs there) over this phase only, not the seeding.
+    const profiler = process.env.CHAT_CPU_PROFILE ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
+    statementTimes?.clear();
     const burst = await load.send<{ done: number; seconds: number }>({ cmd: 'burst', turns: TURNS });
+    if (statementTimes) {
+      const rows = [...statementTimes].sort((a, b) => b[1].ms - a[1].ms);
+      const total = rows.reduce((n, [, t]) => n + t.ms, 0);
+      process.stderr.write(
+        `${dbName}: statement time over phase 2, ${(total / burst.done).toFixed(2)} ms per turn:\n`,
+      );
+      for (const [text, t] of rows.slice(0, 25))
+        process.stderr.write(
+          `  ${((100 * t.ms) / total).toFixed(1).padStart(5)}% ${(t.n / burst.done).toFixed(2)}/turn ${(t.ms / t.n).toFixed(2)} ms  ${text}\n`,
+        );
+    }
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      await writeFile(`${process.env.CHAT_CPU_PROFILE}.${dbName}`, JSON.stringify(profile));
+      profiler.disconnect();
+    }
     const turnsPerSec = burst.done / burst.seconds;
     // Where the tail comes from: the slowest turns of phase 1 and their place in the sequence.
     const tail = measured

@@ -1,0 +1,103 @@
+// The embedded database's socket server (pglite-worker.mjs): each read's complete protocol
+// messages go to PGlite in one call, so what must hold is the wire protocol's own behaviour:
+// an error ends its statement only, a large answer or parameter crosses whole, a client that
+// leaves mid-transaction leaves nothing open, and a second client waits for the first.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isPostgres } from '../../../test/harness.js';
+import { openDatabase, type DatabaseHandle } from './database.js';
+
+describe.skipIf(isPostgres())('embedded database socket server', () => {
+  let dir: string;
+  let h: DatabaseHandle;
+  const client = () => new pg.Client(h.pool.options);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pglite-worker-test-'));
+    h = await openDatabase({ url: undefined, dataDir: dir, poolSize: 1, poolTimeoutMs: 5000 });
+    await h.pool.query('create table kept (id int primary key, note text)');
+  });
+  afterAll(async () => {
+    await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a failed statement with its error and serves the next one on the same connection', async () => {
+    const c = await h.pool.connect();
+    try {
+      await expect(c.query('select 1 / $1::int as n', [0])).rejects.toMatchObject({ code: '22012' });
+      await expect(c.query('selec $1::int', [1])).rejects.toMatchObject({ code: '42601' });
+      await expect(c.query('select $1::int + 1 as n', [41])).resolves.toMatchObject({ rows: [{ n: 42 }] });
+      // In a transaction, the error aborts it as PostgreSQL does; rollback recovers.
+      await c.query('begin');
+      await expect(c.query('insert into kept values ($1, $2)', ['x', 'bad'])).rejects.toMatchObject({
+        code: '22P02',
+      });
+      await expect(c.query('select 1')).rejects.toMatchObject({ code: '25P02' });
+      await c.query('rollback');
+      await expect(c.query('select $1::text as t', ['after'])).resolves.toMatchObject({
+        rows: [{ t: 'after' }],
+      });
+    } finally {
+      c.release();
+    }
+  });
+
+  it('carries a parameter and an answer far larger than one socket read, whole', async () => {
+    const big = 'ü'.repeat(600_000) + 'end';
+    const c = await h.pool.connect();
+    try {
+      const echoed = await c.query<{ t: string }>('select $1::text as t', [big]);
+      expect(echoed.rows[0]!.t).toBe(big);
+      const rows = await c.query<{ n: number; pad: string }>(
+        `select g as n, repeat('x', 1000) as pad from generate_series(1, $1::int) g`,
+        [5000],
+      );
+      expect(rows.rows).toHaveLength(5000);
+      expect(rows.rows.at(-1)).toEqual({ n: 5000, pad: 'x'.repeat(1000) });
+    } finally {
+      c.release();
+    }
+  });
+
+  it('rolls back the transaction of a client that leaves in the middle of it', async () => {
+    const first = await h.pool.connect();
+    await first.query('begin');
+    await first.query('insert into kept values ($1, $2)', [1, 'uncommitted']);
+    first.release(true); // the connection closes with the transaction open
+    const next = await h.pool.connect();
+    try {
+      const r = await next.query('select count(*)::int as n from kept where id = $1', [1]);
+      expect(r.rows[0]).toEqual({ n: 0 });
+      // Not inside the old transaction: a commit now finds none to commit.
+      await next.query('insert into kept values ($1, $2)', [2, 'committed']);
+    } finally {
+      next.release();
+    }
+    const r = await h.pool.query('select note from kept order by id');
+    expect(r.rows).toEqual([{ note: 'committed' }]);
+  });
+
+  it('serves a second client once the first one has gone, never both at once', async () => {
+    const first = await h.pool.connect();
+    await first.query('begin');
+    await first.query('insert into kept values ($1, $2)', [3, 'first']);
+    const second = client();
+    const order: string[] = [];
+    const secondDone = second
+      .connect()
+      .then(() => second.query('select note from kept where id = $1', [3]))
+      .then((r) => order.push(`second saw ${r.rows.length} rows`));
+    // The first client's statements still run while the second waits.
+    await first.query('update kept set note = $1 where id = $2', ['first, updated', 3]);
+    await first.query('commit');
+    order.push('first committed');
+    first.release(true);
+    await secondDone;
+    await second.end();
+    expect(order).toEqual(['first committed', 'second saw 1 rows']);
+  });
+});
