@@ -5,7 +5,8 @@
 //     time (chatMessage sent → final assistantResponse), the model calls' own time (the gateway's
 //     recorded latency of the chat and embedding calls, loopback HTTP included), and the
 //     server-side overhead = turn − model time;
-//  2. throughput: every client sends --turns messages back to back; turns per second.
+//  2. throughput: every client sends --turns messages back to back; turns per second, and the
+//     CPU time per turn of the service's main thread and (PGlite) its database thread.
 // The load generator (the clients) and the model server run in a worker thread, as they would
 // run on other machines: the service's event loop is its own, though all three share the
 // machine's cores (and PostgreSQL's). Two overhead figures: the clients' view (turn time minus the
@@ -23,6 +24,7 @@
 // CHAT_CPU_PROFILE=/tmp/chat.cpuprofile writes the service thread's CPU profile of phase 2 to
 // /tmp/chat.cpuprofile.<db> (open it in Chrome's DevTools).
 // CHAT_STATEMENT_TIMES=1 prints which statements held the database longest over phase 2.
+import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
@@ -233,6 +235,30 @@ async function loadGenerator() {
 // counted by wrapping node-postgres's client: on PGlite, whose one connection serves them one at a
 // time, statements per turn is what bounds the turns per second.
 let statements = 0;
+
+/** CPU milliseconds each named thread of this process has used (Linux: /proc/self/task/<id>/stat,
+ * utime + stime in clock ticks of 10 ms); the service's threads are `MainThread` and `pglite`. */
+function threadCpu(): Map<string, number> {
+  const out = new Map<string, number>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const id of tasks) {
+    try {
+      const name = readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim();
+      const stat = readFileSync(`/proc/self/task/${id}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+      out.set(name, (out.get(name) ?? 0) + ms);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
 const statementTimes = process.env.CHAT_STATEMENT_TIMES
   ? new Map<string, { n: number; ms: number }>()
   : undefined;
@@ -384,7 +410,12 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       await profiler.post('Profiler.start');
     }
     statementTimes?.clear();
+    const cpuBefore = threadCpu();
     const burst = await load.send<{ done: number; seconds: number }>({ cmd: 'burst', turns: TURNS });
+    // CPU per turn of the service's threads: what bounds turns/s on a machine of its own, and
+    // unlike turns/s barely moved by other processes sharing the cores.
+    const cpuAfter = threadCpu();
+    const cpuPerTurn = (name: string) => ((cpuAfter.get(name) ?? 0) - (cpuBefore.get(name) ?? 0)) / burst.done;
     if (statementTimes) {
       const rows = [...statementTimes].sort((a, b) => b[1].ms - a[1].ms);
       const total = rows.reduce((n, [, t]) => n + t.ms, 0);
@@ -425,6 +456,8 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       chatCallsPerTurn: chatCalls / turns,
       embedCallsPerTurn: embedCalls / turns,
       statementsPerTurn: phaseStatements / turns,
+      mainCpuPerTurn: cpuPerTurn('MainThread'),
+      pgliteCpuPerTurn: dbName === 'pglite' ? cpuPerTurn('pglite') : NaN,
       seedSec,
     };
   } finally {
@@ -441,12 +474,12 @@ else {
     `\n${CLIENTS} clients over ${USERS} users, ${MEMORIES} memories per user (${CORPUS} corpus); latency at ${RATE} turns/s for ${SECONDS} s; throughput with ${TURNS} back-to-back turns per client; model server answering at once\n`,
   );
   console.log(
-    '| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | server-side overhead p50 ms | server-side overhead p99 ms | chat calls/turn | embedding calls/turn | statements/turn |',
+    '| db | turns | failed | max turns/s | turn p50 ms | turn p99 ms | model ms/turn | overhead p50 ms | overhead p99 ms | server-side overhead p50 ms | server-side overhead p99 ms | chat calls/turn | embedding calls/turn | statements/turn | service CPU ms/turn (main / PGlite thread) |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results)
     console.log(
-      `| ${r.db} | ${r.turns} | ${r.failures} | ${r.turnsPerSec.toFixed(1)} | ${r.turnP50.toFixed(1)} | ${r.turnP99.toFixed(1)} | ${r.modelMsPerTurn.toFixed(1)} | ${r.overheadP50.toFixed(1)} | ${r.overheadP99.toFixed(1)} | ${r.serverOverheadP50.toFixed(1)} | ${r.serverOverheadP99.toFixed(1)} | ${r.chatCallsPerTurn.toFixed(2)} | ${r.embedCallsPerTurn.toFixed(2)} | ${r.statementsPerTurn.toFixed(1)} |`,
+      `| ${r.db} | ${r.turns} | ${r.failures} | ${r.turnsPerSec.toFixed(1)} | ${r.turnP50.toFixed(1)} | ${r.turnP99.toFixed(1)} | ${r.modelMsPerTurn.toFixed(1)} | ${r.overheadP50.toFixed(1)} | ${r.overheadP99.toFixed(1)} | ${r.serverOverheadP50.toFixed(1)} | ${r.serverOverheadP99.toFixed(1)} | ${r.chatCallsPerTurn.toFixed(2)} | ${r.embedCallsPerTurn.toFixed(2)} | ${r.statementsPerTurn.toFixed(1)} | ${r.mainCpuPerTurn.toFixed(1)} / ${Number.isNaN(r.pgliteCpuPerTurn) ? '–' : r.pgliteCpuPerTurn.toFixed(1)} |`,
     );
   process.exit(0);
 }

@@ -31,6 +31,15 @@ export function findProfile(db: Executor, userId: number) {
 
 export type ProfileRow = NonNullable<Awaited<ReturnType<typeof findProfile>>>;
 
+/** The profiles of several users at once (concurrent chat turns' speakers and routing). */
+export function findProfiles(db: Executor, userIds: number[]) {
+  return db
+    .selectFrom('character_profiles')
+    .select(profileColumns)
+    .where('user_id', '=', sql<number>`any(${userIds}::int8[])`)
+    .execute();
+}
+
 /** A character: its user's identity (the users module's) with its profile. */
 export type CharacterRow = Omit<ProfileRow, 'user_id'> & {
   id: number;
@@ -38,14 +47,6 @@ export type CharacterRow = Omit<ProfileRow, 'user_id'> & {
   role: Role;
   account_type: AccountType;
 };
-
-export function personaTypeOf(db: Executor, userId: number) {
-  return db
-    .selectFrom('character_profiles')
-    .select('persona_type')
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-}
 
 export function findAssistantProfile(db: Executor) {
   return db

@@ -1,6 +1,7 @@
 // Characters and their state (contract: "Characters and their state"): the assistant's own
 // user, NPC users with profiles, character state (persona, emotions, config), relationships per
 // player and character, and quests with each player's status and progress.
+import { batchedByKey } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
@@ -59,6 +60,12 @@ function toQuest(r: repo.QuestRow): Quest {
 
 export class CharactersService {
   private assistantId: number | undefined;
+  // A chat turn reads its lead speaker's profile and its player's (routing's persona type):
+  // concurrent turns' reads share one statement (batched.ts).
+  private readonly profileOf = batchedByKey(
+    (userIds: number[]) => repo.findProfiles(this.db, userIds),
+    (row) => row.user_id,
+  );
 
   constructor(
     private readonly db: Db,
@@ -100,7 +107,7 @@ export class CharactersService {
   /** A character: its profile and its user's identity (asked of users), read at once. */
   private async findCharacter(executor: Executor, id: number): Promise<repo.CharacterRow | undefined> {
     const [profile, user] = await Promise.all([
-      repo.findProfile(executor, id),
+      executor === this.db ? this.profileOf(id) : repo.findProfile(executor, id),
       this.users.identity(id, executor),
     ]);
     return profile && user && withIdentity(profile, user);
@@ -136,10 +143,7 @@ export class CharactersService {
   /** A user as protocol routing sees them: role, account type, and the persona type of their
    * character profile (none without one). One read; not_found for no such user. */
   async routingSubject(userId: number) {
-    const [user, profile] = await Promise.all([
-      this.users.identity(userId),
-      repo.personaTypeOf(this.db, userId),
-    ]);
+    const [user, profile] = await Promise.all([this.users.identity(userId), this.profileOf(userId)]);
     if (!user) throw notFound('user');
     return {
       id: user.id,

@@ -95,6 +95,28 @@ describe('NPC admin CRUD and state', () => {
     expect((await t.api('GET', `/api/admin/data/npcs/${id}`, { token: admin.accessToken })).status).toBe(404);
   });
 
+  it('reads each of many characters read at once as itself (the profile reads are batched)', async () => {
+    const chars = t.deps.services.characters;
+    const npcs = await Promise.all(
+      ['Ada', 'Bo', 'Cy', 'Di'].map((name, i) =>
+        chars.createNpc({
+          name,
+          description: `npc ${name}`,
+          ...(i % 2 ? {} : { personaType: `type-${i}` }),
+        }),
+      ),
+    );
+    const [read, subjects] = await Promise.all([
+      Promise.all([...npcs, ...npcs].map((n) => chars.getNpc(n.id))),
+      Promise.all([...npcs.map((n) => chars.routingSubject(n.id)), chars.routingSubject(player.id)]),
+    ]);
+    expect(read.map((n) => [n.name, n.description, n.personaType])).toEqual(
+      [...npcs, ...npcs].map((n) => [n.name, `npc ${n.name}`, n.personaType]),
+    );
+    expect(subjects.map((s) => s.personaType)).toEqual(['type-0', null, 'type-2', null, null]);
+    for (const n of npcs) await chars.deleteNpc(n.id);
+  });
+
   it('rejects bad input, non-characters, non-admins and the unauthenticated', async () => {
     expect(
       (

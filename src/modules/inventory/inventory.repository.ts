@@ -63,6 +63,26 @@ export function heldItems(db: Executor, userId: number) {
     .execute();
 }
 
+/** The held items of several users at once (the prompt summaries of concurrent chat turns),
+ * each row with its user. */
+export function heldItemsOfMany(db: Executor, userIds: number[]) {
+  return db
+    .selectFrom('user_inventory as ui')
+    .innerJoin('items', 'items.id', 'ui.item_id')
+    .select([
+      'ui.user_id',
+      'items.id as item_id',
+      'items.name',
+      'items.description',
+      'items.type',
+      'items.metadata',
+      'ui.quantity',
+    ])
+    .where('ui.user_id', '=', sql<number>`any(${userIds}::bigint[])`)
+    .orderBy('items.id')
+    .execute();
+}
+
 export function heldForUpdate(db: Executor, userId: number, itemId: number) {
   return db
     .selectFrom('user_inventory')

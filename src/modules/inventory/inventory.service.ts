@@ -1,6 +1,7 @@
 // Items, inventories and energy coins (spec: "Item and user inventory", "Inventory endpoints"
 // rules 1-4). Every change appends to the economy ledger (who, why, before, after, idempotency
 // key) in the same transaction, so balances can be audited and reconstructed at any time.
+import { batchedGroupsByKey } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent, TimelineService } from '../timeline/index.js';
@@ -73,6 +74,13 @@ export interface EconomyStateAt {
 }
 
 export class InventoryService {
+  // Every chat turn reads its player's items for the prompt: concurrent turns share one
+  // statement (batched.ts).
+  private readonly heldItemsOf = batchedGroupsByKey(
+    (userIds: number[]) => repo.heldItemsOfMany(this.db, userIds),
+    (row) => row.user_id,
+  );
+
   constructor(
     private readonly db: Db,
     private readonly timeline: TimelineService,
@@ -343,7 +351,7 @@ export class InventoryService {
     // The balance is on the user row (the users module's); both reads at once.
     const [balance, rows] = await Promise.all([
       this.users.balance(userId, executor),
-      repo.heldItems(executor, userId),
+      executor === this.db ? this.heldItemsOf(userId) : repo.heldItems(executor, userId),
     ]);
     if (balance === undefined) throw notFound('user');
     return {

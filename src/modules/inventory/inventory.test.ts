@@ -151,6 +151,30 @@ describe('GET /api/inventory and POST /api/inventory/modify', () => {
     expect(await t.deps.services.inventory.promptSummary(u.id)).toBe('(no items)\nEnergy coins: 50');
   });
 
+  it('gives each of many users read at once their own items and balance (the reads are batched)', async () => {
+    const users = await Promise.all(Array.from({ length: 6 }, () => createUser(t, 'public')));
+    for (const [i, u] of users.entries()) {
+      if (i % 3 !== 2) await t.deps.services.inventory.modifyInventory(u.id, sword, i + 1);
+      if (i % 2 === 0) await t.deps.services.inventory.modifyInventory(u.id, potion, 10 + i);
+      if (i > 0) await t.deps.services.inventory.modifyCurrency(u.id, 100 * i);
+    }
+    // Read together, the second round while the first one's statement may still run.
+    const reads = await Promise.all(
+      [...users, ...users].map((u) => t.deps.services.inventory.inventory(u.id)),
+    );
+    for (const [n, view] of reads.entries()) {
+      const i = n % users.length;
+      const expected = [
+        ...(i % 3 !== 2 ? [{ item_id: sword, quantity: i + 1 }] : []),
+        ...(i % 2 === 0 ? [{ item_id: potion, quantity: 10 + i }] : []),
+      ];
+      expect(view.items.map(({ item_id, quantity }) => ({ item_id, quantity }))).toEqual(expected);
+      expect(view.energy_coins).toBe(100 * i);
+    }
+    const summaries = await Promise.all(users.map((u) => t.deps.services.inventory.promptSummary(u.id)));
+    expect(summaries[2]).toBe('Potion x 12\nEnergy coins: 200');
+  });
+
   it('refuses overdrafts with the contract codes and extensions', async () => {
     const u = await createUser(t, 'public');
     await t.deps.services.inventory.modifyCurrency(u.id, 5);

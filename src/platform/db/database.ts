@@ -222,6 +222,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const socketPath = join(socketDir, `.s.PGSQL.${port}`);
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
     workerData: { dataDir, socketPath, loadFrom: opts.loadFrom ?? null },
+    name: 'pglite', // the thread's name in ps and /proc (bench/chat.ts reads its CPU time)
   });
 
   const waitFor = (type: string) =>
