@@ -46,6 +46,25 @@ export async function findWithBase(db: Executor, by: { id: string } | { family: 
   };
 }
 
+/** As `findWithBase` by family, for several families at once (the routing of concurrent chat
+ * turns): each family's latest version with its base. */
+export async function findLatestOfFamilies(db: Executor, families: string[]) {
+  const rows = await db
+    .selectFrom('protocols as p')
+    .leftJoin('protocols as b', (join) => join.on(sql<boolean>`b.id = p.definition->>'base'`))
+    .distinctOn('p.family')
+    .select(columns.map((c) => `p.${c}` as const))
+    .select(['b.id as base_id', 'b.definition as base_definition'])
+    .where('p.family', '=', sql<string>`any(${families}::text[])`)
+    .orderBy('p.family')
+    .orderBy('p.version', 'desc')
+    .execute();
+  return rows.map(({ base_id, base_definition, ...protocol }) => ({
+    row: protocol,
+    base: base_id !== null && base_definition !== null ? { id: base_id, definition: base_definition } : null,
+  }));
+}
+
 /** Ids of the protocols whose definition names `id` as their base. */
 export async function usedAsBaseBy(db: Executor, id: string): Promise<string[]> {
   const rows = await db

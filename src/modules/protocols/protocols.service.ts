@@ -1,6 +1,7 @@
 // Protocols: the records (seeded, listed, created and updated by admins, validated), and routing
 // (spec "Protocols and routing"): which protocol a user gets, and the resolved protocol the chat
 // turn composes its system prompt from.
+import { batchedByKey } from '../../platform/db/batched.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { transaction, type Db, type Executor } from '../../platform/db/database.js';
 import { AppError, notFound } from '../../platform/http/problem.js';
@@ -110,6 +111,12 @@ export interface ProtocolsServiceOptions {
 export class ProtocolsService {
   /** The ground-floor rules, read once: nothing can change them. */
   private groundFloorRules: Promise<string[]> | undefined;
+  // Every chat turn routes to a family's latest version: concurrent turns share one statement
+  // (batched.ts), and the few routing families make most of a batch's keys the same.
+  private readonly latestOfFamily = batchedByKey(
+    (families: string[]) => repo.findLatestOfFamilies(this.db, families),
+    (found) => found.row.family,
+  );
 
   constructor(
     private readonly db: Db,
@@ -239,12 +246,9 @@ export class ProtocolsService {
       personaType,
       channelProtocolId,
     });
-    const found = await repo.findWithBase(
-      this.db,
-      decision.source === 'channel'
-        ? { id: decision.protocolId }
-        : { family: ROUTING_FAMILIES[decision.category] },
-    );
+    const found = await (decision.source === 'channel'
+      ? repo.findWithBase(this.db, { id: decision.protocolId })
+      : this.latestOfFamily(ROUTING_FAMILIES[decision.category]));
     // Seeding creates every routing family and nothing deletes protocols; channel protocols are
     // foreign keys. A miss here is a broken installation, not a client error.
     if (!found) throw new Error(`no protocol record for routing decision ${JSON.stringify(decision)}`);

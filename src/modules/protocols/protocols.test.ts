@@ -159,6 +159,19 @@ describe('GET /api/protocol/routing', () => {
     });
   });
 
+  it('routes many users at once each as alone (the family reads are batched)', async () => {
+    const users = [pub, core, dev, npc, cso];
+    const alone = [];
+    for (const u of users) alone.push(await t.deps.services.protocols.routeUser(u.id));
+    expect(new Set(alone.map((o) => o.protocolId)).size).toBe(5);
+    const together = await Promise.all(
+      [...users, ...users].map((u) => t.deps.services.protocols.routeUser(u.id)),
+    );
+    expect(together.map((o) => [o.protocolId, o.resolved])).toEqual(
+      [...alone, ...alone].map((o) => [o.protocolId, o.resolved]),
+    );
+  });
+
   it('answers 400 for bad parameters and 404 for an unknown user', async () => {
     expect((await routing(cso, '?userId=abc')).status).toBe(400);
     expect((await routing(cso, '?userId=99999999')).status).toBe(404);
