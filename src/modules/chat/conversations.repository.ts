@@ -75,6 +75,25 @@ export function findConversation(db: Executor, id: number) {
   return db.selectFrom('conversations').select(conversationColumns).where('id', '=', id).executeTakeFirst();
 }
 
+/** Conversations by id, several at once (concurrent chat turns' reads). */
+export function findConversations(db: Executor, ids: number[]) {
+  return db
+    .selectFrom('conversations')
+    .select(conversationColumns)
+    .where('id', '=', sql<number>`any(${ids}::int8[])`)
+    .execute();
+}
+
+/** The default conversations of several users at once (those that exist). */
+export function findDefaultConversations(db: Executor, userIds: number[]) {
+  return db
+    .selectFrom('conversations')
+    .select(conversationColumns)
+    .where('user_id', '=', sql<number>`any(${userIds}::int8[])`)
+    .where('is_default', '=', true)
+    .execute();
+}
+
 export async function listConversations(db: Executor, userId: number, limit: number, offset: number) {
   const [rows, total] = await Promise.all([
     db

@@ -1,4 +1,5 @@
 // Conversations and their history: owned by one user; another user's conversation is "not found".
+import { batchedByKey } from '../../platform/db/batched.js';
 import type { Db, Executor } from '../../platform/db/database.js';
 import { notFound, validationFailed } from '../../platform/http/problem.js';
 import * as repo from './conversations.repository.js';
@@ -22,6 +23,17 @@ export function presentMessage(m: MessageRow) {
 }
 
 export class ConversationsService {
+  // Every chat turn resolves its conversation first: concurrent turns' reads share one
+  // statement (batched.ts).
+  private readonly conversationOf = batchedByKey(
+    (ids: number[]) => repo.findConversations(this.db, ids),
+    (c) => c.id,
+  );
+  private readonly defaultOf = batchedByKey(
+    (userIds: number[]) => repo.findDefaultConversations(this.db, userIds),
+    (c) => c.user_id,
+  );
+
   constructor(
     private readonly db: Db,
     /** Which accounts are NPCs (the users module's answer). */
@@ -76,8 +88,15 @@ export class ConversationsService {
 
   /** The caller's conversation, or their default one when no id is given. */
   async resolve(userId: number, conversationId: number | undefined, executor: Executor = this.db) {
-    if (conversationId === undefined) return repo.defaultConversation(executor, userId);
-    const c = await repo.findConversation(executor, conversationId);
+    const pooled = executor === this.db;
+    if (conversationId === undefined)
+      // Created on first use; once it exists, the batched read finds it.
+      return (
+        (pooled ? await this.defaultOf(userId) : undefined) ?? repo.defaultConversation(executor, userId)
+      );
+    const c = await (pooled
+      ? this.conversationOf(conversationId)
+      : repo.findConversation(executor, conversationId));
     if (!c || c.user_id !== userId) throw notFound('conversation');
     return c;
   }

@@ -84,6 +84,29 @@ describe('/api/conversations', () => {
     ).toBe(200);
   });
 
+  it('resolves many conversations at once, each for its own user (the reads are batched)', async () => {
+    const users = await Promise.all(Array.from({ length: 4 }, () => createUser(t)));
+    const convs = t.deps.services.conversations;
+    // Defaults created on first use, several at once, exactly one each.
+    const first = await Promise.all([...users, ...users].map((u) => convs.resolve(u.id, undefined)));
+    const again = await Promise.all(users.map((u) => convs.resolve(u.id, undefined)));
+    for (const [i, u] of users.entries()) {
+      expect(first[i]).toMatchObject({ user_id: u.id, is_default: true });
+      expect(first[i + users.length]!.id).toBe(first[i]!.id);
+      expect(again[i]!.id).toBe(first[i]!.id);
+    }
+    const named = await Promise.all(users.map((u) => convs.create(u.id, { title: `t${u.id}` })));
+    const byId = await Promise.all(users.map((u, i) => convs.resolve(u.id, named[i]!.id)));
+    expect(byId.map((c) => c.title)).toEqual(users.map((u) => `t${u.id}`));
+    // Another user's conversation read in the same batch is still not found.
+    const mixed = await Promise.allSettled([
+      convs.resolve(users[0]!.id, named[0]!.id),
+      convs.resolve(users[1]!.id, named[0]!.id),
+    ]);
+    expect(mixed[0]).toMatchObject({ status: 'fulfilled' });
+    expect(mixed[1]).toMatchObject({ status: 'rejected', reason: { code: 'not_found' } });
+  });
+
   it('requires an access token', async () => {
     expect((await t.api('GET', '/api/conversations')).status).toBe(401);
     expect((await t.api('POST', '/api/conversations', { body: {} })).status).toBe(401);

@@ -14,6 +14,14 @@ select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "up
 select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "id" = $1;
 -- parameters: [4]
 
+-- findConversations
+select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "id" = any($1::int8[]);
+-- parameters: [[4,5]]
+
+-- findDefaultConversations
+select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "user_id" = any($1::int8[]) and "is_default" = $2;
+-- parameters: [[7,8],true]
+
 -- findByClientMessageId
 select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at" from "chat_messages" where "user_id" = $1 and "client_message_id" = $2;
 -- parameters: [7,"c-1"]
