@@ -6,9 +6,8 @@
 // The socket server is ours rather than pglite-socket's: that one hands PGlite each protocol
 // message in its own call (an extended-protocol statement is four or five: bind, describe,
 // execute, sync), each with its own turn of the event loop, lock and write; here every complete
-// message a read brought goes to PGlite in one call and its answer out in one write. A prepared
-// by-id read's round trip from the main thread fell from about 155 to 86 µs that way, an
-// unprepared one's from 450 to 130 µs (bench/RESULTS.md, 2026-11-25, night).
+// message a read brought goes to PGlite in one call and its answer out in one write
+// (bench/pglite-roundtrip.ts measures a statement's round trip; figures in bench/RESULTS.md).
 //
 // workerData: { dataDir: string | null, socketPath: string, loadFrom: string | null }
 // messages in:  { type: 'dump', path } → writes a tarball of the data directory, answers 'dumped'
