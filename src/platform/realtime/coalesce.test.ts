@@ -56,8 +56,8 @@ describe('WebSocket write coalescing', () => {
   it('sends the frames of one turn in one write, in the order emitted', async () => {
     const client = await connectSocket(url);
     const socket = serverSocket();
-    const tcp = tcpOf(socket) as Duplex & {
-      _writev: (...a: unknown[]) => void;
+    const tcp = tcpOf(socket) as unknown as {
+      _writev: (chunks: unknown[], cb: unknown) => void;
       _write: (...a: unknown[]) => void;
     };
     const calls: number[] = [];
