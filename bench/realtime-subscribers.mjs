@@ -74,7 +74,8 @@ async function connectAll() {
 
 parentPort.on('message', (msg) => {
   if (msg === 'collect') {
-    parentPort.postMessage({ type: 'latencies', latencies, foreign });
+    const { user, system } = process.threadCpuUsage();
+    parentPort.postMessage({ type: 'latencies', latencies, foreign, cpuMs: (user + system) / 1000 });
     latencies = [];
     foreign = 0;
   } else if (msg === 'close') {

@@ -7,7 +7,9 @@
 // The subscribers (`--client`): `plain` (the default since November 25), Node's own WebSocket
 // client speaking the Engine.IO / Socket.IO wire protocol, each event decoded (JSON.parse) as its
 // frame arrives; `socket.io`, socket.io-client (the figures before November 25). Both measure the
-// same span: the ingest request's send time to the event's receipt by a subscriber.
+// same span: the ingest request's send time to the event's receipt by a subscriber. Also reported:
+// the CPU time of the service's main thread (HTTP, database client, Socket.IO; PGlite runs in a
+// thread of its own) and of the subscribers' thread per 1,000 deliveries.
 // Run: npx tsx bench/realtime.ts [--rates 2000,5000,10000] [--seconds 10] [--client plain|socket.io]
 //      (DATABASE_URL → Postgres)
 import { randomBytes } from 'node:crypto';
@@ -93,7 +95,14 @@ const phases = [
   { rate: rates[0]!, secs: 3, record: false },
   ...rates.map((rate) => ({ rate, secs: seconds, record: true })),
 ];
+/** CPU time (user + system) of the calling thread, in ms. */
+const threadCpuMs = () => {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1000;
+};
+let subscriberCpuBefore = 0;
 for (const { rate, secs, record } of phases) {
+  const serverCpuBefore = threadCpuMs();
   const { stdout } = await run(process.execPath, [
     fileURLToPath(new URL('./realtime-ingest.mjs', import.meta.url)),
     JSON.stringify({ url, key, userId: player.id, observerIds, rate: rate / PER_OBSERVER, seconds: secs }),
@@ -111,10 +120,16 @@ for (const { rate, secs, record } of phases) {
   };
   await new Promise((r) => setTimeout(r, 1000)); // let the last deliveries land
   worker.postMessage('collect');
-  const { latencies, foreign } = (await fromWorker('latencies')) as unknown as {
+  const { latencies, foreign, cpuMs } = (await fromWorker('latencies')) as unknown as {
     latencies: number[];
     foreign: number;
+    cpuMs: number;
   };
+  // The service's main thread and the subscribers' thread, CPU ms per 1,000 deliveries: less
+  // sensitive than latency to what else the shared machine runs.
+  const serverCpuMs = threadCpuMs() - serverCpuBefore;
+  const subscriberCpuMs = cpuMs - subscriberCpuBefore;
+  subscriberCpuBefore = cpuMs;
   if (!record) continue;
   latencies.sort((a, b) => a - b);
   httpLatency.sort((a, b) => a - b);
@@ -133,6 +148,8 @@ for (const { rate, secs, record } of phases) {
     httpP99ms: +pct(httpLatency, 99).toFixed(1),
     httpErrors,
     foreignDeliveries: foreign,
+    serverCpuMsPer1k: +((serverCpuMs / latencies.length) * 1000).toFixed(1),
+    subscriberCpuMsPer1k: +((subscriberCpuMs / latencies.length) * 1000).toFixed(1),
   });
   console.error(JSON.stringify(results.at(-1)));
 }
