@@ -5,6 +5,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Server, type Socket } from 'socket.io';
+import { io as connectClient } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeSockets, connectSocket, type TestSocket } from '../../../test/socket-client.js';
 import { coalesceWebSocketWrites } from './coalesce.js';
@@ -124,6 +125,28 @@ describe('WebSocket write coalescing', () => {
     for (const c of [...a, ...b]) await c.socket.timeout(10_000).emitWithAck('echo', 'sync');
     for (const c of [...a, ...b, ...other]) expect(c.events.filter((e) => e.name === 'm')).toHaveLength(50);
     for (const c of [...a, ...b, ...other]) c.close();
+  });
+
+  it('keeps the order across an upgrade from HTTP long-polling to WebSocket', async () => {
+    // The browser's way: long-polling first (not coalesced), then the WebSocket upgrade.
+    const client = connectClient(url, { reconnection: false, forceNew: true });
+    const got: number[] = [];
+    client.on('n', (n: number) => got.push(n));
+    await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+    const socket = serverSocket();
+    let i = 0;
+    // Five a turn while the transport changes under them, and for ten turns on the WebSocket.
+    for (let turn = 0, after = 0; after < 10 && turn < 2000; turn++) {
+      for (let j = 0; j < 5; j++) socket.emit('n', i++);
+      if (socket.conn.transport.name === 'websocket') after++;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const last = i - 1;
+    if (!got.includes(last))
+      await new Promise<void>((resolve) => client.on('n', (n: number) => n === last && resolve()));
+    expect(got).toEqual(Array.from({ length: i }, (_, k) => k));
+    expect(client.io.engine.transport.name).toBe('websocket');
+    client.close();
   });
 
   it('sends what was emitted before a disconnect made in the same turn', async () => {
