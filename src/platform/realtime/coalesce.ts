@@ -32,13 +32,13 @@ interface EngineSocket {
 /** Makes every Engine.IO connection of `io` from now on coalesce its WebSocket writes per turn
  * of the event loop. */
 export function coalesceWebSocketWrites(io: Server): void {
-  const due = new Map<EngineSocket, () => void>();
+  let due = new Map<EngineSocket, () => void>();
   let scheduled = false;
 
   const flushDue = () => {
     scheduled = false;
-    const sockets = [...due];
-    due.clear();
+    const sockets = due;
+    due = new Map();
     for (const [socket, flushNow] of sockets) {
       // The TCP socket under `ws` (cork nests: ws's own cork and uncork per frame stay inside).
       const tcp = socket.transport.name === 'websocket' ? socket.transport.socket?._socket : undefined;
