@@ -1,7 +1,7 @@
 // Sync endpoints for the external world platform (spec: "Sync endpoints"; the API contract
 // "Instances, timeline and sync"): read the assistant's universal state, write timeline events.
 import { isForeignKeyViolation } from '../../platform/db/errors.js';
-import { transaction, type Db } from '../../platform/db/database.js';
+import { DatabaseBusyError, transaction, type Db } from '../../platform/db/database.js';
 import { AppError, validationFailed } from '../../platform/http/problem.js';
 import type { CharactersService } from '../characters/index.js';
 import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js';
@@ -17,6 +17,8 @@ const INGEST_BATCH = 100;
 
 interface QueuedIngest {
   input: IngestInput;
+  /** When it was queued (Date.now()). */
+  at: number;
   resolve: (event: TimelineEvent) => void;
   reject: (err: unknown) => void;
 }
@@ -32,6 +34,9 @@ export class SyncService {
     private readonly characters: CharactersService,
     private readonly inventory: InventoryService,
     private readonly memories: MemoryReader = async () => [],
+    /** How long a queued ingest may wait for its turn: the pool's connection timeout, which bounded
+     * the same wait when each ingest took a connection of its own (503 `service_unavailable`). */
+    private readonly maxWaitMs = 10_000,
   ) {}
 
   /** Writes the event through the one timeline path (enriched, linked to its observer, broadcast
@@ -45,14 +50,16 @@ export class SyncService {
    * events) the statements per event fall with the queue instead of the queue growing behind one
    * transaction per event (on the embedded database's single connection, each statement of each
    * transaction waited its turn). A batch refused (an unknown user or instance in one of its
-   * events) is written again one event per transaction, so each request gets its own answer. */
+   * events) is written again one event per transaction, so each request gets its own answer. An
+   * ingest that waited for its turn longer than `maxWaitMs` is refused (503), as it was when it
+   * waited for a connection of its own. */
   async ingest(
     input: IngestInput,
     claim: IdempotencyClaim | undefined,
   ): Promise<{ value: TimelineEvent; replayed: boolean }> {
     if (claim) return once(this.db, claim, (trx, afterCommit) => this.recordOne(trx, input, afterCommit));
     const value = await new Promise<TimelineEvent>((resolve, reject) => {
-      this.queued.push({ input, resolve, reject });
+      this.queued.push({ input, at: Date.now(), resolve, reject });
       if (!this.writing) void this.writeQueued();
     });
     return { value, replayed: false };
@@ -62,7 +69,11 @@ export class SyncService {
     this.writing = true;
     try {
       while (this.queued.length > 0) {
-        const batch = this.queued.splice(0, INGEST_BATCH);
+        const taken = this.queued.splice(0, INGEST_BATCH);
+        const now = Date.now();
+        const batch = taken.filter((q) => now - q.at <= this.maxWaitMs);
+        for (const q of taken)
+          if (now - q.at > this.maxWaitMs) q.reject(new DatabaseBusyError(this.maxWaitMs, undefined));
         if (batch.length > 1) {
           try {
             const events = await transaction(this.db, (trx, afterCommit) =>

@@ -10,7 +10,7 @@ import {
   type TestApp,
   type TestUser,
 } from '../../../test/harness.js';
-import type { AppError } from '../../platform/http/problem.js';
+import { toProblem, type AppError } from '../../platform/http/problem.js';
 
 let t: TestApp;
 let cso: TestUser;
@@ -270,6 +270,31 @@ describe('ingests written together', () => {
         .map((b) => b.eventType)
         .sort(),
     );
+  });
+
+  it('refuses with 503 an ingest that waited for its turn longer than the pool timeout', async () => {
+    const p = await createUser(t, 'public');
+    const sync = t.deps.services.sync;
+    const input = (eventType: string) => ({ userId: p.id, eventType, eventText: '', metadata: {} });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      // The first is written at once; the clock passes the timeout while the others wait.
+      const first = sync.ingest(input('first'), undefined);
+      const late = [sync.ingest(input('late-1'), undefined), sync.ingest(input('late-2'), undefined)];
+      vi.setSystemTime(Date.now() + t.deps.config.database.poolTimeoutMs + 1);
+      expect((await first).value).toMatchObject({ eventType: 'first' });
+      for (const answer of await Promise.allSettled(late)) {
+        expect(answer.status).toBe('rejected');
+        expect(toProblem((answer as PromiseRejectedResult).reason)).toMatchObject({
+          status: 503,
+          code: 'service_unavailable',
+        });
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    const stored = await t.deps.services.timeline.list({ userId: p.id, limit: 10 });
+    expect(stored.map((e) => e.eventType)).toEqual(['first']);
   });
 });
 
