@@ -2,8 +2,16 @@
 // thread), events ingested through POST /api/sync/ingest-event with an API key at a steady
 // (open-loop) rate by a child process (realtime-ingest.mjs: the load generator never runs on the
 // service's event loop), latency from the moment the HTTP request is sent to the socket event, and
-// deliveries per second. Target: p99 < 100 ms at 2,000 deliveries/s on the embedded database.
-// Run: npx tsx bench/realtime.ts [--rates 2000,5000,10000] [--seconds 10]   (DATABASE_URL → Postgres)
+// deliveries per second. Targets: p99 < 100 ms at 2,000 deliveries/s (issue 4) and at 20,000
+// deliveries/s, 200 events/s (issue 19), on both databases.
+// The subscribers (`--client`): `plain` (the default since November 25), Node's own WebSocket
+// client speaking the Engine.IO / Socket.IO wire protocol, each event decoded (JSON.parse) as its
+// frame arrives; `socket.io`, socket.io-client (the figures before November 25). Both measure the
+// same span: the ingest request's send time to the event's receipt by a subscriber. Also reported:
+// the CPU time of the service's main thread (HTTP, database client, Socket.IO; PGlite runs in a
+// thread of its own) and of the subscribers' thread per 1,000 deliveries.
+// Run: npx tsx bench/realtime.ts [--rates 2000,5000,10000] [--seconds 10] [--client plain|socket.io]
+//      (DATABASE_URL → Postgres)
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
@@ -20,10 +28,13 @@ const { values } = parseArgs({
   options: {
     rates: { type: 'string', default: '2000,5000,10000' },
     seconds: { type: 'string', default: '10' },
+    client: { type: 'string', default: 'plain' },
   },
 });
 const rates = values.rates.split(',').map(Number);
 const seconds = Number(values.seconds);
+const client = values.client;
+if (client !== 'plain' && client !== 'socket.io') throw new Error('--client is plain or socket.io');
 const OBSERVERS = 10;
 const PER_OBSERVER = 100;
 const run = promisify(execFile);
@@ -59,7 +70,7 @@ for (let i = 0; i < OBSERVERS; i++)
   );
 
 const worker = new Worker(new URL('./realtime-subscribers.mjs', import.meta.url), {
-  workerData: { url, token: accessToken, observerIds, perObserver: PER_OBSERVER },
+  workerData: { url, token: accessToken, observerIds, perObserver: PER_OBSERVER, client },
 });
 const fromWorker = (type: string) =>
   new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -72,7 +83,7 @@ const fromWorker = (type: string) =>
     worker.on('message', on);
   });
 const ready = await fromWorker('ready');
-console.error(`${String(ready.count)} subscribers connected on ${deps.database.kind}`);
+console.error(`${String(ready.count)} subscribers (${client}) connected on ${deps.database.kind}`);
 
 function pct(sorted: number[], p: number) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
@@ -84,7 +95,14 @@ const phases = [
   { rate: rates[0]!, secs: 3, record: false },
   ...rates.map((rate) => ({ rate, secs: seconds, record: true })),
 ];
+/** CPU time (user + system) of the calling thread, in ms. */
+const threadCpuMs = () => {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1000;
+};
+let subscriberCpuBefore = 0;
 for (const { rate, secs, record } of phases) {
+  const serverCpuBefore = threadCpuMs();
   const { stdout } = await run(process.execPath, [
     fileURLToPath(new URL('./realtime-ingest.mjs', import.meta.url)),
     JSON.stringify({ url, key, userId: player.id, observerIds, rate: rate / PER_OBSERVER, seconds: secs }),
@@ -102,15 +120,22 @@ for (const { rate, secs, record } of phases) {
   };
   await new Promise((r) => setTimeout(r, 1000)); // let the last deliveries land
   worker.postMessage('collect');
-  const { latencies, foreign } = (await fromWorker('latencies')) as unknown as {
+  const { latencies, foreign, cpuMs } = (await fromWorker('latencies')) as unknown as {
     latencies: number[];
     foreign: number;
+    cpuMs: number;
   };
+  // The service's main thread and the subscribers' thread, CPU ms per 1,000 deliveries: less
+  // sensitive than latency to what else the shared machine runs.
+  const serverCpuMs = threadCpuMs() - serverCpuBefore;
+  const subscriberCpuMs = cpuMs - subscriberCpuBefore;
+  subscriberCpuBefore = cpuMs;
   if (!record) continue;
   latencies.sort((a, b) => a - b);
   httpLatency.sort((a, b) => a - b);
   results.push({
     db: deps.database.kind,
+    client,
     targetDeliveriesPerSec: rate,
     eventsPerSec: Math.round((total / sendDuration) * 10) / 10,
     delivered: latencies.length,
@@ -123,6 +148,8 @@ for (const { rate, secs, record } of phases) {
     httpP99ms: +pct(httpLatency, 99).toFixed(1),
     httpErrors,
     foreignDeliveries: foreign,
+    serverCpuMsPer1k: +((serverCpuMs / latencies.length) * 1000).toFixed(1),
+    subscriberCpuMsPer1k: +((subscriberCpuMs / latencies.length) * 1000).toFixed(1),
   });
   console.error(JSON.stringify(results.at(-1)));
 }

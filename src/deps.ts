@@ -306,8 +306,13 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       },
     );
     // universal-state reads the player's newest memories through the memory service.
-    const sync = new SyncService(db, timeline, characters, inventory, (userId, limit) =>
-      memory.newestForUser(userId, limit),
+    const sync = new SyncService(
+      db,
+      timeline,
+      characters,
+      inventory,
+      (userId, limit) => memory.newestForUser(userId, limit),
+      config.database.poolTimeoutMs,
     );
     const metrics = createMetrics();
     // The audit log: noted after each response, written in batches behind it.

@@ -1,7 +1,7 @@
 // Sync endpoints (contract: "Instances, timeline and sync"): hybrid authentication and
 // scopes, ingest validation, the broadcast of an ingested event, idempotent replays, and the
 // universal state.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   closeSockets,
   connectSocket,
@@ -10,6 +10,7 @@ import {
   type TestApp,
   type TestUser,
 } from '../../../test/harness.js';
+import { toProblem, type AppError } from '../../platform/http/problem.js';
 
 let t: TestApp;
 let cso: TestUser;
@@ -173,6 +174,127 @@ describe('POST /api/sync/ingest-event', () => {
     const event = await s.next('timeline_update');
     expect(event.payload).toEqual(r.body);
     s.close();
+  });
+});
+
+describe('ingests written together', () => {
+  it('writes the ingests queued behind one in one transaction, each answered with its own event, broadcast in order', async () => {
+    const owner = await createUser(t, 'public');
+    const obs = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'Batched', level: 8, source: 'portal', userId: owner.id },
+    });
+    const other = await t.api('POST', '/api/admin/instances', {
+      token: cso.accessToken,
+      body: { name: 'Batched 2', level: 8, source: 'portal', userId: owner.id },
+    });
+    const s = await connectSocket(t.url, {
+      namespace: '/observer',
+      auth: { token: owner.accessToken, observerId: obs.body.id },
+    });
+    const recordMany = vi.spyOn(t.deps.services.timeline, 'recordMany');
+    try {
+      // Called in one turn: the first is written at once, the other 29 wait for it, then go together.
+      const inputs = Array.from({ length: 30 }, (_, i) => ({
+        userId: owner.id,
+        eventType: `batched-${i}`,
+        eventText: `event ${i}`,
+        metadata: { instanceId: i % 3 === 0 ? other.body.id : obs.body.id, i },
+      }));
+      const answers = await Promise.all(inputs.map((input) => t.deps.services.sync.ingest(input, undefined)));
+      expect(recordMany.mock.calls.map((c) => c[1].length)).toEqual([1, 29]);
+      answers.forEach(({ value, replayed }, i) => {
+        expect(replayed).toBe(false);
+        expect(value).toMatchObject({
+          eventType: `batched-${i}`,
+          eventText: `event ${i}`,
+          instanceId: inputs[i]!.metadata.instanceId,
+          observerId: inputs[i]!.metadata.instanceId,
+          metadata: { i, instance: { id: inputs[i]!.metadata.instanceId } },
+        });
+      });
+      // Ids ascend in the order the ingests were called, and each is stored as answered.
+      const ids = answers.map((a) => a.value.id);
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+      const stored = await t.deps.services.timeline.list({ observerId: obs.body.id, limit: 100 });
+      const mine = answers.filter((a) => a.value.observerId === obs.body.id).map((a) => a.value);
+      expect(stored.filter((e) => e.eventType.startsWith('batched-')).reverse()).toEqual(mine);
+      // The room hears its own events, once each, in that order.
+      await s.next('timeline_update', { match: (e: { eventType: string }) => e.eventType === 'batched-29' });
+      expect(s.events.filter((e) => e.name === 'timeline_update').map((e) => e.payload)).toEqual(mine);
+    } finally {
+      recordMany.mockRestore();
+      s.close();
+    }
+  });
+
+  it('answers each ingest of a refused batch on its own: the refused with their 400, the others with their event', async () => {
+    const p = await createUser(t, 'public');
+    const inputs = Array.from({ length: 20 }, (_, i) =>
+      i === 7
+        ? { userId: 999999, eventType: 'refused-user', eventText: '', metadata: {} }
+        : i === 12
+          ? { userId: p.id, eventType: 'refused-instance', eventText: '', metadata: { instanceId: 999999 } }
+          : { userId: p.id, eventType: `mixed-${i}`, eventText: '', metadata: {} },
+    );
+    const recordMany = vi.spyOn(t.deps.services.timeline, 'recordMany');
+    try {
+      const answers = await Promise.allSettled(
+        inputs.map((input) => t.deps.services.sync.ingest(input, undefined)),
+      );
+      // The first alone, the 19 behind it together (refused), then each of those on its own.
+      expect(recordMany.mock.calls.map((c) => c[1].length)).toEqual([1, 19, ...Array<number>(19).fill(1)]);
+      answers.forEach((r, i) => {
+        if (i === 7 || i === 12) {
+          expect(r.status).toBe('rejected');
+          const problem = ((r as PromiseRejectedResult).reason as AppError).toProblem();
+          expect(problem).toMatchObject({
+            status: 400,
+            errors: [{ path: i === 7 ? 'userId' : 'metadata.instanceId' }],
+          });
+        } else {
+          expect(r.status).toBe('fulfilled');
+          expect((r as PromiseFulfilledResult<{ value: unknown }>).value.value).toMatchObject({
+            userId: p.id,
+            eventType: `mixed-${i}`,
+          });
+        }
+      });
+    } finally {
+      recordMany.mockRestore();
+    }
+    const stored = await t.deps.services.timeline.list({ userId: p.id, limit: 100 });
+    expect(stored.map((e) => e.eventType).sort()).toEqual(
+      inputs
+        .filter((_, i) => i !== 7 && i !== 12)
+        .map((b) => b.eventType)
+        .sort(),
+    );
+  });
+
+  it('refuses with 503 an ingest that waited for its turn longer than the pool timeout', async () => {
+    const p = await createUser(t, 'public');
+    const sync = t.deps.services.sync;
+    const input = (eventType: string) => ({ userId: p.id, eventType, eventText: '', metadata: {} });
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      // The first is written at once; the clock passes the timeout while the others wait.
+      const first = sync.ingest(input('first'), undefined);
+      const late = [sync.ingest(input('late-1'), undefined), sync.ingest(input('late-2'), undefined)];
+      vi.setSystemTime(Date.now() + t.deps.config.database.poolTimeoutMs + 1);
+      expect((await first).value).toMatchObject({ eventType: 'first' });
+      for (const answer of await Promise.allSettled(late)) {
+        expect(answer.status).toBe('rejected');
+        expect(toProblem((answer as PromiseRejectedResult).reason)).toMatchObject({
+          status: 503,
+          code: 'service_unavailable',
+        });
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    const stored = await t.deps.services.timeline.list({ userId: p.id, limit: 10 });
+    expect(stored.map((e) => e.eventType)).toEqual(['first']);
   });
 });
 

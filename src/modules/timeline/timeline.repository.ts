@@ -26,6 +26,11 @@ export function findInstance(db: Executor, id: number) {
 }
 export type InstanceRow = NonNullable<Awaited<ReturnType<typeof findInstance>>>;
 
+/** Several instances by id in one statement (those that exist). */
+export function findInstances(db: Executor, ids: number[]): Promise<InstanceRow[]> {
+  return db.selectFrom('instances').select(instanceColumns).where('id', 'in', ids).execute();
+}
+
 export function findRoot(db: Executor) {
   return db.selectFrom('instances').select(instanceColumns).where('is_root', '=', true).executeTakeFirst();
 }

@@ -123,16 +123,20 @@ export class TimelineService {
    * its activity announced) once, and they are broadcast in that order after commit. */
   async recordMany(trx: Executor, inputs: RecordInput[], afterCommit: AfterCommit): Promise<TimelineEvent[]> {
     if (inputs.length === 0) return [];
-    const instances = new Map<number, repo.InstanceRow>();
+    // The instances of the events, read in one statement.
+    const ids = [...new Set(inputs.map((input) => input.instanceId ?? null).filter((id) => id !== null))];
+    const found =
+      ids.length === 0
+        ? []
+        : ids.length === 1
+          ? [await repo.findInstance(trx, ids[0]!)].filter((r) => r !== undefined)
+          : await repo.findInstances(trx, ids);
+    const instances = new Map(found.map((r) => [r.id, r]));
     for (const input of inputs) {
       const instanceId = input.instanceId ?? null;
       if (instanceId === null || instances.has(instanceId)) continue;
-      const instance = await repo.findInstance(trx, instanceId);
-      if (!instance) {
-        const path = input.metadata?.instanceId === instanceId ? 'metadata.instanceId' : 'instanceId';
-        throw validationFailed([{ path, message: `no instance ${instanceId}` }]);
-      }
-      instances.set(instanceId, instance);
+      const path = input.metadata?.instanceId === instanceId ? 'metadata.instanceId' : 'instanceId';
+      throw validationFailed([{ path, message: `no instance ${instanceId}` }]);
     }
     const rootId = await this.rootObserverId(trx);
     const rows = await repo.insertEvents(

@@ -1,9 +1,16 @@
 // The realtime adapter's NOTIFYs, coalesced per turn of the event loop: against a recording pool,
 // and (when DATABASE_URL names a PostgreSQL server) against the server, whose listener must hear
-// every notification once, in order, duplicates included.
+// every notification once, in order, duplicates included. Broadcasts reach the node's own sockets
+// without waiting for their NOTIFY, and the other nodes' after it (two Socket.IO servers on one
+// PostgreSQL).
+import { createAdapter } from '@socket.io/postgres-adapter';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { Server } from 'socket.io';
 import { describe, expect, it } from 'vitest';
-import { coalescingNotifies } from './adapter.js';
+import { closeSockets, connectSocket, type TestSocket } from '../../../test/socket-client.js';
+import { coalescingNotifies, localFirst } from './adapter.js';
 
 const NOTIFY = 'SELECT pg_notify($1, $2)';
 
@@ -92,6 +99,76 @@ describe('coalescingNotifies', () => {
       } finally {
         await listener.end();
         await raw.end();
+      }
+    },
+  );
+
+  it.runIf(process.env.DATABASE_URL?.startsWith('postgres'))(
+    "on PostgreSQL: a broadcast reaches the node's sockets before its NOTIFY is done, the other node's after it, in order",
+    async () => {
+      const url = process.env.DATABASE_URL!;
+      const channelPrefix = `local_first_test_${process.pid}`;
+      const rawA = new pg.Pool({ connectionString: url, max: 2 });
+      const rawB = new pg.Pool({ connectionString: url, max: 2 });
+      // Node A's NOTIFYs wait here until released, in order.
+      let holding = false;
+      const held: (() => Promise<void>)[] = [];
+      const poolA = {
+        connect: () => rawA.connect(),
+        query: (text: string, values?: unknown[]) => {
+          if (!holding || !text.includes('pg_notify')) return rawA.query(text, values);
+          return new Promise((resolve, reject) =>
+            held.push(() => rawA.query(text, values).then(resolve, reject)),
+          );
+        },
+      } as unknown as pg.Pool;
+      const node = async (pool: pg.Pool) => {
+        const http = createServer();
+        const io = new Server(http, { serveClient: false });
+        io.adapter(localFirst(createAdapter(pool, { channelPrefix })));
+        io.on('connection', (socket) => void socket.join('r'));
+        await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+        return { io, url: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
+      };
+      const a = await node(poolA);
+      const b = await node(rawB);
+      const got = (c: TestSocket, name: string) =>
+        c.events.filter((e) => e.name === name).map((e) => e.payload as unknown);
+      try {
+        const onA = await connectSocket(a.url);
+        const onB = await connectSocket(b.url);
+        // Both adapters listen once node B hears node A.
+        for (let i = 0; got(onB, 'warm').length === 0 && i < 250; i++) {
+          a.io.to('r').emit('warm', i);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        expect(got(onB, 'warm').length).toBeGreaterThan(0);
+
+        holding = true;
+        for (let i = 0; i < 5; i++) a.io.to('r').emit('n', i);
+        await onA.next('n', { match: (n) => n === 4 });
+        expect(got(onA, 'n')).toEqual([0, 1, 2, 3, 4]);
+        expect(held.length).toBeGreaterThan(0);
+        expect(got(onB, 'n')).toEqual([]);
+
+        holding = false;
+        for (const send of held.splice(0)) await send();
+        await onB.next('n', { match: (n) => n === 4 });
+        expect(got(onB, 'n')).toEqual([0, 1, 2, 3, 4]);
+        // A local-only broadcast stays on its node.
+        a.io.local.to('r').emit('only-a', 1);
+        b.io.to('r').emit('n', 5);
+        await onA.next('n', { match: (n) => n === 5 });
+        expect(got(onB, 'only-a')).toEqual([]);
+        expect(got(onA, 'only-a')).toEqual([1]);
+      } finally {
+        closeSockets();
+        holding = false;
+        for (const send of held.splice(0)) await send();
+        await a.io.close();
+        await b.io.close();
+        await rawA.end();
+        await rawB.end();
       }
     },
   );
