@@ -36,7 +36,7 @@ export async function listDefinitions(db: Executor): Promise<WorkflowDefinition[
 
 // ---- instances -----------------------------------------------------------------------------
 
-const instanceColumns = [
+export const instanceColumns = [
   'id',
   'machine_id',
   'protocol_id',
@@ -253,7 +253,7 @@ export function countApprovals(db: Executor, instanceIds: string[]) {
 
 // ---- tasks ---------------------------------------------------------------------------------
 
-const taskColumns = [
+export const taskColumns = [
   'id',
   'instance_id',
   'title',
