@@ -19,6 +19,7 @@
 // flow's statements in order).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -30,6 +31,8 @@ import { io } from 'socket.io-client';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
+import { SuggestionsService } from '../src/modules/suggestions/index.js';
+import { WorkflowOrchestrator } from '../src/modules/workflows/index.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { onEachDatabase } from './databases.js';
 import { pct } from './percentile.js';
@@ -169,6 +172,12 @@ async function flows(c: FlowCommand) {
 // row-locked instance reads every write starts with (the lock's wait included) and of the others.
 let statements = 0;
 let notifies = 0;
+// Where the statements come from: the orchestrator's runs and the suggestion passes (their calls
+// marked below), the job queue's own (pg-boss's: enqueue, fetch, complete, maintenance), NOTIFYs,
+// and the rest: the requests, the account checks, the change feed.
+const origin = new AsyncLocalStorage<string>();
+const byOrigin = new Map<string, number>();
+let counting = false;
 let timing = false;
 const waits = { pool: [] as number[], lockedInstanceRead: [] as number[], otherStatement: [] as number[] };
 // The PostgreSQL server processes serving this process's connections (their pids, from the
@@ -226,7 +235,16 @@ if (isMainThread) {
     if (pid) backendPids.add(pid);
     const q = args[0] as string | { text?: string } | undefined;
     const text = typeof q === 'string' ? q : q?.text;
-    if (text && /notify/i.test(text.slice(0, 40))) notifies++;
+    const notify = !!text && /notify/i.test(text.slice(0, 40));
+    if (notify) notifies++;
+    if (counting) {
+      const from = notify
+        ? 'NOTIFY'
+        : text && /_boss"?\.|pgboss\./.test(text)
+          ? 'job queue (pg-boss)'
+          : (origin.getStore() ?? 'requests and the rest');
+      byOrigin.set(from, (byOrigin.get(from) ?? 0) + 1);
+    }
     if (process.env.WF_TRACE)
       process.stderr.write(`SQL ${String(text).replace(/\s+/g, ' ').slice(0, 160)}\n`);
     const r = query.apply(this, args);
@@ -239,6 +257,14 @@ if (isMainThread) {
     }
     return r;
   } as typeof pg.Client.prototype.query;
+  const mark = <T extends object>(proto: T, method: keyof T & string, label: string) => {
+    const f = proto[method] as (...a: unknown[]) => unknown;
+    (proto as Record<string, unknown>)[method] = function (this: unknown, ...a: unknown[]) {
+      return origin.run(label, () => f.apply(this, a));
+    };
+  };
+  mark(WorkflowOrchestrator.prototype, 'execute', 'orchestrator runs');
+  mark(SuggestionsService.prototype, 'generateForInstance', 'suggestion passes (jobs)');
 }
 
 async function run(dbName: string, env: Record<string, string | undefined>) {
@@ -289,6 +315,8 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     const notifiesBefore = notifies;
     for (const xs of Object.values(waits)) xs.length = 0;
     timing = true;
+    byOrigin.clear();
+    counting = true;
     // CPU: the service's thread (its event loop's busy share too) and the database server's.
     const eluBefore = performance.eventLoopUtilization();
     const threadBefore = process.threadCpuUsage();
@@ -302,6 +330,10 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     });
     loop.disable();
     timing = false;
+    counting = false;
+    const statementsByOrigin = Object.fromEntries(
+      [...byOrigin].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / INSTANCES]),
+    );
     const elu = performance.eventLoopUtilization(eluBefore).utilization;
     const thread = process.threadCpuUsage(threadBefore);
     const serviceCpuSec = (thread.user + thread.system) / 1e6;
@@ -336,6 +368,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       loopP99: loop.percentile(99) / 1e6,
       loopMax: loop.max / 1e6,
       waited,
+      statementsByOrigin,
       elu,
       serviceCpuMsPerFlow: (1000 * serviceCpuSec) / INSTANCES,
       dbCpuMsPerFlow: dbCpuSec === undefined ? undefined : (1000 * dbCpuSec) / INSTANCES,
@@ -391,6 +424,12 @@ else {
     console.log(
       `| ${r.db} | ${r.statementsPerFlow.toFixed(0)} | ${r.notifiesPerFlow.toFixed(1)} | ${r.loopP50.toFixed(1)} / ${r.loopP99.toFixed(1)} / ${r.loopMax.toFixed(0)} | ${(100 * r.elu).toFixed(0)} % | ${r.serviceCpuMsPerFlow.toFixed(1)} | ${r.dbCpuMsPerFlow?.toFixed(1) ?? '–'} |`,
     );
+  console.log('\nthe service process: statements per flow by where they come from\n');
+  console.log('| db | from | statements / flow |');
+  console.log('|---|---|---|');
+  for (const r of results)
+    for (const [k, n] of Object.entries(r.statementsByOrigin))
+      console.log(`| ${r.db} | ${k} | ${n.toFixed(1)} |`);
   console.log(
     '\nthe service process: waits for a pool connection, round trips of the row-locked instance reads (lock wait included) and of the other statements (ms)\n',
   );
