@@ -393,7 +393,11 @@ export class WorkflowOrchestrator {
     taskId: string,
   ): Promise<{ task: repo.TaskRow; artifactId: string } | null> {
     return transaction(this.db, async (trx, afterCommit) => {
-      const row = (await repo.findInstance(trx, instance.id, true))!;
+      // A share lock: the instance's writes (its completion among them) wait for the claim, but
+      // the claims and finishes of the run's other tasks do not (none of them writes the
+      // instance's row; under an exclusive lock they queued behind each other, and a task's time
+      // was mostly that queue). The task's own row lock orders claims of one task.
+      const row = (await repo.findInstance(trx, instance.id, 'share'))!;
       const found = await runs.lockTaskWithClaim(trx, run.id, taskId);
       if (!found) return null;
       const { claim_status, claim_artifact_id, ...task } = found;
@@ -405,8 +409,8 @@ export class WorkflowOrchestrator {
       const runnable = run.trigger === 'rerun' ? task.status !== 'in_progress' : task.status === 'pending';
       if (!runnable) return null;
       // The draft artifact first, then the claim naming it (one statement less than claiming
-      // and then naming it; under the instance's lock no other claim of this task can come
-      // between the read above and this insert, and if one did it is rolled back).
+      // and then naming it; under the task's lock no other claim of this task can come between
+      // the read above and this insert, and if one did it is rolled back).
       const artifact = await this.d.tasks.createDraftArtifact(trx, {
         instanceId: row.id,
         taskId,

@@ -190,9 +190,10 @@ export function lockTaskWithClaim(db: Executor, runId: string, taskId: string) {
     .executeTakeFirst();
 }
 
-/** The instance row-locked, with the run's status (null when there is no such run), in one read:
- * a task's finish reads both. The run's row needs no lock of its own: its status leaves
- * `running` only under the instance's lock (the run's end, the instance's completion). */
+/** The instance share-locked (findInstance's 'share'), with the run's status (null when there is
+ * no such run), in one read: a task's finish reads both. The run's row needs no lock of its own:
+ * its status leaves `running` only under the instance's exclusive lock (the run's end, the
+ * instance's completion), which a share lock excludes. */
 export function lockInstanceWithRunStatus(db: Executor, instanceId: string, runId: string) {
   return db
     .selectFrom('workflow_instances')
@@ -205,7 +206,7 @@ export function lockInstanceWithRunStatus(db: Executor, instanceId: string, runI
         .as('run_status'),
     )
     .where('workflow_instances.id', '=', instanceId)
-    .forUpdate()
+    .forShare()
     .executeTakeFirst();
 }
 
