@@ -15,8 +15,8 @@
 // row-locked instance reads (the lock's wait included) and of its other statements; the CPU per
 // flow of the service's thread (and how busy its event loop was) and of the PostgreSQL backends
 // serving it (Linux);
-// WF_TRACE=1 prints every statement (first 160 characters) to stderr (with --instances 1: one
-// flow's statements in order).
+// WF_TRACE=1 prints every statement (first 160 characters, after where it comes from) to stderr
+// (with --instances 1: one flow's statements in order).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -169,7 +169,8 @@ async function flows(c: FlowCommand) {
 // NOTIFYs, the change feed), counted where node-postgres sends them; only on the main thread.
 // What a task's time holds besides its statements: each wait for a pool connection, and each
 // round trip (sent → answered, the event loop's delay in reading the answer included) of the
-// row-locked instance reads every write starts with (the lock's wait included) and of the others.
+// row-locked instance reads every write starts with (FOR UPDATE or, a task's claim and finish,
+// FOR SHARE; the lock's wait included) and of the others.
 let statements = 0;
 let notifies = 0;
 // Where the statements come from: the orchestrator's runs and the suggestion passes (their calls
@@ -246,10 +247,12 @@ if (isMainThread) {
       byOrigin.set(from, (byOrigin.get(from) ?? 0) + 1);
     }
     if (process.env.WF_TRACE)
-      process.stderr.write(`SQL ${String(text).replace(/\s+/g, ' ').slice(0, 160)}\n`);
+      process.stderr.write(
+        `SQL [${origin.getStore() ?? '-'}] ${String(text).replace(/\s+/g, ' ').slice(0, 160)}\n`,
+      );
     const r = query.apply(this, args);
     if (timing && text && r instanceof Promise) {
-      const into = /^select .* from "workflow_instances" .*for update$/s.test(text)
+      const into = /^select .* from "workflow_instances" .*for (update|share)$/s.test(text)
         ? waits.lockedInstanceRead
         : waits.otherStatement;
       const t0 = performance.now();
