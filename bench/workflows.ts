@@ -178,6 +178,8 @@ let notifies = 0;
 // and the rest: the requests, the account checks, the change feed.
 const origin = new AsyncLocalStorage<string>();
 const byOrigin = new Map<string, number>();
+/** Calls of the marked methods (runs executed, suggestion passes' jobs handled). */
+const callsOf = new Map<string, number>();
 let counting = false;
 let timing = false;
 const waits = { pool: [] as number[], lockedInstanceRead: [] as number[], otherStatement: [] as number[] };
@@ -263,6 +265,7 @@ if (isMainThread) {
   const mark = <T extends object>(proto: T, method: keyof T & string, label: string) => {
     const f = proto[method] as (...a: unknown[]) => unknown;
     (proto as Record<string, unknown>)[method] = function (this: unknown, ...a: unknown[]) {
+      if (counting) callsOf.set(label, (callsOf.get(label) ?? 0) + 1);
       return origin.run(label, () => f.apply(this, a));
     };
   };
@@ -319,6 +322,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     for (const xs of Object.values(waits)) xs.length = 0;
     timing = true;
     byOrigin.clear();
+    callsOf.clear();
     counting = true;
     // CPU: the service's thread (its event loop's busy share too) and the database server's.
     const eluBefore = performance.eventLoopUtilization();
@@ -335,7 +339,9 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     timing = false;
     counting = false;
     const statementsByOrigin = Object.fromEntries(
-      [...byOrigin].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / INSTANCES]),
+      [...byOrigin]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => [k, { perFlow: n / INSTANCES, calls: callsOf.get(k) }]),
     );
     const elu = performance.eventLoopUtilization(eluBefore).utilization;
     const thread = process.threadCpuUsage(threadBefore);
@@ -428,11 +434,13 @@ else {
       `| ${r.db} | ${r.statementsPerFlow.toFixed(0)} | ${r.notifiesPerFlow.toFixed(1)} | ${r.loopP50.toFixed(1)} / ${r.loopP99.toFixed(1)} / ${r.loopMax.toFixed(0)} | ${(100 * r.elu).toFixed(0)} % | ${r.serviceCpuMsPerFlow.toFixed(1)} | ${r.dbCpuMsPerFlow?.toFixed(1) ?? '–'} |`,
     );
   console.log('\nthe service process: statements per flow by where they come from\n');
-  console.log('| db | from | statements / flow |');
-  console.log('|---|---|---|');
+  console.log('| db | from | statements / flow | calls / flow | statements / call |');
+  console.log('|---|---|---|---|---|');
   for (const r of results)
-    for (const [k, n] of Object.entries(r.statementsByOrigin))
-      console.log(`| ${r.db} | ${k} | ${n.toFixed(1)} |`);
+    for (const [k, { perFlow, calls }] of Object.entries(r.statementsByOrigin))
+      console.log(
+        `| ${r.db} | ${k} | ${perFlow.toFixed(1)} | ${calls === undefined ? '–' : (calls / INSTANCES).toFixed(1)} | ${calls === undefined ? '–' : ((perFlow * INSTANCES) / calls).toFixed(1)} |`,
+      );
   console.log(
     '\nthe service process: waits for a pool connection, round trips of the row-locked instance reads (lock wait included) and of the other statements (ms)\n',
   );
