@@ -8,12 +8,19 @@
 // run in a worker thread, off the service's event loop.
 // Reports: transitions per second (state changes over the flow phase's wall time, waiting for runs
 // included), each write's p50/p99, and the orchestrator's own overhead per task (each task run's
-// time, claim to finish as the orchestrator measured it, minus its model call's time).
+// time as the orchestrator measured it, from before its claim to its finish's locked read, minus
+// its model call's time; before 2026-11-25 night the time stopped before the finish).
 // Also: the statements and NOTIFYs the service's process sent per flow, and its event-loop delay;
-// WF_TRACE=1 prints every statement (first 160 characters) to stderr (with --instances 1: one
-// flow's statements in order).
+// what the waiting is made of: its waits for a pool connection, and the round trips of its
+// row-locked instance reads (the lock's wait included) and of its other statements; the CPU per
+// flow of the service's thread (and how busy its event loop was) and of the PostgreSQL backends
+// serving it (Linux);
+// WF_TRACE=1 prints every statement (first 160 characters, after where it comes from) to stderr
+// (with --instances 1: one flow's statements in order).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -24,6 +31,8 @@ import { io } from 'socket.io-client';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
+import { SuggestionsService } from '../src/modules/suggestions/index.js';
+import { WorkflowOrchestrator } from '../src/modules/workflows/index.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { onEachDatabase } from './databases.js';
 import { pct } from './percentile.js';
@@ -158,20 +167,133 @@ async function flows(c: FlowCommand) {
 
 // Every statement the service's process sends (its pool, the job queue's, the realtime adapter's
 // NOTIFYs, the change feed), counted where node-postgres sends them; only on the main thread.
+// What a task's time holds besides its statements: each wait for a pool connection, and each
+// round trip (sent → answered, the event loop's delay in reading the answer included) of the
+// row-locked instance reads every write starts with (FOR UPDATE or, a task's claim and finish,
+// FOR SHARE; the lock's wait included) and of the others.
 let statements = 0;
 let notifies = 0;
+// Where the statements come from: the orchestrator's runs and the suggestion passes (their calls
+// marked below), the job queue's own (pg-boss's: enqueue, fetch, complete, maintenance), NOTIFYs,
+// and the rest: the requests, the account checks, the change feed.
+const origin = new AsyncLocalStorage<string>();
+const byOrigin = new Map<string, number>();
+/** Calls of the marked methods (runs executed, suggestion passes' jobs handled). */
+const callsOf = new Map<string, number>();
+let counting = false;
+let timing = false;
+const waits = {
+  pool: [] as number[],
+  lockedInstanceRead: [] as number[],
+  otherStatement: [] as number[],
+  // The two transactions of a task's run, whole (connection, locks, statements, commit): its
+  // claim, and its finish (whose locked read ends the task's measured time).
+  taskClaim: [] as number[],
+  taskFinish: [] as number[],
+};
+// The PostgreSQL server processes serving this process's connections (their pids, from the
+// connections' startup), for their CPU time (Linux: /proc; none elsewhere, or a server on another
+// machine).
+const backendPids = new Set<number>();
+/** CPU seconds a process has used, or undefined when it cannot be read (gone, not Linux). */
+function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks (100/s)
+  } catch {
+    return undefined;
+  }
+}
+/** Sums the CPU the backends used since `start`: each is sampled every second, so one that exits
+ * counts up to its last sample. */
+function backendCpu() {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = () => {
+    for (const pid of backendPids) {
+      const s = cpuSecondsOf(pid);
+      if (s === undefined) continue;
+      if (!first.has(pid)) first.set(pid, s);
+      last.set(pid, s);
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 1000);
+  return () => {
+    clearInterval(timer);
+    sample();
+    let sum = 0;
+    for (const [pid, s] of last) sum += s - first.get(pid)!;
+    return sum;
+  };
+}
 if (isMainThread) {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its pool below
+  const connect = pg.Pool.prototype.connect as (this: pg.Pool, ...args: unknown[]) => unknown;
+  pg.Pool.prototype.connect = function (this: pg.Pool, ...args: unknown[]) {
+    const r = connect.apply(this, args);
+    if (timing && args.length === 0 && r instanceof Promise) {
+      const t0 = performance.now();
+      void r.then(() => waits.pool.push(performance.now() - t0)).catch(() => undefined);
+    }
+    return r;
+  } as typeof pg.Pool.prototype.connect;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its client below
   const query = pg.Client.prototype.query as (this: pg.Client, ...args: unknown[]) => unknown;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     statements++;
+    const pid = (this as unknown as { processID: number | null }).processID;
+    if (pid) backendPids.add(pid);
     const q = args[0] as string | { text?: string } | undefined;
     const text = typeof q === 'string' ? q : q?.text;
-    if (text && /notify/i.test(text.slice(0, 40))) notifies++;
+    const notify = !!text && /notify/i.test(text.slice(0, 40));
+    if (notify) notifies++;
+    if (counting) {
+      const from = notify
+        ? 'NOTIFY'
+        : text && /_boss"?\.|pgboss\./.test(text)
+          ? 'job queue (pg-boss)'
+          : (origin.getStore() ?? 'requests and the rest');
+      byOrigin.set(from, (byOrigin.get(from) ?? 0) + 1);
+    }
     if (process.env.WF_TRACE)
-      process.stderr.write(`SQL ${String(text).replace(/\s+/g, ' ').slice(0, 160)}\n`);
-    return query.apply(this, args);
+      process.stderr.write(
+        `SQL [${origin.getStore() ?? '-'}] ${String(text).replace(/\s+/g, ' ').slice(0, 160)}\n`,
+      );
+    const r = query.apply(this, args);
+    if (timing && text && r instanceof Promise) {
+      const into = /^select .* from "workflow_instances" .*for (update|share)$/s.test(text)
+        ? waits.lockedInstanceRead
+        : waits.otherStatement;
+      const t0 = performance.now();
+      void r.then(() => into.push(performance.now() - t0)).catch(() => undefined);
+    }
+    return r;
   } as typeof pg.Client.prototype.query;
+  const mark = <T extends object>(proto: T, method: keyof T & string, label: string) => {
+    const f = proto[method] as (...a: unknown[]) => unknown;
+    (proto as Record<string, unknown>)[method] = function (this: unknown, ...a: unknown[]) {
+      if (counting) callsOf.set(label, (callsOf.get(label) ?? 0) + 1);
+      return origin.run(label, () => f.apply(this, a));
+    };
+  };
+  mark(WorkflowOrchestrator.prototype, 'execute', 'orchestrator runs');
+  // Private methods, reached by name: the bench's view of what a task's time holds.
+  const time = (method: string, into: number[]) => {
+    const proto = WorkflowOrchestrator.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const f = proto[method]!;
+    proto[method] = async function (this: unknown, ...a: unknown[]) {
+      const t0 = performance.now();
+      try {
+        return await f.apply(this, a);
+      } finally {
+        if (timing) into.push(performance.now() - t0);
+      }
+    };
+  };
+  time('claim', waits.taskClaim);
+  time('endTask', waits.taskFinish);
+  mark(SuggestionsService.prototype, 'generateForInstance', 'suggestion passes (jobs)');
 }
 
 async function run(dbName: string, env: Record<string, string | undefined>) {
@@ -220,6 +342,15 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     loop.enable();
     const statementsBefore = statements;
     const notifiesBefore = notifies;
+    for (const xs of Object.values(waits)) xs.length = 0;
+    timing = true;
+    byOrigin.clear();
+    callsOf.clear();
+    counting = true;
+    // CPU: the service's thread (its event loop's busy share too) and the database server's.
+    const eluBefore = performance.eventLoopUtilization();
+    const threadBefore = process.threadCpuUsage();
+    const stopBackendCpu = env.DATABASE_URL ? backendCpu() : undefined;
     const r = await load.send<Awaited<ReturnType<typeof flows>>>({
       cmd: 'flow',
       url,
@@ -228,6 +359,20 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       rootObserverId,
     });
     loop.disable();
+    timing = false;
+    counting = false;
+    const statementsByOrigin = Object.fromEntries(
+      [...byOrigin]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => [k, { perFlow: n / INSTANCES, calls: callsOf.get(k) }]),
+    );
+    const elu = performance.eventLoopUtilization(eluBefore).utilization;
+    const thread = process.threadCpuUsage(threadBefore);
+    const serviceCpuSec = (thread.user + thread.system) / 1e6;
+    const dbCpuSec = stopBackendCpu?.();
+    const waited = Object.fromEntries(
+      Object.entries(waits).map(([k, xs]) => [k, { n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) }]),
+    );
     const flowStatements = statements - statementsBefore;
     const flowNotifies = notifies - notifiesBefore;
     // The orchestrator's own time per task, as it measured it.
@@ -254,6 +399,11 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       loopP50: loop.percentile(50) / 1e6,
       loopP99: loop.percentile(99) / 1e6,
       loopMax: loop.max / 1e6,
+      waited,
+      statementsByOrigin,
+      elu,
+      serviceCpuMsPerFlow: (1000 * serviceCpuSec) / INSTANCES,
+      dbCpuMsPerFlow: dbCpuSec === undefined ? undefined : (1000 * dbCpuSec) / INSTANCES,
       taskRuns: taskRuns.length,
       overheadP50: pct(overhead, 50),
       overheadP99: pct(overhead, 99),
@@ -298,12 +448,30 @@ else {
       `| ${r.db} | ${INSTANCES} | ${r.failures} | ${r.wallSec.toFixed(1)} | ${(r.requests / r.wallSec).toFixed(0)} | ${(r.transitions / r.wallSec).toFixed(1)} | ${r.runP50.toFixed(0)} / ${r.runP99.toFixed(0)} | ${r.runWaitP50.toFixed(0)} / ${r.runWaitP99.toFixed(0)} | ${r.overheadP50.toFixed(1)} / ${r.overheadP99.toFixed(1)} | ${r.modelP50.toFixed(1)} |`,
     );
   console.log('\nthe service process: statements and NOTIFYs sent per flow, event-loop delay (ms)\n');
-  console.log('| db | statements / flow | NOTIFYs / flow | loop p50 / p99 / max ms |');
-  console.log('|---|---|---|---|');
+  console.log(
+    '| db | statements / flow | NOTIFYs / flow | loop p50 / p99 / max ms | loop busy | service thread CPU ms / flow | PostgreSQL backends CPU ms / flow |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
   for (const r of results)
     console.log(
-      `| ${r.db} | ${r.statementsPerFlow.toFixed(0)} | ${r.notifiesPerFlow.toFixed(1)} | ${r.loopP50.toFixed(1)} / ${r.loopP99.toFixed(1)} / ${r.loopMax.toFixed(0)} |`,
+      `| ${r.db} | ${r.statementsPerFlow.toFixed(0)} | ${r.notifiesPerFlow.toFixed(1)} | ${r.loopP50.toFixed(1)} / ${r.loopP99.toFixed(1)} / ${r.loopMax.toFixed(0)} | ${(100 * r.elu).toFixed(0)} % | ${r.serviceCpuMsPerFlow.toFixed(1)} | ${r.dbCpuMsPerFlow?.toFixed(1) ?? '–'} |`,
     );
+  console.log('\nthe service process: statements per flow by where they come from\n');
+  console.log('| db | from | statements / flow | calls / flow | statements / call |');
+  console.log('|---|---|---|---|---|');
+  for (const r of results)
+    for (const [k, { perFlow, calls }] of Object.entries(r.statementsByOrigin))
+      console.log(
+        `| ${r.db} | ${k} | ${perFlow.toFixed(1)} | ${calls === undefined ? '–' : (calls / INSTANCES).toFixed(1)} | ${calls === undefined ? '–' : ((perFlow * INSTANCES) / calls).toFixed(1)} |`,
+      );
+  console.log(
+    "\nthe service process: waits for a pool connection, round trips of the row-locked instance reads (lock wait included) and of the other statements, a task's claim and finish transactions (ms)\n",
+  );
+  console.log('| db | wait | n | p50 | p99 |');
+  console.log('|---|---|---|---|---|');
+  for (const r of results)
+    for (const [k, v] of Object.entries(r.waited))
+      console.log(`| ${r.db} | ${k} | ${v.n} | ${v.p50.toFixed(2)} | ${v.p99.toFixed(2)} |`);
   console.log('\nper request (ms):\n');
   console.log('| db | request | n | p50 | p99 |');
   console.log('|---|---|---|---|---|');

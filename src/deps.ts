@@ -442,15 +442,15 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         models,
         routeUser: async (userId, channelId) => (await protocols.routeUser(userId, { channelId })).resolved,
         resolveProtocol: (id) => protocols.resolve(id),
-        specialists: async () => {
-          const out: { id: number; specialties: string[] }[] = [];
-          for (let offset = 0; ; offset += 500) {
-            const { npcs, total } = await characters.listNpcs({ limit: 500, offset });
-            for (const n of npcs)
-              if (!n.isAssistant) out.push({ id: n.id, specialties: specialtiesOf(n.metadata) });
-            if (offset + 500 >= total) return out;
-          }
-        },
+        specialists: async () =>
+          (await characters.allNpcs())
+            .filter((n) => !n.isAssistant)
+            .map((n) => ({
+              id: n.id,
+              specialties: specialtiesOf(n.metadata),
+              name: n.name,
+              description: n.description,
+            })),
         persona: async (id) => {
           const npc = await characters.getNpc(id);
           return { name: npc.name, description: npc.description };

@@ -73,6 +73,18 @@ export async function listProfiles(db: Executor, p: { limit: number; offset: num
   return { rows, total: Number(total.n) };
 }
 
+/** Profiles in `user_id` order after `afterUserId`, at most `limit` (no count: for reading them
+ * all, page by page). */
+export function profilesAfter(db: Executor, afterUserId: number, limit: number) {
+  return db
+    .selectFrom('character_profiles')
+    .select(profileColumns)
+    .where('user_id', '>', afterUserId)
+    .orderBy('user_id')
+    .limit(limit)
+    .execute();
+}
+
 export function insertProfile(
   db: Executor,
   v: {

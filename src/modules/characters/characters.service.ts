@@ -172,6 +172,24 @@ export class CharactersService {
     return { npcs: rows.map(toNpc), total };
   }
 
+  /** Every NPC (the assistant included), for callers that choose among them all (the workflow
+   * orchestrator's specialists): a page of profiles and their users' identities per 500, and no
+   * count, so usually two reads where listNpcs pages take three. */
+  async allNpcs(page = 500): Promise<Npc[]> {
+    const out: Npc[] = [];
+    for (let after = 0; ;) {
+      const profiles = await repo.profilesAfter(this.db, after, page);
+      if (profiles.length === 0) return out;
+      const users = await this.users.identities(profiles.map((r) => r.user_id));
+      for (const r of profiles) {
+        const user = users.get(r.user_id);
+        if (user) out.push(toNpc(withIdentity(r, user)));
+      }
+      if (profiles.length < page) return out;
+      after = profiles[profiles.length - 1]!.user_id;
+    }
+  }
+
   /** PUT: replaces name, description, persona type and metadata. */
   async replaceNpc(id: number, input: NpcInput): Promise<Npc> {
     return transaction(this.db, async (trx) => {

@@ -155,6 +155,20 @@ describe('NPC admin CRUD and state', () => {
   });
 });
 
+describe('allNpcs', () => {
+  it('reads every NPC, page after page, each with its name and description', async () => {
+    const chars = t.deps.services.characters;
+    for (const name of ['Page A', 'Page B', 'Page C'])
+      await chars.createNpc({ name, description: `${name} desc`, metadata: {} });
+    const { npcs, total } = await chars.listNpcs({ limit: 1000, offset: 0 });
+    expect(npcs).toHaveLength(total);
+    // Pages of two: the last page is short or empty, whatever the number of NPCs.
+    const all = await chars.allNpcs(2);
+    expect(all).toEqual(npcs);
+    expect(all.find((n) => n.name === 'Page B')).toMatchObject({ description: 'Page B desc' });
+  });
+});
+
 describe('relationships', () => {
   it('sets flags and affinity per player and character', async () => {
     const npc = await t.deps.services.characters.createNpc({ name: 'Bard', description: '' });

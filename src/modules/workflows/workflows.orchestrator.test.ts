@@ -14,6 +14,7 @@ import {
   createTestApp,
   createUser,
   eventually,
+  isPostgres,
   type TestApp,
   type TestUser,
 } from '../../../test/harness.js';
@@ -308,6 +309,54 @@ describe('orchestrate', () => {
       [task.id, 'ready'],
     ]);
   });
+
+  it.runIf(isPostgres())(
+    "a run's task claims and finishes pass a share lock of the instance that another holds",
+    async () => {
+      // A task's claim or finish holds the instance's row FOR SHARE, so a sibling task's does not
+      // queue behind it; the instance's own writes (its completion, the run's end) still wait.
+      const i = await c.create(creator, {
+        machineId: 'triage_flow_v1',
+        context: {
+          title: 'Shared lock',
+          tasks: [
+            { title: 'One HOLD-SHARE', specialty: 'docs' },
+            { title: 'Two HOLD-SHARE', specialty: 'code' },
+          ],
+        },
+      });
+      relay.state.hold = /HOLD-SHARE/;
+      const r = await orchestrate(creator, i.id, { concurrency: 2 });
+      expect(r.status, r.text).toBe(202);
+      // Both claims committed: their model calls are held at the relay.
+      await eventually(() => relay.calls(/HOLD-SHARE/) === 2, { timeoutMs: 30_000 });
+      const holder = await t.deps.database.pool.connect();
+      try {
+        await holder.query('begin');
+        await holder.query('select id from workflow_instances where id = $1 for share', [i.id]);
+        relay.release();
+        // Both finishes write while the share lock is held.
+        await eventually(
+          async () => {
+            const rows = await t.deps.db
+              .selectFrom('workflow_tasks')
+              .select('status')
+              .where('instance_id', '=', i.id)
+              .execute();
+            expect(rows.map((x) => x.status)).toEqual(['completed', 'completed']);
+          },
+          { timeoutMs: 15_000 },
+        );
+      } finally {
+        await holder.query('commit');
+        holder.release();
+      }
+      expect(await finished(creator, r.body.id)).toMatchObject({
+        status: 'completed',
+        progress: { total: 2, completed: 2, failed: 0 },
+      });
+    },
+  );
 
   it('access: creator and approver start and read runs; a stranger gets 404', async () => {
     const i = await c.create(creator, {

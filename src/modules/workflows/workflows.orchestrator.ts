@@ -42,8 +42,8 @@ export interface OrchestratorDeps {
   routeUser: (userId: number, channelId: string | null) => Promise<ResolvedProtocol>;
   /** A protocol by id (the instance's workflow protocol). */
   resolveProtocol: (id: string) => Promise<ResolvedProtocol>;
-  /** NPCs with their `metadata.specialties`. */
-  specialists: () => Promise<Specialist[]>;
+  /** NPCs with their `metadata.specialties`, and the name and description a task speaks as. */
+  specialists: () => Promise<CastMember[]>;
   /** A character's name and description (the persona a task speaks as). */
   persona: (id: number) => Promise<{ name: string; description: string }>;
   assistantUserId: () => Promise<number>;
@@ -57,6 +57,21 @@ export interface OrchestratorOptions {
 
 type Instance = repo.InstanceRow;
 type RunRow = runs.FullRunRow;
+export type CastMember = Specialist & { name: string; description: string };
+
+/** The specialists of one run, read once when first needed (seeding or assignment); a task's
+ * persona is taken from them when they were read, instead of a read per task. */
+class Cast {
+  private read: Promise<CastMember[]> | undefined;
+  constructor(private readonly load: () => Promise<CastMember[]>) {}
+  all(): Promise<CastMember[]> {
+    return (this.read ??= this.load());
+  }
+  /** The member with this id, when the specialists were read and it is one of them. */
+  async known(id: number): Promise<CastMember | undefined> {
+    return this.read && (await this.read).find((m) => m.id === id);
+  }
+}
 
 /** Another claim of the task came first (its draft artifact is rolled back). */
 class ClaimTaken extends Error {}
@@ -151,20 +166,21 @@ export class WorkflowOrchestrator {
   private async work(taken: { run: RunRow; instance: Instance }, signal: AbortSignal): Promise<void> {
     let { run } = taken;
     const { instance } = taken;
+    const cast = new Cast(this.d.specialists);
     if (run.trigger === 'rerun') {
-      await this.assign(instance, run.task_ids);
+      await this.assign(instance, run.task_ids, cast);
     } else if (run.task_ids.length === 0) {
-      await this.seed(run, instance, signal);
-      await this.assign(instance, null);
+      // Tasks the seeding created are the instance's only ones, pending and assigned: nothing is
+      // left to assign or to read back.
+      const seeded = await this.seed(run, instance, cast, signal);
+      if (!seeded) await this.assign(instance, null, cast);
       if (run.run_tasks) {
-        const pending = (await repo.listTasks(this.db, instance.id, 'pending')).filter(
-          (t) => t.assigned_persona_id !== null,
-        );
-        run = await runs.setRunTasks(
-          this.db,
-          run.id,
-          pending.map((t) => t.id),
-        );
+        const pending =
+          seeded ??
+          (await repo.listTasks(this.db, instance.id, 'pending'))
+            .filter((t) => t.assigned_persona_id !== null)
+            .map((t) => t.id);
+        run = await runs.setRunTasks(this.db, run.id, pending);
       }
     }
     if (run.run_tasks && run.task_ids.length > 0) {
@@ -173,7 +189,7 @@ export class WorkflowOrchestrator {
       const worker = async () => {
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
           if (signal.aborted) throw signal.reason;
-          await this.runTask(run, instance, id, prompt, signal);
+          await this.runTask(run, instance, id, prompt, cast, signal);
         }
       };
       await Promise.all(Array.from({ length: Math.min(run.concurrency, queue.length) }, worker));
@@ -182,12 +198,19 @@ export class WorkflowOrchestrator {
     await this.finishRun(run.id);
   }
 
-  /** Step 1: tasks for an instance with none. */
-  private async seed(run: RunRow, instance: Instance, signal: AbortSignal): Promise<void> {
-    if ((await repo.listTasks(this.db, instance.id)).length > 0) return;
+  /** Step 1: tasks for an instance with none; the ids of those it created (each assigned), or
+   * null when the instance had tasks. */
+  private async seed(
+    run: RunRow,
+    instance: Instance,
+    cast: Cast,
+    signal: AbortSignal,
+  ): Promise<string[] | null> {
     let seeds: SeedTask[] | null = contextTasks(instance.context);
     let source = 'context';
+    // Only a model call is worth a look first; otherwise the locked read below decides.
     if (!seeds && !this.d.models.offline) {
+      if ((await repo.listTasks(this.db, instance.id)).length > 0) return null;
       const p = seedPrompt({
         machineId: instance.machine_id,
         state: instance.state,
@@ -216,10 +239,10 @@ export class WorkflowOrchestrator {
     // Step 2 for the new tasks, in the same transaction: each is created with its persona (the
     // instance had no task, so no persona carries any of its load), and its events are those the
     // seeding and then the assignment record.
-    const [specialists, assistantId] = await Promise.all([this.d.specialists(), this.d.assistantUserId()]);
-    await transaction(this.db, async (trx, afterCommit) => {
+    const [specialists, assistantId] = await Promise.all([cast.all(), this.d.assistantUserId()]);
+    return transaction(this.db, async (trx, afterCommit) => {
       const row = (await repo.findInstance(trx, instance.id, true))!;
-      if (row.archived_at !== null || (await repo.listTasks(trx, row.id)).length > 0) return;
+      if (row.archived_at !== null || (await repo.listTasks(trx, row.id)).length > 0) return null;
       const load = new Map<number, number>();
       const created = await this.d.tasks.createTasks(
         trx,
@@ -258,17 +281,18 @@ export class WorkflowOrchestrator {
           }),
         ),
       ]);
+      return created.map((t) => t.id);
     });
   }
 
   /** Step 2: a persona for each unassigned task (of `only`, when given). */
-  private async assign(instance: Instance, only: string[] | null): Promise<void> {
+  private async assign(instance: Instance, only: string[] | null, cast: Cast): Promise<void> {
     const open = (await repo.listTasks(this.db, instance.id)).filter(
       (t) =>
         t.assigned_persona_id === null && t.assigned_human === null && (only === null || only.includes(t.id)),
     );
     if (open.length === 0) return;
-    const [specialists, assistantId] = await Promise.all([this.d.specialists(), this.d.assistantUserId()]);
+    const [specialists, assistantId] = await Promise.all([cast.all(), this.d.assistantUserId()]);
     await transaction(this.db, async (trx, afterCommit) => {
       const row = (await repo.findInstance(trx, instance.id, true))!;
       if (row.archived_at !== null) return;
@@ -316,6 +340,7 @@ export class WorkflowOrchestrator {
     instance: Instance,
     taskId: string,
     system: string,
+    cast: Cast,
     signal: AbortSignal,
   ): Promise<void> {
     const started = performance.now();
@@ -327,7 +352,7 @@ export class WorkflowOrchestrator {
     let modelMs = 0;
     try {
       const input: TaskPromptInput = {
-        persona: await this.d.persona(personaId),
+        persona: (await cast.known(personaId)) ?? (await this.d.persona(personaId)),
         task: {
           title: task.title,
           description: task.description,
@@ -353,21 +378,11 @@ export class WorkflowOrchestrator {
         });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      await this.endTask(run, instance, task, artifactId, {
-        ok: false,
-        err,
-        wallMs: performance.now() - started,
-        modelMs,
-      });
+      await this.endTask(run, instance, task, artifactId, { ok: false, err, started, modelMs });
       return;
     }
     if (signal.aborted) throw signal.reason;
-    await this.endTask(run, instance, task, artifactId, {
-      ok: true,
-      content,
-      wallMs: performance.now() - started,
-      modelMs,
-    });
+    await this.endTask(run, instance, task, artifactId, { ok: true, content, started, modelMs });
   }
 
   /** The task's claim for this run: created with its draft artifact (the task in progress), or
@@ -378,19 +393,24 @@ export class WorkflowOrchestrator {
     taskId: string,
   ): Promise<{ task: repo.TaskRow; artifactId: string } | null> {
     return transaction(this.db, async (trx, afterCommit) => {
-      const row = (await repo.findInstance(trx, instance.id, true))!;
-      const existing = await runs.findTaskRun(trx, run.id, taskId);
-      const task = await repo.findTask(trx, taskId, true);
-      if (existing) {
-        if (existing.status !== 'running' || !task || existing.artifact_id === null) return null;
-        return { task, artifactId: existing.artifact_id };
+      // A share lock: the instance's writes (its completion among them) wait for the claim, but
+      // the claims and finishes of the run's other tasks do not (none of them writes the
+      // instance's row; under an exclusive lock they queued behind each other, and a task's time
+      // was mostly that queue). The task's own row lock orders claims of one task.
+      const row = (await repo.findInstance(trx, instance.id, 'share'))!;
+      const found = await runs.lockTaskWithClaim(trx, run.id, taskId);
+      if (!found) return null;
+      const { claim_status, claim_artifact_id, ...task } = found;
+      if (claim_status !== null) {
+        if (claim_status !== 'running' || claim_artifact_id === null) return null;
+        return { task, artifactId: claim_artifact_id };
       }
-      if (!task || row.archived_at !== null || task.assigned_persona_id === null) return null;
+      if (row.archived_at !== null || task.assigned_persona_id === null) return null;
       const runnable = run.trigger === 'rerun' ? task.status !== 'in_progress' : task.status === 'pending';
       if (!runnable) return null;
       // The draft artifact first, then the claim naming it (one statement less than claiming
-      // and then naming it; under the instance's lock no other claim of this task can come
-      // between the read above and this insert, and if one did it is rolled back).
+      // and then naming it; under the task's lock no other claim of this task can come between
+      // the read above and this insert, and if one did it is rolled back).
       const artifact = await this.d.tasks.createDraftArtifact(trx, {
         instanceId: row.id,
         taskId,
@@ -427,15 +447,18 @@ export class WorkflowOrchestrator {
     instance: Instance,
     task: repo.TaskRow,
     artifactId: string,
-    r: ({ ok: true; content: string } | { ok: false; err: unknown }) & { wallMs: number; modelMs: number },
+    /** `started`: when the task's run began (before its claim), on performance.now()'s clock. */
+    r: ({ ok: true; content: string } | { ok: false; err: unknown }) & { started: number; modelMs: number },
   ): Promise<void> {
     await transaction(this.db, async (trx, afterCommit) => {
-      const row = (await repo.findInstance(trx, instance.id, true))!;
-      const current = await runs.findRun(trx, run.id, true);
-      if (current?.status !== 'running' || row.archived_at !== null) return;
+      const locked = (await runs.lockInstanceWithRunStatus(trx, instance.id, run.id))!;
+      const { run_status, ...row } = locked;
+      if (run_status !== 'running' || row.archived_at !== null) return;
+      // The task's time runs to here, its finish's wait for a connection and the lock included
+      // (only the finish's own writes below are left out: the time is one of them).
       const ended = await runs.finishTaskRun(trx, run.id, task.id, {
         status: r.ok ? 'completed' : 'failed',
-        wallMs: r.wallMs,
+        wallMs: performance.now() - r.started,
         modelMs: r.modelMs,
       });
       if (!ended) return;

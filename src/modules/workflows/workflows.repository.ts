@@ -36,7 +36,7 @@ export async function listDefinitions(db: Executor): Promise<WorkflowDefinition[
 
 // ---- instances -----------------------------------------------------------------------------
 
-const instanceColumns = [
+export const instanceColumns = [
   'id',
   'machine_id',
   'protocol_id',
@@ -86,9 +86,12 @@ export function insertInstance(
 }
 
 /** One instance; `lock` takes its row lock (read-check-write of a transition, approval, …). */
-export function findInstance(db: Executor, id: string, lock = false) {
+/** `lock`: true (FOR UPDATE) for a write to the instance or anything of it; 'share' (FOR SHARE) for
+ * the orchestrator's task claims and finishes, which exclude those writes (the instance's
+ * completion among them) but not each other. */
+export function findInstance(db: Executor, id: string, lock: boolean | 'share' = false) {
   const q = db.selectFrom('workflow_instances').select(instanceColumns).where('id', '=', id);
-  return (lock ? q.forUpdate() : q).executeTakeFirst();
+  return (lock === 'share' ? q.forShare() : lock ? q.forUpdate() : q).executeTakeFirst();
 }
 export type InstanceRow = NonNullable<Awaited<ReturnType<typeof findInstance>>>;
 
@@ -253,7 +256,7 @@ export function countApprovals(db: Executor, instanceIds: string[]) {
 
 // ---- tasks ---------------------------------------------------------------------------------
 
-const taskColumns = [
+export const taskColumns = [
   'id',
   'instance_id',
   'title',

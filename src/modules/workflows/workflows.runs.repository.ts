@@ -2,6 +2,7 @@
 // and the task runs that claim each task of a run once.
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
+import { instanceColumns } from './workflows.repository.js';
 import type { RunProgress, RunStatus, RunTrigger, TaskRunStatus } from './workflows.tables.js';
 
 // What a run answers with (the contract's shape); the orchestrator reads its options and lease too.
@@ -174,15 +175,40 @@ export function claimTaskRun(
     .executeTakeFirst();
 }
 
-export function findTaskRun(db: Executor, runId: string, taskId: string) {
+/** A task row-locked, with this run's claim of it (status and artifact; null when there is none),
+ * in one read: a claim's two reads. Undefined when the task does not exist. */
+export function lockTaskWithClaim(db: Executor, runId: string, taskId: string) {
   return db
-    .selectFrom('workflow_task_runs')
-    .select(taskRunColumns)
-    .where('run_id', '=', runId)
-    .where('task_id', '=', taskId)
+    .selectFrom('workflow_tasks as t')
+    .leftJoin('workflow_task_runs as tr', (j) =>
+      j.onRef('tr.task_id', '=', 't.id').on('tr.run_id', '=', runId),
+    )
+    .selectAll('t')
+    .select(['tr.status as claim_status', 'tr.artifact_id as claim_artifact_id'])
+    .where('t.id', '=', taskId)
+    .forUpdate('t')
     .executeTakeFirst();
 }
-export type TaskRunRow = NonNullable<Awaited<ReturnType<typeof findTaskRun>>>;
+
+/** The instance share-locked (findInstance's 'share'), with the run's status (null when there is
+ * no such run), in one read: a task's finish reads both. The run's row needs no lock of its own:
+ * its status leaves `running` only under the instance's exclusive lock (the run's end, the
+ * instance's completion), which a share lock excludes. */
+export function lockInstanceWithRunStatus(db: Executor, instanceId: string, runId: string) {
+  return db
+    .selectFrom('workflow_instances')
+    .select(instanceColumns)
+    .select((eb) =>
+      eb
+        .selectFrom('workflow_runs')
+        .select('workflow_runs.status')
+        .where('workflow_runs.id', '=', runId)
+        .as('run_status'),
+    )
+    .where('workflow_instances.id', '=', instanceId)
+    .forShare()
+    .executeTakeFirst();
+}
 
 /** Ends a running task run; false when it had already ended. */
 export async function finishTaskRun(

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { sql, transaction } from '../db/database.js';
-import { JobQueue } from './queue.js';
+import { fetchAgainAtOnce, JobQueue } from './queue.js';
 
 const NOOP = 'test.noop';
 
@@ -61,6 +61,15 @@ describe('job queue on an API-only node', () => {
   it('refuses a job that is not defined, and data that does not fit its schema', async () => {
     await expect(q.enqueue(t.deps.db, 'no.such.job', {})).rejects.toThrow(/no job named/);
     await expect(q.enqueue(t.deps.db, NOOP, { unexpected: 1 })).rejects.toThrow();
+  });
+});
+
+describe('fetching again at once', () => {
+  it('only after a full batch: a shorter one waits for the poll, so what comes meanwhile gathers', () => {
+    expect(fetchAgainAtOnce(1, 1)).toBe(true);
+    expect(fetchAgainAtOnce(50, 50)).toBe(true);
+    expect(fetchAgainAtOnce(3, 50)).toBe(false);
+    expect(fetchAgainAtOnce(0, 1)).toBe(false);
   });
 });
 
@@ -157,6 +166,38 @@ describe('job queue workers', () => {
       for (let n = 1; n <= 6; n++) await q.enqueue(t.deps.db, 'test.wake', { n });
       await finished;
       expect(done.sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    } finally {
+      await q.stop();
+    }
+  }, 60_000);
+
+  it('drains a backlog of full batches without waiting for the poll', async () => {
+    // Batches of two and a poll every 5 minutes: the seven jobs (sent in one transaction: no
+    // wake-up) are handled before the test times out only because a full batch is followed by
+    // a fetch at once; the last, short one then ends it.
+    const q = new JobQueue(t.deps.database, t.deps.log);
+    const done: number[] = [];
+    let all!: () => void;
+    const finished = new Promise<void>((ok) => (all = ok));
+    q.define({
+      name: 'test.backlog',
+      schema: z.object({ n: z.number() }),
+      batchSize: 2,
+      pollingIntervalSeconds: 300,
+      handler: async ({ n }) => {
+        done.push(n);
+        if (done.length === 7) all();
+      },
+    });
+    await q.start({ work: true });
+    try {
+      await new Promise<void>((ok) => setImmediate(ok));
+      await transaction(t.deps.db, async (trx) => {
+        for (let n = 1; n <= 7; n++) await q.enqueue(trx, 'test.backlog', { n });
+      });
+      q.wake('test.backlog');
+      await finished;
+      expect(done.sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
     } finally {
       await q.stop();
     }

@@ -49,6 +49,15 @@ interface LocalWorker {
   wokenAt: number;
 }
 
+/** Whether a worker fetches again as soon as its batch is handled: only when the fetch came back
+ * full (a backlog). A shorter one means the queue was drained, so the worker waits for its poll
+ * (or a wake-up), and the jobs sent meanwhile come as one batch, coalesced (`coalesceBy`) and
+ * completed together, instead of a fetch, a handler call and a completion for each one as it
+ * comes. A batch of one job is always full: such queues drain a backlog at the handlers' pace. */
+export function fetchAgainAtOnce(fetched: number, batchSize: number): boolean {
+  return fetched >= batchSize;
+}
+
 function adapter(executor: Executor) {
   return {
     async executeSql(text: string, values?: unknown[]) {
@@ -170,16 +179,18 @@ export class JobQueue {
       // forever behind the caller's open transaction.
       await boss.touch(def.name, '00000000-0000-0000-0000-000000000000');
       if (!work) continue;
-      // One pg-boss worker per unit of concurrency, each knowing its own id: a worker that got a
-      // job fetches again at once when it is done (so a backlog drains at the handlers' pace, not
-      // one job per worker per poll), and `wake` can reach every worker of the queue.
+      // One pg-boss worker per unit of concurrency, each knowing its own id: a worker whose fetch
+      // came back full fetches again at once when it is done (so a backlog drains at the
+      // handlers' pace, not one batch per worker per poll), and `wake` can reach every worker of
+      // the queue.
       const workers: LocalWorker[] = [];
       this.workers.set(def.name, workers);
+      const batchSize = def.batchSize ?? 1;
       for (let i = 0; i < (def.localConcurrency ?? 1); i++) {
         const self: LocalWorker = { id: '', busy: false, wokenAt: 0 };
         self.id = await boss.work(
           def.name,
-          { batchSize: def.batchSize ?? 1, pollingIntervalSeconds: def.pollingIntervalSeconds ?? 1 },
+          { batchSize, pollingIntervalSeconds: def.pollingIntervalSeconds ?? 1 },
           async (jobs) => {
             self.busy = true;
             self.wokenAt = 0;
@@ -187,7 +198,7 @@ export class JobQueue {
               await this.runJobs(def, jobs);
             } finally {
               self.busy = false;
-              if (self.id) boss.notifyWorker(self.id);
+              if (self.id && fetchAgainAtOnce(jobs.length, batchSize)) boss.notifyWorker(self.id);
             }
           },
         );
