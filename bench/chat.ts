@@ -415,7 +415,8 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     // CPU per turn of the service's threads: what bounds turns/s on a machine of its own, and
     // unlike turns/s barely moved by other processes sharing the cores.
     const cpuAfter = threadCpu();
-    const cpuPerTurn = (name: string) => ((cpuAfter.get(name) ?? 0) - (cpuBefore.get(name) ?? 0)) / burst.done;
+    const cpuPerTurn = (name: string) =>
+      ((cpuAfter.get(name) ?? 0) - (cpuBefore.get(name) ?? 0)) / burst.done;
     if (statementTimes) {
       const rows = [...statementTimes].sort((a, b) => b[1].ms - a[1].ms);
       const total = rows.reduce((n, [, t]) => n + t.ms, 0);
