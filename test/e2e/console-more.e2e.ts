@@ -312,6 +312,9 @@ describe('signed in as an admin', () => {
     await page.getByRole('link', { name: 'Workflows' }).click();
     await page.getByLabel('Definition').selectOption('documentation_flow_v1');
     await page.getByRole('button', { name: 'Create', exact: true }).click();
+    // The new instance shown first: switching instances clears the suggestions' status line, so a
+    // switch landing after the check would wipe the answer this test waits for.
+    await page.getByRole('heading', { level: 2, name: 'documentation_flow_v1 · intake' }).waitFor();
     const auto = page.getByRole('checkbox', { name: /Move on by itself/ });
     await auto.check();
     await page.getByRole('status').getByText('Free exits are now taken by themselves.').waitFor();
