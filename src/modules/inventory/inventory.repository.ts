@@ -44,28 +44,8 @@ export async function listItems(
   return { rows, total: Number(total.n) };
 }
 
-/** The user's balance and items in one statement: a row per item, or one row with no item when
- * the user has none; no row when the user does not exist. */
-export function heldItems(db: Executor, userId: number) {
-  return db
-    .selectFrom('user_inventory as ui')
-    .innerJoin('items', 'items.id', 'ui.item_id')
-    .select([
-      'items.id as item_id',
-      'items.name',
-      'items.description',
-      'items.type',
-      'items.metadata',
-      'ui.quantity',
-    ])
-    .where('ui.user_id', '=', userId)
-    .orderBy('items.id')
-    .execute();
-}
-
-/** The held items of several users at once (the prompt summaries of concurrent chat turns),
- * each row with its user. */
-export function heldItemsOfMany(db: Executor, userIds: number[]) {
+/** Held items with their details, in item order; each row names its holder. */
+function held(db: Executor) {
   return db
     .selectFrom('user_inventory as ui')
     .innerJoin('items', 'items.id', 'ui.item_id')
@@ -78,8 +58,18 @@ export function heldItemsOfMany(db: Executor, userIds: number[]) {
       'items.metadata',
       'ui.quantity',
     ])
+    .orderBy('items.id');
+}
+
+/** The user's held items (none: an empty list). */
+export function heldItems(db: Executor, userId: number) {
+  return held(db).where('ui.user_id', '=', userId).execute();
+}
+
+/** The held items of several users at once (the prompt summaries of concurrent chat turns). */
+export function heldItemsOfMany(db: Executor, userIds: number[]) {
+  return held(db)
     .where('ui.user_id', '=', sql<number>`any(${userIds}::bigint[])`)
-    .orderBy('items.id')
     .execute();
 }
 
