@@ -1,12 +1,12 @@
 // Sync endpoints for the external world platform (spec: "Sync endpoints"; the API contract
 // "Instances, timeline and sync"): read the assistant's universal state, write timeline events.
 import { isForeignKeyViolation } from '../../platform/db/errors.js';
-import { DatabaseBusyError, transaction, type Db } from '../../platform/db/database.js';
+import { DatabaseBusyError, transaction, type Db, type Executor } from '../../platform/db/database.js';
 import { AppError, validationFailed } from '../../platform/http/problem.js';
 import type { CharactersService } from '../characters/index.js';
 import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js';
 import type { InventoryService } from '../inventory/index.js';
-import type { RecordInput, TimelineEvent, TimelineService } from '../timeline/index.js';
+import type { AfterCommit, RecordInput, TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { IngestInput, UniversalState } from './sync.schemas.js';
 
 /** Newest memories of a player, if a memory service is wired in (see deps.ts). */
@@ -71,9 +71,10 @@ export class SyncService {
       while (this.queued.length > 0) {
         const taken = this.queued.splice(0, INGEST_BATCH);
         const now = Date.now();
-        const batch = taken.filter((q) => now - q.at <= this.maxWaitMs);
+        const batch: QueuedIngest[] = [];
         for (const q of taken)
           if (now - q.at > this.maxWaitMs) q.reject(new DatabaseBusyError(this.maxWaitMs, undefined));
+          else batch.push(q);
         if (batch.length > 1) {
           try {
             const events = await transaction(this.db, (trx, afterCommit) =>
@@ -107,9 +108,9 @@ export class SyncService {
   }
 
   private async recordOne(
-    trx: Parameters<TimelineService['record']>[0],
+    trx: Executor,
     input: IngestInput,
-    afterCommit: Parameters<TimelineService['record']>[2],
+    afterCommit: AfterCommit,
   ): Promise<TimelineEvent> {
     try {
       return await this.timeline.record(trx, recordInput(input), afterCommit);

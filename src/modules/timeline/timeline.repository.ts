@@ -26,9 +26,14 @@ export function findInstance(db: Executor, id: number) {
 }
 export type InstanceRow = NonNullable<Awaited<ReturnType<typeof findInstance>>>;
 
-/** Several instances by id in one statement (those that exist). */
+/** Several instances by id in one statement (those that exist); one shape for any count, so it
+ * stays a prepared statement. */
 export function findInstances(db: Executor, ids: number[]): Promise<InstanceRow[]> {
-  return db.selectFrom('instances').select(instanceColumns).where('id', 'in', ids).execute();
+  return db
+    .selectFrom('instances')
+    .select(instanceColumns)
+    .where('id', '=', sql<number>`any(${ids}::int8[])`)
+    .execute();
 }
 
 export function findRoot(db: Executor) {

@@ -125,12 +125,7 @@ export class TimelineService {
     if (inputs.length === 0) return [];
     // The instances of the events, read in one statement.
     const ids = [...new Set(inputs.map((input) => input.instanceId ?? null).filter((id) => id !== null))];
-    const found =
-      ids.length === 0
-        ? []
-        : ids.length === 1
-          ? [await repo.findInstance(trx, ids[0]!)].filter((r) => r !== undefined)
-          : await repo.findInstances(trx, ids);
+    const found = ids.length === 0 ? [] : await repo.findInstances(trx, ids);
     const instances = new Map(found.map((r) => [r.id, r]));
     for (const input of inputs) {
       const instanceId = input.instanceId ?? null;
