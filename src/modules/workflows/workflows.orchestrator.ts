@@ -4,9 +4,10 @@
 //  2. Gives each unassigned task the NPC whose `metadata.specialties` holds its specialty (fewest
 //     tasks here, then lowest id), else the assistant's own user.
 //  3. With `runTasks`, runs the pending tasks (a rerun: its one task), `concurrency` at a time: each
-//     is claimed once in the database (workflow_task_runs) with a draft artifact, then one model
-//     call (persona, merged routing + workflow protocol, task, context), then the artifact is ready
-//     and the task completed; a failed call leaves the artifact draft and blocks that task only.
+//     is claimed once in the database (workflow_task_runs) with a draft artifact (the first
+//     `concurrency` together, in one transaction), then one model call (persona, merged routing +
+//     workflow protocol, task, context), then the artifact is ready and the task completed; a
+//     failed call leaves the artifact draft and blocks that task only.
 // A worker holds the run by a lease it renews; a run whose worker died (lease lapsed) or stopped
 // (lease released) is taken up by the job's retry or the sweep's new job, and goes on from its
 // claims: a finished task is never called again, an interrupted one finishes its own artifact.
@@ -75,6 +76,15 @@ class Cast {
 
 /** Another claim of the task came first (its draft artifact is rolled back). */
 class ClaimTaken extends Error {}
+
+/** Another worker ended the task first (the finish's events are rolled back). */
+class TaskEnded extends Error {}
+
+/** A task this run claimed, with the draft artifact its claim created. */
+interface Claimed {
+  task: repo.TaskRow;
+  artifactId: string;
+}
 
 class RunStopped extends Error {
   constructor(reason: string) {
@@ -186,13 +196,22 @@ export class WorkflowOrchestrator {
     if (run.run_tasks && run.task_ids.length > 0) {
       const prompt = await this.protocolFor(instance);
       const queue = [...run.task_ids];
-      const worker = async () => {
+      // The first `concurrency` tasks are claimed in one transaction (a wave would otherwise
+      // send as many claims at once, each holding a connection); each later one is claimed when
+      // a worker is free.
+      const waveStarted = performance.now();
+      const wave = await this.claim(run, instance, queue.splice(0, run.concurrency));
+      const worker = async (first: Claimed | undefined) => {
+        if (first) await this.runTask(run, instance, first, waveStarted, prompt, cast, signal);
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
           if (signal.aborted) throw signal.reason;
-          await this.runTask(run, instance, id, prompt, cast, signal);
+          const started = performance.now();
+          const [claimed] = await this.claim(run, instance, [id]);
+          if (claimed) await this.runTask(run, instance, claimed, started, prompt, cast, signal);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(run.concurrency, queue.length) }, worker));
+      const workers = Math.min(run.concurrency, run.task_ids.length);
+      await Promise.all(Array.from({ length: workers }, (_, i) => worker(wave[i])));
     }
     if (signal.aborted) throw signal.reason;
     await this.finishRun(run.id);
@@ -334,19 +353,18 @@ export class WorkflowOrchestrator {
     return composeSystemPrompt(mergeProtocols(routing, workflow, instance.state)).system;
   }
 
-  /** Step 3 for one task: claim (once per run, with its draft artifact), call, finish. */
+  /** Step 3 for one claimed task: the call, then its finish. `started`: when its claim began,
+   * on performance.now()'s clock. */
   private async runTask(
     run: RunRow,
     instance: Instance,
-    taskId: string,
+    claimed: Claimed,
+    started: number,
     system: string,
     cast: Cast,
     signal: AbortSignal,
   ): Promise<void> {
-    const started = performance.now();
-    const claim = await this.claim(run, instance, taskId);
-    if (!claim) return;
-    const { task, artifactId } = claim;
+    const { task, artifactId } = claimed;
     const personaId = task.assigned_persona_id!;
     let content: string;
     let modelMs = 0;
@@ -378,76 +396,101 @@ export class WorkflowOrchestrator {
         });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      await this.endTask(run, instance, task, artifactId, { ok: false, err, started, modelMs });
+      await this.endTask(run, instance, claimed, { ok: false, err, started, modelMs });
       return;
     }
     if (signal.aborted) throw signal.reason;
-    await this.endTask(run, instance, task, artifactId, { ok: true, content, started, modelMs });
+    await this.endTask(run, instance, claimed, { ok: true, content, started, modelMs });
   }
 
-  /** The task's claim for this run: created with its draft artifact (the task in progress), or
-   * the one an interrupted attempt left running; null when the task is done or not runnable. */
-  private claim(
-    run: RunRow,
-    instance: Instance,
-    taskId: string,
-  ): Promise<{ task: repo.TaskRow; artifactId: string } | null> {
+  /** The claims of these tasks for this run, in their order: each created with its draft artifact
+   * (the task in progress), or the one an interrupted attempt left running; a task done or not
+   * runnable has none. All in one transaction; when another claim of one of them came first (a
+   * duplicate worker), that one is rolled back and each task is claimed on its own. */
+  private async claim(run: RunRow, instance: Instance, taskIds: string[]): Promise<Claimed[]> {
+    if (taskIds.length === 0) return [];
+    try {
+      return await this.claimTogether(run, instance, taskIds);
+    } catch (err) {
+      if (!(err instanceof ClaimTaken)) throw err;
+      if (taskIds.length === 1) return [];
+      const each = await Promise.all(taskIds.map((id) => this.claim(run, instance, [id])));
+      return each.flat();
+    }
+  }
+
+  private claimTogether(run: RunRow, instance: Instance, taskIds: string[]): Promise<Claimed[]> {
     return transaction(this.db, async (trx, afterCommit) => {
       // A share lock: the instance's writes (its completion among them) wait for the claim, but
       // the claims and finishes of the run's other tasks do not (none of them writes the
-      // instance's row; under an exclusive lock they queued behind each other, and a task's time
-      // was mostly that queue). The task's own row lock orders claims of one task.
+      // instance's row). The tasks' own row locks order claims of one task.
       const row = (await repo.findInstance(trx, instance.id, 'share'))!;
-      const found = await runs.lockTaskWithClaim(trx, run.id, taskId);
-      if (!found) return null;
-      const { claim_status, claim_artifact_id, ...task } = found;
-      if (claim_status !== null) {
-        if (claim_status !== 'running' || claim_artifact_id === null) return null;
-        return { task, artifactId: claim_artifact_id };
-      }
-      if (row.archived_at !== null || task.assigned_persona_id === null) return null;
-      const runnable = run.trigger === 'rerun' ? task.status !== 'in_progress' : task.status === 'pending';
-      if (!runnable) return null;
-      // The draft artifact first, then the claim naming it (one statement less than claiming
-      // and then naming it; under the task's lock no other claim of this task can come between
-      // the read above and this insert, and if one did it is rolled back).
-      const artifact = await this.d.tasks.createDraftArtifact(trx, {
-        instanceId: row.id,
-        taskId,
-        personaId: task.assigned_persona_id,
-        summary: task.title,
-        metadata: { runId: run.id, specialty: task.specialty },
-      });
-      const claimed = await runs.claimTaskRun(trx, run.id, taskId, task.assigned_persona_id, artifact.id);
-      if (!claimed) throw new ClaimTaken();
-      const updated = await repo.updateTask(trx, taskId, {
-        status: 'in_progress',
-        run_count: task.run_count + 1,
-      });
-      await this.d.core.entry.record(
-        trx,
-        afterCommit,
-        row,
-        null,
-        'workflow_task_updated',
-        `Task "${task.title}" started: ${task.status} → in_progress`,
-        { taskId, changed: ['status'], fromStatus: task.status, status: 'in_progress', runId: run.id },
+      const found = new Map(
+        (await runs.lockTasksWithClaims(trx, run.id, taskIds)).map((t) => [t.id, t] as const),
       );
-      return { task: updated, artifactId: artifact.id };
-    }).catch((err: unknown) => {
-      if (err instanceof ClaimTaken) return null;
-      throw err;
+      const resumed = new Map<string, Claimed>();
+      const fresh: repo.TaskRow[] = [];
+      for (const id of taskIds) {
+        const f = found.get(id);
+        if (!f) continue;
+        const { claim_status, claim_artifact_id, ...task } = f;
+        if (claim_status !== null) {
+          if (claim_status === 'running' && claim_artifact_id !== null)
+            resumed.set(id, { task, artifactId: claim_artifact_id });
+          continue;
+        }
+        if (row.archived_at !== null || task.assigned_persona_id === null) continue;
+        const runnable = run.trigger === 'rerun' ? task.status !== 'in_progress' : task.status === 'pending';
+        if (runnable) fresh.push(task);
+      }
+      const claimed = new Map<string, Claimed>();
+      if (fresh.length > 0) {
+        // Under the tasks' locks no other claim of them can come between the read above and
+        // this write; if one did, the draft artifacts are rolled back with the rest.
+        const written = await runs.claimTasks(
+          trx,
+          run.id,
+          row.id,
+          fresh.map((t) => ({
+            taskId: t.id,
+            personaId: t.assigned_persona_id!,
+            summary: t.title,
+            metadata: { runId: run.id, specialty: t.specialty },
+          })),
+        );
+        if (written.length < fresh.length) throw new ClaimTaken();
+        for (const { artifact_id, ...task } of written)
+          claimed.set(task.id, { task, artifactId: artifact_id });
+        await this.d.core.entry.recordAll(
+          trx,
+          afterCommit,
+          fresh.map((t) => ({
+            row,
+            actorId: null,
+            eventType: 'workflow_task_updated',
+            eventText: `Task "${t.title}" started: ${t.status} → in_progress`,
+            metadata: {
+              taskId: t.id,
+              changed: ['status'],
+              fromStatus: t.status,
+              status: 'in_progress',
+              runId: run.id,
+            },
+          })),
+        );
+      }
+      return taskIds.flatMap((id) => resumed.get(id) ?? claimed.get(id) ?? []);
     });
   }
 
   /** The artifact ready and the task completed, or the task blocked (the artifact stays draft);
-   * the run's progress counts it. Nothing is written when the run is no longer running. */
+   * the run's progress counts it. Nothing is written when the run is no longer running or the
+   * task's run already ended. */
   private async endTask(
     run: RunRow,
     instance: Instance,
-    task: repo.TaskRow,
-    artifactId: string,
-    /** `started`: when the task's run began (before its claim), on performance.now()'s clock. */
+    { task, artifactId }: Claimed,
+    /** `started`: when the task's claim began, on performance.now()'s clock. */
     r: ({ ok: true; content: string } | { ok: false; err: unknown }) & { started: number; modelMs: number },
   ): Promise<void> {
     await transaction(this.db, async (trx, afterCommit) => {
@@ -456,16 +499,10 @@ export class WorkflowOrchestrator {
       if (run_status !== 'running' || row.archived_at !== null) return;
       // The task's time runs to here, its finish's wait for a connection and the lock included
       // (only the finish's own writes below are left out: the time is one of them).
-      const ended = await runs.finishTaskRun(trx, run.id, task.id, {
-        status: r.ok ? 'completed' : 'failed',
-        wallMs: performance.now() - r.started,
-        modelMs: r.modelMs,
-      });
-      if (!ended) return;
+      const wallMs = performance.now() - r.started;
+      // The events first and the writes last: the writes lock the run's row (its progress),
+      // which the run's other finishes want too, and hold it only until the commit.
       if (r.ok) {
-        await this.d.tasks.markArtifactReady(trx, artifactId, r.content);
-        await repo.updateTask(trx, task.id, { status: 'completed' });
-        await runs.countTask(trx, run.id, 'completed');
         await this.d.core.entry.record(
           trx,
           afterCommit,
@@ -479,8 +516,6 @@ export class WorkflowOrchestrator {
         const problem = toProblem(r.err);
         if (problem.code === 'internal')
           this.d.log.error({ err: r.err, runId: run.id }, 'workflow task failed');
-        await repo.updateTask(trx, task.id, { status: 'blocked' });
-        await runs.countTask(trx, run.id, 'failed');
         await this.d.core.entry.record(
           trx,
           afterCommit,
@@ -497,6 +532,18 @@ export class WorkflowOrchestrator {
           },
         );
       }
+      const ended = await runs.finishTask(trx, {
+        runId: run.id,
+        taskId: task.id,
+        artifactId,
+        outcome: r.ok ? { ok: true, content: r.content } : { ok: false },
+        wallMs,
+        modelMs: r.modelMs,
+      });
+      // Another worker finished it (the events above are rolled back).
+      if (!ended) throw new TaskEnded();
+    }).catch((err: unknown) => {
+      if (!(err instanceof TaskEnded)) throw err;
     });
   }
 

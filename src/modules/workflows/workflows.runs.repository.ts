@@ -2,7 +2,7 @@
 // and the task runs that claim each task of a run once.
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
-import { instanceColumns } from './workflows.repository.js';
+import { instanceColumns, taskColumns, type TaskRow } from './workflows.repository.js';
 import type { RunProgress, RunStatus, RunTrigger, TaskRunStatus } from './workflows.tables.js';
 
 // What a run answers with (the contract's shape); the orchestrator reads its options and lease too.
@@ -105,19 +105,6 @@ export function setRunTasks(db: Executor, id: string, taskIds: string[]) {
     .executeTakeFirstOrThrow();
 }
 
-/** One more completed or failed task. */
-export function countTask(db: Executor, id: string, field: 'completed' | 'failed') {
-  const path = `{${field}}`;
-  return db
-    .updateTable('workflow_runs')
-    .set({
-      progress: sql`jsonb_set(progress, ${path}::text[], to_jsonb(coalesce((progress ->> ${field})::int, 0) + 1))`,
-    })
-    .where('id', '=', id)
-    .returning(fullRunColumns)
-    .executeTakeFirstOrThrow();
-}
-
 /** Ends a queued or running run (a canceled one stays canceled: undefined). */
 export function finishRun(
   db: Executor,
@@ -159,35 +146,62 @@ const taskRunColumns = [
   'model_ms',
 ] as const;
 
-/** Claims a task for a run: the row when this call created it, undefined when it existed. */
-export function claimTaskRun(
-  db: Executor,
-  runId: string,
-  taskId: string,
-  personaId: number | null,
-  artifactId: string,
-) {
-  return db
-    .insertInto('workflow_task_runs')
-    .values({ run_id: runId, task_id: taskId, persona_id: personaId, artifact_id: artifactId })
-    .onConflict((oc) => oc.columns(['run_id', 'task_id']).doNothing())
-    .returning(taskRunColumns)
-    .executeTakeFirst();
-}
-
-/** A task row-locked, with this run's claim of it (status and artifact; null when there is none),
- * in one read: a claim's two reads. Undefined when the task does not exist. */
-export function lockTaskWithClaim(db: Executor, runId: string, taskId: string) {
+/** Tasks row-locked (in id order: two claims of overlapping tasks lock them in one order), each
+ * with this run's claim of it (status and artifact; null when there is none), in one read. A
+ * task that does not exist is missing from the answer. */
+export function lockTasksWithClaims(db: Executor, runId: string, taskIds: string[]) {
   return db
     .selectFrom('workflow_tasks as t')
     .leftJoin('workflow_task_runs as tr', (j) =>
       j.onRef('tr.task_id', '=', 't.id').on('tr.run_id', '=', runId),
     )
-    .selectAll('t')
+    .select(taskColumns.map((c) => `t.${c}` as const))
     .select(['tr.status as claim_status', 'tr.artifact_id as claim_artifact_id'])
-    .where('t.id', '=', taskId)
+    .where('t.id', '=', sql<string>`any(${taskIds}::uuid[])`)
+    .orderBy('t.id')
     .forUpdate('t')
-    .executeTakeFirst();
+    .execute();
+}
+
+export interface NewClaim {
+  taskId: string;
+  personaId: number;
+  /** The draft artifact's summary and metadata. */
+  summary: string;
+  metadata: Record<string, unknown>;
+}
+
+/** Claims tasks for a run in one statement: for each, its draft artifact, the claim naming it,
+ * and the task in progress (`run_count` + 1). Answers the claimed tasks, each with its artifact
+ * id, in the order given; fewer when a claim of one existed (the caller rolls back: its draft
+ * artifact is written). The caller holds the tasks' row locks. The artifacts' rows are the
+ * workflows module's as much as the claims': one statement here saves a claim two round trips. */
+export async function claimTasks(db: Executor, runId: string, instanceId: string, claims: NewClaim[]) {
+  const r = await sql<TaskRow & { artifact_id: string; n: number }>`
+    with c as (
+      select * from unnest(
+        ${claims.map((c) => c.taskId)}::uuid[],
+        ${claims.map((c) => c.personaId)}::int8[],
+        ${claims.map((c) => c.summary)}::text[],
+        ${claims.map((c) => c.metadata)}::jsonb[]
+      ) with ordinality as c (task_id, persona_id, summary, metadata, n)
+    ), artifact as (
+      insert into workflow_artifacts (instance_id, task_id, persona_id, summary, content, metadata)
+      select ${instanceId}::uuid, task_id, persona_id, summary, '', metadata from c order by n
+      returning id, task_id, persona_id
+    ), claim as (
+      insert into workflow_task_runs (run_id, task_id, persona_id, artifact_id)
+      select ${runId}::uuid, task_id, persona_id, id from artifact
+      on conflict (run_id, task_id) do nothing
+      returning task_id, artifact_id
+    )
+    update workflow_tasks as t
+    set status = 'in_progress', run_count = t.run_count + 1, updated_at = now()
+    from claim join c on c.task_id = claim.task_id
+    where t.id = claim.task_id
+    returning ${sql.join(taskColumns.map((col) => sql.ref(`t.${col}`)))}, claim.artifact_id, c.n
+  `.execute(db);
+  return r.rows.sort((a, b) => a.n - b.n).map(({ n: _, ...row }) => row);
 }
 
 /** The instance share-locked (findInstance's 'share'), with the run's status (null when there is
@@ -210,22 +224,44 @@ export function lockInstanceWithRunStatus(db: Executor, instanceId: string, runI
     .executeTakeFirst();
 }
 
-/** Ends a running task run; false when it had already ended. */
-export async function finishTaskRun(
+/** Ends a running task run in one statement, with what it changes: completed, the artifact ready
+ * with its content and the task completed; failed, the task blocked (the artifact stays draft);
+ * either way the run's progress counts it. False (nothing written) when the task run had already
+ * ended. Written last in a task's finish: the run's row stays locked only until its commit. */
+export async function finishTask(
   db: Executor,
-  runId: string,
-  taskId: string,
-  v: { status: Exclude<TaskRunStatus, 'running'>; wallMs: number | null; modelMs: number | null },
+  v: {
+    runId: string;
+    taskId: string;
+    artifactId: string;
+    outcome: { ok: true; content: string } | { ok: false };
+    wallMs: number;
+    modelMs: number;
+  },
 ): Promise<boolean> {
-  const r = await db
-    .updateTable('workflow_task_runs')
-    .set({ status: v.status, wall_ms: v.wallMs, model_ms: v.modelMs, finished_at: dbNow() })
-    .where('run_id', '=', runId)
-    .where('task_id', '=', taskId)
-    .where('status', '=', 'running')
-    .returning('task_id')
-    .executeTakeFirst();
-  return r !== undefined;
+  const ok = v.outcome.ok;
+  const field: keyof RunProgress = ok ? 'completed' : 'failed';
+  const r = await sql<{ ended: number }>`
+    with ended as (
+      update workflow_task_runs
+      set status = ${ok ? 'completed' : 'failed'}, wall_ms = ${v.wallMs}, model_ms = ${v.modelMs},
+          finished_at = now()
+      where run_id = ${v.runId}::uuid and task_id = ${v.taskId}::uuid and status = 'running'
+      returning task_id
+    ), artifact as (
+      update workflow_artifacts set content = ${v.outcome.ok ? v.outcome.content : ''}, status = 'ready'
+      where id = ${v.artifactId}::uuid and ${ok}::boolean and exists (select from ended)
+    ), task as (
+      update workflow_tasks set status = ${ok ? 'completed' : 'blocked'}, updated_at = now()
+      where id = ${v.taskId}::uuid and exists (select from ended)
+    ), counted as (
+      update workflow_runs
+      set progress = jsonb_set(progress, array[${field}::text], to_jsonb(coalesce((progress ->> ${field}::text)::int, 0) + 1))
+      where id = ${v.runId}::uuid and exists (select from ended)
+    )
+    select count(*)::int as ended from ended
+  `.execute(db);
+  return r.rows[0]!.ended > 0;
 }
 
 /** How many tasks of the instance each persona holds (assignment by fewest tasks here). */
