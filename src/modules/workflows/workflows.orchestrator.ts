@@ -364,7 +364,7 @@ export class WorkflowOrchestrator {
     cast: Cast,
     signal: AbortSignal,
   ): Promise<void> {
-    const { task, artifactId } = claimed;
+    const { task } = claimed;
     const personaId = task.assigned_persona_id!;
     let content: string;
     let modelMs = 0;

@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import { instanceColumns, taskColumns, type TaskRow } from './workflows.repository.js';
-import type { RunProgress, RunStatus, RunTrigger, TaskRunStatus } from './workflows.tables.js';
+import type { RunProgress, RunStatus, RunTrigger } from './workflows.tables.js';
 
 // What a run answers with (the contract's shape); the orchestrator reads its options and lease too.
 const runColumns = [
@@ -135,16 +135,6 @@ export function orphanedRuns(db: Executor, graceSeconds: number, limit: number) 
 }
 
 // ---- task runs -------------------------------------------------------------------------------
-
-const taskRunColumns = [
-  'run_id',
-  'task_id',
-  'artifact_id',
-  'persona_id',
-  'status',
-  'wall_ms',
-  'model_ms',
-] as const;
 
 /** Tasks row-locked (in id order: two claims of overlapping tasks lock them in one order), each
  * with this run's claim of it (status and artifact; null when there is none), in one read. A
