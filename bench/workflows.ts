@@ -9,12 +9,14 @@
 // Reports: transitions per second (state changes over the flow phase's wall time, waiting for runs
 // included), each write's p50/p99, and the orchestrator's own overhead per task (each task run's
 // time as the orchestrator measured it, from before its claim to its finish's locked read, minus
-// its model call's time; before 2026-11-25 night the time stopped before the finish).
+// its model call's time; before 2026-11-25 night the time stopped before the finish; since
+// 2026-11-26 a run's first `concurrency` tasks are claimed together and their time starts there).
 // Also: the statements and NOTIFYs the service's process sent per flow, and its event-loop delay;
 // what the waiting is made of: its waits for a pool connection, and the round trips of its
 // row-locked instance reads (the lock's wait included) and of its other statements; the CPU per
 // flow of the service's thread (and how busy its event loop was) and of the PostgreSQL backends
-// serving it (Linux);
+// serving it (Linux); a task's claim and finish step by step (pool wait, each statement's round
+// trip);
 // WF_TRACE=1 prints every statement (first 160 characters, after where it comes from) to stderr
 // (with --instances 1: one flow's statements in order).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
@@ -191,6 +193,21 @@ const waits = {
   taskClaim: [] as number[],
   taskFinish: [] as number[],
 };
+/** Inside a task's claim or finish (the bench's `time` below): which one, for `steps`. */
+const phase = new AsyncLocalStorage<string>();
+/** The claim's and the finish's round trips by step ("claim: select workflow_tasks"), and their
+ * pool waits: where those transactions' time goes. */
+const steps = new Map<string, number[]>();
+const step = (text: string) => {
+  const t = text.replace(/\s+/g, ' ').trim();
+  const table = /(?:from|into|update) "?([\w.]+)"?/i.exec(t)?.[1]?.replace(/^.*_boss\./, 'pg-boss ');
+  return `${t.split(' ')[0]!.toLowerCase()}${table ? ` ${table}` : ''}`;
+};
+const stepTime = (key: string, ms: number) => {
+  let xs = steps.get(key);
+  if (!xs) steps.set(key, (xs = []));
+  xs.push(ms);
+};
 // The PostgreSQL server processes serving this process's connections (their pids, from the
 // connections' startup), for their CPU time (Linux: /proc; none elsewhere, or a server on another
 // machine).
@@ -234,7 +251,13 @@ if (isMainThread) {
     const r = connect.apply(this, args);
     if (timing && args.length === 0 && r instanceof Promise) {
       const t0 = performance.now();
-      void r.then(() => waits.pool.push(performance.now() - t0)).catch(() => undefined);
+      const inPhase = phase.getStore();
+      void r
+        .then(() => {
+          waits.pool.push(performance.now() - t0);
+          if (inPhase) stepTime(`${inPhase}: pool wait`, performance.now() - t0);
+        })
+        .catch(() => undefined);
     }
     return r;
   } as typeof pg.Pool.prototype.connect;
@@ -266,7 +289,13 @@ if (isMainThread) {
         ? waits.lockedInstanceRead
         : waits.otherStatement;
       const t0 = performance.now();
-      void r.then(() => into.push(performance.now() - t0)).catch(() => undefined);
+      const inPhase = phase.getStore();
+      void r
+        .then(() => {
+          into.push(performance.now() - t0);
+          if (inPhase) stepTime(`${inPhase}: ${step(text)}`, performance.now() - t0);
+        })
+        .catch(() => undefined);
     }
     return r;
   } as typeof pg.Client.prototype.query;
@@ -285,7 +314,7 @@ if (isMainThread) {
     proto[method] = async function (this: unknown, ...a: unknown[]) {
       const t0 = performance.now();
       try {
-        return await f.apply(this, a);
+        return await phase.run(method, () => f.apply(this, a));
       } finally {
         if (timing) into.push(performance.now() - t0);
       }
@@ -343,6 +372,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     const statementsBefore = statements;
     const notifiesBefore = notifies;
     for (const xs of Object.values(waits)) xs.length = 0;
+    steps.clear();
     timing = true;
     byOrigin.clear();
     callsOf.clear();
@@ -400,6 +430,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       loopP99: loop.percentile(99) / 1e6,
       loopMax: loop.max / 1e6,
       waited,
+      steps: [...steps].map(([k, xs]) => ({ step: k, n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) })),
       statementsByOrigin,
       elu,
       serviceCpuMsPerFlow: (1000 * serviceCpuSec) / INSTANCES,
@@ -472,6 +503,12 @@ else {
   for (const r of results)
     for (const [k, v] of Object.entries(r.waited))
       console.log(`| ${r.db} | ${k} | ${v.n} | ${v.p50.toFixed(2)} | ${v.p99.toFixed(2)} |`);
+  console.log("\na task's claim (a run's first wave together) and finish, step by step: pool wait, round trips (ms)\n");
+  console.log('| db | step | n | p50 | p99 |');
+  console.log('|---|---|---|---|---|');
+  for (const r of results)
+    for (const v of r.steps)
+      console.log(`| ${r.db} | ${v.step} | ${v.n} | ${v.p50.toFixed(2)} | ${v.p99.toFixed(2)} |`);
   console.log('\nper request (ms):\n');
   console.log('| db | request | n | p50 | p99 |');
   console.log('|---|---|---|---|---|');

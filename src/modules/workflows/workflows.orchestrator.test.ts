@@ -223,8 +223,8 @@ describe('orchestrate', () => {
         reviewStatus: 'pending',
       });
     }
-    // The first two tasks (the concurrency) were claimed together, in one transaction (one
-    // transaction time); each later one on its own when a worker was free.
+    // The first two tasks (the concurrency) were claimed together, in the seeding's transaction
+    // (one transaction time); each later one on its own, later, when a worker was free.
     const claims = await t.deps.db
       .selectFrom('workflow_task_runs')
       .innerJoin('workflow_tasks', 'workflow_tasks.id', 'workflow_task_runs.task_id')
@@ -234,7 +234,7 @@ describe('orchestrate', () => {
       .execute();
     const claimedAt = claims.map((x) => x.claimed_at.getTime());
     expect(claimedAt[0]).toBe(claimedAt[1]);
-    expect(new Set(claimedAt).size).toBe(4);
+    for (const later of claimedAt.slice(2)) expect(later).toBeGreaterThan(claimedAt[0]!);
     const ready = artifacts.find((a: any) => a.taskId === tasks[1].id);
     const full = await c.call(creator, 'GET', `/api/protocol/artifacts/${ready.id}`);
     expect(full.body.content).toContain('fake reply to:');

@@ -12,7 +12,7 @@
 // (lease released) is taken up by the job's retry or the sweep's new job, and goes on from its
 // claims: a finished task is never called again, an interrupted one finishes its own artifact.
 import type { Logger } from 'pino';
-import { type Db, transaction } from '../../platform/db/database.js';
+import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { toProblem } from '../../platform/http/problem.js';
 import { withModelTime, type ModelGateway } from '../../platform/models/gateway.js';
 import { composeSystemPrompt, mergeProtocols, type ResolvedProtocol } from '../protocols/index.js';
@@ -84,6 +84,12 @@ class TaskEnded extends Error {}
 interface Claimed {
   task: repo.TaskRow;
   artifactId: string;
+}
+
+/** A run's first tasks, claimed together; `started`: when their claim began (performance.now()). */
+interface Wave {
+  started: number;
+  claimed: Claimed[];
 }
 
 class RunStopped extends Error {
@@ -177,54 +183,65 @@ export class WorkflowOrchestrator {
     let { run } = taken;
     const { instance } = taken;
     const cast = new Cast(this.d.specialists);
+    // The task calls' system prompt, read while the tasks are seeded and claimed (awaited before
+    // the first call; a failure surfaces there).
+    const prompt = run.run_tasks ? this.protocolFor(instance) : Promise.resolve('');
+    prompt.catch(() => undefined);
+    let wave: Wave | null = null;
     if (run.trigger === 'rerun') {
       await this.assign(instance, run.task_ids, cast);
     } else if (run.task_ids.length === 0) {
       // Tasks the seeding created are the instance's only ones, pending and assigned: nothing is
-      // left to assign or to read back.
+      // left to assign or to read back, and the seeding claims the first of them.
       const seeded = await this.seed(run, instance, cast, signal);
-      if (!seeded) await this.assign(instance, null, cast);
-      if (run.run_tasks) {
-        const pending =
-          seeded ??
-          (await repo.listTasks(this.db, instance.id, 'pending'))
+      if (seeded) ({ run, wave } = seeded);
+      else {
+        await this.assign(instance, null, cast);
+        if (run.run_tasks) {
+          const pending = (await repo.listTasks(this.db, instance.id, 'pending'))
             .filter((t) => t.assigned_persona_id !== null)
             .map((t) => t.id);
-        run = await runs.setRunTasks(this.db, run.id, pending);
+          run = await runs.setRunTasks(this.db, run.id, pending);
+        }
       }
     }
     if (run.run_tasks && run.task_ids.length > 0) {
-      const prompt = await this.protocolFor(instance);
       const queue = [...run.task_ids];
-      // The first `concurrency` tasks are claimed in one transaction (a wave would otherwise
-      // send as many claims at once, each holding a connection); each later one is claimed when
-      // a worker is free.
-      const waveStarted = performance.now();
-      const wave = await this.claim(run, instance, queue.splice(0, run.concurrency));
-      const worker = async (first: Claimed | undefined) => {
-        if (first) await this.runTask(run, instance, first, waveStarted, prompt, cast, signal);
+      // The first `concurrency` tasks are claimed in one transaction (the seeding's, when it
+      // created them; else one of their own), not in as many at once, each holding a
+      // connection; each later one is claimed when a worker is free.
+      const first = queue.splice(0, run.concurrency);
+      if (!wave) {
+        const started = performance.now();
+        wave = { started, claimed: await this.claim(run, instance, first) };
+      }
+      const system = await prompt;
+      const { started: waveStarted, claimed: waveClaims } = wave;
+      const worker = async (claimed: Claimed | undefined) => {
+        if (claimed) await this.runTask(run, instance, claimed, waveStarted, system, cast, signal);
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
           if (signal.aborted) throw signal.reason;
           const started = performance.now();
-          const [claimed] = await this.claim(run, instance, [id]);
-          if (claimed) await this.runTask(run, instance, claimed, started, prompt, cast, signal);
+          const [next] = await this.claim(run, instance, [id]);
+          if (next) await this.runTask(run, instance, next, started, system, cast, signal);
         }
       };
       const workers = Math.min(run.concurrency, run.task_ids.length);
-      await Promise.all(Array.from({ length: workers }, (_, i) => worker(wave[i])));
+      await Promise.all(Array.from({ length: workers }, (_, i) => worker(waveClaims[i])));
     }
     if (signal.aborted) throw signal.reason;
     await this.finishRun(run.id);
   }
 
-  /** Step 1: tasks for an instance with none; the ids of those it created (each assigned), or
-   * null when the instance had tasks. */
+  /** Step 1: tasks for an instance with none, each assigned; for a run that runs them, in the same
+   * transaction, the run's tasks set and the first `concurrency` of them claimed (their wave).
+   * Null when the instance had tasks. */
   private async seed(
     run: RunRow,
     instance: Instance,
     cast: Cast,
     signal: AbortSignal,
-  ): Promise<string[] | null> {
+  ): Promise<{ run: RunRow; wave: Wave | null } | null> {
     let seeds: SeedTask[] | null = contextTasks(instance.context);
     let source = 'context';
     // Only a model call is worth a look first; otherwise the locked read below decides.
@@ -272,6 +289,31 @@ export class WorkflowOrchestrator {
           return { ...t, metadata: { seededBy: source, runId: run.id }, assignedPersonaId: personaId };
         }),
       );
+      let current = run;
+      let wave: Wave | null = null;
+      const claimEvents: PendingEvent[] = [];
+      if (run.run_tasks) {
+        current = await runs.setRunTasks(
+          trx,
+          run.id,
+          created.map((t) => t.id),
+        );
+        const started = performance.now();
+        const claims = await this.writeClaims(
+          trx,
+          current,
+          row,
+          created.slice(0, run.concurrency).map((t) => ({
+            id: t.id,
+            title: t.title,
+            status: t.status,
+            specialty: t.specialty,
+            assigned_persona_id: t.assignedPersonaId!,
+          })),
+        );
+        wave = { started, claimed: claims.claimed };
+        claimEvents.push(...claims.events);
+      }
       const event = (eventText: string, metadata: Record<string, unknown>): PendingEvent => ({
         row,
         actorId: null,
@@ -299,8 +341,9 @@ export class WorkflowOrchestrator {
             assignedPersonaId: t.assignedPersonaId,
           }),
         ),
+        ...claimEvents,
       ]);
-      return created.map((t) => t.id);
+      return { run: current, wave };
     });
   }
 
@@ -443,44 +486,53 @@ export class WorkflowOrchestrator {
         const runnable = run.trigger === 'rerun' ? task.status !== 'in_progress' : task.status === 'pending';
         if (runnable) fresh.push(task);
       }
-      const claimed = new Map<string, Claimed>();
-      if (fresh.length > 0) {
-        // Under the tasks' locks no other claim of them can come between the read above and
-        // this write; if one did, the draft artifacts are rolled back with the rest.
-        const written = await runs.claimTasks(
-          trx,
-          run.id,
-          row.id,
-          fresh.map((t) => ({
-            taskId: t.id,
-            personaId: t.assigned_persona_id!,
-            summary: t.title,
-            metadata: { runId: run.id, specialty: t.specialty },
-          })),
-        );
-        if (written.length < fresh.length) throw new ClaimTaken();
-        for (const { artifact_id, ...task } of written)
-          claimed.set(task.id, { task, artifactId: artifact_id });
-        await this.d.core.entry.recordAll(
-          trx,
-          afterCommit,
-          fresh.map((t) => ({
-            row,
-            actorId: null,
-            eventType: 'workflow_task_updated',
-            eventText: `Task "${t.title}" started: ${t.status} → in_progress`,
-            metadata: {
-              taskId: t.id,
-              changed: ['status'],
-              fromStatus: t.status,
-              status: 'in_progress',
-              runId: run.id,
-            },
-          })),
-        );
-      }
+      const written = await this.writeClaims(trx, run, row, fresh);
+      await this.d.core.entry.recordAll(trx, afterCommit, written.events);
+      const claimed = new Map(written.claimed.map((c) => [c.task.id, c] as const));
       return taskIds.flatMap((id) => resumed.get(id) ?? claimed.get(id) ?? []);
     });
+  }
+
+  /** Claims these runnable, unclaimed tasks (their locks held, or just created) for the run: each
+   * its draft artifact and claim, the task in progress; and the events that say so, for the
+   * caller to record with its others. */
+  private async writeClaims(
+    trx: Executor,
+    run: RunRow,
+    row: Instance,
+    tasks: Pick<repo.TaskRow, 'id' | 'title' | 'status' | 'specialty' | 'assigned_persona_id'>[],
+  ): Promise<{ claimed: Claimed[]; events: PendingEvent[] }> {
+    if (tasks.length === 0) return { claimed: [], events: [] };
+    // Under the tasks' locks no other claim of them can come between the caller's read and this
+    // write; if one did, the draft artifacts are rolled back with the rest.
+    const written = await runs.claimTasks(
+      trx,
+      run.id,
+      row.id,
+      tasks.map((t) => ({
+        taskId: t.id,
+        personaId: t.assigned_persona_id!,
+        summary: t.title,
+        metadata: { runId: run.id, specialty: t.specialty },
+      })),
+    );
+    if (written.length < tasks.length) throw new ClaimTaken();
+    return {
+      claimed: written.map(({ artifact_id: artifactId, ...task }) => ({ task, artifactId })),
+      events: tasks.map((t) => ({
+        row,
+        actorId: null,
+        eventType: 'workflow_task_updated',
+        eventText: `Task "${t.title}" started: ${t.status} → in_progress`,
+        metadata: {
+          taskId: t.id,
+          changed: ['status'],
+          fromStatus: t.status,
+          status: 'in_progress',
+          runId: run.id,
+        },
+      })),
+    };
   }
 
   /** The artifact ready and the task completed, or the task blocked (the artifact stays draft);
