@@ -503,7 +503,9 @@ else {
   for (const r of results)
     for (const [k, v] of Object.entries(r.waited))
       console.log(`| ${r.db} | ${k} | ${v.n} | ${v.p50.toFixed(2)} | ${v.p99.toFixed(2)} |`);
-  console.log("\na task's claim (a run's first wave together) and finish, step by step: pool wait, round trips (ms)\n");
+  console.log(
+    "\na task's claim (a run's first wave together) and finish, step by step: pool wait, round trips (ms)\n",
+  );
   console.log('| db | step | n | p50 | p99 |');
   console.log('|---|---|---|---|---|');
   for (const r of results)
