@@ -200,8 +200,11 @@ const phase = new AsyncLocalStorage<string>();
 const steps = new Map<string, number[]>();
 const step = (text: string) => {
   const t = text.replace(/\s+/g, ' ').trim();
-  const table = /(?:from|into|update) "?([\w.]+)"?/i.exec(t)?.[1]?.replace(/^.*_boss\./, 'pg-boss ');
-  return `${t.split(' ')[0]!.toLowerCase()}${table ? ` ${table}` : ''}`;
+  // A locked read names its table last (after any subquery's), other statements first.
+  const locked = /for (update|share)$/i.exec(t);
+  const tables = [...t.matchAll(/(?:from|into|update) "?([\w.]+)"?/gi)].map((m) => m[1]!);
+  const table = (locked ? tables.at(-1) : tables[0])?.replace(/^.*_boss\./, 'pg-boss ');
+  return `${t.split(' ')[0]!.toLowerCase()}${table ? ` ${table}` : ''}${locked ? ` (${locked[0]})` : ''}`;
 };
 const stepTime = (key: string, ms: number) => {
   let xs = steps.get(key);
