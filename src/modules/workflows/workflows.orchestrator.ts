@@ -230,7 +230,7 @@ export class WorkflowOrchestrator {
       await Promise.all(Array.from({ length: workers }, (_, i) => worker(waveClaims[i])));
     }
     if (signal.aborted) throw signal.reason;
-    await this.finishRun(run.id);
+    await this.finishRun(run);
   }
 
   /** Step 1: tasks for an instance with none, each assigned; for a run that runs them, in the same
@@ -600,26 +600,28 @@ export class WorkflowOrchestrator {
   }
 
   /** The run completed (a failed task does not fail it); the instance's active run cleared. */
-  private finishRun(runId: string): Promise<void> {
-    return this.end(runId, 'completed', null);
+  private finishRun(run: RunRow): Promise<void> {
+    return this.end(run, 'completed', null);
   }
 
   /** After the last attempt: the run failed with the error. */
   private failRun(run: RunRow, err: unknown): Promise<void> {
     const problem = toProblem(err);
     this.d.log.error({ err, runId: run.id }, 'workflow run failed');
-    return this.end(run.id, 'failed', { code: problem.code, detail: problem.detail ?? null });
+    return this.end(run, 'failed', { code: problem.code, detail: problem.detail ?? null });
   }
 
   private async end(
-    runId: string,
+    run: RunRow,
     status: 'completed' | 'failed',
     error: Record<string, unknown> | null,
   ): Promise<void> {
+    const runId = run.id;
     await transaction(this.db, async (trx, afterCommit) => {
-      const run = await runs.findRun(trx, runId);
-      if (!run) return;
-      const row = (await repo.findInstance(trx, run.instance_id, true))!;
+      // The instance first (its lock, then the run's: the order of the instance's own writes,
+      // which cancel its runs); finishRun answers nothing for a run no longer queued or running.
+      const row = await repo.findInstance(trx, run.instance_id, true);
+      if (!row) return;
       const ended = await runs.finishRun(trx, runId, status, error);
       if (!ended) return;
       const current = row.active_run_id === runId ? await repo.setActiveRun(trx, row.id, null) : row;
