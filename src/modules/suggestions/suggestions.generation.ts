@@ -5,6 +5,7 @@
 // undone. Then, when asked, the actions the caller's config lets run by themselves are executed
 // (at most one TRANSITION a pass).
 import type { Logger } from 'pino';
+import type { InstanceRead } from '../workflows/index.js';
 import { transaction } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { SuggestionConfigs } from './suggestions.config.js';
@@ -53,6 +54,9 @@ export interface PassOptions {
   autoExecute: boolean;
   /** A pass after an auto-executed transition: no second TRANSITION runs. */
   transitioned?: boolean;
+  /** The instance of an instance context as the caller just read it (the job after a write), so
+   * it is not read again; the pass after an auto-executed transition reads it afresh. */
+  instance?: InstanceRead | undefined;
 }
 
 /** The trigger table for what the context means. */
@@ -127,7 +131,7 @@ export class SuggestionGeneration {
 
   async pass(actor: WorkflowActor, ref: ContextRef, opts: PassOptions): Promise<PassResult> {
     const [resolved, config] = await Promise.all([
-      this.resolver.resolve(actor, ref, opts.message),
+      this.resolver.resolve(actor, ref, opts.message, opts.instance),
       this.configs.get(actor.id),
     ]);
     const candidates = candidatesOf(resolved);
@@ -233,7 +237,7 @@ export class SuggestionGeneration {
       }
     }
     if (transitioned) {
-      const again = await this.pass(actor, ref, { ...opts, transitioned: true });
+      const again = await this.pass(actor, ref, { ...opts, instance: undefined, transitioned: true });
       return {
         ...again,
         created: [...pass.created, ...again.created],

@@ -192,7 +192,9 @@ export class SuggestionsService {
   /** A pass for the instance's creator in each of their contexts that means it: the instance id,
    * the contexts bound to it, and its channel. */
   async generateForInstance(instanceId: string): Promise<void> {
-    const creator = await this.deps.workflows.creatorOf(instanceId);
+    // The instance is read once: its creator, then the instance context's overview from the read.
+    const read = await this.deps.workflows.readForCreator(instanceId);
+    const creator = read?.creatorId ?? null;
     const actor = creator === null ? undefined : await this.deps.actorOf(creator);
     if (!actor) return;
     const contexts = [instanceId, ...(await settings.contextsBoundTo(this.db, actor.id, instanceId))];
@@ -200,7 +202,11 @@ export class SuggestionsService {
       const ref = parseContextId(contexts[i]!);
       if (!ref) continue;
       try {
-        const pass = await this.generation.pass(actor, ref, { autoExecute: true });
+        // Later passes read the instance afresh: an earlier one may have moved it.
+        const pass = await this.generation.pass(actor, ref, {
+          autoExecute: true,
+          instance: i === 0 ? read : undefined,
+        });
         const channelId = pass.resolved.channelId;
         if (i === 0 && channelId !== null && !contexts.includes(channelId)) contexts.push(channelId);
       } catch (err) {

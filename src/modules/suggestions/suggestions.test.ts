@@ -548,4 +548,14 @@ describe('the pass after an instance write', () => {
       expect(history.filter((s: any) => s.expiredReason === 'trigger')).toHaveLength(4);
     }, wait);
   }, 120_000);
+
+  it('passes nothing for an instance that is gone, or whose creator is', async () => {
+    const { suggestions, users } = t.deps.services;
+    await expect(suggestions.generateForInstance(crypto.randomUUID())).resolves.toBeUndefined();
+    const u = await createUser(t);
+    const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+    await users.remove(u.id);
+    await expect(suggestions.generateForInstance(i.id)).resolves.toBeUndefined();
+    expect(await repo.history(t.deps.db, { instanceId: i.id, limit: 10 })).toEqual([]);
+  });
 });

@@ -195,3 +195,23 @@ describe('listing', () => {
       expectProblem(await c.call(lister, 'GET', `/api/protocol/instances${q}`), 400, 'validation_failed');
   });
 });
+
+describe('the overview (what the suggestions read of an instance)', () => {
+  it('answers a read handed back as it answers the id, with the same access rules', async () => {
+    const { workflows, workflowTasks } = t.deps.services;
+    const actor = (u: TestUser, isAdmin = false) => ({ id: u.id, name: 'x', admin: isAdmin });
+    const i = await c.create(creator, { machineId: 'documentation_flow_v1' });
+    const read = await workflows.readForCreator(i.id);
+    expect(read?.creatorId).toBe(creator.id);
+    expect(await workflows.readForCreator(crypto.randomUUID())).toBeUndefined();
+
+    const byId = await workflowTasks.overview(actor(creator), i.id);
+    expect(byId.instance).toMatchObject({ id: i.id, state: 'intake', version: 1 });
+    expect(await workflowTasks.overview(actor(creator), read!)).toEqual(byId);
+    expect((await workflowTasks.overview(actor(admin, true), read!)).approver).toBe(true);
+    for (const given of [i.id, read!])
+      await expect(workflowTasks.overview(actor(stranger), given)).rejects.toMatchObject({
+        code: 'not_found',
+      });
+  });
+});

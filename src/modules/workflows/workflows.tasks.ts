@@ -11,7 +11,7 @@ import * as runs from './workflows.runs.repository.js';
 import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
 import type { PendingEvent } from './workflows.entry.js';
-import type { WorkflowsService } from './workflows.service.js';
+import type { InstanceRead, WorkflowsService } from './workflows.service.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 import type { WorkflowActor } from './workflows.types.js';
 import type { ReviewStatus, Specialty, TaskStatus } from './workflows.tables.js';
@@ -87,9 +87,12 @@ export class WorkflowTasksService {
 
   /** An instance as a participant sees it (404 for anyone else), with its definition, tasks,
    * artifacts (without content) and whether the actor may approve: what the suggestions module
-   * reads of an instance in one call. */
-  async overview(actor: WorkflowActor, instanceId: string): Promise<InstanceOverview> {
-    const { row, access } = await this.core.participantAccess(this.db, instanceId, actor);
+   * reads of an instance in one call. Given the instance's id, or a read of it already made
+   * (`readForCreator`), which is not read again. */
+  async overview(actor: WorkflowActor, idOrRead: string | InstanceRead): Promise<InstanceOverview> {
+    const row = typeof idOrRead === 'string' ? await repo.findInstance(this.db, idOrRead) : idOrRead.row;
+    if (!row) throw notFound('workflow instance');
+    const access = await this.core.accessTo(this.db, row, actor);
     const [instance, definition, tasks, artifacts] = await Promise.all([
       this.core.view(this.db, row),
       this.core.getDefinition(row.machine_id),
