@@ -57,6 +57,8 @@ export interface PassOptions {
   /** The instance of an instance context as the caller just read it (the job after a write), so
    * it is not read again; the pass after an auto-executed transition reads it afresh. */
   instance?: InstanceRead | undefined;
+  /** The caller's config, when read already (the job reads it once for all its passes). */
+  config?: AutoExecutionConfig;
 }
 
 /** The trigger table for what the context means. */
@@ -132,7 +134,7 @@ export class SuggestionGeneration {
   async pass(actor: WorkflowActor, ref: ContextRef, opts: PassOptions): Promise<PassResult> {
     const [resolved, config] = await Promise.all([
       this.resolver.resolve(actor, ref, opts.message, opts.instance),
-      this.configs.get(actor.id),
+      opts.config ?? this.configs.get(actor.id),
     ]);
     const candidates = candidatesOf(resolved);
     const stored = await repo.contextRows(

@@ -20,7 +20,6 @@ import {
   type ContextRef,
 } from './suggestions.rules.js';
 import type { ExecuteInput, PutInput, Suggestion } from './suggestions.schemas.js';
-import * as settings from './suggestions.settings.repository.js';
 import type { SuggestionsDeps, SuggestionsOptions, WorkflowActor } from './suggestions.types.js';
 
 function refOf(contextId: string): ContextRef {
@@ -195,9 +194,14 @@ export class SuggestionsService {
     // The instance is read once: its creator, then the instance context's overview from the read.
     const read = await this.deps.workflows.readForCreator(instanceId);
     const creator = read?.creatorId ?? null;
-    const actor = creator === null ? undefined : await this.deps.actorOf(creator);
+    if (creator === null) return;
+    // The creator's config serves every pass of the job.
+    const [actor, { config, bound }] = await Promise.all([
+      this.deps.actorOf(creator),
+      this.configs.withBoundContexts(creator, instanceId),
+    ]);
     if (!actor) return;
-    const contexts = [instanceId, ...(await settings.contextsBoundTo(this.db, actor.id, instanceId))];
+    const contexts = [instanceId, ...bound];
     for (let i = 0; i < contexts.length; i++) {
       const ref = parseContextId(contexts[i]!);
       if (!ref) continue;
@@ -206,6 +210,7 @@ export class SuggestionsService {
         const pass = await this.generation.pass(actor, ref, {
           autoExecute: true,
           instance: i === 0 ? read : undefined,
+          config,
         });
         const channelId = pass.resolved.channelId;
         if (i === 0 && channelId !== null && !contexts.includes(channelId)) contexts.push(channelId);

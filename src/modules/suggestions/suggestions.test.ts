@@ -7,6 +7,8 @@ import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
 import * as repo from './suggestions.repository.js';
+import { DEFAULT_CONFIG } from './suggestions.rules.js';
+import * as settings from './suggestions.settings.repository.js';
 
 const clock = manualClock();
 let t: TestApp;
@@ -548,6 +550,27 @@ describe('the pass after an instance write', () => {
       expect(history.filter((s: any) => s.expiredReason === 'trigger')).toHaveLength(4);
     }, wait);
   }, 120_000);
+
+  it('passes in the contexts the creator bound to the instance, with their config', async () => {
+    const u = await createUser(t);
+    const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+    const { configs } = t.deps.services.suggestions;
+    expect(await configs.withBoundContexts(u.id, i.id)).toEqual({ config: DEFAULT_CONFIG, bound: [] });
+    await settings.upsertContext(t.deps.db, u.id, 'chan-bound-1', { instance_id: i.id });
+    await settings.upsertContext(t.deps.db, other.id, 'chan-bound-2', { instance_id: i.id });
+    await c.config(u, { neverAutoExecute: ['VIEW'], undoWindowMinutes: 7 });
+    expect(await configs.withBoundContexts(u.id, i.id)).toEqual({
+      config: await configs.get(u.id),
+      bound: ['chan-bound-1'],
+    });
+    expect((await configs.get(u.id)).undoWindowMinutes).toBe(7);
+    // The job passes there too (the instance's own pass, then the bound context's, which means it).
+    await t.deps.services.suggestions.generateForInstance(i.id);
+    const bound = (await c.history(u, `instance/${i.id}`)).filter(
+      (s: any) => s.context.contextId === 'chan-bound-1' && s.status === 'active',
+    );
+    expect(bound.map((s: any) => s.type).sort()).toEqual(['BREAK_DOWN_TASKS', 'TRANSITION_STATE']);
+  });
 
   it('passes nothing for an instance that is gone, or whose creator is', async () => {
     const { suggestions, users } = t.deps.services;
