@@ -6,7 +6,7 @@
 // (at most one TRANSITION a pass).
 import type { Logger } from 'pino';
 import type { InstanceRead } from '../workflows/index.js';
-import { transaction } from '../../platform/db/database.js';
+import { transaction, type Executor } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { SuggestionConfigs } from './suggestions.config.js';
 import type { ContextResolver } from './suggestions.context.js';
@@ -157,13 +157,15 @@ export class SuggestionGeneration {
       else if (blocksKey({ status: r.status, expiredReason: r.expired_reason })) blocked.add(r.key);
     }
     const fresh = candidates.filter((c) => !open.has(c.key) && !blocked.has(c.key));
-    let created: repo.SuggestionRow[] = [];
-    if (pastTtl.length || unwanted.length || fresh.length)
-      created = await transaction(this.deps.db, async (trx) => {
-        if (pastTtl.length) await repo.expire(trx, pastTtl, 'ttl');
-        if (unwanted.length) await repo.expire(trx, unwanted, 'trigger');
-        return fresh.length ? this.insert(trx, actor, resolved, fresh, now) : [];
-      });
+    const write = async (executor: Executor) => {
+      if (pastTtl.length) await repo.expire(executor, pastTtl, 'ttl');
+      if (unwanted.length) await repo.expire(executor, unwanted, 'trigger');
+      return fresh.length ? this.insert(executor, actor, resolved, fresh, now) : [];
+    };
+    // One statement is atomic by itself: a transaction (two statements more) only for several.
+    const writes = [pastTtl, unwanted, fresh].filter((xs) => xs.length > 0).length;
+    const created: repo.SuggestionRow[] =
+      writes === 0 ? [] : writes === 1 ? await write(this.deps.db) : await transaction(this.deps.db, write);
     // A pass racing this one created some of the same keys: what is open now is read again.
     const current =
       created.length < fresh.length
