@@ -7,6 +7,7 @@ import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
 import * as repo from './suggestions.repository.js';
+import type { WorkflowPorts } from '../workflows/index.js';
 import { DEFAULT_CONFIG } from './suggestions.rules.js';
 import * as settings from './suggestions.settings.repository.js';
 
@@ -570,6 +571,33 @@ describe('the pass after an instance write', () => {
       (s: any) => s.context.contextId === 'chan-bound-1' && s.status === 'active',
     );
     expect(bound.map((s: any) => s.type).sort()).toEqual(['BREAK_DOWN_TASKS', 'TRANSITION_STATE']);
+  });
+
+  it('passes the instance again as it is after moving it by itself', async () => {
+    const u = await createUser(t);
+    await c.config(u, { autoTransitionOnGuard: true, autoRunOrchestrator: false });
+    const { workflows, suggestions } = t.deps.services;
+    const { instanceWritten } = (workflows as unknown as { ports: WorkflowPorts }).ports;
+    // No job of the instance's writes: this test's call is its only pass.
+    workflows.usePorts({ instanceWritten: undefined });
+    try {
+      const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+      await suggestions.generateForInstance(i.id);
+      expect(await c.ok(u, 'GET', `/api/protocol/instances/${i.id}`)).toMatchObject({
+        state: 'triage',
+        stateVisit: 2,
+      });
+      // The free exit taken, then intake's suggestion expired by the pass that saw triage.
+      const history = await c.history(u, `instance/${i.id}`);
+      expect(
+        history.map((s: any) => [s.type, s.status, s.expiredReason, s.autoExecuted, s.context.state]).sort(),
+      ).toEqual([
+        ['BREAK_DOWN_TASKS', 'expired', 'trigger', false, 'intake'],
+        ['TRANSITION_STATE', 'executed', null, true, 'intake'],
+      ]);
+    } finally {
+      workflows.usePorts({ instanceWritten });
+    }
   });
 
   it('passes nothing for an instance that is gone, or whose creator is', async () => {
