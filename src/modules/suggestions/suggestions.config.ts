@@ -27,6 +27,16 @@ export class SuggestionConfigs {
     return fromRow(await settings.findConfig(executor, userId));
   }
 
+  /** The config and the contexts the user bound to an instance, read together (the pass after an
+   * instance write). */
+  async withBoundContexts(
+    userId: number,
+    instanceId: string,
+  ): Promise<{ config: AutoExecutionConfig; bound: string[] }> {
+    const { config, bound } = await settings.configAndBoundContexts(this.db, userId, instanceId);
+    return { config: fromRow(config), bound };
+  }
+
   async view(userId: number) {
     const config = await this.get(userId);
     return { ...config, decisions: decisions(config) };

@@ -3,7 +3,7 @@
 // instance of the caller's; the protocol chosen there, or the channel's workflow protocol; else
 // the intent of `?message=` (or of the conversation's last user message).
 import { AppError } from '../../platform/http/problem.js';
-import { WORKFLOW_DEFINITIONS, type InstanceOverview } from '../workflows/index.js';
+import { WORKFLOW_DEFINITIONS, type InstanceOverview, type InstanceRead } from '../workflows/index.js';
 import { IntentAnalysis } from './suggestions.intent.js';
 import type { ContextRef } from './suggestions.rules.js';
 import * as settings from './suggestions.settings.repository.js';
@@ -29,9 +29,15 @@ export class ContextResolver {
     this.intents = new IntentAnalysis(deps, options);
   }
 
-  async resolve(actor: WorkflowActor, ref: ContextRef, message?: string): Promise<ResolvedContext> {
+  /** `read`: the instance of an instance context, as the caller just read it. */
+  async resolve(
+    actor: WorkflowActor,
+    ref: ContextRef,
+    message?: string,
+    read?: InstanceRead,
+  ): Promise<ResolvedContext> {
     if (ref.kind === 'instance') {
-      const overview = await this.deps.workflowTasks.overview(actor, ref.instanceId);
+      const overview = await this.deps.workflowTasks.overview(actor, read ?? ref.instanceId);
       return {
         ref,
         meaning: { mode: 'instance', overview },

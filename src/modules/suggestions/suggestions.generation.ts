@@ -5,7 +5,8 @@
 // undone. Then, when asked, the actions the caller's config lets run by themselves are executed
 // (at most one TRANSITION a pass).
 import type { Logger } from 'pino';
-import { transaction } from '../../platform/db/database.js';
+import type { InstanceRead } from '../workflows/index.js';
+import { transaction, type Executor } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { SuggestionConfigs } from './suggestions.config.js';
 import type { ContextResolver } from './suggestions.context.js';
@@ -53,6 +54,11 @@ export interface PassOptions {
   autoExecute: boolean;
   /** A pass after an auto-executed transition: no second TRANSITION runs. */
   transitioned?: boolean;
+  /** The instance of an instance context as the caller just read it (the job after a write), so
+   * it is not read again; the pass after an auto-executed transition reads it afresh. */
+  instance?: InstanceRead | undefined;
+  /** The caller's config, when read already (the job reads it once for all its passes). */
+  config?: AutoExecutionConfig;
 }
 
 /** The trigger table for what the context means. */
@@ -127,8 +133,8 @@ export class SuggestionGeneration {
 
   async pass(actor: WorkflowActor, ref: ContextRef, opts: PassOptions): Promise<PassResult> {
     const [resolved, config] = await Promise.all([
-      this.resolver.resolve(actor, ref, opts.message),
-      this.configs.get(actor.id),
+      this.resolver.resolve(actor, ref, opts.message, opts.instance),
+      opts.config ?? this.configs.get(actor.id),
     ]);
     const candidates = candidatesOf(resolved);
     const stored = await repo.contextRows(
@@ -151,13 +157,15 @@ export class SuggestionGeneration {
       else if (blocksKey({ status: r.status, expiredReason: r.expired_reason })) blocked.add(r.key);
     }
     const fresh = candidates.filter((c) => !open.has(c.key) && !blocked.has(c.key));
-    let created: repo.SuggestionRow[] = [];
-    if (pastTtl.length || unwanted.length || fresh.length)
-      created = await transaction(this.deps.db, async (trx) => {
-        if (pastTtl.length) await repo.expire(trx, pastTtl, 'ttl');
-        if (unwanted.length) await repo.expire(trx, unwanted, 'trigger');
-        return fresh.length ? this.insert(trx, actor, resolved, fresh, now) : [];
-      });
+    const write = async (executor: Executor) => {
+      if (pastTtl.length) await repo.expire(executor, pastTtl, 'ttl');
+      if (unwanted.length) await repo.expire(executor, unwanted, 'trigger');
+      return fresh.length ? this.insert(executor, actor, resolved, fresh, now) : [];
+    };
+    // One statement is atomic by itself: a transaction (two statements more) only for several.
+    const writes = [pastTtl, unwanted, fresh].filter((xs) => xs.length > 0).length;
+    const created: repo.SuggestionRow[] =
+      writes === 0 ? [] : writes === 1 ? await write(this.deps.db) : await transaction(this.deps.db, write);
     // A pass racing this one created some of the same keys: what is open now is read again.
     const current =
       created.length < fresh.length
@@ -233,7 +241,7 @@ export class SuggestionGeneration {
       }
     }
     if (transitioned) {
-      const again = await this.pass(actor, ref, { ...opts, transitioned: true });
+      const again = await this.pass(actor, ref, { ...opts, instance: undefined, transitioned: true });
       return {
         ...again,
         created: [...pass.created, ...again.created],

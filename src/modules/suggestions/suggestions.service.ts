@@ -20,7 +20,6 @@ import {
   type ContextRef,
 } from './suggestions.rules.js';
 import type { ExecuteInput, PutInput, Suggestion } from './suggestions.schemas.js';
-import * as settings from './suggestions.settings.repository.js';
 import type { SuggestionsDeps, SuggestionsOptions, WorkflowActor } from './suggestions.types.js';
 
 function refOf(contextId: string): ContextRef {
@@ -192,15 +191,27 @@ export class SuggestionsService {
   /** A pass for the instance's creator in each of their contexts that means it: the instance id,
    * the contexts bound to it, and its channel. */
   async generateForInstance(instanceId: string): Promise<void> {
-    const creator = await this.deps.workflows.creatorOf(instanceId);
-    const actor = creator === null ? undefined : await this.deps.actorOf(creator);
+    // The instance is read once: its creator, then the instance context's overview from the read.
+    const read = await this.deps.workflows.readForCreator(instanceId);
+    const creator = read?.creatorId ?? null;
+    if (creator === null) return;
+    // The creator's config serves every pass of the job.
+    const [actor, { config, bound }] = await Promise.all([
+      this.deps.actorOf(creator),
+      this.configs.withBoundContexts(creator, instanceId),
+    ]);
     if (!actor) return;
-    const contexts = [instanceId, ...(await settings.contextsBoundTo(this.db, actor.id, instanceId))];
+    const contexts = [instanceId, ...bound];
     for (let i = 0; i < contexts.length; i++) {
       const ref = parseContextId(contexts[i]!);
       if (!ref) continue;
       try {
-        const pass = await this.generation.pass(actor, ref, { autoExecute: true });
+        // Later passes read the instance afresh: an earlier one may have moved it.
+        const pass = await this.generation.pass(actor, ref, {
+          autoExecute: true,
+          instance: i === 0 ? read : undefined,
+          config,
+        });
         const channelId = pass.resolved.channelId;
         if (i === 0 && channelId !== null && !contexts.includes(channelId)) contexts.push(channelId);
       } catch (err) {

@@ -1,26 +1,53 @@
 // SQL only: each user's auto-execution config (`suggestion_configs`) and what a context means to
 // a user beyond its id (`suggestion_contexts`: the chosen protocol, the bound instance, the intent
 // of the last message analysed there).
+import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { AutoExecutionConfig } from './suggestions.rules.js';
 
 // ---- config --------------------------------------------------------------------------------------
 
+const configColumns = [
+  'auto_run_orchestrator',
+  'auto_transition_on_guard',
+  'auto_suggest_next_step',
+  'require_confirmation_for',
+  'never_auto_execute',
+  'undo_window_minutes',
+] as const;
+
 export function findConfig(db: Executor, userId: number) {
   return db
     .selectFrom('suggestion_configs')
-    .select([
-      'auto_run_orchestrator',
-      'auto_transition_on_guard',
-      'auto_suggest_next_step',
-      'require_confirmation_for',
-      'never_auto_execute',
-      'undo_window_minutes',
-    ])
+    .select(configColumns)
     .where('user_id', '=', userId)
     .executeTakeFirst();
 }
 export type ConfigRow = NonNullable<Awaited<ReturnType<typeof findConfig>>>;
+
+/** A user's config row (undefined: none) and the contexts they bound to an instance, in one
+ * statement: the pass after an instance write needs both before it starts. */
+export async function configAndBoundContexts(
+  db: Executor,
+  userId: number,
+  instanceId: string,
+): Promise<{ config: ConfigRow | undefined; bound: string[] }> {
+  const { config_user_id, bound, ...config } = await db
+    .selectFrom(sql<{ user_id: number }>`(select ${userId}::bigint as user_id)`.as('u'))
+    .leftJoin('suggestion_configs as c', 'c.user_id', 'u.user_id')
+    .select(configColumns.map((col) => `c.${col}` as const))
+    .select((eb) => [
+      'c.user_id as config_user_id',
+      sql<string[]>`array(${eb
+        .selectFrom('suggestion_contexts')
+        .select('context_id')
+        .where('instance_id', '=', instanceId)
+        .where('user_id', '=', userId)})`.as('bound'),
+    ])
+    .executeTakeFirstOrThrow();
+  // A joined config row has every column.
+  return { config: config_user_id === null ? undefined : (config as ConfigRow), bound };
+}
 
 export function upsertConfig(db: Executor, userId: number, c: AutoExecutionConfig) {
   const values = {
@@ -68,15 +95,4 @@ export function upsertContext(
     .values({ user_id: userId, context_id: contextId, ...v })
     .onConflict((oc) => oc.columns(['user_id', 'context_id']).doUpdateSet({ ...v, updated_at: dbNow() }))
     .execute();
-}
-
-/** The contexts of a user bound to an instance. */
-export async function contextsBoundTo(db: Executor, userId: number, instanceId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('suggestion_contexts')
-    .select('context_id')
-    .where('instance_id', '=', instanceId)
-    .where('user_id', '=', userId)
-    .execute();
-  return rows.map((r) => r.context_id);
 }

@@ -41,7 +41,7 @@ describe('suggestions repository SQL', () => {
       history: (db) => repo.history(db, { channelId: 'chan-1', userId: 7, limit: 50 }),
       findConfig: (db) => settings.findConfig(db, 7),
       findContext: (db) => settings.findContext(db, 7, 'chan-1'),
-      contextsBoundTo: (db) => settings.contextsBoundTo(db, 7, id),
+      configAndBoundContexts: (db) => settings.configAndBoundContexts(db, 7, id),
     });
     await expect(text).toMatchFileSnapshot('./sql/suggestions.sql');
   });

@@ -7,6 +7,9 @@ import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
 import * as repo from './suggestions.repository.js';
+import type { WorkflowPorts } from '../workflows/index.js';
+import { DEFAULT_CONFIG } from './suggestions.rules.js';
+import * as settings from './suggestions.settings.repository.js';
 
 const clock = manualClock();
 let t: TestApp;
@@ -548,4 +551,62 @@ describe('the pass after an instance write', () => {
       expect(history.filter((s: any) => s.expiredReason === 'trigger')).toHaveLength(4);
     }, wait);
   }, 120_000);
+
+  it('passes in the contexts the creator bound to the instance, with their config', async () => {
+    const u = await createUser(t);
+    const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+    const { configs } = t.deps.services.suggestions;
+    expect(await configs.withBoundContexts(u.id, i.id)).toEqual({ config: DEFAULT_CONFIG, bound: [] });
+    await settings.upsertContext(t.deps.db, u.id, 'chan-bound-1', { instance_id: i.id });
+    await settings.upsertContext(t.deps.db, other.id, 'chan-bound-2', { instance_id: i.id });
+    await c.config(u, { neverAutoExecute: ['VIEW'], undoWindowMinutes: 7 });
+    expect(await configs.withBoundContexts(u.id, i.id)).toEqual({
+      config: await configs.get(u.id),
+      bound: ['chan-bound-1'],
+    });
+    expect((await configs.get(u.id)).undoWindowMinutes).toBe(7);
+    // The job passes there too (the instance's own pass, then the bound context's, which means it).
+    await t.deps.services.suggestions.generateForInstance(i.id);
+    const bound = (await c.history(u, `instance/${i.id}`)).filter(
+      (s: any) => s.context.contextId === 'chan-bound-1' && s.status === 'active',
+    );
+    expect(bound.map((s: any) => s.type).sort()).toEqual(['BREAK_DOWN_TASKS', 'TRANSITION_STATE']);
+  });
+
+  it('passes the instance again as it is after moving it by itself', async () => {
+    const u = await createUser(t);
+    await c.config(u, { autoTransitionOnGuard: true, autoRunOrchestrator: false });
+    const { workflows, suggestions } = t.deps.services;
+    const { instanceWritten } = (workflows as unknown as { ports: WorkflowPorts }).ports;
+    // No job of the instance's writes: this test's call is its only pass.
+    workflows.usePorts({ instanceWritten: undefined });
+    try {
+      const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+      await suggestions.generateForInstance(i.id);
+      expect(await c.ok(u, 'GET', `/api/protocol/instances/${i.id}`)).toMatchObject({
+        state: 'triage',
+        stateVisit: 2,
+      });
+      // The free exit taken, then intake's suggestion expired by the pass that saw triage.
+      const history = await c.history(u, `instance/${i.id}`);
+      expect(
+        history.map((s: any) => [s.type, s.status, s.expiredReason, s.autoExecuted, s.context.state]).sort(),
+      ).toEqual([
+        ['BREAK_DOWN_TASKS', 'expired', 'trigger', false, 'intake'],
+        ['TRANSITION_STATE', 'executed', null, true, 'intake'],
+      ]);
+    } finally {
+      workflows.usePorts({ instanceWritten });
+    }
+  });
+
+  it('passes nothing for an instance that is gone, or whose creator is', async () => {
+    const { suggestions, users } = t.deps.services;
+    await expect(suggestions.generateForInstance(crypto.randomUUID())).resolves.toBeUndefined();
+    const u = await createUser(t);
+    const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+    await users.remove(u.id);
+    await expect(suggestions.generateForInstance(i.id)).resolves.toBeUndefined();
+    expect(await repo.history(t.deps.db, { instanceId: i.id, limit: 10 })).toEqual([]);
+  });
 });

@@ -3,7 +3,7 @@ import { workflowsRoutes, type WorkflowsRoutesOptions } from './workflows.routes
 import { workflowRunsRoutes, type WorkflowRunsRoutesOptions } from './workflows.runs.routes.js';
 import './workflows.tables.js';
 
-export { WorkflowsService } from './workflows.service.js';
+export { WorkflowsService, type InstanceRead } from './workflows.service.js';
 export { actorOf, requestActor } from './workflows.actor.js';
 export type {
   RunHandle,

@@ -195,3 +195,43 @@ describe('listing', () => {
       expectProblem(await c.call(lister, 'GET', `/api/protocol/instances${q}`), 400, 'validation_failed');
   });
 });
+
+describe('the overview (what the suggestions read of an instance)', () => {
+  it('answers a read handed back as it answers the id, with the same access rules', async () => {
+    const { workflows, workflowTasks } = t.deps.services;
+    const actor = (u: TestUser, isAdmin = false) => ({ id: u.id, name: 'x', admin: isAdmin });
+    const i = await c.create(creator, { machineId: 'documentation_flow_v1' });
+    const read = await workflows.readForCreator(i.id);
+    expect(read?.creatorId).toBe(creator.id);
+    expect(await workflows.readForCreator(crypto.randomUUID())).toBeUndefined();
+
+    const byId = await workflowTasks.overview(actor(creator), i.id);
+    expect(byId.instance).toMatchObject({ id: i.id, state: 'intake', version: 1 });
+    expect(await workflowTasks.overview(actor(creator), read!)).toEqual(byId);
+    for (const given of [i.id, read!])
+      await expect(workflowTasks.overview(actor(stranger), given)).rejects.toMatchObject({
+        code: 'not_found',
+      });
+    // No approval is awaited in intake; in triage the admin may give it, the creator may not.
+    expect((await workflowTasks.overview(actor(admin, true), i.id)).approver).toBe(false);
+    expect((await c.transition(creator, i.id, 'triage')).status).toBe(200);
+    expect((await workflowTasks.overview(actor(admin, true), i.id)).approver).toBe(true);
+    expect((await workflowTasks.overview(actor(creator), i.id)).approver).toBe(false);
+  });
+
+  it("names the observer's owner the approver while an approval is awaited", async () => {
+    const { workflowTasks } = t.deps.services;
+    const obs = await registry({ name: 'Approver obs', level: 8, source: 'portal', userId: owner.id });
+    const i = await c.create(admin, { machineId: 'triage_flow_v1', registryInstanceId: obs.id });
+    const asOwner = { id: owner.id, name: 'owner', admin: false };
+    expect((await workflowTasks.overview(asOwner, i.id)).approver).toBe(false);
+    expect((await c.transition(owner, i.id, 'tooling_analysis')).status).toBe(200);
+    expect((await workflowTasks.overview(asOwner, i.id)).approver).toBe(true);
+    expect((await c.approve(owner, i.id)).status).toBe(201);
+    // Approved: on to execution_fix, whose exit waits for evidence instead.
+    expect((await workflowTasks.overview(asOwner, i.id)).approver).toBe(false);
+    await expect(
+      workflowTasks.overview({ id: stranger.id, name: 's', admin: false }, i.id),
+    ).rejects.toMatchObject({ code: 'not_found' });
+  });
+});

@@ -34,6 +34,12 @@ import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.ty
 
 export type Access = { participant: boolean; approver: boolean };
 
+/** An instance as one read found it (`readForCreator`); only the workflows module looks inside. */
+export interface InstanceRead {
+  readonly creatorId: number | null;
+  readonly row: repo.InstanceRow;
+}
+
 /** The records of a state visit that just began. */
 const NEW_VISIT: VisitRecords = Object.freeze({ approvals: 0, evidence: 0 });
 
@@ -177,6 +183,17 @@ export class WorkflowsService {
   ): Promise<{ row: repo.InstanceRow; access: Access }> {
     const row = await repo.findInstance(executor, id, opts.lock ?? false);
     if (!row) throw notFound('workflow instance');
+    return { row, access: await this.accessTo(executor, row, actor, opts) };
+  }
+
+  /** What the actor may do at an instance already read: 404 unless a participant; 403 for anyone
+   * but an approver when `approver`. */
+  async accessTo(
+    executor: Executor,
+    row: repo.InstanceRow,
+    actor: WorkflowActor,
+    opts: { approver?: boolean } = {},
+  ): Promise<Access> {
     const access = await this.accessOf(row, actor, executor);
     if (!access.participant) throw notFound('workflow instance');
     if (opts.approver && !access.approver)
@@ -184,13 +201,15 @@ export class WorkflowsService {
         'forbidden',
         "Only an administrator or the owner of the instance's observer may approve",
       );
-    return { row, access };
+    return access;
   }
 
-  /** Who created an instance (null: gone, or the account was deleted); for work done on the
-   * creator's behalf after a write, such as the suggestions' pass. */
-  async creatorOf(id: string): Promise<number | null> {
-    return (await repo.findInstance(this.db, id))?.created_by_user_id ?? null;
+  /** An instance and who created it (creatorId null: the account was deleted), or undefined when
+   * gone; for work done on the creator's behalf after a write, such as the suggestions' pass,
+   * which hands the read to `WorkflowTasksService.overview` so the instance is read once. */
+  async readForCreator(id: string): Promise<InstanceRead | undefined> {
+    const row = await repo.findInstance(this.db, id);
+    return row && { creatorId: row.created_by_user_id, row };
   }
 
   /** The newest unarchived instance this user created for a chat-platform channel, or null. */

@@ -11,7 +11,7 @@ import * as runs from './workflows.runs.repository.js';
 import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
 import type { PendingEvent } from './workflows.entry.js';
-import type { WorkflowsService } from './workflows.service.js';
+import type { InstanceRead, WorkflowsService } from './workflows.service.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 import type { WorkflowActor } from './workflows.types.js';
 import type { ReviewStatus, Specialty, TaskStatus } from './workflows.tables.js';
@@ -72,7 +72,9 @@ export function toRun(r: runs.RunRow): Run {
 export interface InstanceOverview {
   instance: WorkflowInstance;
   definition: WorkflowDefinition;
-  /** Whether the actor may approve (an admin or the owner of the instance's observer). */
+  /** Whether the actor may give an approval the instance waits for (an exit guarded by
+   * `observerApproval`, not yet satisfied): an admin or the owner of the instance's observer. False
+   * while it waits for none. */
   approver: boolean;
   tasks: Task[];
   artifacts: Artifact[];
@@ -86,20 +88,30 @@ export class WorkflowTasksService {
   }
 
   /** An instance as a participant sees it (404 for anyone else), with its definition, tasks,
-   * artifacts (without content) and whether the actor may approve: what the suggestions module
-   * reads of an instance in one call. */
-  async overview(actor: WorkflowActor, instanceId: string): Promise<InstanceOverview> {
-    const { row, access } = await this.core.participantAccess(this.db, instanceId, actor);
+   * artifacts (without content) and whether the actor may give the approval it waits for: what
+   * the suggestions module reads of an instance in one call. Given the instance's id, or a read of
+   * it already made (`readForCreator`), which is not read again. */
+  async overview(actor: WorkflowActor, idOrRead: string | InstanceRead): Promise<InstanceOverview> {
+    const row = typeof idOrRead === 'string' ? await repo.findInstance(this.db, idOrRead) : idOrRead.row;
+    if (!row) throw notFound('workflow instance');
+    // Admins and the creator take part whoever owns the instance's observer (participantInstance),
+    // so for them the owner is read only when an approval is awaited; anyone else takes part only
+    // as that owner, checked before anything else is read.
+    const access =
+      actor.admin || row.created_by_user_id === actor.id
+        ? undefined
+        : await this.core.accessTo(this.db, row, actor);
     const [instance, definition, tasks, artifacts] = await Promise.all([
       this.core.view(this.db, row),
       this.core.getDefinition(row.machine_id),
       repo.listTasks(this.db, row.id),
       repo.listArtifacts(this.db, row.id),
     ]);
+    const awaited = instance.allowedTransitions.some((t) => t.guard === 'observerApproval' && !t.satisfied);
     return {
       instance,
       definition,
-      approver: access.approver,
+      approver: awaited && (access ?? (await this.core.accessTo(this.db, row, actor))).approver,
       tasks: tasks.map(toTask),
       artifacts: artifacts.map(toArtifact),
     };

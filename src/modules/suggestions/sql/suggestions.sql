@@ -38,6 +38,6 @@ select "auto_run_orchestrator", "auto_transition_on_guard", "auto_suggest_next_s
 select "protocol_id", "instance_id", "intent_message_hash", "intent", "intent_confidence" from "suggestion_contexts" where "user_id" = $1 and "context_id" = $2;
 -- parameters: [7,"chan-1"]
 
--- contextsBoundTo
-select "context_id" from "suggestion_contexts" where "instance_id" = $1 and "user_id" = $2;
--- parameters: ["00000000-0000-4000-8000-000000000001",7]
+-- configAndBoundContexts
+select "c"."auto_run_orchestrator", "c"."auto_transition_on_guard", "c"."auto_suggest_next_step", "c"."require_confirmation_for", "c"."never_auto_execute", "c"."undo_window_minutes", "c"."user_id" as "config_user_id", array((select "context_id" from "suggestion_contexts" where "instance_id" = $1 and "user_id" = $2)) as "bound" from (select $3::bigint as user_id) as "u" left join "suggestion_configs" as "c" on "c"."user_id" = "u"."user_id";
+-- parameters: ["00000000-0000-4000-8000-000000000001",7,7]
