@@ -324,7 +324,7 @@ if (isMainThread) {
     };
   };
   time('claim', waits.taskClaim);
-  time('endTask', waits.taskFinish);
+  time('endTasks', waits.taskFinish);
   mark(SuggestionsService.prototype, 'generateForInstance', 'suggestion passes (jobs)');
 }
 

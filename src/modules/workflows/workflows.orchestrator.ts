@@ -12,6 +12,7 @@
 // (lease released) is taken up by the job's retry or the sweep's new job, and goes on from its
 // claims: a finished task is never called again, an interrupted one finishes its own artifact.
 import type { Logger } from 'pino';
+import { batchedWrites } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { toProblem } from '../../platform/http/problem.js';
 import { withModelTime, type ModelGateway } from '../../platform/models/gateway.js';
@@ -85,6 +86,12 @@ interface Claimed {
   task: repo.TaskRow;
   artifactId: string;
 }
+
+/** A claimed task whose call ended: its content, or the error that blocks it; `started`: when its
+ * claim began, and `modelMs` its call's time. */
+type Ended = { claimed: Claimed; started: number; modelMs: number } & (
+  { ok: true; content: string } | { ok: false; err: unknown }
+);
 
 /** A run's first tasks, claimed together; `started`: when their claim began (performance.now()). */
 interface Wave {
@@ -217,13 +224,15 @@ export class WorkflowOrchestrator {
       }
       const system = await prompt;
       const { started: waveStarted, claimed: waveClaims } = wave;
+      // The finishes that come together (a wave's calls answered at once) are written together.
+      const finish = batchedWrites((ended: Ended[]) => this.endTasks(run, instance, ended));
       const worker = async (claimed: Claimed | undefined) => {
-        if (claimed) await this.runTask(run, instance, claimed, waveStarted, system, cast, signal);
+        if (claimed) await this.runTask(run, instance, claimed, waveStarted, system, cast, finish, signal);
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
           if (signal.aborted) throw signal.reason;
           const started = performance.now();
           const [next] = await this.claim(run, instance, [id]);
-          if (next) await this.runTask(run, instance, next, started, system, cast, signal);
+          if (next) await this.runTask(run, instance, next, started, system, cast, finish, signal);
         }
       };
       const workers = Math.min(run.concurrency, run.task_ids.length);
@@ -405,6 +414,7 @@ export class WorkflowOrchestrator {
     started: number,
     system: string,
     cast: Cast,
+    finish: (ended: Ended) => Promise<void>,
     signal: AbortSignal,
   ): Promise<void> {
     const { task } = claimed;
@@ -439,11 +449,11 @@ export class WorkflowOrchestrator {
         });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      await this.endTask(run, instance, claimed, { ok: false, err, started, modelMs });
+      await finish({ claimed, ok: false, err, started, modelMs });
       return;
     }
     if (signal.aborted) throw signal.reason;
-    await this.endTask(run, instance, claimed, { ok: true, content, started, modelMs });
+    await finish({ claimed, ok: true, content, started, modelMs });
   }
 
   /** The claims of these tasks for this run, in their order: each created with its draft artifact
@@ -535,67 +545,65 @@ export class WorkflowOrchestrator {
     };
   }
 
-  /** The artifact ready and the task completed, or the task blocked (the artifact stays draft);
-   * the run's progress counts it. Nothing is written when the run is no longer running or the
-   * task's run already ended. */
-  private async endTask(
-    run: RunRow,
-    instance: Instance,
-    { task, artifactId }: Claimed,
-    /** `started`: when the task's claim began, on performance.now()'s clock. */
-    r: ({ ok: true; content: string } | { ok: false; err: unknown }) & { started: number; modelMs: number },
-  ): Promise<void> {
+  /** Ended tasks: each artifact ready and its task completed, or the task blocked (the artifact
+   * stays draft); the run's progress counts them. In one transaction; nothing is written when the
+   * run is no longer running. When another worker ended one of them first, they are written
+   * each on its own (and that one not again). */
+  private async endTasks(run: RunRow, instance: Instance, ended: Ended[]): Promise<void> {
+    try {
+      await this.writeEnds(run, instance, ended);
+    } catch (err) {
+      if (!(err instanceof TaskEnded)) throw err;
+      if (ended.length > 1) for (const e of ended) await this.endTasks(run, instance, [e]);
+    }
+  }
+
+  private async writeEnds(run: RunRow, instance: Instance, ended: Ended[]): Promise<void> {
     await transaction(this.db, async (trx, afterCommit) => {
       const locked = (await runs.lockInstanceWithRunStatus(trx, instance.id, run.id))!;
       const { run_status, ...row } = locked;
       if (run_status !== 'running' || row.archived_at !== null) return;
-      // The task's time runs to here, its finish's wait for a connection and the lock included
+      // A task's time runs to here, its finish's wait for a connection and the lock included
       // (only the finish's own writes below are left out: the time is one of them).
-      const wallMs = performance.now() - r.started;
-      // The events first and the writes last: the writes lock the run's row (its progress),
-      // which the run's other finishes want too, and hold it only until the commit.
-      if (r.ok) {
-        await this.d.core.entry.record(
-          trx,
-          afterCommit,
-          row,
-          null,
-          'workflow_task_completed',
-          `Task "${task.title}" completed; artifact ready`,
-          { taskId: task.id, artifactId, personaId: task.assigned_persona_id, runId: run.id },
-        );
-      } else {
-        const problem = toProblem(r.err);
+      const now = performance.now();
+      const events: PendingEvent[] = ended.map((e) => {
+        const { task, artifactId } = e.claimed;
+        const common = { taskId: task.id, artifactId, personaId: task.assigned_persona_id, runId: run.id };
+        if (e.ok)
+          return {
+            row,
+            actorId: null,
+            eventType: 'workflow_task_completed',
+            eventText: `Task "${task.title}" completed; artifact ready`,
+            metadata: common,
+          };
+        const problem = toProblem(e.err);
         if (problem.code === 'internal')
-          this.d.log.error({ err: r.err, runId: run.id }, 'workflow task failed');
-        await this.d.core.entry.record(
-          trx,
-          afterCommit,
+          this.d.log.error({ err: e.err, runId: run.id }, 'workflow task failed');
+        return {
           row,
-          null,
-          'workflow_task_failed',
-          `Task "${task.title}" failed and is blocked: ${problem.detail ?? problem.title}`,
-          {
-            taskId: task.id,
-            artifactId,
-            personaId: task.assigned_persona_id,
-            runId: run.id,
-            error: { code: problem.code, detail: problem.detail ?? null },
-          },
-        );
-      }
-      const ended = await runs.finishTask(trx, {
-        runId: run.id,
-        taskId: task.id,
-        artifactId,
-        outcome: r.ok ? { ok: true, content: r.content } : { ok: false },
-        wallMs,
-        modelMs: r.modelMs,
+          actorId: null,
+          eventType: 'workflow_task_failed',
+          eventText: `Task "${task.title}" failed and is blocked: ${problem.detail ?? problem.title}`,
+          metadata: { ...common, error: { code: problem.code, detail: problem.detail ?? null } },
+        };
       });
-      // Another worker finished it (the events above are rolled back).
-      if (!ended) throw new TaskEnded();
-    }).catch((err: unknown) => {
-      if (!(err instanceof TaskEnded)) throw err;
+      // The events first and the writes last: the writes lock the run's row (its progress),
+      // and hold it only until the commit.
+      await this.d.core.entry.recordAll(trx, afterCommit, events);
+      const written = await runs.finishTasks(
+        trx,
+        run.id,
+        ended.map((e) => ({
+          taskId: e.claimed.task.id,
+          artifactId: e.claimed.artifactId,
+          outcome: e.ok ? { ok: true, content: e.content } : { ok: false },
+          wallMs: now - e.started,
+          modelMs: e.modelMs,
+        })),
+      );
+      // Another worker ended one of them (the events above are rolled back).
+      if (written < ended.length) throw new TaskEnded();
     });
   }
 

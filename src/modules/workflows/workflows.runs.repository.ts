@@ -214,44 +214,54 @@ export function lockInstanceWithRunStatus(db: Executor, instanceId: string, runI
     .executeTakeFirst();
 }
 
-/** Ends a running task run in one statement, with what it changes: completed, the artifact ready
- * with its content and the task completed; failed, the task blocked (the artifact stays draft);
- * either way the run's progress counts it. False (nothing written) when the task run had already
- * ended. Written last in a task's finish: the run's row stays locked only until its commit. */
-export async function finishTask(
-  db: Executor,
-  v: {
-    runId: string;
-    taskId: string;
-    artifactId: string;
-    outcome: { ok: true; content: string } | { ok: false };
-    wallMs: number;
-    modelMs: number;
-  },
-): Promise<boolean> {
-  const ok = v.outcome.ok;
-  const field: keyof RunProgress = ok ? 'completed' : 'failed';
+export interface TaskFinish {
+  taskId: string;
+  artifactId: string;
+  outcome: { ok: true; content: string } | { ok: false };
+  wallMs: number;
+  modelMs: number;
+}
+
+/** Ends running task runs of one run in one statement, with what each changes: completed, the
+ * artifact ready with its content and the task completed; failed, the task blocked (the artifact
+ * stays draft); the run's progress counts them. Answers how many ended: fewer than given when
+ * some had already ended (written all the same; the caller rolls back). Written last in a
+ * finish: the run's row stays locked only until its commit. */
+export async function finishTasks(db: Executor, runId: string, finishes: TaskFinish[]): Promise<number> {
   const r = await sql<{ ended: number }>`
-    with ended as (
-      update workflow_task_runs
-      set status = ${ok ? 'completed' : 'failed'}, wall_ms = ${v.wallMs}, model_ms = ${v.modelMs},
-          finished_at = now()
-      where run_id = ${v.runId}::uuid and task_id = ${v.taskId}::uuid and status = 'running'
-      returning task_id
+    with f as (
+      select * from unnest(
+        ${finishes.map((f) => f.taskId)}::uuid[],
+        ${finishes.map((f) => f.artifactId)}::uuid[],
+        ${finishes.map((f) => f.outcome.ok)}::boolean[],
+        ${finishes.map((f) => (f.outcome.ok ? f.outcome.content : ''))}::text[],
+        ${finishes.map((f) => f.wallMs)}::float8[],
+        ${finishes.map((f) => f.modelMs)}::float8[]
+      ) as f (task_id, artifact_id, ok, content, wall_ms, model_ms)
+    ), ended as (
+      update workflow_task_runs as tr
+      set status = case when f.ok then 'completed' else 'failed' end, wall_ms = f.wall_ms,
+          model_ms = f.model_ms, finished_at = now()
+      from f
+      where tr.run_id = ${runId}::uuid and tr.task_id = f.task_id and tr.status = 'running'
+      returning f.task_id, f.artifact_id, f.ok, f.content
     ), artifact as (
-      update workflow_artifacts set content = ${v.outcome.ok ? v.outcome.content : ''}, status = 'ready'
-      where id = ${v.artifactId}::uuid and ${ok}::boolean and exists (select from ended)
+      update workflow_artifacts as a set content = ended.content, status = 'ready'
+      from ended where a.id = ended.artifact_id and ended.ok
     ), task as (
-      update workflow_tasks set status = ${ok ? 'completed' : 'blocked'}, updated_at = now()
-      where id = ${v.taskId}::uuid and exists (select from ended)
+      update workflow_tasks as t
+      set status = case when ended.ok then 'completed' else 'blocked' end, updated_at = now()
+      from ended where t.id = ended.task_id
     ), counted as (
       update workflow_runs
-      set progress = jsonb_set(progress, array[${field}::text], to_jsonb(coalesce((progress ->> ${field}::text)::int, 0) + 1))
-      where id = ${v.runId}::uuid and exists (select from ended)
+      set progress = progress || jsonb_build_object(
+        'completed', coalesce((progress ->> 'completed')::int, 0) + (select count(*) from ended where ok),
+        'failed', coalesce((progress ->> 'failed')::int, 0) + (select count(*) from ended where not ok))
+      where id = ${runId}::uuid and exists (select from ended)
     )
     select count(*)::int as ended from ended
   `.execute(db);
-  return r.rows[0]!.ended > 0;
+  return r.rows[0]!.ended;
 }
 
 /** How many tasks of the instance each persona holds (assignment by fewest tasks here). */

@@ -1,7 +1,8 @@
 // The batched by-key reader: calls of one turn share one read; each gets its own row, a missing
-// key undefined, a failure reaches every caller of its batch, and the next turn starts a new batch.
+// key undefined, a failure reaches every caller of its batch, and the next turn starts a new batch;
+// the batched writer likewise.
 import { describe, expect, it } from 'vitest';
-import { batchedByKey, batchedGroupsByKey } from './batched.js';
+import { batchedByKey, batchedGroupsByKey, batchedWrites } from './batched.js';
 
 interface Row {
   id: number;
@@ -96,5 +97,43 @@ describe('batchedByKey', () => {
     expect((await first)?.id).toBe(1);
     expect((await Promise.all(later)).map((r) => r?.id)).toEqual([2, 3]);
     expect(reads).toEqual([[1], [2, 3]]);
+  });
+});
+
+describe('batchedWrites', () => {
+  it('writes the items of one turn together, and those given while a batch is written in the next', async () => {
+    const batches: string[][] = [];
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((ok) => (releaseFirst = ok));
+    const write = batchedWrites(async (items: { name: string }[]) => {
+      batches.push(items.map((i) => i.name));
+      if (batches.length === 1) await firstHeld;
+    });
+    const a = write({ name: 'a' });
+    const b = write({ name: 'b' });
+    // Wait until the first batch is being written, then give two more.
+    await new Promise<void>((ok) => setImmediate(ok));
+    expect(batches).toEqual([['a', 'b']]);
+    const c = write({ name: 'c' });
+    const d = write({ name: 'd' });
+    await new Promise<void>((ok) => setImmediate(ok));
+    expect(batches).toHaveLength(1);
+    releaseFirst();
+    await Promise.all([a, b, c, d]);
+    expect(batches).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+  });
+
+  it('fails every call of a failed batch, and the next batch is written', async () => {
+    let fail = true;
+    const write = batchedWrites(async () => {
+      if (fail) throw new Error('transaction failed');
+    });
+    const results = await Promise.allSettled([write({}), write({})]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    await expect(write({})).resolves.toBeUndefined();
   });
 });

@@ -39,6 +39,20 @@ export function batchedGroupsByKey<K, R>(
   }, []);
 }
 
+/** Writes batched the same way: the items given while the previous batch is written, or in the
+ * same turn of the event loop, are written together by one call of `write` (e.g. one
+ * transaction); a failed batch fails every call of it. Unlike the loaders, for writes of one
+ * owner (a batcher per run, say), where a call's wait for the batch before it is the price of
+ * one transaction instead of several at once. */
+export function batchedWrites<T extends object>(
+  write: (items: T[]) => Promise<void>,
+): (item: T) => Promise<void> {
+  return batcher(async (items: T[]) => {
+    await write(items);
+    return new Map<T, undefined>();
+  }, undefined);
+}
+
 function batcher<K, V>(readMany: (keys: K[]) => Promise<Map<K, V>>, missing: V): (key: K) => Promise<V> {
   type Caller = { resolve: (value: V) => void; reject: (err: unknown) => void };
   let waiting = new Map<K, Caller[]>();
