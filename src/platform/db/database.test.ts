@@ -125,6 +125,19 @@ describe('database layer', () => {
     expect(names.filter((s) => s.includes('list-probe') || s.includes('rows-probe'))).toHaveLength(0);
   });
 
+  it('plans every prepared statement for its parameters, on every connection, set before its first use', async () => {
+    // As many connections as the pool holds at once: each is set up before its first statement.
+    const modes = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        transaction(t.deps.db, async (trx) => {
+          const r = await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(trx);
+          return r.rows[0]!.plan_cache_mode;
+        }),
+      ),
+    );
+    expect(modes).toEqual(Array(4).fill('force_custom_plan'));
+  });
+
   it('keeps the event loop responsive while a long query runs', async () => {
     // Ordering, not timing: every health check (an HTTP round trip through this process's event
     // loop) is answered while the query still holds the database. A query run on the event loop's

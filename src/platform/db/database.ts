@@ -140,23 +140,37 @@ function preparing(client: pg.PoolClient): pg.PoolClient {
   return client;
 }
 
+const configuredClients = new WeakSet<pg.PoolClient>();
+
+/** A connection's session settings, set before its first statement (awaited: a statement sent
+ * while another runs is queued by pg, which warns that it will stop doing so). Prepared
+ * statements are planned for their parameters every time: a generic plan chosen after five runs
+ * ranked full-text matches by a default selectivity and made the memory bench's lexical p95 five
+ * times slower. What preparing saves is the parse and analysis. */
+async function configured(client: pg.PoolClient): Promise<pg.PoolClient> {
+  if (configuredClients.has(client)) return client;
+  await client.query('set plan_cache_mode = force_custom_plan');
+  configuredClients.add(client);
+  return client;
+}
+
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
   const pool = new pg.Pool({ ...config, connectionTimeoutMillis: timeoutMs, types: typeParsers });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
-  // Prepared statements are planned for their parameters every time: a generic plan chosen after
-  // five runs ranked full-text matches by a default selectivity and made the memory bench's
-  // lexical p95 five times slower. What preparing saves is the parse and analysis.
-  pool.on(
-    'connect',
-    (client) => void client.query('set plan_cache_mode = force_custom_plan').catch(() => undefined),
-  );
   const guarded = {
     async connect() {
+      let client: pg.PoolClient;
       try {
-        return preparing(await pool.connect());
+        client = await pool.connect();
       } catch (err) {
         if (err instanceof Error && /timeout/i.test(err.message)) throw new DatabaseBusyError(timeoutMs, err);
+        throw err;
+      }
+      try {
+        return preparing(await configured(client));
+      } catch (err) {
+        client.release(err instanceof Error ? err : true);
         throw err;
       }
     },
