@@ -114,17 +114,14 @@ const typeParsers = {
 
 /** Statements a connection keeps prepared at most (the service has a few hundred shapes). */
 const PREPARED_PER_CONNECTION = 500;
-const preparedClients = new WeakSet<pg.PoolClient>();
 /** `in ($1, $2, …)` and multi-row `values (…), (…)`: shapes that change with the input's
  * length, so preparing them would only fill the connection's cache. */
 const LIST_SHAPED = /\bin \(\$\d+,|\), \(\$\d+/i;
 
 /** Makes the client run parameterised statements as named prepared statements: the server
  * parses and analyses each shape once per connection (every run is still planned for its
- * parameters: makePool). Statements without parameters and list-shaped ones stay unnamed. */
-function preparing(client: pg.PoolClient): pg.PoolClient {
-  if (preparedClients.has(client)) return client;
-  preparedClients.add(client);
+ * parameters: setUp). Statements without parameters and list-shaped ones stay unnamed. */
+function preparing(client: pg.PoolClient): void {
   const names = new Map<string, string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
@@ -137,21 +134,21 @@ function preparing(client: pg.PoolClient): pg.PoolClient {
     }
     return query(text, values, ...rest);
   }) as typeof client.query;
-  return client;
 }
 
-const configuredClients = new WeakSet<pg.PoolClient>();
+/** The connections set up for the guarded pool (`setUp`). */
+const readyClients = new WeakSet<pg.PoolClient>();
 
-/** A connection's session settings, set before its first statement (awaited: a statement sent
- * while another runs is queued by pg, which warns that it will stop doing so). Prepared
- * statements are planned for their parameters every time: a generic plan chosen after five runs
- * ranked full-text matches by a default selectivity and made the memory bench's lexical p95 five
- * times slower. What preparing saves is the parse and analysis. */
-async function configured(client: pg.PoolClient): Promise<pg.PoolClient> {
-  if (configuredClients.has(client)) return client;
+/** A connection's first use: its session settings, set and awaited before its first statement
+ * (a statement sent while another runs is queued by pg, which warns that it will stop doing so),
+ * then its statements prepared. Prepared statements are planned for their parameters every time:
+ * a generic plan chosen after five runs ranked full-text matches by a default selectivity and
+ * made the memory bench's lexical p95 five times slower. What preparing saves is the parse and
+ * analysis. */
+async function setUp(client: pg.PoolClient): Promise<void> {
   await client.query('set plan_cache_mode = force_custom_plan');
-  configuredClients.add(client);
-  return client;
+  preparing(client);
+  readyClients.add(client);
 }
 
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
@@ -167,12 +164,14 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
         if (err instanceof Error && /timeout/i.test(err.message)) throw new DatabaseBusyError(timeoutMs, err);
         throw err;
       }
+      if (readyClients.has(client)) return client;
       try {
-        return preparing(await configured(client));
+        await setUp(client);
       } catch (err) {
         client.release(err instanceof Error ? err : true);
         throw err;
       }
+      return client;
     },
     end: () => pool.end(),
   };
