@@ -26,43 +26,40 @@ export function list(db: Executor) {
   return db.selectFrom('protocols').select(columns).orderBy('family').orderBy('version').execute();
 }
 
-/** A protocol (by id, or the newest of a family) and, for a reference protocol, the record its
- * definition names as base: one read for a chat turn's routing. */
-export async function findWithBase(db: Executor, by: { id: string } | { family: string }) {
-  const row = await db
+/** Protocols with, for a reference protocol, the record its definition names as base. */
+function withBase(db: Executor) {
+  return db
     .selectFrom('protocols as p')
     .leftJoin('protocols as b', (join) => join.on(sql<boolean>`b.id = p.definition->>'base'`))
     .select(columns.map((c) => `p.${c}` as const))
-    .select(['b.id as base_id', 'b.definition as base_definition'])
-    .$call((q) => ('id' in by ? q.where('p.id', '=', by.id) : q.where('p.family', '=', by.family)))
-    .orderBy('p.version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { base_id, base_definition, ...protocol } = row;
+    .select(['b.id as base_id', 'b.definition as base_definition']);
+}
+
+type WithBaseRow = Awaited<ReturnType<ReturnType<typeof withBase>['executeTakeFirstOrThrow']>>;
+
+function toFound({ base_id, base_definition, ...protocol }: WithBaseRow) {
   return {
     row: protocol,
     base: base_id !== null && base_definition !== null ? { id: base_id, definition: base_definition } : null,
   };
 }
 
-/** As `findWithBase` by family, for several families at once (the routing of concurrent chat
- * turns): each family's latest version with its base. */
+/** A protocol by id with its base, in one read (a chat turn routed to a channel's pinned protocol). */
+export async function findWithBase(db: Executor, id: string) {
+  const row = await withBase(db).where('p.id', '=', id).executeTakeFirst();
+  return row && toFound(row);
+}
+
+/** Each of these families' latest version with its base, in one read (the routing of concurrent
+ * chat turns). */
 export async function findLatestOfFamilies(db: Executor, families: string[]) {
-  const rows = await db
-    .selectFrom('protocols as p')
-    .leftJoin('protocols as b', (join) => join.on(sql<boolean>`b.id = p.definition->>'base'`))
+  const rows = await withBase(db)
     .distinctOn('p.family')
-    .select(columns.map((c) => `p.${c}` as const))
-    .select(['b.id as base_id', 'b.definition as base_definition'])
     .where('p.family', '=', sql<string>`any(${families}::text[])`)
     .orderBy('p.family')
     .orderBy('p.version', 'desc')
     .execute();
-  return rows.map(({ base_id, base_definition, ...protocol }) => ({
-    row: protocol,
-    base: base_id !== null && base_definition !== null ? { id: base_id, definition: base_definition } : null,
-  }));
+  return rows.map(toFound);
 }
 
 /** Ids of the protocols whose definition names `id` as their base. */

@@ -219,7 +219,7 @@ export class ProtocolsService {
   /** A protocol by id with its base template loaded, ready for composeSystemPrompt (and for
    * mergeProtocols, when it is a workflow protocol). */
   async resolve(id: string, executor: Executor = this.db): Promise<ResolvedProtocol> {
-    const found = await repo.findWithBase(executor, { id });
+    const found = await repo.findWithBase(executor, id);
     if (!found) throw notFound('protocol');
     return resolvedWithBase(found);
   }
@@ -247,7 +247,7 @@ export class ProtocolsService {
       channelProtocolId,
     });
     const found = await (decision.source === 'channel'
-      ? repo.findWithBase(this.db, { id: decision.protocolId })
+      ? repo.findWithBase(this.db, decision.protocolId)
       : this.latestOfFamily(ROUTING_FAMILIES[decision.category]));
     // Seeding creates every routing family and nothing deletes protocols; channel protocols are
     // foreign keys. A miss here is a broken installation, not a client error.
