@@ -3,10 +3,11 @@
 // test lets them go, and refuses the calls of a task marked to fail (contract "Tasks, artifacts,
 // orchestrator"): tasks seeded by one structured call or from the context, assigned by specialty,
 // one artifact each, a failing task blocked, concurrency honoured, one active run, runs started on
-// entering execution and by a rerun, offline drafts, access, and a run that survives a restart of
-// its worker without a duplicate artifact or model call.
+// entering execution and by a rerun, offline drafts, access, a run that survives a restart of its
+// worker without a duplicate artifact or model call, and a claim rolled back after its call began.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import {
@@ -23,13 +24,15 @@ import { client, expectProblem } from './workflows.fixtures.js';
 const TASK_MARK = 'Write the artifact this task asks for';
 
 /** A relay in front of the fake model server: counts task calls in flight (and the most at once),
- * holds task calls whose prompt matches `hold` until `release()`, and answers 400 to those whose
- * prompt holds `failMark`. */
+ * holds task calls whose prompt matches `hold` until `release()`, answers 400 to those whose
+ * prompt holds `failMark`, and keeps the prompts of the task calls it answered (a call its client
+ * gave up on first is not answered). */
 async function startRelay(target: string) {
   const state = {
     inFlight: 0,
     maxInFlight: 0,
     taskCalls: [] as string[],
+    answered: [] as string[],
     hold: null as RegExp | null,
     failMark: 'FAIL-ME',
     waiting: [] as (() => void)[],
@@ -71,7 +74,10 @@ async function startRelay(target: string) {
         res.writeHead(upstream.status, {
           'content-type': upstream.headers.get('content-type') ?? 'application/json',
         });
-        res.end(Buffer.from(await upstream.arrayBuffer()));
+        const answer = Buffer.from(await upstream.arrayBuffer());
+        if (res.destroyed) return;
+        res.end(answer);
+        if (isTask) state.answered.push(prompt);
       } catch {
         res.destroy();
       }
@@ -87,6 +93,7 @@ async function startRelay(target: string) {
       for (const w of state.waiting.splice(0)) w();
     },
     calls: (re: RegExp) => state.taskCalls.filter((p) => re.test(p)).length,
+    answered: (re: RegExp) => state.answered.filter((p) => re.test(p)).length,
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();
@@ -483,6 +490,63 @@ describe('restart', () => {
     } finally {
       relay.release();
       await apps.close();
+    }
+  });
+});
+
+describe('a claim rolled back', () => {
+  it('aborts the call it started; the retried job claims the task again and it ends with one artifact', async () => {
+    // A fault in the database: the first insert of this task's "started" event fails, after the
+    // claim's own statement and its call's start, before the commit (the seeding's transaction).
+    await sql`create sequence rollback_once`.execute(t.deps.db);
+    await sql`
+      create function fail_first_claim() returns trigger language plpgsql as $$
+      begin
+        if new.event_text like 'Task "Rollback me" started%' and nextval('rollback_once') = 1 then
+          raise exception 'injected fault';
+        end if;
+        return new;
+      end $$`.execute(t.deps.db);
+    await sql`create trigger fail_first_claim before insert on timeline_events
+      for each row execute function fail_first_claim()`.execute(t.deps.db);
+    try {
+      relay.state.hold = /Task: Rollback me/;
+      const i = await c.create(creator, {
+        machineId: 'documentation_flow_v1',
+        context: { tasks: [{ title: 'Rollback me' }] },
+      });
+      const r = await orchestrate(creator, i.id, { concurrency: 1 });
+      expect(r.status, r.text).toBe(202);
+      // The retried job's claim committed (the first one's was rolled back): its call is held.
+      await eventually(
+        async () => {
+          const claims = await t.deps.db
+            .selectFrom('workflow_task_runs')
+            .select('task_id')
+            .where('run_id', '=', r.body.id)
+            .execute();
+          expect(claims).toHaveLength(1);
+        },
+        { timeoutMs: 30_000 },
+      );
+      relay.release();
+      const run = await finished(creator, r.body.id);
+      expect(run).toMatchObject({ status: 'completed', progress: { total: 1, completed: 1, failed: 0 } });
+      // The first call was given up when its claim rolled back (held, it was never answered); the
+      // second one made the artifact.
+      expect(relay.answered(/Task: Rollback me/)).toBe(1);
+      const artifacts = await artifactsOf(i.id);
+      expect(artifacts.map((a: any) => a.status)).toEqual(['ready']);
+      const tasks = await tasksOf(i.id);
+      expect(tasks.map((x: any) => [x.title, x.status, x.runCount])).toEqual([
+        ['Rollback me', 'completed', 1],
+      ]);
+      const timeline = await events(i.id);
+      expect(timeline.filter((e) => e.eventType === 'workflow_task_completed')).toHaveLength(1);
+    } finally {
+      relay.release();
+      await sql`drop trigger fail_first_claim on timeline_events`.execute(t.deps.db);
+      await sql`drop function fail_first_claim()`.execute(t.deps.db);
     }
   });
 });

@@ -87,17 +87,23 @@ interface Claimed {
   artifactId: string;
 }
 
-/** A claimed task whose call ended: its content, or the error that blocks it; `started`: when its
- * claim began, and `modelMs` its call's time. */
-type Ended = { claimed: Claimed; started: number; modelMs: number } & (
-  { ok: true; content: string } | { ok: false; err: unknown }
-);
+/** How a task's call ended: its content, or the error that blocks the task; `modelMs`: the call's
+ * time. */
+type Outcome = { modelMs: number } & ({ ok: true; content: string } | { ok: false; err: unknown });
 
-/** A run's first tasks, claimed together; `started`: when their claim began (performance.now()). */
-interface Wave {
+/** A claimed task's call, started as soon as its claim was written; `started`: when its claim
+ * began (performance.now()). `outcome` rejects only when the call was aborted. */
+interface Call {
+  claimed: Claimed;
   started: number;
-  claimed: Claimed[];
+  outcome: Promise<Outcome>;
 }
+
+/** A claimed task whose call ended. */
+type Ended = { claimed: Claimed; started: number } & Outcome;
+
+/** Given the claims a transaction wrote, before it commits, with when their claim began. */
+type StartCalls = (claimed: Claimed[], started: number) => void;
 
 class RunStopped extends Error {
   constructor(reason: string) {
@@ -194,15 +200,23 @@ export class WorkflowOrchestrator {
     // the first call; a failure surfaces there).
     const prompt = run.run_tasks ? this.protocolFor(instance) : Promise.resolve('');
     prompt.catch(() => undefined);
-    let wave: Wave | null = null;
+    const call = (claimed: Claimed, s: AbortSignal) => this.call(instance, claimed, prompt, cast, s);
+    // The calls of the run's first `concurrency` tasks (its wave), claimed together.
+    let wave: Call[] | null = null;
     if (run.trigger === 'rerun') {
       await this.assign(instance, run.task_ids, cast);
     } else if (run.task_ids.length === 0) {
       // Tasks the seeding created are the instance's only ones, pending and assigned: nothing is
       // left to assign or to read back, and the seeding claims the first of them.
-      const seeded = await this.seed(run, instance, cast, signal);
-      if (seeded) ({ run, wave } = seeded);
-      else {
+      const seeded = await this.claimAndCall(
+        (start) => this.seed(run, instance, cast, signal, start),
+        call,
+        signal,
+      );
+      if (seeded.result) {
+        run = seeded.result;
+        wave = seeded.calls;
+      } else {
         await this.assign(instance, null, cast);
         if (run.run_tasks) {
           const pending = (await repo.listTasks(this.db, instance.id, 'pending'))
@@ -220,37 +234,48 @@ export class WorkflowOrchestrator {
       const first = queue.splice(0, run.concurrency);
       if (!wave) {
         const started = performance.now();
-        wave = { started, claimed: await this.claim(run, instance, first) };
+        wave = (
+          await this.claimAndCall((start) => this.claim(run, instance, first, started, start), call, signal)
+        ).calls;
       }
-      const system = await prompt;
-      const { started: waveStarted, claimed: waveClaims } = wave;
       // The finishes that come together (a wave's calls answered at once) are written together.
       const finish = batchedWrites((ended: Ended[]) => this.endTasks(run, instance, ended));
-      const worker = async (claimed: Claimed | undefined) => {
-        if (claimed) await this.runTask(run, instance, claimed, waveStarted, system, cast, finish, signal);
+      const ended = async (c: Call) => {
+        const outcome = await c.outcome;
+        if (signal.aborted) throw signal.reason;
+        await finish({ claimed: c.claimed, started: c.started, ...outcome });
+      };
+      const worker = async (claimed: Call | undefined) => {
+        if (claimed) await ended(claimed);
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
           if (signal.aborted) throw signal.reason;
           const started = performance.now();
-          const [next] = await this.claim(run, instance, [id]);
-          if (next) await this.runTask(run, instance, next, started, system, cast, finish, signal);
+          const { calls } = await this.claimAndCall(
+            (start) => this.claim(run, instance, [id], started, start),
+            call,
+            signal,
+          );
+          if (calls[0]) await ended(calls[0]);
         }
       };
       const workers = Math.min(run.concurrency, run.task_ids.length);
-      await Promise.all(Array.from({ length: workers }, (_, i) => worker(waveClaims[i])));
+      const calls = wave;
+      await Promise.all(Array.from({ length: workers }, (_, i) => worker(calls[i])));
     }
     if (signal.aborted) throw signal.reason;
     await this.finishRun(run);
   }
 
   /** Step 1: tasks for an instance with none, each assigned; for a run that runs them, in the same
-   * transaction, the run's tasks set and the first `concurrency` of them claimed (their wave).
-   * Null when the instance had tasks. */
+   * transaction, the run's tasks set and the first `concurrency` of them claimed (their wave,
+   * handed to `start` once written). The run as it is then; null when the instance had tasks. */
   private async seed(
     run: RunRow,
     instance: Instance,
     cast: Cast,
     signal: AbortSignal,
-  ): Promise<{ run: RunRow; wave: Wave | null } | null> {
+    start: StartCalls,
+  ): Promise<RunRow | null> {
     let seeds: SeedTask[] | null = contextTasks(instance.context);
     let source = 'context';
     // Only a model call is worth a look first; otherwise the locked read below decides.
@@ -299,7 +324,6 @@ export class WorkflowOrchestrator {
         }),
       );
       let current = run;
-      let wave: Wave | null = null;
       const claimEvents: PendingEvent[] = [];
       if (run.run_tasks) {
         current = await runs.setRunTasks(
@@ -320,7 +344,7 @@ export class WorkflowOrchestrator {
             assigned_persona_id: t.assignedPersonaId!,
           })),
         );
-        wave = { started, claimed: claims.claimed };
+        start(claims.claimed, started);
         claimEvents.push(...claims.events);
       }
       const event = (eventText: string, metadata: Record<string, unknown>): PendingEvent => ({
@@ -352,7 +376,7 @@ export class WorkflowOrchestrator {
         ),
         ...claimEvents,
       ]);
-      return { run: current, wave };
+      return current;
     });
   }
 
@@ -405,21 +429,47 @@ export class WorkflowOrchestrator {
     return composeSystemPrompt(mergeProtocols(routing, workflow, instance.state)).system;
   }
 
-  /** Step 3 for one claimed task: the call, then its finish. `started`: when its claim began,
-   * on performance.now()'s clock. */
-  private async runTask(
-    run: RunRow,
+  /** Runs `claiming`, a transaction that claims tasks and hands them to its `start` once written,
+   * and starts each claimed task's call there, before the commit: the model's time overlaps the
+   * commit (a task's finish waits for it all the same, as it starts after this answers). Answers
+   * the transaction's result and the calls once the claims committed; when the transaction
+   * fails, the calls it started are aborted. */
+  private async claimAndCall<T>(
+    claiming: (start: StartCalls) => Promise<T>,
+    call: (claimed: Claimed, signal: AbortSignal) => Promise<Outcome>,
+    signal: AbortSignal,
+  ): Promise<{ result: T; calls: Call[] }> {
+    const rolledBack = new AbortController();
+    const callSignal = AbortSignal.any([signal, rolledBack.signal]);
+    const calls: Call[] = [];
+    try {
+      const result = await claiming((claimed, started) => {
+        for (const c of claimed) {
+          const outcome = call(c, callSignal);
+          outcome.catch(() => undefined); // awaited by the task's worker, unless rolled back
+          calls.push({ claimed: c, started, outcome });
+        }
+      });
+      return { result, calls };
+    } catch (err) {
+      rolledBack.abort(err);
+      throw err;
+    }
+  }
+
+  /** Step 3 for one claimed task: its one model call (persona, merged routing + workflow
+   * protocol, task, context). A failed call is an outcome (the task is blocked); rejects only when
+   * `signal` aborted, or when the system prompt could not be read. */
+  private async call(
     instance: Instance,
     claimed: Claimed,
-    started: number,
-    system: string,
+    prompt: Promise<string>,
     cast: Cast,
-    finish: (ended: Ended) => Promise<void>,
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<Outcome> {
     const { task } = claimed;
     const personaId = task.assigned_persona_id!;
-    let content: string;
+    const system = await prompt;
     let modelMs = 0;
     try {
       const input: TaskPromptInput = {
@@ -432,47 +482,58 @@ export class WorkflowOrchestrator {
         },
         instance: { machineId: instance.machine_id, state: instance.state, context: instance.context },
       };
-      if (this.d.models.offline) content = offlineDraft(input);
-      else
-        content = await withModelTime(async (account) => {
-          try {
-            const r = await this.d.models.chat({
-              purpose: 'workflow.task',
-              system,
-              messages: [{ role: 'user', content: taskPrompt(input) }],
-              signal,
-            });
-            return r.text;
-          } finally {
-            modelMs = account.ms;
-          }
-        });
+      if (this.d.models.offline) return { ok: true, content: offlineDraft(input), modelMs };
+      const content = await withModelTime(async (account) => {
+        try {
+          const r = await this.d.models.chat({
+            purpose: 'workflow.task',
+            system,
+            messages: [{ role: 'user', content: taskPrompt(input) }],
+            signal,
+          });
+          return r.text;
+        } finally {
+          modelMs = account.ms;
+        }
+      });
+      if (signal.aborted) throw signal.reason;
+      return { ok: true, content, modelMs };
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      await finish({ claimed, ok: false, err, started, modelMs });
-      return;
+      return { ok: false, err, modelMs };
     }
-    if (signal.aborted) throw signal.reason;
-    await finish({ claimed, ok: true, content, started, modelMs });
   }
 
-  /** The claims of these tasks for this run, in their order: each created with its draft artifact
-   * (the task in progress), or the one an interrupted attempt left running; a task done or not
-   * runnable has none. All in one transaction; when another claim of one of them came first (a
-   * duplicate worker), that one is rolled back and each task is claimed on its own. */
-  private async claim(run: RunRow, instance: Instance, taskIds: string[]): Promise<Claimed[]> {
+  /** The claims of these tasks for this run, in their order (each handed to `start` once
+   * written, `started` the time the claim began): each created with its draft artifact (the task
+   * in progress), or the one an interrupted attempt left running; a task done or not runnable has
+   * none. All in one transaction; when another claim of one of them came first (a duplicate
+   * worker), that one is rolled back and each task is claimed on its own. */
+  private async claim(
+    run: RunRow,
+    instance: Instance,
+    taskIds: string[],
+    started: number,
+    start: StartCalls,
+  ): Promise<Claimed[]> {
     if (taskIds.length === 0) return [];
     try {
-      return await this.claimTogether(run, instance, taskIds);
+      return await this.claimTogether(run, instance, taskIds, started, start);
     } catch (err) {
       if (!(err instanceof ClaimTaken)) throw err;
       if (taskIds.length === 1) return [];
-      const each = await Promise.all(taskIds.map((id) => this.claim(run, instance, [id])));
+      const each = await Promise.all(taskIds.map((id) => this.claim(run, instance, [id], started, start)));
       return each.flat();
     }
   }
 
-  private claimTogether(run: RunRow, instance: Instance, taskIds: string[]): Promise<Claimed[]> {
+  private claimTogether(
+    run: RunRow,
+    instance: Instance,
+    taskIds: string[],
+    started: number,
+    start: StartCalls,
+  ): Promise<Claimed[]> {
     return transaction(this.db, async (trx, afterCommit) => {
       // A share lock: the instance's writes (its completion among them) wait for the claim, but
       // the claims and finishes of the run's other tasks do not (none of them writes the
@@ -497,9 +558,11 @@ export class WorkflowOrchestrator {
         if (runnable) fresh.push(task);
       }
       const written = await this.writeClaims(trx, run, row, fresh);
-      await this.d.core.entry.recordAll(trx, afterCommit, written.events);
       const claimed = new Map(written.claimed.map((c) => [c.task.id, c] as const));
-      return taskIds.flatMap((id) => resumed.get(id) ?? claimed.get(id) ?? []);
+      const all = taskIds.flatMap((id) => resumed.get(id) ?? claimed.get(id) ?? []);
+      start(all, started);
+      await this.d.core.entry.recordAll(trx, afterCommit, written.events);
+      return all;
     });
   }
 
@@ -560,12 +623,25 @@ export class WorkflowOrchestrator {
 
   private async writeEnds(run: RunRow, instance: Instance, ended: Ended[]): Promise<void> {
     await transaction(this.db, async (trx, afterCommit) => {
-      const locked = (await runs.lockInstanceWithRunStatus(trx, instance.id, run.id))!;
-      const { run_status, ...row } = locked;
-      if (run_status !== 'running' || row.archived_at !== null) return;
-      // A task's time runs to here, its finish's wait for a connection and the lock included
-      // (only the finish's own writes below are left out: the time is one of them).
+      // A task's time runs to here, its finish's wait for a connection included (the finish's
+      // one writing statement below is left out: the time is written by it).
       const now = performance.now();
+      const written = await runs.finishTasks(
+        trx,
+        instance.id,
+        run.id,
+        ended.map((e) => ({
+          taskId: e.claimed.task.id,
+          artifactId: e.claimed.artifactId,
+          outcome: e.ok ? { ok: true, content: e.content } : { ok: false },
+          wallMs: now - e.started,
+          modelMs: e.modelMs,
+        })),
+      );
+      if (!written || written.runStatus !== 'running' || written.row.archived_at !== null) return;
+      // Another worker ended one of them (nothing of this batch is kept).
+      if (written.ended < ended.length) throw new TaskEnded();
+      const { row } = written;
       const events: PendingEvent[] = ended.map((e) => {
         const { task, artifactId } = e.claimed;
         const common = { taskId: task.id, artifactId, personaId: task.assigned_persona_id, runId: run.id };
@@ -588,22 +664,7 @@ export class WorkflowOrchestrator {
           metadata: { ...common, error: { code: problem.code, detail: problem.detail ?? null } },
         };
       });
-      // The events first and the writes last: the writes lock the run's row (its progress),
-      // and hold it only until the commit.
       await this.d.core.entry.recordAll(trx, afterCommit, events);
-      const written = await runs.finishTasks(
-        trx,
-        run.id,
-        ended.map((e) => ({
-          taskId: e.claimed.task.id,
-          artifactId: e.claimed.artifactId,
-          outcome: e.ok ? { ok: true, content: e.content } : { ok: false },
-          wallMs: now - e.started,
-          modelMs: e.modelMs,
-        })),
-      );
-      // Another worker ended one of them (the events above are rolled back).
-      if (written < ended.length) throw new TaskEnded();
     });
   }
 

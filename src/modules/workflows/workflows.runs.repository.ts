@@ -2,7 +2,7 @@
 // and the task runs that claim each task of a run once.
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
-import { instanceColumns, taskColumns, type TaskRow } from './workflows.repository.js';
+import { instanceColumns, taskColumns, type InstanceRow, type TaskRow } from './workflows.repository.js';
 import type { RunProgress, RunStatus, RunTrigger } from './workflows.tables.js';
 
 // What a run answers with (the contract's shape); the orchestrator reads its options and lease too.
@@ -194,26 +194,6 @@ export async function claimTasks(db: Executor, runId: string, instanceId: string
   return r.rows.sort((a, b) => a.n - b.n).map(({ n: _, ...row }) => row);
 }
 
-/** The instance share-locked (findInstance's 'share'), with the run's status (null when there is
- * no such run), in one read: a task's finish reads both. The run's row needs no lock of its own:
- * its status leaves `running` only under the instance's exclusive lock (the run's end, the
- * instance's completion), which a share lock excludes. */
-export function lockInstanceWithRunStatus(db: Executor, instanceId: string, runId: string) {
-  return db
-    .selectFrom('workflow_instances')
-    .select(instanceColumns)
-    .select((eb) =>
-      eb
-        .selectFrom('workflow_runs')
-        .select('workflow_runs.status')
-        .where('workflow_runs.id', '=', runId)
-        .as('run_status'),
-    )
-    .where('workflow_instances.id', '=', instanceId)
-    .forShare()
-    .executeTakeFirst();
-}
-
 export interface TaskFinish {
   taskId: string;
   artifactId: string;
@@ -222,14 +202,28 @@ export interface TaskFinish {
   modelMs: number;
 }
 
-/** Ends running task runs of one run in one statement, with what each changes: completed, the
- * artifact ready with its content and the task completed; failed, the task blocked (the artifact
- * stays draft); the run's progress counts them. Answers how many ended: fewer than given when
- * some had already ended (written all the same; the caller rolls back). Written last in a
- * finish: the run's row stays locked only until its commit. */
-export async function finishTasks(db: Executor, runId: string, finishes: TaskFinish[]): Promise<number> {
-  const r = await sql<{ ended: number }>`
-    with f as (
+/** Ends running task runs of one run in one statement. First the instance is share-locked
+ * (findInstance's 'share') and read with the run's status: only while the run is running and the
+ * instance not archived is anything written. The run's row needs no lock of its own for that
+ * check: its status leaves `running` only under the instance's exclusive lock (the run's end, the
+ * instance's completion), which the share lock excludes. Then, for each: completed, the artifact
+ * ready with its content and the task completed; failed, the task blocked (the artifact stays
+ * draft); the run's progress counts them (its row stays locked until the commit: the caller
+ * writes one run's finishes one batch at a time). Answers the instance row with the run's status
+ * and how many ended (fewer than given when some had already ended: the caller rolls back);
+ * undefined when the instance does not exist. */
+export async function finishTasks(db: Executor, instanceId: string, runId: string, finishes: TaskFinish[]) {
+  // Every write below waits on `open` (a one-time filter), so the instance's lock is taken before
+  // any other row's: the order of the claims and of the run's end, which lock the instance first.
+  const r = await sql<InstanceRow & { run_status: RunStatus | null; ended: number }>`
+    with inst as (
+      select ${sql.join(instanceColumns.map((col) => sql.ref(`i.${col}`)))},
+        (select r.status from workflow_runs as r where r.id = ${runId}::uuid) as run_status
+      from workflow_instances as i where i.id = ${instanceId}::uuid
+      for share of i
+    ), open as (
+      select from inst where run_status = 'running' and archived_at is null
+    ), f as (
       select * from unnest(
         ${finishes.map((f) => f.taskId)}::uuid[],
         ${finishes.map((f) => f.artifactId)}::uuid[],
@@ -243,7 +237,8 @@ export async function finishTasks(db: Executor, runId: string, finishes: TaskFin
       set status = case when f.ok then 'completed' else 'failed' end, wall_ms = f.wall_ms,
           model_ms = f.model_ms, finished_at = now()
       from f
-      where tr.run_id = ${runId}::uuid and tr.task_id = f.task_id and tr.status = 'running'
+      where exists (select from open)
+        and tr.run_id = ${runId}::uuid and tr.task_id = f.task_id and tr.status = 'running'
       returning f.task_id, f.artifact_id, f.ok, f.content
     ), artifact as (
       update workflow_artifacts as a set content = ended.content, status = 'ready'
@@ -259,9 +254,12 @@ export async function finishTasks(db: Executor, runId: string, finishes: TaskFin
         'failed', coalesce((progress ->> 'failed')::int, 0) + (select count(*) from ended where not ok))
       where id = ${runId}::uuid and exists (select from ended)
     )
-    select count(*)::int as ended from ended
+    select inst.*, (select count(*)::int from ended) as ended from inst
   `.execute(db);
-  return r.rows[0]!.ended;
+  const found = r.rows[0];
+  if (!found) return undefined;
+  const { run_status: runStatus, ended, ...row } = found;
+  return { row, runStatus, ended };
 }
 
 /** How many tasks of the instance each persona holds (assignment by fewest tasks here). */
