@@ -8,9 +8,11 @@
 // run in a worker thread, off the service's event loop.
 // Reports: transitions per second (state changes over the flow phase's wall time, waiting for runs
 // included), each write's p50/p99, and the orchestrator's own overhead per task (each task run's
-// time as the orchestrator measured it, from before its claim to its finish's locked read, minus
-// its model call's time; before 2026-11-25 night the time stopped before the finish; since
-// 2026-11-26 a run's first `concurrency` tasks are claimed together and their time starts there).
+// time as the orchestrator measured it, from before its claim to its finish's writing statement,
+// minus its model call's time; before 2026-11-25 night the time stopped before the finish; since
+// 2026-11-26 a run's first `concurrency` tasks are claimed together and their time starts there;
+// since 2026-11-26 morning a call starts before its claim commits, and the finish's locked read
+// is part of its writing statement).
 // Also: the statements and NOTIFYs the service's process sent per flow, and its event-loop delay;
 // what the waiting is made of: its waits for a pool connection, and the round trips of its
 // row-locked instance reads (the lock's wait included) and of its other statements; the CPU per
@@ -189,7 +191,7 @@ const waits = {
   lockedInstanceRead: [] as number[],
   otherStatement: [] as number[],
   // The two transactions of a task's run, whole (connection, locks, statements, commit): its
-  // claim, and its finish (whose locked read ends the task's measured time).
+  // claim, and its finish (whose writing statement ends the task's measured time).
   taskClaim: [] as number[],
   taskFinish: [] as number[],
   // A run's seeding transaction, whole: it also claims the run's first wave when it created the

@@ -105,6 +105,14 @@ type Ended = { claimed: Claimed; started: number } & Outcome;
 /** Given the claims a transaction wrote, before it commits, with when their claim began. */
 type StartCalls = (claimed: Claimed[], started: number) => void;
 
+/** Tasks of a run to claim: `started` when the claim began, `start` given the claims written. */
+interface Claiming {
+  run: RunRow;
+  instance: Instance;
+  started: number;
+  start: StartCalls;
+}
+
 class RunStopped extends Error {
   constructor(reason: string) {
     super(reason);
@@ -235,7 +243,11 @@ export class WorkflowOrchestrator {
       if (!wave) {
         const started = performance.now();
         wave = (
-          await this.claimAndCall((start) => this.claim(run, instance, first, started, start), call, signal)
+          await this.claimAndCall(
+            (start) => this.claim({ run, instance, started, start }, first),
+            call,
+            signal,
+          )
         ).calls;
       }
       // The finishes that come together (a wave's calls answered at once) are written together.
@@ -251,7 +263,7 @@ export class WorkflowOrchestrator {
           if (signal.aborted) throw signal.reason;
           const started = performance.now();
           const { calls } = await this.claimAndCall(
-            (start) => this.claim(run, instance, [id], started, start),
+            (start) => this.claim({ run, instance, started, start }, [id]),
             call,
             signal,
           );
@@ -509,31 +521,19 @@ export class WorkflowOrchestrator {
    * in progress), or the one an interrupted attempt left running; a task done or not runnable has
    * none. All in one transaction; when another claim of one of them came first (a duplicate
    * worker), that one is rolled back and each task is claimed on its own. */
-  private async claim(
-    run: RunRow,
-    instance: Instance,
-    taskIds: string[],
-    started: number,
-    start: StartCalls,
-  ): Promise<Claimed[]> {
+  private async claim(c: Claiming, taskIds: string[]): Promise<Claimed[]> {
     if (taskIds.length === 0) return [];
     try {
-      return await this.claimTogether(run, instance, taskIds, started, start);
+      return await this.claimTogether(c, taskIds);
     } catch (err) {
       if (!(err instanceof ClaimTaken)) throw err;
       if (taskIds.length === 1) return [];
-      const each = await Promise.all(taskIds.map((id) => this.claim(run, instance, [id], started, start)));
+      const each = await Promise.all(taskIds.map((id) => this.claim(c, [id])));
       return each.flat();
     }
   }
 
-  private claimTogether(
-    run: RunRow,
-    instance: Instance,
-    taskIds: string[],
-    started: number,
-    start: StartCalls,
-  ): Promise<Claimed[]> {
+  private claimTogether({ run, instance, started, start }: Claiming, taskIds: string[]): Promise<Claimed[]> {
     return transaction(this.db, async (trx, afterCommit) => {
       // A share lock: the instance's writes (its completion among them) wait for the claim, but
       // the claims and finishes of the run's other tasks do not (none of them writes the
