@@ -209,21 +209,19 @@ export class WorkflowOrchestrator {
     const prompt = run.run_tasks ? this.protocolFor(instance) : Promise.resolve('');
     prompt.catch(() => undefined);
     const call = (claimed: Claimed, s: AbortSignal) => this.call(instance, claimed, prompt, cast, s);
-    // The calls of the run's first `concurrency` tasks (its wave), claimed together.
-    let wave: Call[] | null = null;
+    const claimCalling = <T>(claiming: (start: StartCalls) => Promise<T>) =>
+      this.claimAndCall(claiming, call, signal);
+    // The calls of the run's first `concurrency` tasks (its wave), when the seeding claimed them.
+    let seededWave: Call[] | null = null;
     if (run.trigger === 'rerun') {
       await this.assign(instance, run.task_ids, cast);
     } else if (run.task_ids.length === 0) {
       // Tasks the seeding created are the instance's only ones, pending and assigned: nothing is
       // left to assign or to read back, and the seeding claims the first of them.
-      const seeded = await this.claimAndCall(
-        (start) => this.seed(run, instance, cast, signal, start),
-        call,
-        signal,
-      );
+      const seeded = await claimCalling((start) => this.seed(run, instance, cast, signal, start));
       if (seeded.result) {
         run = seeded.result;
-        wave = seeded.calls;
+        seededWave = seeded.calls;
       } else {
         await this.assign(instance, null, cast);
         if (run.run_tasks) {
@@ -240,16 +238,10 @@ export class WorkflowOrchestrator {
       // created them; else one of their own), not in as many at once, each holding a
       // connection; each later one is claimed when a worker is free.
       const first = queue.splice(0, run.concurrency);
-      if (!wave) {
-        const started = performance.now();
-        wave = (
-          await this.claimAndCall(
-            (start) => this.claim({ run, instance, started, start }, first),
-            call,
-            signal,
-          )
-        ).calls;
-      }
+      const started = performance.now();
+      const wave =
+        seededWave ??
+        (await claimCalling((start) => this.claim({ run, instance, started, start }, first))).calls;
       // The finishes that come together (a wave's calls answered at once) are written together.
       const finish = batchedWrites((ended: Ended[]) => this.endTasks(run, instance, ended));
       const ended = async (c: Call) => {
@@ -262,17 +254,14 @@ export class WorkflowOrchestrator {
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
           if (signal.aborted) throw signal.reason;
           const started = performance.now();
-          const { calls } = await this.claimAndCall(
-            (start) => this.claim({ run, instance, started, start }, [id]),
-            call,
-            signal,
+          const { calls } = await claimCalling((start) =>
+            this.claim({ run, instance, started, start }, [id]),
           );
           if (calls[0]) await ended(calls[0]);
         }
       };
       const workers = Math.min(run.concurrency, run.task_ids.length);
-      const calls = wave;
-      await Promise.all(Array.from({ length: workers }, (_, i) => worker(calls[i])));
+      await Promise.all(Array.from({ length: workers }, (_, i) => worker(wave[i])));
     }
     if (signal.aborted) throw signal.reason;
     await this.finishRun(run);
@@ -508,7 +497,6 @@ export class WorkflowOrchestrator {
           modelMs = account.ms;
         }
       });
-      if (signal.aborted) throw signal.reason;
       return { ok: true, content, modelMs };
     } catch (err) {
       if (signal.aborted) throw signal.reason;
@@ -638,7 +626,7 @@ export class WorkflowOrchestrator {
           modelMs: e.modelMs,
         })),
       );
-      if (!written || written.runStatus !== 'running' || written.row.archived_at !== null) return;
+      if (!written?.open) return;
       // Another worker ended one of them (nothing of this batch is kept).
       if (written.ended < ended.length) throw new TaskEnded();
       const { row } = written;

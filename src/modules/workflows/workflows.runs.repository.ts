@@ -209,13 +209,14 @@ export interface TaskFinish {
  * instance's completion), which the share lock excludes. Then, for each: completed, the artifact
  * ready with its content and the task completed; failed, the task blocked (the artifact stays
  * draft); the run's progress counts them (its row stays locked until the commit: the caller
- * writes one run's finishes one batch at a time). Answers the instance row with the run's status
- * and how many ended (fewer than given when some had already ended: the caller rolls back);
- * undefined when the instance does not exist. */
+ * writes one run's finishes one batch at a time). Answers the instance row, whether it was open
+ * to the finish (the run running, the instance not archived) and how many ended (fewer than given
+ * when some had already ended: the caller rolls back); undefined when the instance does not
+ * exist. */
 export async function finishTasks(db: Executor, instanceId: string, runId: string, finishes: TaskFinish[]) {
   // Every write below waits on `open` (a one-time filter), so the instance's lock is taken before
   // any other row's: the order of the claims and of the run's end, which lock the instance first.
-  const r = await sql<InstanceRow & { run_status: RunStatus | null; ended: number }>`
+  const r = await sql<InstanceRow & { run_status: RunStatus | null; open: boolean; ended: number }>`
     with inst as (
       select ${sql.join(instanceColumns.map((col) => sql.ref(`i.${col}`)))},
         (select r.status from workflow_runs as r where r.id = ${runId}::uuid) as run_status
@@ -254,12 +255,13 @@ export async function finishTasks(db: Executor, instanceId: string, runId: strin
         'failed', coalesce((progress ->> 'failed')::int, 0) + (select count(*) from ended where not ok))
       where id = ${runId}::uuid and exists (select from ended)
     )
-    select inst.*, (select count(*)::int from ended) as ended from inst
+    select inst.*, exists (select from open) as open, (select count(*)::int from ended) as ended
+    from inst
   `.execute(db);
   const found = r.rows[0];
   if (!found) return undefined;
-  const { run_status: runStatus, ended, ...row } = found;
-  return { row, runStatus, ended };
+  const { run_status: _, open, ended, ...row } = found;
+  return { row, open, ended };
 }
 
 /** How many tasks of the instance each persona holds (assignment by fewest tasks here). */
