@@ -46,13 +46,13 @@ export class WorkflowEntry {
   /** Several events as `record` writes each, in one insert (the timeline keeps their order). */
   async recordAll(trx: Executor, afterCommit: AfterCommit, events: PendingEvent[]): Promise<TimelineEvent[]> {
     if (events.length === 0) return [];
-    const written = new Set<string>();
-    for (const e of events) {
-      if (written.has(e.row.id)) continue;
-      written.add(e.row.id);
-      await this.ports().instanceWritten?.(trx, e.row.id);
-    }
-    const recorded = await this.deps.timeline.recordMany(
+    // The instances' jobs and the events are independent statements: sent together (the connection
+    // is pipelined), they take one round trip.
+    const { instanceWritten } = this.ports();
+    const jobs = instanceWritten
+      ? [...new Set(events.map((e) => e.row.id))].map((id) => instanceWritten(trx, id))
+      : [];
+    const recording = this.deps.timeline.recordMany(
       trx,
       events.map(({ row, actorId, eventType, eventText, metadata }) => ({
         eventType,
@@ -70,6 +70,7 @@ export class WorkflowEntry {
       })),
       afterCommit,
     );
+    const [recorded] = await Promise.all([recording, ...jobs]);
     const { notify } = this.ports();
     for (const [i, event] of recorded.entries()) {
       const { row } = events[i]!;
@@ -146,8 +147,11 @@ export class WorkflowEntry {
           ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending)
           : await this.collectArtifacts(trx, current, actor, pending);
     if (state.terminal) {
-      const canceled = await runs.cancelActiveRuns(trx, row.id);
-      if (current.active_run_id !== null) current = await repo.setActiveRun(trx, row.id, null);
+      const [canceled, cleared] = await Promise.all([
+        runs.cancelActiveRuns(trx, row.id),
+        current.active_run_id === null ? current : repo.setActiveRun(trx, row.id, null),
+      ]);
+      current = cleared;
       pending.push({
         row: current,
         actorId: actor.id,
@@ -172,11 +176,15 @@ export class WorkflowEntry {
     pending: PendingEvent[],
   ): Promise<repo.InstanceRow> {
     let current = row;
-    const active = await runs.findActiveRun(trx, row.id);
-    let runId = active?.id ?? null;
     const { runExecutor, autoRunOrchestrator } = this.ports();
     const creator = row.created_by_user_id;
-    if (!active && runExecutor && creator !== null && ((await autoRunOrchestrator?.(creator, trx)) ?? true)) {
+    // Both asked at once (the connection is pipelined): a run is rarely active at this entry.
+    const [active, auto] = await Promise.all([
+      runs.findActiveRun(trx, row.id),
+      runExecutor && creator !== null ? autoRunOrchestrator?.(creator, trx) : false,
+    ]);
+    let runId = active?.id ?? null;
+    if (!active && runExecutor && creator !== null && (auto ?? true)) {
       const started = await this.startRun(trx, afterCommit, row, 'state_entry', [], actor.id);
       runId = started.run.id;
       current = started.instance;

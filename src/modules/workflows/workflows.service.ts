@@ -529,8 +529,11 @@ export class WorkflowsService {
         events: moved.events,
       };
     }
-    const next = await repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id });
-    const events = await this.entry.recordAll(trx, afterCommit, opts.before);
+    // Independent statements, sent together (the connection is pipelined).
+    const [next, events] = await Promise.all([
+      repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id }),
+      this.entry.recordAll(trx, afterCommit, opts.before),
+    ]);
     return { instance: await this.viewWith(trx, next, records), advanced: hop, events };
   }
 }

@@ -293,12 +293,11 @@ export class WorkflowTasksService {
         );
         return { artifact: toArtifact(reviewed), instance: view, advanced };
       }
-      await this.core.entry.recordAll(trx, afterCommit, [reviewEvent]);
-      return {
-        artifact: toArtifact(reviewed),
-        instance: await this.core.view(trx, instance),
-        advanced: null,
-      };
+      const [, view] = await Promise.all([
+        this.core.entry.recordAll(trx, afterCommit, [reviewEvent]),
+        this.core.view(trx, instance),
+      ]);
+      return { artifact: toArtifact(reviewed), instance: view, advanced: null };
     });
   }
 

@@ -2,6 +2,7 @@
 // concurrency, a statement outside the open transaction fails instead of hanging (PGlite), and
 // a slow query does not stall the event loop.
 import { sql } from 'kysely';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, isPostgres, type TestApp } from '../../../test/harness.js';
 import { openDatabase, transaction, DatabaseBusyError } from './database.js';
@@ -136,6 +137,45 @@ describe('database layer', () => {
       ),
     );
     expect(modes).toEqual(Array(4).fill('force_custom_plan'));
+  });
+
+  it("sends a transaction's begin with its first statement, and its independent statements together", async () => {
+    // What the server has answered so far, as the connection knows it: 'I' idle, 'T' in a
+    // transaction. At the transaction's start the begin is on the wire, not answered.
+    const clients: pg.PoolClient[] = [];
+    const acquired = (c: pg.PoolClient) => clients.push(c);
+    t.deps.database.pool.on('acquire', acquired);
+    const status = () =>
+      (clients.at(-1) as unknown as { getTransactionStatus(): string | null }).getTransactionStatus();
+    try {
+      const seen = await transaction(t.deps.db, async (trx) => {
+        const atStart = status();
+        // Two statements sent at once on the transaction's connection: both answered, in order,
+        // with one round trip between them and the server (pg's pipeline mode).
+        const [a, b] = await Promise.all([
+          sql<{ n: number }>`select 1 as n`.execute(trx),
+          sql<{ n: number }>`select 2 as n`.execute(trx),
+        ]);
+        return { atStart, after: status(), a: a.rows, b: b.rows };
+      });
+      expect(seen).toEqual({ atStart: 'I', after: 'T', a: [{ n: 1 }], b: [{ n: 2 }] });
+      // A failing statement among them still rolls the whole transaction back.
+      const value = async () =>
+        (await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db))
+          .rows[0]!.value;
+      const before = await value();
+      await expect(
+        transaction(t.deps.db, async (trx) =>
+          Promise.all([
+            sql`update counter_test set value = -1 where id = 1`.execute(trx),
+            sql`select 1 / 0`.execute(trx),
+          ]),
+        ),
+      ).rejects.toThrow(/division by zero/);
+      expect(await value()).toBe(before);
+    } finally {
+      t.deps.database.pool.off('acquire', acquired);
+    }
   });
 
   it('keeps the event loop responsive while a long query runs', async () => {

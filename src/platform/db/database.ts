@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
@@ -136,6 +137,47 @@ function preparing(client: pg.PoolClient): void {
   }) as typeof client.query;
 }
 
+/** What `begin` answers (Kysely reads only `command`, `rowCount` and `rows`). */
+const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [], oid: 0 };
+
+/** The connection is pipelined (pg sends a statement without waiting for the answers to those
+ * before it). On top of that:
+ * - A statement leaves in one write. pg writes each protocol message of a statement on its own
+ *   (parse, bind, describe, execute, sync): one system call each, and each may wake the server
+ *   for a part of the statement.
+ * - A transaction's `begin` costs no round trip of its own: it is answered here at once, and
+ *   leaves in the same write as the transaction's first statement. That statement carries the
+ *   `begin`'s outcome: should the `begin` fail (the connection lost), so does the statement. */
+function pipelining(client: pg.PoolClient): void {
+  const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+  let begun: Promise<unknown> | undefined;
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((...args: unknown[]) => {
+    stream.cork();
+    // Kysely's `begin`: `query('begin', [])`. It stays corked until the next statement.
+    if (args[0] === 'begin' && args.length === 2 && !begun) {
+      const sent = query(...args) as Promise<unknown>;
+      sent.catch(() => undefined); // its failure reaches the next statement instead
+      begun = sent;
+      return Promise.resolve(BEGUN);
+    }
+    let r;
+    try {
+      r = query(...args);
+    } finally {
+      stream.uncork();
+      if (begun) stream.uncork();
+    }
+    if (!begun || !(r instanceof Promise)) {
+      begun = undefined;
+      return r;
+    }
+    const before = begun;
+    begun = undefined;
+    return Promise.all([before, r]).then(([, result]) => result as unknown);
+  }) as typeof client.query;
+}
+
 /** The connections set up for the guarded pool (`setUp`). */
 const readyClients = new WeakSet<pg.PoolClient>();
 
@@ -148,11 +190,20 @@ const readyClients = new WeakSet<pg.PoolClient>();
 async function setUp(client: pg.PoolClient): Promise<void> {
   await client.query('set plan_cache_mode = force_custom_plan');
   preparing(client);
+  pipelining(client);
   readyClients.add(client);
 }
 
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
-  const pool = new pg.Pool({ ...config, connectionTimeoutMillis: timeoutMs, types: typeParsers });
+  const pool = new pg.Pool({
+    ...config,
+    connectionTimeoutMillis: timeoutMs,
+    types: typeParsers,
+    // Statements of one connection go out without waiting for the answers to those before:
+    // independent statements of a transaction (its events and its job) take one round trip, and a
+    // transaction's `begin` none of its own (`pipelining`).
+    pipeline: true,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   const guarded = {
