@@ -3,7 +3,7 @@
 // the active run canceled), and the one way this module writes its timeline events: in the
 // caller's transaction, linked to the instance's registry instance (else the root observer),
 // broadcast after commit and handed to the chat-platform notification port.
-import type { Executor, Trx } from '../../platform/db/database.js';
+import { together, type Executor, type Trx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
@@ -70,7 +70,7 @@ export class WorkflowEntry {
       })),
       afterCommit,
     );
-    const [recorded] = await Promise.all([recording, ...jobs]);
+    const [recorded] = await together([recording, together(jobs)]);
     const { notify } = this.ports();
     for (const [i, event] of recorded.entries()) {
       const { row } = events[i]!;
@@ -147,7 +147,7 @@ export class WorkflowEntry {
           ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending)
           : await this.collectArtifacts(trx, current, actor, pending);
     if (state.terminal) {
-      const [canceled, cleared] = await Promise.all([
+      const [canceled, cleared] = await together([
         runs.cancelActiveRuns(trx, row.id),
         current.active_run_id === null ? current : repo.setActiveRun(trx, row.id, null),
       ]);
@@ -179,7 +179,7 @@ export class WorkflowEntry {
     const { runExecutor, autoRunOrchestrator } = this.ports();
     const creator = row.created_by_user_id;
     // Both asked at once (the connection is pipelined): a run is rarely active at this entry.
-    const [active, auto] = await Promise.all([
+    const [active, auto] = await together([
       runs.findActiveRun(trx, row.id),
       runExecutor && creator !== null ? autoRunOrchestrator?.(creator, trx) : false,
     ]);

@@ -4,7 +4,7 @@
 // Every write locks the instance row, checks `expectedVersion`, asks the XState machine with the
 // approvals and evidence of the current state visit, and writes its timeline events in the same
 // transaction (broadcast to the instance's observer after commit).
-import { type Executor, transaction } from '../../platform/db/database.js';
+import { type Executor, together, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
 import { type PendingEvent, WorkflowEntry } from './workflows.entry.js';
@@ -530,7 +530,7 @@ export class WorkflowsService {
       };
     }
     // Independent statements, sent together (the connection is pipelined).
-    const [next, events] = await Promise.all([
+    const [next, events] = await together([
       repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id }),
       this.entry.recordAll(trx, afterCommit, opts.before),
     ]);

@@ -2,7 +2,7 @@
 // allowed task moves, edits and reruns; artifacts inserted draft, ready once written, reviewed
 // once, the last approving review recording evidence (which may advance the instance). The
 // orchestrator (built beside this) creates tasks and artifacts through the seams below.
-import { dbNow, type Executor, transaction } from '../../platform/db/database.js';
+import { dbNow, type Executor, together, transaction } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit } from '../timeline/index.js';
@@ -293,7 +293,7 @@ export class WorkflowTasksService {
         );
         return { artifact: toArtifact(reviewed), instance: view, advanced };
       }
-      const [, view] = await Promise.all([
+      const [, view] = await together([
         this.core.entry.recordAll(trx, afterCommit, [reviewEvent]),
         this.core.view(trx, instance),
       ]);

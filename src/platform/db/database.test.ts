@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, isPostgres, type TestApp } from '../../../test/harness.js';
-import { openDatabase, transaction, DatabaseBusyError } from './database.js';
+import { openDatabase, together, transaction, DatabaseBusyError } from './database.js';
 import { listMigrations, migrate } from './migrate.js';
 
 let t: TestApp;
@@ -152,7 +152,7 @@ describe('database layer', () => {
         const atStart = status();
         // Two statements sent at once on the transaction's connection: both answered, in order,
         // with one round trip between them and the server (pg's pipeline mode).
-        const [a, b] = await Promise.all([
+        const [a, b] = await together([
           sql<{ n: number }>`select 1 as n`.execute(trx),
           sql<{ n: number }>`select 2 as n`.execute(trx),
         ]);
@@ -166,7 +166,7 @@ describe('database layer', () => {
       const before = await value();
       await expect(
         transaction(t.deps.db, async (trx) =>
-          Promise.all([
+          together([
             sql`update counter_test set value = -1 where id = 1`.execute(trx),
             sql`select 1 / 0`.execute(trx),
           ]),
@@ -176,6 +176,26 @@ describe('database layer', () => {
     } finally {
       t.deps.database.pool.off('acquire', acquired);
     }
+  });
+
+  it('lets no statement of a transaction run after its rollback when they were sent together', async () => {
+    // One statement fails; the other branch, having waited for that failure and then for a turn
+    // of the event loop, writes. With Promise.all the transaction would roll back at once, the
+    // write would go out behind the rollback and commit on its own.
+    const value = async () =>
+      (await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db)).rows[0]!
+        .value;
+    const before = await value();
+    await expect(
+      transaction(t.deps.db, async (trx) => {
+        const failing = sql`select 1 / 0`.execute(trx);
+        const later = failing
+          .catch(() => new Promise((r) => setImmediate(r)))
+          .then(() => sql`update counter_test set value = -7 where id = 1`.execute(trx));
+        return together([failing, later]);
+      }),
+    ).rejects.toThrow(/division by zero/);
+    expect(await value()).toBe(before);
   });
 
   it('keeps the event loop responsive while a long query runs', async () => {

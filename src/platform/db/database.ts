@@ -354,6 +354,21 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   };
 }
 
+/** Statements of one transaction sent together (the connection is pipelined: they take one round
+ * trip), as `Promise.all` would, except that a failure is answered only once every one has
+ * settled. With `Promise.all` the transaction would roll back while the others still run, and a
+ * statement one of them sends after the `rollback` would run outside the transaction. */
+export async function together<T extends readonly unknown[] | []>(
+  work: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = (await Promise.allSettled(work)) as PromiseSettledResult<unknown>[];
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [K in keyof T]: Awaited<T[K]>;
+  };
+}
+
 /** The database clock, for `set({ updated_at: dbNow() })`: timestamps come from the server, not
  * from whichever node wrote them. (Typed as Date so it fits Date columns in Kysely's `set`.) */
 export function dbNow(): Date {
