@@ -394,8 +394,8 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     byOrigin.clear();
     callsOf.clear();
     counting = true;
-    // CPU: the service's thread (its event loop's busy share too) and the database server's.
     const flowsFrom = new Date();
+    // CPU: the service's thread (its event loop's busy share too) and the database server's.
     const eluBefore = performance.eventLoopUtilization();
     const threadBefore = process.threadCpuUsage();
     const stopBackendCpu = env.DATABASE_URL ? backendCpu() : undefined;

@@ -179,12 +179,13 @@ export class WorkflowEntry {
     const { runExecutor, autoRunOrchestrator } = this.ports();
     const creator = row.created_by_user_id;
     // Both asked at once (the connection is pipelined): a run is rarely active at this entry.
-    const [active, auto] = await together([
+    // `mayStart`: an executor is wired, and the creator's autoRunOrchestrator (on by default).
+    const [active, mayStart] = await together([
       runs.findActiveRun(trx, row.id),
-      runExecutor && creator !== null ? autoRunOrchestrator?.(creator, trx) : false,
+      runExecutor && creator !== null ? (autoRunOrchestrator?.(creator, trx) ?? true) : false,
     ]);
     let runId = active?.id ?? null;
-    if (!active && runExecutor && creator !== null && (auto ?? true)) {
+    if (!active && mayStart) {
       const started = await this.startRun(trx, afterCommit, row, 'state_entry', [], actor.id);
       runId = started.run.id;
       current = started.instance;

@@ -17,6 +17,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+const counterValue = async () =>
+  (await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db)).rows[0]!
+    .value;
+
 describe('database layer', () => {
   it('applies every migration and reports the database kind', async () => {
     const rows = await t.deps.db.selectFrom('schema_migrations').select('name').execute();
@@ -57,8 +61,7 @@ describe('database layer', () => {
         }),
       ),
     );
-    const r = await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db);
-    expect(r.rows[0]!.value).toBe(50);
+    expect(await counterValue()).toBe(50);
   });
 
   it('runs after-commit callbacks only for committed transactions', async () => {
@@ -160,10 +163,7 @@ describe('database layer', () => {
       });
       expect(seen).toEqual({ atStart: 'I', after: 'T', a: [{ n: 1 }], b: [{ n: 2 }] });
       // A failing statement among them still rolls the whole transaction back.
-      const value = async () =>
-        (await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db))
-          .rows[0]!.value;
-      const before = await value();
+      const before = await counterValue();
       await expect(
         transaction(t.deps.db, async (trx) =>
           together([
@@ -172,7 +172,7 @@ describe('database layer', () => {
           ]),
         ),
       ).rejects.toThrow(/division by zero/);
-      expect(await value()).toBe(before);
+      expect(await counterValue()).toBe(before);
     } finally {
       t.deps.database.pool.off('acquire', acquired);
     }
@@ -182,10 +182,7 @@ describe('database layer', () => {
     // One statement fails; the other branch, having waited for that failure and then for a turn
     // of the event loop, writes. With Promise.all the transaction would roll back at once, the
     // write would go out behind the rollback and commit on its own.
-    const value = async () =>
-      (await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db)).rows[0]!
-        .value;
-    const before = await value();
+    const before = await counterValue();
     await expect(
       transaction(t.deps.db, async (trx) => {
         const failing = sql`select 1 / 0`.execute(trx);
@@ -195,7 +192,7 @@ describe('database layer', () => {
         return together([failing, later]);
       }),
     ).rejects.toThrow(/division by zero/);
-    expect(await value()).toBe(before);
+    expect(await counterValue()).toBe(before);
   });
 
   it('keeps the event loop responsive while a long query runs', async () => {

@@ -161,19 +161,16 @@ function pipelining(client: pg.PoolClient): void {
       begun = sent;
       return Promise.resolve(BEGUN);
     }
+    const before = begun;
+    begun = undefined;
     let r;
     try {
       r = query(...args);
     } finally {
       stream.uncork();
-      if (begun) stream.uncork();
+      if (before) stream.uncork();
     }
-    if (!begun || !(r instanceof Promise)) {
-      begun = undefined;
-      return r;
-    }
-    const before = begun;
-    begun = undefined;
+    if (!before || !(r instanceof Promise)) return r;
     return Promise.all([before, r]).then(([, result]) => result as unknown);
   }) as typeof client.query;
 }
