@@ -150,11 +150,24 @@ describe('database layer', () => {
     t.deps.database.pool.on('acquire', acquired);
     const status = () =>
       (clients.at(-1) as unknown as { getTransactionStatus(): string | null }).getTransactionStatus();
+    // What reaches the connection and what it answers, in order.
+    const log: string[] = [];
+    let restore = () => {};
     try {
       const seen = await transaction(t.deps.db, async (trx) => {
         const atStart = status();
-        // Two statements sent at once on the transaction's connection: both answered, in order,
-        // with one round trip between them and the server (pg's pipeline mode).
+        const client = clients.at(-1)! as unknown as { query: (...args: unknown[]) => unknown };
+        const query = client.query;
+        client.query = (...args: unknown[]) => {
+          const text = String(args[0]);
+          log.push(`sent ${text}`);
+          const r = query.apply(client, args) as Promise<unknown>;
+          void r.then(() => log.push(`answered ${text}`));
+          return r;
+        };
+        restore = () => (client.query = query);
+        // Two statements made at once on the transaction's connection: the second goes out before
+        // the first is answered (one round trip for both, pg's pipeline mode); both are answered.
         const [a, b] = await together([
           sql<{ n: number }>`select 1 as n`.execute(trx),
           sql<{ n: number }>`select 2 as n`.execute(trx),
@@ -162,6 +175,12 @@ describe('database layer', () => {
         return { atStart, after: status(), a: a.rows, b: b.rows };
       });
       expect(seen).toEqual({ atStart: 'I', after: 'T', a: [{ n: 1 }], b: [{ n: 2 }] });
+      // Both out before either answer (the first's answer waits on the begin's too, so the two
+      // may settle in either order).
+      expect(log.slice(0, 2)).toEqual(['sent select 1 as n', 'sent select 2 as n']);
+      expect(log.slice(2, 4).sort()).toEqual(['answered select 1 as n', 'answered select 2 as n']);
+      expect(log.slice(4)).toEqual(['sent commit', 'answered commit']);
+      restore();
       // A failing statement among them still rolls the whole transaction back.
       const before = await counterValue();
       await expect(
@@ -174,6 +193,7 @@ describe('database layer', () => {
       ).rejects.toThrow(/division by zero/);
       expect(await counterValue()).toBe(before);
     } finally {
+      restore();
       t.deps.database.pool.off('acquire', acquired);
     }
   });
