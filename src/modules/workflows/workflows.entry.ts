@@ -3,6 +3,7 @@
 // the active run canceled), and the one way this module writes its timeline events: in the
 // caller's transaction, linked to the instance's registry instance (else the root observer),
 // broadcast after commit and handed to the chat-platform notification port.
+import { randomUUID } from 'node:crypto';
 import { together, type Executor, type Trx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
@@ -103,9 +104,13 @@ export class WorkflowEntry {
     how: { auto: boolean; suggestionId: string | null },
     before: PendingEvent[] = [],
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
-    const terminal = stateOf(def, to)!.terminal;
-    const entered = await repo.enterState(trx, row.id, to, actor.id, terminal);
-    return this.onEntry(trx, afterCommit, entered, def, actor, [
+    const { terminal, actions } = stateOf(def, to)!;
+    // collectArtifacts' read does not wait for the update: they go out together.
+    const [entered, artifacts] = await together([
+      repo.enterState(trx, row.id, to, actor.id, terminal),
+      actions.includes('collectArtifacts') ? repo.listArtifacts(trx, row.id) : undefined,
+    ]);
+    return this.onEntry(trx, afterCommit, entered, def, actor, artifacts, [
       ...before,
       {
         row: entered,
@@ -118,13 +123,15 @@ export class WorkflowEntry {
   }
 
   /** A state's entry: its checklist, its actions in order, and completion when terminal; their
-   * events (after `before`, the write's own) in one insert at the end, in that order. */
+   * events (after `before`, the write's own) in one insert at the end, in that order.
+   * `artifacts`: the instance's artifacts when the caller read them already (collectArtifacts). */
   async onEntry(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     def: WorkflowDefinition,
     actor: WorkflowActor,
+    artifacts: repo.ArtifactListRow[] | undefined,
     before: PendingEvent[] = [],
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const state = stateOf(def, row.state)!;
@@ -145,7 +152,7 @@ export class WorkflowEntry {
       current =
         action === 'announceExecutionStart'
           ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending)
-          : await this.collectArtifacts(trx, current, actor, pending);
+          : await this.collectArtifacts(trx, current, actor, pending, artifacts);
     if (state.terminal) {
       const [canceled, cleared] = await together([
         runs.cancelActiveRuns(trx, row.id),
@@ -207,8 +214,9 @@ export class WorkflowEntry {
     row: repo.InstanceRow,
     actor: WorkflowActor,
     pending: PendingEvent[],
+    known?: repo.ArtifactListRow[],
   ): Promise<repo.InstanceRow> {
-    const artifacts = await repo.listArtifacts(trx, row.id);
+    const artifacts = known ?? (await repo.listArtifacts(trx, row.id));
     const list = artifacts.map((a) => ({
       id: a.id,
       taskId: a.task_id,
@@ -256,8 +264,12 @@ export class WorkflowEntry {
     const executor = this.ports().runExecutor;
     if (!executor)
       throw new AppError('service_unavailable', 'No orchestrator runs workflow tasks on this node');
-    const run = await runs.insertRun(trx, { instanceId: row.id, trigger, taskIds, userId: actorId });
-    const instance = await repo.setActiveRun(trx, row.id, run.id);
+    // The run's id is made here, so the instance can name it in the same round trip.
+    const id = randomUUID();
+    const [run, instance] = await together([
+      runs.insertRun(trx, { id, instanceId: row.id, trigger, taskIds, userId: actorId }),
+      repo.setActiveRun(trx, row.id, id),
+    ]);
     afterCommit(() => executor({ id: run.id, instanceId: row.id, trigger, taskIds }));
     return { run, instance };
   }

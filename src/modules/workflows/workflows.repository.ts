@@ -210,6 +210,7 @@ const approvalColumns = [
 export function insertApproval(
   db: Executor,
   v: {
+    id: string;
     instanceId: string;
     state: string;
     stateVisit: number;
@@ -221,6 +222,7 @@ export function insertApproval(
   return db
     .insertInto('workflow_approvals')
     .values({
+      id: v.id,
       instance_id: v.instanceId,
       state: v.state,
       state_visit: v.stateVisit,
@@ -377,6 +379,7 @@ export function listArtifacts(
   if (f.reviewStatus !== undefined) q = q.where('review_status', '=', f.reviewStatus);
   return q.orderBy('seq').execute();
 }
+export type ArtifactListRow = Awaited<ReturnType<typeof listArtifacts>>[number];
 
 export function updateArtifact(db: Executor, id: string, changes: Updateable<WorkflowArtifactsTable>) {
   return db

@@ -299,11 +299,12 @@ export function findActiveRun(db: Executor, instanceId: string) {
 
 export function insertRun(
   db: Executor,
-  v: { instanceId: string; trigger: RunTrigger; taskIds: string[]; userId: number | null },
+  v: { id: string; instanceId: string; trigger: RunTrigger; taskIds: string[]; userId: number | null },
 ) {
   return db
     .insertInto('workflow_runs')
     .values({
+      id: v.id,
       instance_id: v.instanceId,
       trigger: v.trigger,
       task_ids: JSON.stringify(v.taskIds),

@@ -4,6 +4,7 @@
 // Every write locks the instance row, checks `expectedVersion`, asks the XState machine with the
 // approvals and evidence of the current state visit, and writes its timeline events in the same
 // transaction (broadcast to the instance's observer after commit).
+import { randomUUID } from 'node:crypto';
 import { type Executor, together, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
@@ -332,7 +333,7 @@ export class WorkflowsService {
       if (row.registry_instance_id !== null)
         await this.deps.timeline.linkStateMachine(trx, row.registry_instance_id, row.id);
       const title = typeof row.context.title === 'string' ? ` "${row.context.title}"` : '';
-      const { row: entered } = await this.entry.onEntry(trx, afterCommit, row, def, actor, [
+      const { row: entered } = await this.entry.onEntry(trx, afterCommit, row, def, actor, undefined, [
         {
           row,
           actorId: actor.id,
@@ -441,29 +442,34 @@ export class WorkflowsService {
     return transaction(this.db, async (trx, afterCommit) => {
       const row = await this.participantInstance(trx, id, actor, { lock: true, approver: true });
       this.checkWritable(row, input.expectedVersion);
-      const approval = toApproval(
-        await repo.insertApproval(trx, {
+      // The approval's id is made here: its event names it, so the insert and the instance's
+      // update (and the advance it may take) go out together, one round trip.
+      const approvalId = randomUUID();
+      const note = input.note ?? null;
+      const [inserted, { instance, advanced }] = await together([
+        repo.insertApproval(trx, {
+          id: approvalId,
           instanceId: id,
           state: row.state,
           stateVisit: row.state_visit,
           userId: actor.id,
           name: actor.name,
-          note: input.note ?? null,
+          note,
         }),
-      );
-      const { instance, advanced } = await this.touchAndAdvance(trx, afterCommit, row, actor, {
-        known: 'approvals',
-        before: [
-          {
-            row,
-            actorId: actor.id,
-            eventType: 'workflow_approval',
-            eventText: `${actor.name} approved ${row.state}`,
-            metadata: { approvalId: approval.id, note: approval.note },
-          },
-        ],
-      });
-      return { approval, instance, advanced };
+        this.touchAndAdvance(trx, afterCommit, row, actor, {
+          known: 'approvals',
+          before: [
+            {
+              row,
+              actorId: actor.id,
+              eventType: 'workflow_approval',
+              eventText: `${actor.name} approved ${row.state}`,
+              metadata: { approvalId, note },
+            },
+          ],
+        }),
+      ]);
+      return { approval: toApproval(inserted), instance, advanced };
     });
   }
 
