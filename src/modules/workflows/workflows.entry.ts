@@ -14,6 +14,13 @@ import { stateOf } from './workflows.rules.js';
 import type { RunTrigger } from './workflows.tables.js';
 import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 
+/** What a state's entry actions read (WorkflowEntry.entryReads); a part is there when one of the
+ * state's actions needs it. */
+export interface EntryReads {
+  artifacts: repo.ArtifactListRow[] | undefined;
+  execution: { active: runs.RunRow | undefined; mayStart: boolean } | undefined;
+}
+
 /** An event of a write, recorded with the others of that write (WorkflowEntry.recordAll). */
 export interface PendingEvent {
   row: repo.InstanceRow;
@@ -105,12 +112,12 @@ export class WorkflowEntry {
     before: PendingEvent[] = [],
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const { terminal, actions } = stateOf(def, to)!;
-    // collectArtifacts' read does not wait for the update: they go out together.
-    const [entered, artifacts] = await together([
+    // What the entry's actions read does not wait for the update: they go out together.
+    const [entered, reads] = await together([
       repo.enterState(trx, row.id, to, actor.id, terminal),
-      actions.includes('collectArtifacts') ? repo.listArtifacts(trx, row.id) : undefined,
+      this.entryReads(trx, row, actions),
     ]);
-    return this.onEntry(trx, afterCommit, entered, def, actor, artifacts, [
+    return this.onEntry(trx, afterCommit, entered, def, actor, reads, [
       ...before,
       {
         row: entered,
@@ -122,19 +129,36 @@ export class WorkflowEntry {
     ]);
   }
 
+  /** What a state's entry actions read, read at once: the instance's artifacts (collectArtifacts),
+   * its active run and whether a run may start (announceExecutionStart). None of it depends on the
+   * instance's own row, so it can go out with the state's update. */
+  async entryReads(trx: Executor, row: repo.InstanceRow, actions: readonly string[]): Promise<EntryReads> {
+    const { runExecutor, autoRunOrchestrator } = this.ports();
+    const creator = row.created_by_user_id;
+    const executes = actions.includes('announceExecutionStart');
+    const [artifacts, active, mayStart] = await together([
+      actions.includes('collectArtifacts') ? repo.listArtifacts(trx, row.id) : undefined,
+      executes ? runs.findActiveRun(trx, row.id) : undefined,
+      // An executor is wired, and the creator's autoRunOrchestrator (on by default).
+      executes && runExecutor && creator !== null ? (autoRunOrchestrator?.(creator, trx) ?? true) : false,
+    ]);
+    return { artifacts, execution: executes ? { active, mayStart } : undefined };
+  }
+
   /** A state's entry: its checklist, its actions in order, and completion when terminal; their
-   * events (after `before`, the write's own) in one insert at the end, in that order.
-   * `artifacts`: the instance's artifacts when the caller read them already (collectArtifacts). */
+   * events (after `before`, the write's own) in one insert at the end, in that order. `reads`:
+   * what `entryReads` read for it (the initial state's entry reads it here). */
   async onEntry(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     def: WorkflowDefinition,
     actor: WorkflowActor,
-    artifacts: repo.ArtifactListRow[] | undefined,
+    reads: EntryReads | undefined,
     before: PendingEvent[] = [],
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const state = stateOf(def, row.state)!;
+    const { artifacts, execution } = reads ?? (await this.entryReads(trx, row, state.actions));
     const pending: PendingEvent[] = [
       ...before,
       {
@@ -151,8 +175,8 @@ export class WorkflowEntry {
     for (const action of state.actions)
       current =
         action === 'announceExecutionStart'
-          ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending)
-          : await this.collectArtifacts(trx, current, actor, pending, artifacts);
+          ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending, execution!)
+          : await this.collectArtifacts(trx, current, actor, pending, artifacts!);
     if (state.terminal) {
       const [canceled, cleared] = await together([
         runs.cancelActiveRuns(trx, row.id),
@@ -181,16 +205,9 @@ export class WorkflowEntry {
     row: repo.InstanceRow,
     actor: WorkflowActor,
     pending: PendingEvent[],
+    { active, mayStart }: NonNullable<EntryReads['execution']>,
   ): Promise<repo.InstanceRow> {
     let current = row;
-    const { runExecutor, autoRunOrchestrator } = this.ports();
-    const creator = row.created_by_user_id;
-    // Both asked at once (the connection is pipelined): a run is rarely active at this entry.
-    // `mayStart`: an executor is wired, and the creator's autoRunOrchestrator (on by default).
-    const [active, mayStart] = await together([
-      runs.findActiveRun(trx, row.id),
-      runExecutor && creator !== null ? (autoRunOrchestrator?.(creator, trx) ?? true) : false,
-    ]);
     let runId = active?.id ?? null;
     if (!active && mayStart) {
       const started = await this.startRun(trx, afterCommit, row, 'state_entry', [], actor.id);
@@ -214,9 +231,8 @@ export class WorkflowEntry {
     row: repo.InstanceRow,
     actor: WorkflowActor,
     pending: PendingEvent[],
-    known?: repo.ArtifactListRow[],
+    artifacts: repo.ArtifactListRow[],
   ): Promise<repo.InstanceRow> {
-    const artifacts = known ?? (await repo.listArtifacts(trx, row.id));
     const list = artifacts.map((a) => ({
       id: a.id,
       taskId: a.task_id,
