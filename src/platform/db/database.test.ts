@@ -165,16 +165,29 @@ describe('database layer', () => {
           void r.then(() => log.push(`answered ${text}`));
           return r;
         };
-        restore = () => (client.query = query);
+        // The socket's writes (one system call each).
+        const stream = (client as unknown as { connection: { stream: Record<string, unknown> } }).connection
+          .stream;
+        let writes = 0;
+        const counted = ['_write', '_writev'].map((k) => {
+          const f = stream[k] as (...a: unknown[]) => unknown;
+          stream[k] = (...a: unknown[]) => (writes++, f.apply(stream, a));
+          return () => (stream[k] = f);
+        });
+        restore = () => {
+          client.query = query;
+          counted.forEach((undo) => undo());
+        };
         // Two statements made at once on the transaction's connection: the second goes out before
-        // the first is answered (one round trip for both, pg's pipeline mode); both are answered.
+        // the first is answered (one round trip for both, pg's pipeline mode), in the same write
+        // as the first and the held `begin`; both are answered.
         const [a, b] = await together([
           sql<{ n: number }>`select 1 as n`.execute(trx),
           sql<{ n: number }>`select 2 as n`.execute(trx),
         ]);
-        return { atStart, after: status(), a: a.rows, b: b.rows };
+        return { atStart, after: status(), a: a.rows, b: b.rows, writes };
       });
-      expect(seen).toEqual({ atStart: 'I', after: 'T', a: [{ n: 1 }], b: [{ n: 2 }] });
+      expect(seen).toEqual({ atStart: 'I', after: 'T', a: [{ n: 1 }], b: [{ n: 2 }], writes: 1 });
       // Both out before either answer (the first's answer waits on the begin's too, so the two
       // may settle in either order).
       expect(log.slice(0, 2)).toEqual(['sent select 1 as n', 'sent select 2 as n']);

@@ -149,20 +149,35 @@ const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [], oid: 0 }
 
 /** The connection is pipelined (pg sends a statement without waiting for the answers to those
  * before it). On top of that:
- * - A statement leaves in one write. pg writes each protocol message of a statement on its own
- *   (parse, bind, describe, execute, sync): one system call each, and each may wake the server
- *   for a part of the statement.
+ * - The statements made in one turn of the event loop leave in one write (the socket is corked
+ *   at the first and uncorked once the turn's synchronous work and promise callbacks are done).
+ *   pg writes each protocol message of a statement on its own (parse, bind, describe, execute,
+ *   sync): one system call each, and each may wake the server for a part of the statement; and
+ *   statements sent `together` would be a write each.
  * - A transaction's `begin` costs no round trip of its own: it is answered here at once, and
  *   leaves in the same write as the transaction's first statement. That statement carries the
  *   `begin`'s outcome: should the `begin` fail (the connection lost), so does the statement. */
 function pipelining(client: pg.PoolClient): void {
   const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
   let begun: Promise<unknown> | undefined;
+  let corked = false;
+  // process.nextTick from a promise callback runs once the promise callbacks queued are all done:
+  // a statement made a few awaits after another (each goes through Kysely's) still joins its write.
+  const flush = () => {
+    corked = false;
+    stream.uncork();
+  };
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((...args: unknown[]) => {
-    stream.cork();
-    // Kysely's `begin`: `query('begin', [])`. It stays corked until the next statement.
+    if (!corked) {
+      corked = true;
+      stream.cork();
+      process.nextTick(flush);
+    }
+    // Kysely's `begin`: `query('begin', [])`. It stays corked until the next statement, in
+    // whichever turn that comes.
     if (args[0] === 'begin' && args.length === 2 && !begun) {
+      stream.cork();
       const sent = query(...args) as Promise<unknown>;
       sent.catch(() => undefined); // its failure reaches the next statement instead
       begun = sent;
@@ -174,7 +189,6 @@ function pipelining(client: pg.PoolClient): void {
     try {
       r = query(...args);
     } finally {
-      stream.uncork();
       if (before) stream.uncork();
     }
     if (!before || !(r instanceof Promise)) return r;
