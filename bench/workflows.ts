@@ -24,12 +24,13 @@
 // service (received → answer sent, from the audit log), to tell the service's part of a
 // request's time from the load generator's;
 // WF_TRACE=1 prints every statement (first 160 characters, after where it comes from) to stderr
-// (with --instances 1: one flow's statements in order).
+// (with --instances 1: one flow's statements in order); WF_SLOW=<ms> prints each state-moving write
+// slower than that, when it started and its longest statement (to line up with vmstat's seconds).
 // Run: npx tsx bench/workflows.ts [--instances 1000] [--parallel N] [--think-ms M] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
@@ -40,7 +41,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { SuggestionsService } from '../src/modules/suggestions/index.js';
-import { WorkflowOrchestrator } from '../src/modules/workflows/index.js';
+import { WorkflowOrchestrator, WorkflowsService } from '../src/modules/workflows/index.js';
 import { startFakeModelServer } from '../test/fake-model-server.js';
 import { onEachDatabase } from './databases.js';
 import { pct } from './percentile.js';
@@ -211,6 +212,8 @@ async function flows(c: FlowCommand) {
 // FOR SHARE; the lock's wait included) and of the others.
 let statements = 0;
 let notifies = 0;
+/** Writes (system calls) on the service's sockets: its database connections, HTTP and sockets. */
+let socketWrites = 0;
 // Where the statements come from: the orchestrator's runs and the suggestion passes (their calls
 // marked below), the job queue's own (pg-boss's: enqueue, fetch, complete, maintenance), NOTIFYs,
 // and the rest: the requests, the account checks, the change feed.
@@ -232,6 +235,26 @@ const waits = {
   // tasks (then no `claim` runs for them).
   seedWithWave: [] as number[],
 };
+/** A state-moving write's call of the workflows service (transition, approve, evidence), from
+ * its call to its answer: its time on the database (some statement of it in flight; statements
+ * sent together count once), its pool waits, and the rest (its CPU, and its turns waiting for the
+ * event loop); and its round trips (statements sent together count once). */
+interface Anatomy {
+  open: number;
+  busySince: number;
+  db: number;
+  pool: number;
+  /** Round trips: how often the write went from no statement in flight to one. */
+  trips: number;
+  /** Its longest statement (`step`), and that statement's round trip. */
+  longest: string;
+  longestMs: number;
+}
+const writeCall = new AsyncLocalStorage<Anatomy>();
+const anatomies = new Map<
+  string,
+  { total: number; at: number; db: number; pool: number; trips: number; longest: string; longestMs: number }[]
+>();
 /** Inside a task's claim or finish (the bench's `time` below): which one, for `steps`. */
 const phase = new AsyncLocalStorage<string>();
 /** The claim's and the finish's round trips by step ("claim: select workflow_tasks"), and their
@@ -287,6 +310,14 @@ function backendCpu() {
   };
 }
 if (isMainThread) {
+  for (const k of ['_write', '_writev'] as const) {
+    const proto = Socket.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const f = proto[k]!;
+    proto[k] = function (this: unknown, ...a: unknown[]) {
+      if (counting) socketWrites++;
+      return f.apply(this, a);
+    };
+  }
   // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its pool below
   const connect = pg.Pool.prototype.connect as (this: pg.Pool, ...args: unknown[]) => unknown;
   pg.Pool.prototype.connect = function (this: pg.Pool, ...args: unknown[]) {
@@ -294,10 +325,12 @@ if (isMainThread) {
     if (timing && args.length === 0 && r instanceof Promise) {
       const t0 = performance.now();
       const inPhase = phase.getStore();
+      const inWrite = writeCall.getStore();
       void r
         .then(() => {
           waits.pool.push(performance.now() - t0);
           if (inPhase) stepTime(`${inPhase}: pool wait`, performance.now() - t0);
+          if (inWrite) inWrite.pool += performance.now() - t0;
         })
         .catch(() => undefined);
     }
@@ -332,12 +365,26 @@ if (isMainThread) {
         : waits.otherStatement;
       const t0 = performance.now();
       const inPhase = phase.getStore();
+      const inWrite = writeCall.getStore();
+      if (inWrite && inWrite.open++ === 0) {
+        inWrite.busySince = t0;
+        inWrite.trips++;
+      }
       void r
         .then(() => {
           into.push(performance.now() - t0);
           if (inPhase) stepTime(`${inPhase}: ${step(text)}`, performance.now() - t0);
         })
-        .catch(() => undefined);
+        .catch(() => undefined)
+        .finally(() => {
+          if (!inWrite) return;
+          const ms = performance.now() - t0;
+          if (ms > inWrite.longestMs) {
+            inWrite.longestMs = ms;
+            inWrite.longest = step(text);
+          }
+          if (--inWrite.open === 0) inWrite.db += performance.now() - inWrite.busySince;
+        });
     }
     return r;
   } as typeof pg.Client.prototype.query;
@@ -362,6 +409,31 @@ if (isMainThread) {
       }
     };
   };
+  // The state-moving writes, named by the state they end in (approve: → execution or completed).
+  for (const method of ['transition', 'approve', 'evidence'] as const) {
+    const proto = WorkflowsService.prototype as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const f = proto[method]!;
+    proto[method] = async function (this: unknown, ...a: unknown[]) {
+      const t0 = performance.now();
+      const anatomy: Anatomy = { open: 0, busySince: 0, db: 0, pool: 0, trips: 0, longest: '', longestMs: 0 };
+      const at = Date.now();
+      const result = (await writeCall.run(anatomy, () => f.apply(this, a))) as {
+        state?: string;
+        instance?: { state: string };
+      };
+      if (timing) {
+        const key = `${method} → ${result.instance?.state ?? result.state}`;
+        let xs = anatomies.get(key);
+        if (!xs) anatomies.set(key, (xs = []));
+        xs.push({ total: performance.now() - t0, at, ...anatomy });
+        if (process.env.WF_SLOW && performance.now() - t0 > Number(process.env.WF_SLOW))
+          process.stderr.write(
+            `slow ${new Date(at).toISOString()} ${key} ${(performance.now() - t0).toFixed(1)} ms (database ${anatomy.db.toFixed(1)}, longest ${anatomy.longest} ${anatomy.longestMs.toFixed(1)})\n`,
+          );
+      }
+      return result;
+    };
+  }
   time('claim', waits.taskClaim);
   time('endTasks', waits.taskFinish);
   time('seed', waits.seedWithWave);
@@ -413,9 +485,11 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
     const loop = monitorEventLoopDelay({ resolution: 1 });
     loop.enable();
     const statementsBefore = statements;
+    const writesBefore = socketWrites;
     const notifiesBefore = notifies;
     for (const xs of Object.values(waits)) xs.length = 0;
     steps.clear();
+    anatomies.clear();
     timing = true;
     byOrigin.clear();
     callsOf.clear();
@@ -484,6 +558,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       db: dbName,
       ...r,
       statementsPerFlow: flowStatements / INSTANCES,
+      writesPerFlow: (socketWrites - writesBefore) / INSTANCES,
       notifiesPerFlow: flowNotifies / INSTANCES,
       loopP50: loop.percentile(50) / 1e6,
       loopP99: loop.percentile(99) / 1e6,
@@ -491,6 +566,42 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       waited,
       served,
       steps: [...steps].map(([k, xs]) => ({ step: k, n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) })),
+      anatomy: [...anatomies].map(([k, xs]) => {
+        // The slowest 1 %: what their time was made of, on average.
+        const p99 = pct(
+          xs.map((x) => x.total),
+          99,
+        );
+        const slow = xs.filter((x) => x.total >= p99);
+        const mean = (f: (x: (typeof xs)[number]) => number, of: typeof xs) =>
+          of.reduce((a, x) => a + f(x), 0) / Math.max(1, of.length);
+        const part = (of: typeof xs) =>
+          [mean((x) => x.db, of), mean((x) => x.pool, of), mean((x) => x.total - x.db - x.pool, of)]
+            .map((v) => v.toFixed(1))
+            .join(' / ');
+        return {
+          write: k,
+          n: xs.length,
+          trips: mean((x) => x.trips, xs),
+          p50: pct(
+            xs.map((x) => x.total),
+            50,
+          ),
+          p99,
+          all: part(xs),
+          slowest: part(slow),
+          // Which statement was the longest of each of the slowest 1 %, how often, its mean time.
+          slowestStatements: [
+            ...slow.reduce(
+              (m, x) => m.set(x.longest, [...(m.get(x.longest) ?? []), x]),
+              new Map<string, typeof xs>(),
+            ),
+          ]
+            .sort((a, b) => b[1].length - a[1].length)
+            .map(([k, of]) => `${k} ×${of.length} (${mean((x) => x.longestMs, of).toFixed(0)} ms)`)
+            .join(', '),
+        };
+      }),
       statementsByOrigin,
       elu,
       serviceCpuMsPerFlow: (1000 * serviceCpuSec) / INSTANCES,
@@ -538,14 +649,16 @@ else {
     console.log(
       `| ${r.db} | ${INSTANCES} | ${r.failures} | ${r.wallSec.toFixed(1)} | ${(r.requests / r.wallSec).toFixed(0)} | ${(r.transitions / r.wallSec).toFixed(1)} | ${r.runP50.toFixed(0)} / ${r.runP99.toFixed(0)} | ${r.runWaitP50.toFixed(0)} / ${r.runWaitP99.toFixed(0)} | ${r.overheadP50.toFixed(1)} / ${r.overheadP99.toFixed(1)} | ${r.modelP50.toFixed(1)} |`,
     );
-  console.log('\nthe service process: statements and NOTIFYs sent per flow, event-loop delay (ms)\n');
   console.log(
-    '| db | statements / flow | NOTIFYs / flow | loop p50 / p99 / max ms | loop busy | service thread CPU ms / flow | PostgreSQL backends CPU ms / flow |',
+    '\nthe service process: statements and NOTIFYs sent per flow, writes on its sockets (database, HTTP, sockets) per flow, event-loop delay (ms)\n',
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(
+    '| db | statements / flow | NOTIFYs / flow | socket writes / flow | loop p50 / p99 / max ms | loop busy | service thread CPU ms / flow | PostgreSQL backends CPU ms / flow |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const r of results)
     console.log(
-      `| ${r.db} | ${r.statementsPerFlow.toFixed(0)} | ${r.notifiesPerFlow.toFixed(1)} | ${r.loopP50.toFixed(1)} / ${r.loopP99.toFixed(1)} / ${r.loopMax.toFixed(0)} | ${(100 * r.elu).toFixed(0)} % | ${r.serviceCpuMsPerFlow.toFixed(1)} | ${r.dbCpuMsPerFlow?.toFixed(1) ?? '–'} |`,
+      `| ${r.db} | ${r.statementsPerFlow.toFixed(0)} | ${r.notifiesPerFlow.toFixed(1)} | ${r.writesPerFlow.toFixed(0)} | ${r.loopP50.toFixed(1)} / ${r.loopP99.toFixed(1)} / ${r.loopMax.toFixed(0)} | ${(100 * r.elu).toFixed(0)} % | ${r.serviceCpuMsPerFlow.toFixed(1)} | ${r.dbCpuMsPerFlow?.toFixed(1) ?? '–'} |`,
     );
   console.log('\nthe service process: statements per flow by where they come from\n');
   console.log('| db | from | statements / flow | calls / flow | statements / call |');
@@ -571,6 +684,23 @@ else {
   for (const r of results)
     for (const v of r.steps)
       console.log(`| ${r.db} | ${v.step} | ${v.n} | ${v.p50.toFixed(2)} | ${v.p99.toFixed(2)} |`);
+  console.log(
+    "\nthe state-moving writes inside the service (the workflows service's call, from call to answer; auth, validation and the HTTP layer are outside it): p50 / p99, and what the time of all of them and of their slowest 1 % was made of on average: the database (a statement of the write in flight) / pool waits / the rest (the service's CPU, and its waits for the event loop), ms\n",
+  );
+  console.log(
+    '| db | write | n | round trips | p50 | p99 | all: database / pool / rest | slowest 1 %: database / pool / rest |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of results)
+    for (const a of r.anatomy)
+      console.log(
+        `| ${r.db} | ${a.write} | ${a.n} | ${a.trips.toFixed(1)} | ${a.p50.toFixed(1)} | ${a.p99.toFixed(1)} | ${a.all} | ${a.slowest} |`,
+      );
+  console.log("\nthe slowest 1 % of each: each one's longest statement (how many, their mean round trip)\n");
+  console.log('| db | write | longest statements |');
+  console.log('|---|---|---|');
+  for (const r of results)
+    for (const a of r.anatomy) console.log(`| ${r.db} | ${a.write} | ${a.slowestStatements} |`);
   console.log('\nper request (ms):\n');
   console.log('| db | request | n | p50 | p99 |');
   console.log('|---|---|---|---|---|');
