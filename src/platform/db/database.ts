@@ -204,10 +204,12 @@ function pipelining(client: pg.PoolClient): void {
  * Kysely of this process runs on such a pool (`makePool`). Kysely still refuses a statement made
  * after the transaction's commit or rollback (its executor checks the transaction's state). */
 const connectionOf = new WeakMap<SingleConnectionProvider, Promise<DatabaseConnection>>();
-const provideOne: (
+type ProvideOne = (
   this: SingleConnectionProvider,
   consumer: (c: DatabaseConnection) => Promise<DatabaseConnection>,
-) => Promise<DatabaseConnection> = SingleConnectionProvider.prototype.provideConnection;
+) => Promise<DatabaseConnection>;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called with its provider below
+const provideOne: ProvideOne = SingleConnectionProvider.prototype.provideConnection;
 SingleConnectionProvider.prototype.provideConnection = function <T>(
   this: SingleConnectionProvider,
   consumer: (connection: DatabaseConnection) => Promise<T>,
