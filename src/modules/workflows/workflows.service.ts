@@ -442,8 +442,8 @@ export class WorkflowsService {
     return transaction(this.db, async (trx, afterCommit) => {
       const row = await this.participantInstance(trx, id, actor, { lock: true, approver: true });
       this.checkWritable(row, input.expectedVersion);
-      // The approval's id is made here: its event names it, so the insert and the instance's
-      // update (and the advance it may take) go out together, one round trip.
+      // The approval's id is made here: its event names it, so the insert need not be answered
+      // before the advance starts, and it goes out with the instance's update (one round trip).
       const approvalId = randomUUID();
       const note = input.note ?? null;
       const [inserted, { instance, advanced }] = await together([
