@@ -14,11 +14,12 @@ import { stateOf } from './workflows.rules.js';
 import type { RunTrigger } from './workflows.tables.js';
 import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 
-/** What a state's entry actions read (WorkflowEntry.entryReads); a part is there when one of the
- * state's actions needs it. */
+/** What a state's entry actions read (WorkflowEntry.entryReads); a part the state's actions do
+ * not need is left empty (no artifacts, no active run, no run to start). */
 export interface EntryReads {
-  artifacts: repo.ArtifactListRow[] | undefined;
-  execution: { active: runs.RunRow | undefined; mayStart: boolean } | undefined;
+  artifacts: repo.ArtifactListRow[];
+  active: runs.RunRow | undefined;
+  mayStart: boolean;
 }
 
 /** An event of a write, recorded with the others of that write (WorkflowEntry.recordAll). */
@@ -117,16 +118,14 @@ export class WorkflowEntry {
       repo.enterState(trx, row.id, to, actor.id, terminal),
       this.entryReads(trx, row, actions),
     ]);
-    return this.onEntry(trx, afterCommit, entered, def, actor, reads, [
-      ...before,
-      {
-        row: entered,
-        actorId: actor.id,
-        eventType: 'workflow_transition',
-        eventText: `${row.state} → ${to}${how.auto ? ' (automatic)' : ''}`,
-        metadata: { from: row.state, to, auto: how.auto, undo: false, suggestionId: how.suggestionId },
-      },
-    ]);
+    const transition: PendingEvent = {
+      row: entered,
+      actorId: actor.id,
+      eventType: 'workflow_transition',
+      eventText: `${row.state} → ${to}${how.auto ? ' (automatic)' : ''}`,
+      metadata: { from: row.state, to, auto: how.auto, undo: false, suggestionId: how.suggestionId },
+    };
+    return this.onEntry(trx, afterCommit, entered, def, actor, [...before, transition], reads);
   }
 
   /** What a state's entry actions read, read at once: the instance's artifacts (collectArtifacts),
@@ -137,28 +136,28 @@ export class WorkflowEntry {
     const creator = row.created_by_user_id;
     const executes = actions.includes('announceExecutionStart');
     const [artifacts, active, mayStart] = await together([
-      actions.includes('collectArtifacts') ? repo.listArtifacts(trx, row.id) : undefined,
+      actions.includes('collectArtifacts') ? repo.listArtifacts(trx, row.id) : [],
       executes ? runs.findActiveRun(trx, row.id) : undefined,
       // An executor is wired, and the creator's autoRunOrchestrator (on by default).
       executes && runExecutor && creator !== null ? (autoRunOrchestrator?.(creator, trx) ?? true) : false,
     ]);
-    return { artifacts, execution: executes ? { active, mayStart } : undefined };
+    return { artifacts, active, mayStart };
   }
 
   /** A state's entry: its checklist, its actions in order, and completion when terminal; their
    * events (after `before`, the write's own) in one insert at the end, in that order. `reads`:
-   * what `entryReads` read for it (the initial state's entry reads it here). */
+   * what `entryReads` read for it, when the caller read it already (else read here). */
   async onEntry(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     def: WorkflowDefinition,
     actor: WorkflowActor,
-    reads: EntryReads | undefined,
     before: PendingEvent[] = [],
+    reads?: EntryReads,
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const state = stateOf(def, row.state)!;
-    const { artifacts, execution } = reads ?? (await this.entryReads(trx, row, state.actions));
+    const read = reads ?? (await this.entryReads(trx, row, state.actions));
     const pending: PendingEvent[] = [
       ...before,
       {
@@ -175,8 +174,8 @@ export class WorkflowEntry {
     for (const action of state.actions)
       current =
         action === 'announceExecutionStart'
-          ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending, execution!)
-          : await this.collectArtifacts(trx, current, actor, pending, artifacts!);
+          ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending, read)
+          : await this.collectArtifacts(trx, current, actor, pending, read.artifacts);
     if (state.terminal) {
       const [canceled, cleared] = await together([
         runs.cancelActiveRuns(trx, row.id),
@@ -205,7 +204,7 @@ export class WorkflowEntry {
     row: repo.InstanceRow,
     actor: WorkflowActor,
     pending: PendingEvent[],
-    { active, mayStart }: NonNullable<EntryReads['execution']>,
+    { active, mayStart }: EntryReads,
   ): Promise<repo.InstanceRow> {
     let current = row;
     let runId = active?.id ?? null;

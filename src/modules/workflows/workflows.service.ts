@@ -333,7 +333,7 @@ export class WorkflowsService {
       if (row.registry_instance_id !== null)
         await this.deps.timeline.linkStateMachine(trx, row.registry_instance_id, row.id);
       const title = typeof row.context.title === 'string' ? ` "${row.context.title}"` : '';
-      const { row: entered } = await this.entry.onEntry(trx, afterCommit, row, def, actor, undefined, [
+      const { row: entered } = await this.entry.onEntry(trx, afterCommit, row, def, actor, [
         {
           row,
           actorId: actor.id,
