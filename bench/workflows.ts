@@ -251,10 +251,7 @@ interface Anatomy {
   longestMs: number;
 }
 const writeCall = new AsyncLocalStorage<Anatomy>();
-const anatomies = new Map<
-  string,
-  { total: number; at: number; db: number; pool: number; trips: number; longest: string; longestMs: number }[]
->();
+const anatomies = new Map<string, (Anatomy & { total: number })[]>();
 /** Inside a task's claim or finish (the bench's `time` below): which one, for `steps`. */
 const phase = new AsyncLocalStorage<string>();
 /** The claim's and the finish's round trips by step ("claim: select workflow_tasks"), and their
@@ -378,12 +375,12 @@ if (isMainThread) {
         .catch(() => undefined)
         .finally(() => {
           if (!inWrite) return;
-          const ms = performance.now() - t0;
-          if (ms > inWrite.longestMs) {
-            inWrite.longestMs = ms;
+          const now = performance.now();
+          if (now - t0 > inWrite.longestMs) {
+            inWrite.longestMs = now - t0;
             inWrite.longest = step(text);
           }
-          if (--inWrite.open === 0) inWrite.db += performance.now() - inWrite.busySince;
+          if (--inWrite.open === 0) inWrite.db += now - inWrite.busySince;
         });
     }
     return r;
@@ -423,12 +420,13 @@ if (isMainThread) {
       };
       if (timing) {
         const key = `${method} → ${result.instance?.state ?? result.state}`;
+        const total = performance.now() - t0;
         let xs = anatomies.get(key);
         if (!xs) anatomies.set(key, (xs = []));
-        xs.push({ total: performance.now() - t0, at, ...anatomy });
-        if (process.env.WF_SLOW && performance.now() - t0 > Number(process.env.WF_SLOW))
+        xs.push({ ...anatomy, total });
+        if (process.env.WF_SLOW && total > Number(process.env.WF_SLOW))
           process.stderr.write(
-            `slow ${new Date(at).toISOString()} ${key} ${(performance.now() - t0).toFixed(1)} ms (database ${anatomy.db.toFixed(1)}, longest ${anatomy.longest} ${anatomy.longestMs.toFixed(1)})\n`,
+            `slow ${new Date(at).toISOString()} ${key} ${total.toFixed(1)} ms (database ${anatomy.db.toFixed(1)}, longest ${anatomy.longest} ${anatomy.longestMs.toFixed(1)})\n`,
           );
       }
       return result;
@@ -568,10 +566,8 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
       steps: [...steps].map(([k, xs]) => ({ step: k, n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) })),
       anatomy: [...anatomies].map(([k, xs]) => {
         // The slowest 1 %: what their time was made of, on average.
-        const p99 = pct(
-          xs.map((x) => x.total),
-          99,
-        );
+        const totals = xs.map((x) => x.total);
+        const p99 = pct(totals, 99);
         const slow = xs.filter((x) => x.total >= p99);
         const mean = (f: (x: (typeof xs)[number]) => number, of: typeof xs) =>
           of.reduce((a, x) => a + f(x), 0) / Math.max(1, of.length);
@@ -583,10 +579,7 @@ async function run(dbName: string, env: Record<string, string | undefined>) {
           write: k,
           n: xs.length,
           trips: mean((x) => x.trips, xs),
-          p50: pct(
-            xs.map((x) => x.total),
-            50,
-          ),
+          p50: pct(totals, 50),
           p99,
           all: part(xs),
           slowest: part(slow),
