@@ -5,7 +5,14 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, isPostgres, type TestApp } from '../../../test/harness.js';
-import { openDatabase, together, transaction, DatabaseBusyError } from './database.js';
+import {
+  endWith,
+  openDatabase,
+  together,
+  transaction,
+  DatabaseBusyError,
+  StatementAfterEndError,
+} from './database.js';
 import { listMigrations, migrate } from './migrate.js';
 
 let t: TestApp;
@@ -20,6 +27,49 @@ afterAll(() => t.close());
 const counterValue = async () =>
   (await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db)).rows[0]!
     .value;
+
+/** Watches the connections the pool hands out: what reaches the last one and what it answers, in
+ * order, and its socket's writes (a system call each). */
+function watchConnections() {
+  const clients: pg.PoolClient[] = [];
+  const acquired = (c: pg.PoolClient) => clients.push(c);
+  t.deps.database.pool.on('acquire', acquired);
+  const log: string[] = [];
+  let writes = 0;
+  const undo: (() => void)[] = [() => t.deps.database.pool.off('acquire', acquired)];
+  return {
+    log,
+    writes: () => writes,
+    /** 'I' idle, 'T' in a transaction, as the connection knows it from the answers so far. */
+    status: () =>
+      (clients.at(-1) as unknown as { getTransactionStatus(): string | null }).getTransactionStatus(),
+    /** From now on, on the connection handed out last; `sent` hears each statement sent. */
+    watch(sent?: (text: string) => void) {
+      const client = clients.at(-1)! as unknown as { query: (...args: unknown[]) => unknown };
+      const query = client.query;
+      client.query = (...args: unknown[]) => {
+        const text = String(args[0]);
+        log.push(`sent ${text}`);
+        const r = query.apply(client, args) as Promise<unknown>;
+        sent?.(text);
+        void r.then(
+          () => log.push(`answered ${text}`),
+          () => log.push(`failed ${text}`),
+        );
+        return r;
+      };
+      undo.push(() => (client.query = query));
+      const stream = (client as unknown as { connection: { stream: Record<string, unknown> } }).connection
+        .stream;
+      for (const k of ['_write', '_writev']) {
+        const f = stream[k] as (...a: unknown[]) => unknown;
+        stream[k] = (...a: unknown[]) => (writes++, f.apply(stream, a));
+        undo.push(() => (stream[k] = f));
+      }
+    },
+    restore: () => undo.splice(0).forEach((u) => u()),
+  };
+}
 
 describe('database layer', () => {
   it('applies every migration and reports the database kind', async () => {
@@ -143,41 +193,12 @@ describe('database layer', () => {
   });
 
   it("sends a transaction's begin with its first statement, and its independent statements together", async () => {
-    // What the server has answered so far, as the connection knows it: 'I' idle, 'T' in a
-    // transaction. At the transaction's start the begin is on the wire, not answered.
-    const clients: pg.PoolClient[] = [];
-    const acquired = (c: pg.PoolClient) => clients.push(c);
-    t.deps.database.pool.on('acquire', acquired);
-    const status = () =>
-      (clients.at(-1) as unknown as { getTransactionStatus(): string | null }).getTransactionStatus();
-    // What reaches the connection and what it answers, in order.
-    const log: string[] = [];
-    let restore = () => {};
+    const w = watchConnections();
     try {
       const seen = await transaction(t.deps.db, async (trx) => {
-        const atStart = status();
-        const client = clients.at(-1)! as unknown as { query: (...args: unknown[]) => unknown };
-        const query = client.query;
-        client.query = (...args: unknown[]) => {
-          const text = String(args[0]);
-          log.push(`sent ${text}`);
-          const r = query.apply(client, args) as Promise<unknown>;
-          void r.then(() => log.push(`answered ${text}`));
-          return r;
-        };
-        // The socket's writes (one system call each).
-        const stream = (client as unknown as { connection: { stream: Record<string, unknown> } }).connection
-          .stream;
-        let writes = 0;
-        const counted = ['_write', '_writev'].map((k) => {
-          const f = stream[k] as (...a: unknown[]) => unknown;
-          stream[k] = (...a: unknown[]) => (writes++, f.apply(stream, a));
-          return () => (stream[k] = f);
-        });
-        restore = () => {
-          client.query = query;
-          counted.forEach((undo) => undo());
-        };
+        // At the transaction's start the begin is on the wire, not answered.
+        const atStart = w.status();
+        w.watch();
         // Two statements made at once on the transaction's connection: the second goes out before
         // the first is answered (one round trip for both, pg's pipeline mode), in the same write
         // as the first and the held `begin`; both are answered.
@@ -185,15 +206,15 @@ describe('database layer', () => {
           sql<{ n: number }>`select 1 as n`.execute(trx),
           sql<{ n: number }>`select 2 as n`.execute(trx),
         ]);
-        return { atStart, after: status(), a: a.rows, b: b.rows, writes };
+        return { atStart, after: w.status(), a: a.rows, b: b.rows, writes: w.writes() };
       });
       expect(seen).toEqual({ atStart: 'I', after: 'T', a: [{ n: 1 }], b: [{ n: 2 }], writes: 1 });
       // Both out before either answer (the first's answer waits on the begin's too, so the two
       // may settle in either order).
-      expect(log.slice(0, 2)).toEqual(['sent select 1 as n', 'sent select 2 as n']);
-      expect(log.slice(2, 4).sort()).toEqual(['answered select 1 as n', 'answered select 2 as n']);
-      expect(log.slice(4)).toEqual(['sent commit', 'answered commit']);
-      restore();
+      expect(w.log.slice(0, 2)).toEqual(['sent select 1 as n', 'sent select 2 as n']);
+      expect(w.log.slice(2, 4).sort()).toEqual(['answered select 1 as n', 'answered select 2 as n']);
+      expect(w.log.slice(4)).toEqual(['sent commit', 'answered commit']);
+      w.restore();
       // A failing statement among them still rolls the whole transaction back.
       const before = await counterValue();
       await expect(
@@ -206,9 +227,73 @@ describe('database layer', () => {
       ).rejects.toThrow(/division by zero/);
       expect(await counterValue()).toBe(before);
     } finally {
-      restore();
-      t.deps.database.pool.off('acquire', acquired);
+      w.restore();
     }
+  });
+
+  it('sends the commit of a transaction ended with endWith behind its last statements, before their answers', async () => {
+    const w = watchConnections();
+    const before = await counterValue();
+    try {
+      const result = await transaction(t.deps.db, async (trx) => {
+        await sql`select 1`.execute(trx);
+        w.watch();
+        return endWith(
+          sql<{ value: number }>`update counter_test set value = value + 1 where id = 1 returning value`
+            .execute(trx)
+            .then((r) => r.rows[0]!.value),
+        );
+      });
+      const update = 'update counter_test set value = value + 1 where id = 1 returning value';
+      expect(w.log).toEqual([`sent ${update}`, 'sent commit', `answered ${update}`, 'answered commit']);
+      // The transaction answers with the last statements' result, committed.
+      expect(result).toBe(before + 1);
+      expect(await counterValue()).toBe(before + 1);
+    } finally {
+      w.restore();
+    }
+  });
+
+  it('rolls back a transaction whose last statement (endWith) fails, and throws that statement\'s error', async () => {
+    const before = await counterValue();
+    await expect(
+      transaction(t.deps.db, async (trx) =>
+        endWith(
+          together([
+            sql`update counter_test set value = -3 where id = 1`.execute(trx),
+            sql`select 1 / 0`.execute(trx),
+          ]),
+        ),
+      ),
+    ).rejects.toThrow(/division by zero/);
+    expect(await counterValue()).toBe(before);
+  });
+
+  it("refuses a statement made after its transaction's commit went out (never runs it on its own)", async () => {
+    const w = watchConnections();
+    const before = await counterValue();
+    let late: Promise<unknown> | undefined;
+    try {
+      await transaction(t.deps.db, async (trx) => {
+        await sql`select 1`.execute(trx);
+        // A statement made as soon as the commit is on its way, before it is answered (Kysely
+        // itself refuses one only once the commit is answered).
+        w.watch((text) => {
+          if (text !== 'commit') return;
+          late = sql`update counter_test set value = -5 where id = 1`.execute(trx);
+          late.catch(() => undefined); // awaited below, once the transaction is over
+        });
+        return endWith(sql`select 2`.execute(trx));
+      });
+    } finally {
+      w.restore();
+    }
+    await expect(late).rejects.toBeInstanceOf(StatementAfterEndError);
+    expect(await counterValue()).toBe(before);
+    // The connection serves the next transaction as usual.
+    expect(await transaction(t.deps.db, async (trx) => (await sql`select 3 as n`.execute(trx)).rows)).toEqual([
+      { n: 3 },
+    ]);
   });
 
   it('lets no statement of a transaction run after its rollback when they were sent together', async () => {

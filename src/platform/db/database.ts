@@ -147,6 +147,19 @@ function preparing(client: pg.PoolClient): void {
 /** What `begin` answers (Kysely reads only `command`, `rowCount` and `rows`). */
 const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [], oid: 0 };
 
+/** Each connection's transaction state as `pipelining` sees it: whether its transaction's commit
+ * or rollback went out (until the pool hands the connection out again or it begins another). */
+const endedSessions = new WeakMap<pg.PoolClient, { ended: boolean }>();
+
+/** A statement made on a transaction's connection after its commit or rollback went out: refused,
+ * so it never runs outside its transaction (or in the next one on that connection). */
+export class StatementAfterEndError extends Error {
+  constructor(text: string) {
+    super(`a statement made after its transaction's commit or rollback went out: ${text.slice(0, 80)}`);
+    this.name = 'StatementAfterEndError';
+  }
+}
+
 /** The connection is pipelined (pg sends a statement without waiting for the answers to those
  * before it). On top of that:
  * - The statements made in one turn of the event loop leave in one write (the socket is corked
@@ -156,9 +169,17 @@ const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [], oid: 0 }
  *   statements sent `together` would be a write each.
  * - A transaction's `begin` costs no round trip of its own: it is answered here at once, and
  *   leaves in the same write as the transaction's first statement. That statement carries the
- *   `begin`'s outcome: should the `begin` fail (the connection lost), so does the statement. */
+ *   `begin`'s outcome: should the `begin` fail (the connection lost), so does the statement.
+ * - Once a transaction's commit or rollback went out, a statement made on the connection is
+ *   refused (StatementAfterEndError) until the connection begins another or is handed out again.
+ *   Kysely refuses a transaction's statements only once the commit is answered; between, one
+ *   would run on its own, outside the transaction (a commit sent behind its transaction's last
+ *   statements, `endWith`, makes that window a normal case). A rollback is let through: Kysely
+ *   sends one after a commit that failed. */
 function pipelining(client: pg.PoolClient): void {
   const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+  const session = { ended: false };
+  endedSessions.set(client, session);
   let begun: Promise<unknown> | undefined;
   let corked = false;
   // process.nextTick from a promise callback runs once the promise callbacks queued are all done:
@@ -169,6 +190,13 @@ function pipelining(client: pg.PoolClient): void {
   };
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((...args: unknown[]) => {
+    const text = args[0];
+    if (typeof text === 'string' && args.length === 2) {
+      // Kysely's statements: `query(text, parameters)`.
+      if (text === 'begin') session.ended = false;
+      else if (text === 'commit' || text === 'rollback') session.ended = true;
+      else if (session.ended) return Promise.reject(new StatementAfterEndError(text));
+    }
     if (!corked) {
       corked = true;
       stream.cork();
@@ -251,6 +279,11 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Handed out again (by any path: Kysely's, pg-boss's): its last transaction is over.
+  pool.on('acquire', (client) => {
+    const session = endedSessions.get(client);
+    if (session) session.ended = false;
+  });
   const guarded = {
     async connect() {
       let client: pg.PoolClient;
@@ -420,14 +453,57 @@ export function dbNow(): Date {
   return sql<Date>`now()` as unknown as Date;
 }
 
+const LAST = Symbol('the last statements of a transaction');
+
+/** A transaction's last statements, in flight (`endWith`). */
+export interface Ending<T> {
+  readonly [LAST]: Promise<T>;
+}
+
+/** Ends a transaction with statements already made and not yet answered: the commit goes out
+ * behind them without waiting for their answers (the connection is pipelined), a round trip
+ * fewer; `transaction` answers with `work`'s result once the commit is answered. Should one of
+ * them fail, the server turns the commit into a rollback and `transaction` throws that statement's
+ * error. Every statement of `work` must be made before the callback returns: one made later (say,
+ * behind an await of an answer) is refused (StatementAfterEndError), never run outside the
+ * transaction. What `work` does with the answers must not fail: the commit is on its way. */
+export function endWith<T>(work: Promise<T>): Ending<T> {
+  work.catch(() => undefined); // reported by `transaction`, once the commit is answered
+  return { [LAST]: work };
+}
+
+function isEnding<T>(x: T | Ending<T>): x is Ending<T> {
+  return typeof x === 'object' && x !== null && LAST in x;
+}
+
 /** Runs fn in a transaction; callbacks registered with `afterCommit` run only once it committed
- * (events are published, sockets notified), never for a rolled-back change. */
+ * (events are published, sockets notified), never for a rolled-back change. fn may end with
+ * `endWith(work)`: the commit then goes out behind work's statements. */
 export async function transaction<T>(
   db: Db,
-  fn: (trx: Trx, afterCommit: (cb: () => void) => void) => Promise<T>,
+  fn: (trx: Trx, afterCommit: (cb: () => void) => void) => Promise<T | Ending<T>>,
 ): Promise<T> {
   const after: (() => void)[] = [];
-  const result = await db.transaction().execute((trx) => fn(trx, (cb) => after.push(cb)));
+  let last: Promise<T> | undefined;
+  let result: T;
+  try {
+    const out = await db.transaction().execute(async (trx) => {
+      const r = await fn(trx, (cb) => after.push(cb));
+      if (!isEnding(r)) return r;
+      last = r[LAST];
+      // The commit goes out behind every statement made so far: the transaction's connection is
+      // handed to its statements in the order they asked for it, and then to this.
+      await trx.getExecutor().provideConnection(async () => undefined);
+      return undefined;
+    });
+    result = last ? await last : (out as T);
+  } catch (err) {
+    // A last statement failing aborted the transaction (the server answered its commit with a
+    // rollback): that statement's own error says why.
+    const failure = last && (await last.then(() => undefined, (e: unknown) => ({ e })));
+    if (failure) throw failure.e;
+    throw err;
+  }
   for (const cb of after) {
     try {
       cb();
