@@ -172,10 +172,9 @@ export class StatementAfterEndError extends Error {
  *   `begin`'s outcome: should the `begin` fail (the connection lost), so does the statement.
  * - Once a transaction's commit or rollback went out, a statement made on the connection is
  *   refused (StatementAfterEndError) until the connection begins another or is handed out again.
- *   Kysely refuses a transaction's statements only once the commit is answered; between, one
- *   would run on its own, outside the transaction (a commit sent behind its transaction's last
- *   statements, `endWith`, makes that window a normal case). A rollback is let through: Kysely
- *   sends one after a commit that failed. */
+ *   Kysely refuses a transaction's statements only once the commit is answered; between, one (a
+ *   promise left running when the transaction's callback returned) would run on its own, outside
+ *   the transaction. A rollback is let through: Kysely sends one after a commit that failed. */
 function pipelining(client: pg.PoolClient): void {
   const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
   const session = { ended: false };
@@ -453,57 +452,14 @@ export function dbNow(): Date {
   return sql<Date>`now()` as unknown as Date;
 }
 
-const LAST = Symbol('the last statements of a transaction');
-
-/** A transaction's last statements, in flight (`endWith`). */
-export interface Ending<T> {
-  readonly [LAST]: Promise<T>;
-}
-
-/** Ends a transaction with statements already made and not yet answered: the commit goes out
- * behind them without waiting for their answers (the connection is pipelined), a round trip
- * fewer; `transaction` answers with `work`'s result once the commit is answered. Should one of
- * them fail, the server turns the commit into a rollback and `transaction` throws that statement's
- * error. Every statement of `work` must be made before the callback returns: one made later (say,
- * behind an await of an answer) is refused (StatementAfterEndError), never run outside the
- * transaction. What `work` does with the answers must not fail: the commit is on its way. */
-export function endWith<T>(work: Promise<T>): Ending<T> {
-  work.catch(() => undefined); // reported by `transaction`, once the commit is answered
-  return { [LAST]: work };
-}
-
-function isEnding<T>(x: T | Ending<T>): x is Ending<T> {
-  return typeof x === 'object' && x !== null && LAST in x;
-}
-
 /** Runs fn in a transaction; callbacks registered with `afterCommit` run only once it committed
- * (events are published, sockets notified), never for a rolled-back change. fn may end with
- * `endWith(work)`: the commit then goes out behind work's statements. */
+ * (events are published, sockets notified), never for a rolled-back change. */
 export async function transaction<T>(
   db: Db,
-  fn: (trx: Trx, afterCommit: (cb: () => void) => void) => Promise<T | Ending<T>>,
+  fn: (trx: Trx, afterCommit: (cb: () => void) => void) => Promise<T>,
 ): Promise<T> {
   const after: (() => void)[] = [];
-  let last: Promise<T> | undefined;
-  let result: T;
-  try {
-    const out = await db.transaction().execute(async (trx) => {
-      const r = await fn(trx, (cb) => after.push(cb));
-      if (!isEnding(r)) return r;
-      last = r[LAST];
-      // The commit goes out behind every statement made so far: the transaction's connection is
-      // handed to its statements in the order they asked for it, and then to this.
-      await trx.getExecutor().provideConnection(async () => undefined);
-      return undefined;
-    });
-    result = last ? await last : (out as T);
-  } catch (err) {
-    // A last statement failing aborted the transaction (the server answered its commit with a
-    // rollback): that statement's own error says why.
-    const failure = last && (await last.then(() => undefined, (e: unknown) => ({ e })));
-    if (failure) throw failure.e;
-    throw err;
-  }
+  const result = await db.transaction().execute((trx) => fn(trx, (cb) => after.push(cb)));
   for (const cb of after) {
     try {
       cb();
