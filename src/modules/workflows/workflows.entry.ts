@@ -22,6 +22,15 @@ export interface EntryReads {
   mayStart: boolean;
 }
 
+/** A state's entry as `move` starts it: the state's update, made and not yet answered (the
+ * instance as it leaves it), and what the entry's actions read. */
+export interface Entering {
+  written: Promise<repo.InstanceRow>;
+  reads: EntryReads;
+}
+
+const NO_READS: EntryReads = Object.freeze({ artifacts: [], active: undefined, mayStart: false });
+
 /** An event of a write, recorded with the others of that write (WorkflowEntry.recordAll). */
 export interface PendingEvent {
   row: repo.InstanceRow;
@@ -101,7 +110,10 @@ export class WorkflowEntry {
   }
 
   /** Enters `to` (a new visit; the version bumps once), records the transition, runs the entry
-   * (`before`: events of the same write to record first, in the entry's one insert). */
+   * (`before`: events of the same write to record first, in the entry's one insert; `artifacts`:
+   * the instance's, when the caller read them with the instance). The events
+   * do not wait for the update: they name the instance, its new state and visit, known already,
+   * and go out with it (the connection is pipelined) unless the entry's actions read first. */
   async move(
     trx: Executor,
     afterCommit: AfterCommit,
@@ -111,13 +123,18 @@ export class WorkflowEntry {
     actor: WorkflowActor,
     how: { auto: boolean; suggestionId: string | null },
     before: PendingEvent[] = [],
+    artifacts?: repo.ArtifactListRow[],
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const { terminal, actions } = stateOf(def, to)!;
-    // What the entry's actions read does not wait for the update: they go out together.
-    const [entered, reads] = await together([
-      repo.enterState(trx, row.id, to, actor.id, terminal),
-      this.entryReads(trx, row, actions),
-    ]);
+    const written = repo.enterState(trx, row.id, to, actor.id, terminal);
+    written.catch(() => undefined); // awaited in the entry, whose first failure is reported
+    // What the entry's actions read goes out with the update and is waited for with it (the
+    // update first: its failure is the one to report); nothing to read, nothing is waited for.
+    const reading = this.entryReads(trx, row, actions, artifacts);
+    const reads = reading instanceof Promise ? (await together([written, reading]))[1] : reading;
+    // The instance as the entry's events and actions read it; its version and times come with
+    // the update's answer.
+    const entered: repo.InstanceRow = { ...row, state: to, state_visit: row.state_visit + 1 };
     const transition: PendingEvent = {
       row: entered,
       actorId: actor.id,
@@ -125,18 +142,36 @@ export class WorkflowEntry {
       eventText: `${row.state} → ${to}${how.auto ? ' (automatic)' : ''}`,
       metadata: { from: row.state, to, auto: how.auto, undo: false, suggestionId: how.suggestionId },
     };
-    return this.onEntry(trx, afterCommit, entered, def, actor, [...before, transition], reads);
+    return this.onEntry(trx, afterCommit, entered, def, actor, [...before, transition], { written, reads });
   }
 
   /** What a state's entry actions read, read at once: the instance's artifacts (collectArtifacts),
    * its active run and whether a run may start (announceExecutionStart). None of it depends on the
-   * instance's own row, so it can go out with the state's update. */
-  async entryReads(trx: Executor, row: repo.InstanceRow, actions: readonly string[]): Promise<EntryReads> {
+   * instance's own row, so it can go out with the state's update. `artifacts`: read already by
+   * the caller. Answers at once (no promise) when there is nothing to read. */
+  entryReads(
+    trx: Executor,
+    row: repo.InstanceRow,
+    actions: readonly string[],
+    artifacts?: repo.ArtifactListRow[],
+  ): EntryReads | Promise<EntryReads> {
+    const collects = actions.includes('collectArtifacts');
+    if (!actions.includes('announceExecutionStart') && (!collects || artifacts))
+      return { ...NO_READS, artifacts: (collects && artifacts) || [] };
+    return this.readEntry(trx, row, actions, artifacts);
+  }
+
+  private async readEntry(
+    trx: Executor,
+    row: repo.InstanceRow,
+    actions: readonly string[],
+    known: repo.ArtifactListRow[] | undefined,
+  ): Promise<EntryReads> {
     const { runExecutor, autoRunOrchestrator } = this.ports();
     const creator = row.created_by_user_id;
     const executes = actions.includes('announceExecutionStart');
     const [artifacts, active, mayStart] = await together([
-      actions.includes('collectArtifacts') ? repo.listArtifacts(trx, row.id) : [],
+      !actions.includes('collectArtifacts') ? [] : (known ?? repo.listArtifacts(trx, row.id)),
       executes ? runs.findActiveRun(trx, row.id) : undefined,
       // An executor is wired, and the creator's autoRunOrchestrator (on by default).
       executes && runExecutor && creator !== null ? (autoRunOrchestrator?.(creator, trx) ?? true) : false,
@@ -145,8 +180,11 @@ export class WorkflowEntry {
   }
 
   /** A state's entry: its checklist, its actions in order, and completion when terminal; their
-   * events (after `before`, the write's own) in one insert at the end, in that order. `reads`:
-   * what `entryReads` read for it, when the caller read it already (else read here). */
+   * events (after `before`, the write's own) in one insert at the end, in that order, sent
+   * without waiting for the answers to the statements before it unless an event names what they
+   * answer. `entering`: the state's update and the reads `move` started (else `row` is the
+   * instance as written, and the reads are made here). Answers with the instance as the entry's
+   * last update of it left it. */
   async onEntry(
     trx: Executor,
     afterCommit: AfterCommit,
@@ -154,10 +192,13 @@ export class WorkflowEntry {
     def: WorkflowDefinition,
     actor: WorkflowActor,
     before: PendingEvent[] = [],
-    reads?: EntryReads,
+    entering?: Entering,
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const state = stateOf(def, row.state)!;
-    const read = reads ?? (await this.entryReads(trx, row, state.actions));
+    const { written, reads } = entering ?? {
+      written: Promise.resolve(row),
+      reads: await this.entryReads(trx, row, state.actions),
+    };
     const pending: PendingEvent[] = [
       ...before,
       {
@@ -170,18 +211,22 @@ export class WorkflowEntry {
         metadata: { items: state.checklist },
       },
     ];
-    let current = row;
+    // The instance as the entry's last update of it leaves it.
+    let last = written;
     for (const action of state.actions)
-      current =
-        action === 'announceExecutionStart'
-          ? await this.announceExecutionStart(trx, afterCommit, current, actor, pending, read)
-          : await this.collectArtifacts(trx, current, actor, pending, read.artifacts);
+      if (action === 'announceExecutionStart')
+        last = this.announceExecutionStart(trx, afterCommit, row, actor, pending, reads) ?? last;
+      // The update first: its failure is the one to report.
+      else await together([last, this.collectArtifacts(trx, row, actor, pending, reads.artifacts)]);
     if (state.terminal) {
-      const [canceled, cleared] = await together([
+      // Its event names the archiving time and the runs canceled: their answers come first.
+      const [archived, canceled, cleared] = await together([
+        last,
         runs.cancelActiveRuns(trx, row.id),
-        current.active_run_id === null ? current : repo.setActiveRun(trx, row.id, null),
+        row.active_run_id === null ? null : repo.setActiveRun(trx, row.id, null),
       ]);
-      current = cleared;
+      const current = cleared ?? archived;
+      last = Promise.resolve(current);
       pending.push({
         row: current,
         actorId: actor.id,
@@ -193,34 +238,37 @@ export class WorkflowEntry {
         },
       });
     }
-    return { row: current, events: await this.recordAll(trx, afterCommit, pending) };
+    const [current, events] = await together([last, this.recordAll(trx, afterCommit, pending)]);
+    return { row: current, events };
   }
 
   /** announceExecutionStart: event (and so a notification), an orchestrator run (trigger state_entry) unless
-   * one runs, no executor is wired, or the creator's autoRunOrchestrator is off. */
-  private async announceExecutionStart(
+   * one runs, no executor is wired, or the creator's autoRunOrchestrator is off. Answers with the
+   * instance's update naming the run, made and not yet answered, when it started one. */
+  private announceExecutionStart(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     actor: WorkflowActor,
     pending: PendingEvent[],
     { active, mayStart }: EntryReads,
-  ): Promise<repo.InstanceRow> {
-    let current = row;
+  ): Promise<repo.InstanceRow> | undefined {
     let runId = active?.id ?? null;
+    let named: Promise<repo.InstanceRow> | undefined;
     if (!active && mayStart) {
-      const started = await this.startRun(trx, afterCommit, row, 'state_entry', [], actor.id);
-      runId = started.run.id;
-      current = started.instance;
+      const started = this.startRun(trx, afterCommit, row, 'state_entry', [], actor.id);
+      runId = started.id;
+      named = started.done.then((d) => d.instance);
+      named.catch(() => undefined); // awaited in the entry, whose first failure is reported
     }
     pending.push({
-      row: current,
+      row,
       actorId: actor.id,
       eventType: 'workflow_execution_started',
       eventText: `Execution started in ${row.state}`,
       metadata: { runId },
     });
-    return current;
+    return named;
   }
 
   /** collectArtifacts: event (and so a notification), and a `shared` memory for the creator listing the
@@ -231,7 +279,7 @@ export class WorkflowEntry {
     actor: WorkflowActor,
     pending: PendingEvent[],
     artifacts: repo.ArtifactListRow[],
-  ): Promise<repo.InstanceRow> {
+  ): Promise<void> {
     const list = artifacts.map((a) => ({
       id: a.id,
       taskId: a.task_id,
@@ -263,29 +311,29 @@ export class WorkflowEntry {
       eventText: `${list.length} artifact(s) collected in ${row.state}`,
       metadata: { artifacts: list, memoryId, issue: null },
     });
-    return row;
   }
 
   /** Creates a queued run, makes it the instance's active run, and hands it to the executor after
-   * commit. The caller checked that none is active (the unique index decides a race). */
-  async startRun(
+   * commit. The caller checked that none is active (the unique index decides a race). Answers at
+   * once with the run's id (made here, so the instance can name it in the same round trip) and
+   * the two statements, made and not yet answered. */
+  startRun(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     trigger: RunTrigger,
     taskIds: string[],
     actorId: number | null,
-  ): Promise<{ run: runs.RunRow; instance: repo.InstanceRow }> {
+  ): { id: string; done: Promise<{ run: runs.RunRow; instance: repo.InstanceRow }> } {
     const executor = this.ports().runExecutor;
     if (!executor)
       throw new AppError('service_unavailable', 'No orchestrator runs workflow tasks on this node');
-    // The run's id is made here, so the instance can name it in the same round trip.
     const id = randomUUID();
-    const [run, instance] = await together([
+    const done = together([
       runs.insertRun(trx, { id, instanceId: row.id, trigger, taskIds, userId: actorId }),
       repo.setActiveRun(trx, row.id, id),
-    ]);
-    afterCommit(() => executor({ id: run.id, instanceId: row.id, trigger, taskIds }));
-    return { run, instance };
+    ]).then(([run, instance]) => ({ run, instance }));
+    afterCommit(() => executor({ id, instanceId: row.id, trigger, taskIds }));
+    return { id, done };
   }
 }

@@ -61,7 +61,8 @@ export class WorkflowRunsService {
           );
       }
       try {
-        const { run } = await this.core.entry.startRun(trx, afterCommit, instance, trigger, [], actor.id);
+        const { run } = await this.core.entry.startRun(trx, afterCommit, instance, trigger, [], actor.id)
+          .done;
         return toRun(await runs.setRunOptions(trx, run.id, input));
       } catch (err) {
         if (isUniqueViolation(err))

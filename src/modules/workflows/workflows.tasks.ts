@@ -198,7 +198,7 @@ export class WorkflowTasksService {
           'rerun',
           [taskId],
           actor.id,
-        );
+        ).done;
         return toRun(run);
       } catch (err) {
         if (isUniqueViolation(err))
