@@ -246,12 +246,22 @@ describe('signed in as an admin', () => {
     await expect.poll(() => tasks.getByRole('row').count(), { timeout: 30_000 }).toBeGreaterThan(1);
     await accessible('workflows-suggestions');
 
-    // Edit a task: its title, notes and a status move the contract allows.
+    // Edit a task: its title, notes, assignees and a status move the contract allows.
     await tasks
       .getByRole('button', { name: /^Edit task/ })
       .first()
       .click();
     const editor = page.getByRole('form', { name: /^Edit task/ });
+    // A user who is no character is refused, with the server's reason, and nothing is saved.
+    const character = page.getByLabel('Assigned character (user id)');
+    const assigned = await character.inputValue(); // the NPC the seeding chose by specialty
+    expect(assigned).toMatch(/^\d+$/);
+    await character.fill(String(admin.id));
+    await page.getByRole('button', { name: 'Save task' }).click();
+    await editor.getByRole('alert').getByText(`user ${admin.id} is no character`).waitFor();
+    await character.fill(assigned);
+    consoleErrors.length = 0; // the 400 is the answer shown
+    await page.getByLabel('Assigned person').fill('Mira');
     await page.getByLabel('Task title').fill('Outline the harbour guide');
     await page.getByLabel('Task notes').fill('Mira drafts the outline first.');
     const statuses = await page
@@ -264,6 +274,7 @@ describe('signed in as an admin', () => {
     await page.getByRole('status').getByText('Task “Outline the harbour guide” saved.').waitFor();
     expect(await editor.count()).toBe(0);
     await tasks.getByText('Mira drafts the outline first.').waitFor();
+    await tasks.getByText(`Assigned to character ${assigned} and Mira`).waitFor();
 
     // Re-run that task alone: a run writes its artifact.
     await tasks.getByRole('button', { name: 'Re-run task Outline the harbour guide' }).click();
@@ -480,6 +491,24 @@ describe('signed in as an admin', () => {
     await page.getByLabel('Method').selectOption('DELETE');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await status.getByText('Page 1: 0 entries').waitFor();
+    // A write made meanwhile shows on "Refresh" (the log is written behind the response: until
+    // it is in, a refresh still finds none).
+    const gone = '/api/admin/webhooks/00000000-0000-4000-8000-000000000000';
+    await page.getByLabel('Path starts with').fill(gone);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await status.getByText('Page 1: 0 entries').waitFor();
+    expect((await t.api('DELETE', gone, { token: admin.accessToken })).status).toBe(404);
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          await status.getByText(/^Page 1: \d+ entr/).waitFor();
+          return status.textContent();
+        },
+        { timeout: 15_000 },
+      )
+      .toBe('Page 1: 1 entry');
+    expect(await log.locator('tbody td.path').allTextContents()).toEqual([gone]);
     await page.getByRole('button', { name: 'Clear filters' }).click();
     await expect.poll(() => log.locator('tbody tr').count()).toBeGreaterThan(1);
     await onPhone('admin-audit-log', () => log.waitFor());

@@ -268,6 +268,17 @@ export default function Workflows() {
                     <td>
                       {t.title}
                       {t.notes && <span className="muted small block">{t.notes}</span>}
+                      {(t.assignedPersonaId !== null || t.assignedHuman) && (
+                        <span className="muted small block">
+                          Assigned to{' '}
+                          {[
+                            t.assignedPersonaId !== null ? `character ${t.assignedPersonaId}` : null,
+                            t.assignedHuman,
+                          ]
+                            .filter(Boolean)
+                            .join(' and ')}
+                        </span>
+                      )}
                     </td>
                     <td>{t.specialty}</td>
                     <td>{t.status.replace('_', ' ')}</td>

@@ -1,6 +1,7 @@
 // Admin zone: the audit log (contract: "Admin zones"), newest first, filtered by method, status,
 // path prefix, actor, request id and time window; paged by the server's cursor ("Older entries",
-// and back to "Newer entries" by the cursors already seen).
+// and back to "Newer entries" by the cursors already seen); "Refresh" reads the newest page again
+// (the log is written behind the responses, so what just happened may come a moment later).
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
 import { Alert } from '../../ui';
@@ -42,6 +43,8 @@ export function AuditLog() {
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
+  // Bumped by "Refresh": the same filters and page read again.
+  const [reads, setReads] = useState(0);
   const page = pages.length;
   const cursor = pages[pages.length - 1];
 
@@ -62,12 +65,17 @@ export function AuditLog() {
         setLogs(data.logs);
         setNext(data.nextCursor);
       });
-  }, [filters, cursor]);
+  }, [filters, cursor, reads]);
 
   function apply(e: FormEvent) {
     e.preventDefault();
     setFilters(draft);
     setPages([undefined]);
+  }
+
+  function refresh() {
+    setPages([undefined]);
+    setReads((n) => n + 1);
   }
 
   function reset() {
@@ -180,6 +188,9 @@ export function AuditLog() {
           </tbody>
         </table>
         <nav className="row pager" aria-label="Audit log pages">
+          <button type="button" className="secondary" onClick={refresh}>
+            Refresh
+          </button>
           <button
             type="button"
             className="secondary"

@@ -1,5 +1,5 @@
-// An instance's tasks (edit, status moves the contract allows, re-run) and an artifact's view
-// (its content and review notes, reviewed with notes).
+// An instance's tasks (edit, assignees, status moves the contract allows, re-run) and an
+// artifact's view (its content and review notes, reviewed with notes).
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
 import { Alert } from '../../ui';
@@ -30,6 +30,9 @@ export function TaskEditor({
     description: task.description,
     notes: task.notes,
     status: task.status,
+    // The character's user id as typed (empty: none), and the person responsible (empty: none).
+    persona: task.assignedPersonaId === null ? '' : String(task.assignedPersonaId),
+    human: task.assignedHuman ?? '',
   });
   const [error, setError] = useState<string | null>(null);
   const first = useRef<HTMLInputElement>(null);
@@ -38,10 +41,15 @@ export function TaskEditor({
   async function save(e: FormEvent) {
     e.preventDefault();
     setError(null);
+    // Assignees are sent only when changed (a character is checked again when named).
+    const persona = form.persona.trim() === '' ? null : Number(form.persona);
+    const human = form.human.trim() === '' ? null : form.human.trim();
     const body = {
       title: form.title,
       description: form.description,
       notes: form.notes,
+      ...(persona !== task.assignedPersonaId ? { assignedPersonaId: persona } : {}),
+      ...(human !== task.assignedHuman ? { assignedHuman: human } : {}),
       ...(form.status !== task.status ? { status: form.status } : {}),
     };
     const { data, error: err } = await api.PUT('/api/protocol/tasks/{taskId}', {
@@ -76,6 +84,27 @@ export function TaskEditor({
         Task notes
         <textarea rows={2} value={form.notes} onChange={(e) => setForm({ ...form, notes: e.target.value })} />
       </label>
+      <div className="row wrap">
+        <label>
+          Assigned character (user id)
+          <input
+            type="number"
+            min={1}
+            inputMode="numeric"
+            className="short"
+            value={form.persona}
+            onChange={(e) => setForm({ ...form, persona: e.target.value })}
+          />
+        </label>
+        <label className="grow">
+          Assigned person
+          <input
+            maxLength={200}
+            value={form.human}
+            onChange={(e) => setForm({ ...form, human: e.target.value })}
+          />
+        </label>
+      </div>
       <label>
         Task status
         <select
