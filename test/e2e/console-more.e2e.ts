@@ -361,19 +361,6 @@ describe('signed in as an admin', () => {
   });
 
   it('admin: ground-floor protocols are marked immutable and offer no edit; others can be edited', async () => {
-    const custom = await t.api('POST', '/api/protocol/protocols', {
-      token: admin.accessToken,
-      body: {
-        id: 'harbour_guide_v1',
-        kind: 'reference',
-        base: 'assistant_base_v1',
-        name: 'Harbour guide',
-        description: 'Friendly guide for new players in the harbour.',
-        tone: 'warm and brief',
-        rules: ['Never reveal quest solutions.'],
-      },
-    });
-    expect(custom.status, JSON.stringify(custom.body)).toBe(201);
     const listed = await t.api('GET', '/api/protocol/protocols', { token: admin.accessToken });
     const immutable = listed.body.protocols.filter((p: { immutable: boolean }) => p.immutable);
     expect(immutable.map((p: { id: string }) => p.id).sort()).toEqual([
@@ -383,6 +370,41 @@ describe('signed in as an admin', () => {
 
     await page.getByRole('link', { name: 'Admin' }).click();
     const table = page.getByRole('table', { name: 'Protocols' });
+    // A new protocol made from a base; an id that is no protocol id is refused with the reason.
+    await page.getByRole('button', { name: 'New protocol' }).click();
+    const form = page.getByRole('form', { name: 'New protocol' });
+    await form.getByLabel('Protocol id').fill('Harbour Guide');
+    await form.getByLabel('Protocol name').fill('Harbour guide');
+    await form.getByLabel('Based on').selectOption('assistant_base_v1');
+    await form.getByLabel('Protocol description').fill('Friendly guide for new players in the harbour.');
+    await form.getByLabel('Tone').fill('warm and brief');
+    await form.getByLabel('Rules (one a line)').fill('Never reveal quest solutions.');
+    await accessible('admin-protocol-new');
+    await form.getByRole('button', { name: 'Create protocol' }).click();
+    await form
+      .getByRole('alert')
+      .getByText(/lower_snake_case ending in a version suffix/)
+      .waitFor();
+    consoleErrors.length = 0; // the 400 is the answer shown
+    await form.getByLabel('Protocol id').fill('harbour_guide_v1');
+    await form.getByRole('button', { name: 'Create protocol' }).click();
+    await page.getByRole('status').getByText('Protocol Harbour guide created (harbour_guide_v1).').waitFor();
+    expect(await form.count()).toBe(0);
+    await table
+      .getByRole('row')
+      .filter({ hasText: 'harbour_guide_v1' })
+      .getByText('custom', { exact: true })
+      .waitFor();
+    const created = await t.api('GET', '/api/protocol/protocols/harbour_guide_v1', {
+      token: admin.accessToken,
+    });
+    expect(created.body).toMatchObject({
+      kind: 'reference',
+      base: 'assistant_base_v1',
+      name: 'Harbour guide',
+      tone: 'warm and brief',
+      rules: ['Never reveal quest solutions.'],
+    });
     for (const p of immutable) {
       const row = table.getByRole('row').filter({ hasText: p.id });
       await row.getByText('ground floor · immutable').waitFor();

@@ -1,10 +1,11 @@
-// Admin: users (role and account type), API keys (the secret shown once), protocols (ground-floor
-// ones marked immutable and never offered for editing) and channel configuration; and the admin
-// zones on pages of their own: scheduled tasks and the audit log.
+// Admin: users (role and account type), API keys (the secret shown once), protocols (new ones made
+// from a base; ground-floor ones marked immutable and never offered for editing) and channel
+// configuration; and the admin zones on pages of their own: scheduled tasks and the audit log.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
 import { Alert, Link, Page } from '../ui';
 import { AuditLog } from './admin/AuditLog';
+import { NewProtocol } from './admin/NewProtocol';
 import { ScheduledTasks } from './admin/ScheduledTasks';
 
 type Scope = Schemas['ApiKey']['scopes'][number];
@@ -133,6 +134,7 @@ function Overview() {
   const [channelId, setChannelId] = useState('');
   const [protocolId, setProtocolId] = useState('');
   const [channelStatus, setChannelStatus] = useState('');
+  // The protocol being edited, or 'new' while one is made (one form at a time).
   const [editing, setEditing] = useState<string | null>(null);
   const [protocolStatus, setProtocolStatus] = useState('');
 
@@ -289,6 +291,24 @@ function Overview() {
             ))}
           </tbody>
         </table>
+        {editing === null && (
+          <div className="row">
+            <button type="button" className="secondary" onClick={() => setEditing('new')}>
+              New protocol
+            </button>
+          </div>
+        )}
+        {editing === 'new' && (
+          <NewProtocol
+            bases={protocols.filter((p) => p.kind === 'string' && !p.immutable)}
+            onCancel={() => setEditing(null)}
+            onCreated={(created) => {
+              setProtocols((ps) => [...ps, created]);
+              setEditing(null);
+              setProtocolStatus(`Protocol ${created.name} created (${created.id}).`);
+            }}
+          />
+        )}
         {editing && protocols.find((p) => p.id === editing && !p.immutable) && (
           <ProtocolEditor
             key={editing}

@@ -43,12 +43,16 @@ export function AuditLog() {
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
+  // The page the entries shown belong to (the status names it only once its entries are in).
+  const [shown, setShown] = useState(1);
   // Bumped by "Refresh": the same filters and page read again.
   const [reads, setReads] = useState(0);
   const page = pages.length;
   const cursor = pages[pages.length - 1];
 
   useEffect(() => {
+    // An answer that comes after the next request went out is not shown.
+    let current = true;
     setLoading(true);
     setError(null);
     void api
@@ -56,7 +60,9 @@ export function AuditLog() {
         params: { query: { ...query(filters), limit: PAGE, ...(cursor ? { cursor } : {}) } },
       })
       .then(({ data, error: err }) => {
+        if (!current) return;
         setLoading(false);
+        setShown(page);
         if (err || !data) {
           setLogs([]);
           setNext(null);
@@ -65,7 +71,10 @@ export function AuditLog() {
         setLogs(data.logs);
         setNext(data.nextCursor);
       });
-  }, [filters, cursor, reads]);
+    return () => {
+      current = false;
+    };
+  }, [filters, cursor, page, reads]);
 
   function apply(e: FormEvent) {
     e.preventDefault();
@@ -148,7 +157,7 @@ export function AuditLog() {
         <h2>Entries</h2>
         <Alert message={error} />
         <p role="status" className="muted small">
-          {loading ? 'Loading…' : `Page ${page}: ${logs.length} ${logs.length === 1 ? 'entry' : 'entries'}`}
+          {loading ? 'Loading…' : `Page ${shown}: ${logs.length} ${logs.length === 1 ? 'entry' : 'entries'}`}
         </p>
         <table tabIndex={0} aria-label="Audit log" className="nowrap">
           <thead>
@@ -202,7 +211,7 @@ export function AuditLog() {
           <button
             type="button"
             className="secondary"
-            disabled={!next}
+            disabled={loading || !next}
             onClick={() => next && setPages((ps) => [...ps, next])}
           >
             Older entries
