@@ -111,9 +111,9 @@ export class WorkflowEntry {
 
   /** Enters `to` (a new visit; the version bumps once), records the transition, runs the entry
    * (`before`: events of the same write to record first, in the entry's one insert; `artifacts`:
-   * the instance's, when the caller read them with the instance). The events
-   * do not wait for the update: they name the instance, its new state and visit, known already,
-   * and go out with it (the connection is pipelined) unless the entry's actions read first. */
+   * the instance's, when the caller read them with the instance). The events do not wait for the
+   * update: they name the instance, its new state and visit, known already, and go out with it
+   * (the connection is pipelined) unless the entry's actions read first. */
   async move(
     trx: Executor,
     afterCommit: AfterCommit,
