@@ -24,6 +24,29 @@ export function Alert({ message }: { message: string | null }) {
   );
 }
 
+/** The end of an editing form: its error, if any, then its submit button and Cancel. */
+export function FormEnd({
+  error,
+  submit,
+  onCancel,
+}: {
+  error: string | null;
+  submit: string;
+  onCancel: () => void;
+}) {
+  return (
+    <>
+      <Alert message={error} />
+      <div className="row">
+        <button type="submit">{submit}</button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </>
+  );
+}
+
 export function Page({ title, children }: { title: string; children: ReactNode }) {
   return (
     <section className="page" aria-labelledby="page-title">

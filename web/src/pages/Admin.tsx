@@ -3,7 +3,7 @@
 // configuration; and the admin zones on pages of their own: scheduled tasks and the audit log.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
-import { Alert, Link, Page } from '../ui';
+import { Alert, FormEnd, Link, Page } from '../ui';
 import { AuditLog } from './admin/AuditLog';
 import { NewProtocol } from './admin/NewProtocol';
 import { ScheduledTasks } from './admin/ScheduledTasks';
@@ -112,13 +112,7 @@ function ProtocolEditor({
         Rules (one a line)
         <textarea rows={4} value={rules} onChange={(e) => setRules(e.target.value)} />
       </label>
-      <Alert message={error} />
-      <div className="row">
-        <button type="submit">Save protocol</button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd error={error} submit="Save protocol" onCancel={onCancel} />
     </form>
   );
 }

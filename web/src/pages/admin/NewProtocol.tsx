@@ -3,7 +3,7 @@
 // next id (`_v2`, `_v3`); the server refuses an id of a ground-floor family, or one in use.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
-import { Alert } from '../../ui';
+import { FormEnd } from '../../ui';
 
 type Protocol = Schemas['Protocol'];
 
@@ -96,13 +96,7 @@ export function NewProtocol({
         Rules (one a line)
         <textarea rows={4} {...field('rules')} />
       </label>
-      <Alert message={error} />
-      <div className="row">
-        <button type="submit">Create protocol</button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd error={error} submit="Create protocol" onCancel={onCancel} />
     </form>
   );
 }

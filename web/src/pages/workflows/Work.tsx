@@ -2,7 +2,7 @@
 // artifact's view (its content and review notes, reviewed with notes).
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
-import { Alert } from '../../ui';
+import { Alert, FormEnd } from '../../ui';
 
 type Task = Schemas['WorkflowTask'];
 type Artifact = Schemas['WorkflowArtifact'];
@@ -118,13 +118,7 @@ export function TaskEditor({
           ))}
         </select>
       </label>
-      <Alert message={error} />
-      <div className="row">
-        <button type="submit">Save task</button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd error={error} submit="Save task" onCancel={onCancel} />
     </form>
   );
 }
