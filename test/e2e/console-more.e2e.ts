@@ -256,6 +256,13 @@ describe('signed in as an admin', () => {
     const character = page.getByLabel('Assigned character (user id)');
     const assigned = await character.inputValue(); // the NPC the seeding chose by specialty
     expect(assigned).toMatch(/^\d+$/);
+    // An admin is offered the characters by name (Mira among them), the assigned one too.
+    const offered = () =>
+      editor
+        .locator('datalist option')
+        .evaluateAll((os) => os.map((o) => `${(o as HTMLOptionElement).value} ${o.textContent}`));
+    await expect.poll(offered).toContainEqual(expect.stringMatching(/^\d+ Mira$/));
+    expect((await offered()).some((o) => o.startsWith(`${assigned} `))).toBe(true);
     await character.fill(String(admin.id));
     await page.getByRole('button', { name: 'Save task' }).click();
     await editor.getByRole('alert').getByText(`user ${admin.id} is no character`).waitFor();

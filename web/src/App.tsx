@@ -89,7 +89,7 @@ export function App() {
       page = <Observer user={user} />;
       break;
     case '/workflows':
-      page = <Workflows />;
+      page = <Workflows admin={admin} />;
       break;
     case '/dashboard':
       page = <Dashboard user={user} admin={admin} />;

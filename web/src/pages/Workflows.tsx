@@ -9,7 +9,7 @@ import { ArtifactView, TaskEditor } from './workflows/Work';
 
 type Instance = Schemas['WorkflowInstance'];
 
-export default function Workflows() {
+export default function Workflows({ admin = false }: { admin?: boolean }) {
   const [definitions, setDefinitions] = useState<Schemas['WorkflowDefinition'][]>([]);
   const [machineId, setMachineId] = useState('');
   const [instances, setInstances] = useState<Instance[]>([]);
@@ -308,6 +308,7 @@ export default function Workflows() {
           {editing && tasks.find((t) => t.id === editing) && (
             <TaskEditor
               key={editing}
+              admin={admin}
               task={tasks.find((t) => t.id === editing)!}
               onCancel={() => setEditing(null)}
               onSaved={(t) => {

@@ -18,10 +18,13 @@ export const TASK_MOVES: Record<TaskStatus, TaskStatus[]> = {
 
 export function TaskEditor({
   task,
+  admin = false,
   onSaved,
   onCancel,
 }: {
   task: Task;
+  /** An admin is offered the characters by name (the list is an admin route). */
+  admin?: boolean;
   onSaved: (t: Task) => void;
   onCancel: () => void;
 }) {
@@ -35,8 +38,19 @@ export function TaskEditor({
     human: task.assignedHuman ?? '',
   });
   const [error, setError] = useState<string | null>(null);
+  const [characters, setCharacters] = useState<Schemas['Npc'][]>([]);
   const first = useRef<HTMLInputElement>(null);
   useEffect(() => first.current?.focus(), []);
+  useEffect(() => {
+    if (!admin) return;
+    let live = true;
+    void api
+      .GET('/api/admin/data/npcs', { params: { query: { limit: 200 } } })
+      .then(({ data }) => live && data && setCharacters(data.npcs));
+    return () => {
+      live = false;
+    };
+  }, [admin]);
 
   async function save(e: FormEvent) {
     e.preventDefault();
@@ -92,9 +106,17 @@ export function TaskEditor({
             min={1}
             inputMode="numeric"
             className="short"
+            list={`characters-${task.id}`}
             value={form.persona}
             onChange={(e) => setForm({ ...form, persona: e.target.value })}
           />
+          <datalist id={`characters-${task.id}`}>
+            {characters.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </datalist>
         </label>
         <label className="grow">
           Assigned person
