@@ -260,7 +260,7 @@ describe('signed in as an admin', () => {
     const offered = () =>
       editor
         .locator('datalist option')
-        .evaluateAll((os) => os.map((o) => `${(o as HTMLOptionElement).value} ${o.textContent}`));
+        .evaluateAll((os) => os.map((o) => `${o.getAttribute('value')} ${o.textContent}`));
     await expect.poll(offered).toContainEqual(expect.stringMatching(/^\d+ Mira$/));
     expect((await offered()).some((o) => o.startsWith(`${assigned} `))).toBe(true);
     await character.fill(String(admin.id));
