@@ -110,10 +110,9 @@ export class WorkflowEntry {
   }
 
   /** Enters `to` (a new visit; the version bumps once), records the transition, runs the entry
-   * (`before`: events of the same write to record first, in the entry's one insert; `artifacts`:
-   * the instance's, when the caller read them with the instance). The events do not wait for the
-   * update: they name the instance, its new state and visit, known already, and go out with it
-   * (the connection is pipelined) unless the entry's actions read first. */
+   * (`before`: events of the same write to record first, in the entry's one insert). The events
+   * do not wait for the update: they name the instance, its new state and visit, known already,
+   * and go out with it (the connection is pipelined) unless the entry's actions read first. */
   async move(
     trx: Executor,
     afterCommit: AfterCommit,
@@ -123,15 +122,15 @@ export class WorkflowEntry {
     actor: WorkflowActor,
     how: { auto: boolean; suggestionId: string | null },
     before: PendingEvent[] = [],
-    artifacts?: repo.ArtifactListRow[],
   ): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
     const { terminal, actions } = stateOf(def, to)!;
     const written = repo.enterState(trx, row.id, to, actor.id, terminal);
     written.catch(() => undefined); // awaited in the entry, whose first failure is reported
     // What the entry's actions read goes out with the update and is waited for with it (the
-    // update first: its failure is the one to report); nothing to read, nothing is waited for.
-    const reading = this.entryReads(trx, row, actions, artifacts);
-    const reads = reading instanceof Promise ? (await together([written, reading]))[1] : reading;
+    // update first: its failure is the one to report); without actions nothing is waited for.
+    const reads = actions.length
+      ? (await together([written, this.entryReads(trx, row, actions)]))[1]
+      : NO_READS;
     // The instance as the entry's events and actions read it; its version and times come with
     // the update's answer.
     const entered: repo.InstanceRow = { ...row, state: to, state_visit: row.state_visit + 1 };
@@ -147,31 +146,13 @@ export class WorkflowEntry {
 
   /** What a state's entry actions read, read at once: the instance's artifacts (collectArtifacts),
    * its active run and whether a run may start (announceExecutionStart). None of it depends on the
-   * instance's own row, so it can go out with the state's update. `artifacts`: read already by
-   * the caller. Answers at once (no promise) when there is nothing to read. */
-  entryReads(
-    trx: Executor,
-    row: repo.InstanceRow,
-    actions: readonly string[],
-    artifacts?: repo.ArtifactListRow[],
-  ): EntryReads | Promise<EntryReads> {
-    const collects = actions.includes('collectArtifacts');
-    if (!actions.includes('announceExecutionStart') && (!collects || artifacts))
-      return { ...NO_READS, artifacts: (collects && artifacts) || [] };
-    return this.readEntry(trx, row, actions, artifacts);
-  }
-
-  private async readEntry(
-    trx: Executor,
-    row: repo.InstanceRow,
-    actions: readonly string[],
-    known: repo.ArtifactListRow[] | undefined,
-  ): Promise<EntryReads> {
+   * instance's own row, so it can go out with the state's update. */
+  async entryReads(trx: Executor, row: repo.InstanceRow, actions: readonly string[]): Promise<EntryReads> {
     const { runExecutor, autoRunOrchestrator } = this.ports();
     const creator = row.created_by_user_id;
     const executes = actions.includes('announceExecutionStart');
     const [artifacts, active, mayStart] = await together([
-      !actions.includes('collectArtifacts') ? [] : (known ?? repo.listArtifacts(trx, row.id)),
+      actions.includes('collectArtifacts') ? repo.listArtifacts(trx, row.id) : [],
       executes ? runs.findActiveRun(trx, row.id) : undefined,
       // An executor is wired, and the creator's autoRunOrchestrator (on by default).
       executes && runExecutor && creator !== null ? (autoRunOrchestrator?.(creator, trx) ?? true) : false,
@@ -216,8 +197,8 @@ export class WorkflowEntry {
     for (const action of state.actions)
       if (action === 'announceExecutionStart')
         last = this.announceExecutionStart(trx, afterCommit, row, actor, pending, reads) ?? last;
-      // The update first: its failure is the one to report.
-      else await together([last, this.collectArtifacts(trx, row, actor, pending, reads.artifacts)]);
+      // The update was answered with the reads (move), or was the caller's (create).
+      else await this.collectArtifacts(trx, row, actor, pending, reads.artifacts);
     if (state.terminal) {
       // Its event names the archiving time and the runs canceled: their answers come first.
       const [archived, canceled, cleared] = await together([

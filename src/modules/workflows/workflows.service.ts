@@ -479,17 +479,10 @@ export class WorkflowsService {
     input: { description: string; proofUrl: string; expectedVersion?: number | undefined; source?: string },
   ): Promise<{ evidence: TimelineEvent; instance: WorkflowInstance; advanced: Advanced }> {
     return transaction(this.db, async (trx, afterCommit) => {
-      // Evidence may advance the instance into a state that collects its artifacts: read with the
-      // instance (a round trip fewer there), the memory listing them goes out with the state's
-      // update. Read after the lock (the connection runs them in order), as they would be later.
-      const [row, artifacts] = await together([
-        this.participantInstance(trx, id, actor, { lock: true }),
-        repo.listArtifacts(trx, id),
-      ]);
+      const row = await this.participantInstance(trx, id, actor, { lock: true });
       this.checkWritable(row, input.expectedVersion);
       const { instance, advanced, events } = await this.touchAndAdvance(trx, afterCommit, row, actor, {
         known: 'evidence',
-        artifacts,
         before: [
           this.evidenceEvent(row, actor.id, {
             description: input.description,
@@ -514,13 +507,13 @@ export class WorkflowsService {
   /** After an approval or evidence: bumps the version, then takes the state's guarded exit when
    * its guard now holds (auto-advance, one hop). `known`: the kind of record the write just
    * recorded in this visit; `before`: the write's own events, recorded first in the same insert
-   * (returned first in `events`); `artifacts`: the instance's, when read with it. */
+   * (returned first in `events`). */
   async touchAndAdvance(
     trx: Executor,
     afterCommit: AfterCommit,
     row: repo.InstanceRow,
     actor: WorkflowActor,
-    opts: { known: keyof VisitRecords; before: PendingEvent[]; artifacts?: repo.ArtifactListRow[] },
+    opts: { known: keyof VisitRecords; before: PendingEvent[] },
   ): Promise<{ instance: WorkflowInstance; advanced: Advanced; events: TimelineEvent[] }> {
     const def = await this.definitionOf(row, trx);
     const records = await this.guardRecords(trx, row, def, opts.known);
@@ -535,7 +528,6 @@ export class WorkflowsService {
         actor,
         { auto: true, suggestionId: null },
         opts.before,
-        opts.artifacts,
       );
       return {
         instance: await this.viewWith(trx, moved.row, NEW_VISIT),
