@@ -5,7 +5,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
 import { Alert, FormEnd, Link, Page } from '../ui';
 import { AuditLog } from './admin/AuditLog';
-import { NewProtocol } from './admin/NewProtocol';
+import { NewProtocol, ruleLines } from './admin/NewProtocol';
 import { ScheduledTasks } from './admin/ScheduledTasks';
 
 type Scope = Schemas['ApiKey']['scopes'][number];
@@ -83,10 +83,7 @@ function ProtocolEditor({
       body: definitionOf(protocol, {
         description,
         tone,
-        rules: rules
-          .split('\n')
-          .map((r) => r.trim())
-          .filter(Boolean),
+        rules: ruleLines(rules),
       }),
     });
     if (err || !data) return setError(describe(err));

@@ -7,7 +7,8 @@ import { FormEnd } from '../../ui';
 
 type Protocol = Schemas['Protocol'];
 
-const lines = (text: string) =>
+/** A protocol's rules as typed, one a line (blank lines dropped); both protocol forms use it. */
+export const ruleLines = (text: string) =>
   text
     .split('\n')
     .map((r) => r.trim())
@@ -50,7 +51,7 @@ export function NewProtocol({
         name: form.name.trim(),
         description: form.description,
         tone: form.tone.trim(),
-        rules: lines(form.rules),
+        rules: ruleLines(form.rules),
         // What the server would take when left out: no tools, no overrides, standard memory.
         tools: [],
         overrides: {},
