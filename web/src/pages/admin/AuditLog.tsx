@@ -45,7 +45,7 @@ export function AuditLog() {
   const [loading, setLoading] = useState(true);
   // The page the entries shown belong to (the status names it only once its entries are in).
   const [shown, setShown] = useState(1);
-  // Bumped by "Refresh": the same filters and page read again.
+  // Bumped by "Refresh": the newest page of the same filters read again.
   const [reads, setReads] = useState(0);
   const page = pages.length;
   const cursor = pages[pages.length - 1];
