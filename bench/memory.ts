@@ -21,7 +21,7 @@ import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import * as search from '../src/modules/memory/memory.search.repository.js';
 import type { AddMemoryInput } from '../src/modules/memory/memory.service.js';
-import { cosine, hashEmbedding } from '../src/platform/models/offline.js';
+import { cosine, hashEmbedding } from '../src/platform/models/lexical-embedder.js';
 import { embeddedDataDir } from './embedded-dir.js';
 
 const { values } = parseArgs({

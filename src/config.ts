@@ -63,6 +63,7 @@ const envSchema = z.object({
   CHAT_MODEL: z.string().default('gpt-4o-mini'),
   EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   VISION_MODEL: z.string().optional(),
+  OFFLINE_EMBEDDING_MODEL: z.enum(['offline-glove-sif-v1', 'offline-hash-ngram-v1']).default('offline-glove-sif-v1'),
   EMBEDDING_DIMENSIONS: z.coerce.number().int().positive().max(4096).optional(),
   MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
@@ -184,6 +185,8 @@ export interface Config {
     apiKey: string | undefined;
     chatModel: string;
     embeddingModel: string;
+    /** The embedder without a model server (OFFLINE_EMBEDDING_MODEL): semantic (the default) or lexical. */
+    offlineEmbeddingModel: 'offline-glove-sif-v1' | 'offline-hash-ngram-v1';
     visionModel: string | undefined;
     embeddingDimensions: number | undefined;
     timeoutMs: number;
@@ -376,6 +379,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       apiKey: e.MODEL_API_KEY,
       chatModel: e.CHAT_MODEL,
       embeddingModel: e.EMBEDDING_MODEL,
+      offlineEmbeddingModel: e.OFFLINE_EMBEDDING_MODEL,
       visionModel: e.VISION_MODEL,
       embeddingDimensions: e.EMBEDDING_DIMENSIONS,
       timeoutMs: e.MODEL_TIMEOUT_MS,

@@ -19,7 +19,7 @@
 // so retrieval through the fake behaves like retrieval offline.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashEmbedding } from '../src/platform/models/offline.js';
+import { hashEmbedding } from '../src/platform/models/lexical-embedder.js';
 
 export type FakeRoute = 'chat' | 'embeddings';
 

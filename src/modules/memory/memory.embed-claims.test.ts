@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
-import { hashEmbedding } from '../../platform/models/offline.js';
+import { hashEmbedding } from '../../platform/models/lexical-embedder.js';
 import { EMBED_JOB } from './memory.jobs.js';
 
 const BATCH = 4;

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import { transaction } from '../../platform/db/database.js';
-import { hashEmbedding } from '../../platform/models/offline.js';
+import { hashEmbedding } from '../../platform/models/lexical-embedder.js';
+import { OfflineProvider } from '../../platform/models/offline.js';
+import { SEMANTIC_EMBEDDING_MODEL } from '../../platform/models/semantic-embedder.js';
 import * as embeddings from './memory.embeddings.repository.js';
 import * as encoding from './memory.encoding.js';
 import * as search from './memory.search.repository.js';
@@ -46,6 +48,11 @@ async function storedEmbedding(t: TestApp, chunkId: number) {
 }
 
 /** The chunk's stored embedding is exactly `expected` in the database's variant. */
+/** What the default offline embedder makes of a text. */
+async function embedOffline(text: string): Promise<Float32Array> {
+  return Float32Array.from((await new OfflineProvider().embed([text])).embeddings[0]!);
+}
+
 async function expectStored(t: TestApp, chunkId: number, expected: Float32Array) {
   const stored = await storedEmbedding(t, chunkId);
   if ('values' in stored) expect(stored.values).toEqual(Array.from(expected));
@@ -98,9 +105,9 @@ describe('with the offline embedder', () => {
     expect(chunks.filter((c) => c.memory_id === written[1]!.id).length).toBeGreaterThan(2);
     expect(chunks.map((c) => c.memory_id)).toEqual([...chunks.map((c) => c.memory_id)].sort((a, b) => a - b));
     for (const c of chunks) {
-      expect(c).toMatchObject({ model: 'offline-hash-ngram-v1', dim: 384, queued: false });
+      expect(c).toMatchObject({ model: SEMANTIC_EMBEDDING_MODEL, dim: 384, queued: false });
       // Exactly the offline embedding of the chunk (float32; without pgvector its sketch and int8).
-      await expectStored(t, c.id, hashEmbedding(c.content));
+      await expectStored(t, c.id, await embedOffline(c.content));
     }
     // No job was needed: nothing is pending and the vector side finds the memory right away.
     expect(await embeddings.hasPending(t.deps.db)).toBe(false);
@@ -110,8 +117,8 @@ describe('with the offline embedder', () => {
       candidates: 5,
       index: t.deps.services.memory.sketches ?? search.pgvectorIndex,
       embedding: {
-        values: hashEmbedding('Alice grows purple carrots in tubs.'),
-        model: 'offline-hash-ngram-v1',
+        values: await embedOffline('Alice grows purple carrots in tubs.'),
+        model: SEMANTIC_EMBEDDING_MODEL,
       },
     });
     const best = near.filter((r) => r.distance !== null).sort((a, b) => a.distance! - b.distance!)[0]!;
@@ -176,8 +183,8 @@ describe('with the offline embedder', () => {
     const after = await chunksOf(t, [exchange!.id]);
     expect(after.length).toBeGreaterThan(0);
     for (const c of after) {
-      expect(c).toMatchObject({ model: 'offline-hash-ngram-v1', queued: false });
-      await expectStored(t, c.id, hashEmbedding(c.content));
+      expect(c).toMatchObject({ model: SEMANTIC_EMBEDDING_MODEL, queued: false });
+      await expectStored(t, c.id, await embedOffline(c.content));
     }
     expect(await embeddings.hasPending(t.deps.db)).toBe(false);
   });

@@ -12,7 +12,7 @@ import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } fr
 import { dropSchema } from '../../../test/schema.js';
 import { openDatabase, transaction, type Trx } from '../../platform/db/database.js';
 import { migrate } from '../../platform/db/migrate.js';
-import { hashEmbedding, OFFLINE_EMBEDDING_MODEL } from '../../platform/models/offline.js';
+import { hashEmbedding, LEXICAL_EMBEDDING_MODEL } from '../../platform/models/lexical-embedder.js';
 import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
 import type { Scope } from './memory.search.repository.js';
 import type { MemorySource } from './memory.rules.js';
@@ -82,7 +82,8 @@ describe('the sketch index', () => {
     );
 
   beforeAll(async () => {
-    t = await createTestApp({ PGVECTOR: 'off' });
+    // The index's mechanics, on the lexical embedder (its embeddings are made here to compare).
+    t = await createTestApp({ PGVECTOR: 'off', OFFLINE_EMBEDDING_MODEL: LEXICAL_EMBEDDING_MODEL });
     expect(t.deps.database.capabilities.vector).toBe(false);
     index = t.deps.services.memory.sketches!;
     [alice, bob, npc] = await Promise.all([
@@ -113,7 +114,7 @@ describe('the sketch index', () => {
       select e.chunk_id, e.embedding_i8 as e, c.memory_id, c.chunk_index, c.conversation_id
       from memory_embeddings e join memory_chunks c on c.id = e.chunk_id
       where (e.user_id = ${s.userId} or e.tier = 'world'${npcPart})${source}
-        and e.model = ${OFFLINE_EMBEDDING_MODEL} and e.dim = 384
+        and e.model = ${LEXICAL_EMBEDDING_MODEL} and e.dim = 384
       order by bit_count(e.sketch # ${sketchLiteral(hashEmbedding(query))}::varbit), e.chunk_id
       limit ${count}`.execute(t.deps.db);
     const q = hashEmbedding(query);
@@ -132,7 +133,7 @@ describe('the sketch index', () => {
   const ask = (own: SketchIndex, s: Scope, query: string, count: number) =>
     own.nearest(t.deps.db, {
       ...s,
-      model: OFFLINE_EMBEDDING_MODEL,
+      model: LEXICAL_EMBEDDING_MODEL,
       dim: 384,
       query: hashEmbedding(query),
       pool: count,
@@ -173,7 +174,7 @@ describe('the sketch index', () => {
     const pool = await nearest(s, QUERY, 40);
     const got = await index.nearest(t.deps.db, {
       ...s,
-      model: OFFLINE_EMBEDDING_MODEL,
+      model: LEXICAL_EMBEDDING_MODEL,
       dim: 384,
       query: hashEmbedding(QUERY),
       pool: 40,
@@ -217,7 +218,7 @@ describe('the sketch index', () => {
     expect(await nearest(scope, QUERY, 500)).toHaveLength(25);
     await t.deps.db
       .updateTable('memory_embeddings')
-      .set({ model: OFFLINE_EMBEDDING_MODEL })
+      .set({ model: LEXICAL_EMBEDDING_MODEL })
       .where('user_id', '=', carol.id)
       .execute();
     expect(await nearest(scope, QUERY, 500)).toEqual(await scanInSql(scope, QUERY, 500));

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import { SEMANTIC_EMBEDDING_MODEL } from '../../platform/models/semantic-embedder.js';
 
 let t: TestApp;
 let alice: TestUser;
@@ -152,7 +153,7 @@ describe('POST /api/assistant/memory', () => {
     expect(chunks.length).toBeGreaterThan(3);
     for (const c of chunks) {
       expect(c.content.length).toBeLessThanOrEqual(300);
-      expect(c.embedding_model).toBe('offline-hash-ngram-v1');
+      expect(c.embedding_model).toBe(SEMANTIC_EMBEDDING_MODEL);
       expect(c.embedding_dim).toBe(384);
     }
     // Neighbouring chunks share text (the overlap), and every sentence is whole in some chunk.
@@ -357,7 +358,7 @@ describe('own memories (/api/memories)', () => {
       .select(['e.model as embedding_model'])
       .where('c.memory_id', '=', id)
       .execute();
-    expect(embedded[0]!.embedding_model).toBe('offline-hash-ngram-v1');
+    expect(embedded[0]!.embedding_model).toBe(SEMANTIC_EMBEDDING_MODEL);
     const found = await t.api('GET', '/api/assistant/memory?query=tandem%20windmill', {
       token: bob.accessToken,
     });

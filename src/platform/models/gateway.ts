@@ -74,7 +74,7 @@ const RECORD_DELAY_MS = 250;
 
 export function createModelProvider(config: Config): ModelProvider {
   const m = config.models;
-  if (!m.baseUrl) return new OfflineProvider(m.embeddingDimensions);
+  if (!m.baseUrl) return new OfflineProvider(m.embeddingDimensions, m.offlineEmbeddingModel);
   return new OpenAICompatibleModels({
     baseUrl: m.baseUrl,
     apiKey: m.apiKey,
