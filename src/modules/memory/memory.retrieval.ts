@@ -5,10 +5,18 @@ import { forbidden } from '../../platform/http/problem.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import type { MemoryEmbedding } from './memory.embedding.js';
 import { retrieved, type Caller, type RetrievedMemory } from './memory.mapping.js';
-import * as repo from './memory.repository.js';
+import type * as repo from './memory.repository.js';
+import { Reranker } from './memory.rerank.js';
+import { loadWordSimilarity } from '../../platform/models/words.js';
 import { fuseHits, type ChunkHit, type MemorySource } from './memory.rules.js';
 import * as search from './memory.search.repository.js';
 import { SketchIndex, TOMBSTONE_HOURS } from './memory.sketch-index.js';
+
+/** How many of the first stage's memories the second reranks (with their neighbours). */
+const RERANK_POOL = 30;
+/** A memory of the caller's conversation is raised this share of the way to 1 (spec: "The
+ * conversation id boosts chunk continuity"). */
+const CONVERSATION_BOOST = 0.2;
 
 export class MemoryRetrieval {
   /** Without pgvector: the sketches ranked by the vector side (a cache checked on every search). */
@@ -26,9 +34,14 @@ export class MemoryRetrieval {
     this.index = this.sketches ?? search.pgvectorIndex;
   }
 
-  /** Chunked hybrid retrieval (spec: Memory rule 1, "Conversation context"): exact vector scan and
-   * full text over the scope, fused by RRF into a similarity in [0, 1], one result per memory,
-   * most relevant first. With no usable embedding it runs on full text alone. */
+  private reranker: Promise<Reranker> | undefined;
+
+  /** Chunked hybrid retrieval (spec: Memory rule 1, "Conversation context") in two stages. First,
+   * an exact vector scan and full text over the scope, fused by RRF (one entry per memory); with no
+   * usable embedding it runs on full text alone. Then the first RERANK_POOL memories and their
+   * neighbours are read and reranked (memory.rerank.ts: word alignment weighted by the scope's own
+   * word frequencies, the embeddings' cosine, the neighbours' relevance) into a similarity in
+   * [0, 1], most relevant first. */
   async retrieve(
     scope: search.Scope,
     text: string,
@@ -43,16 +56,19 @@ export class MemoryRetrieval {
   ): Promise<RetrievedMemory[]> {
     const made = opts.queryEmbedding ?? (opts.embed === false ? undefined : this.embedding.embedQuery(text));
     const model = this.models.embeddingModel;
-    const rows = await search.searchChunks(this.db, {
-      ...scope,
-      text,
-      candidates: Math.max(50, limit * 5),
-      embedding:
-        made === undefined
-          ? undefined
-          : Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
-      index: this.index,
-    });
+    const [rows, reranker] = await Promise.all([
+      search.searchChunks(this.db, {
+        ...scope,
+        text,
+        candidates: Math.max(50, limit * 5),
+        embedding:
+          made === undefined
+            ? undefined
+            : Promise.resolve(made).then((values) => (values ? { values, model } : undefined)),
+        index: this.index,
+      }),
+      (this.reranker ??= loadWordSimilarity().then((w) => new Reranker(w))),
+    ]);
     const embedding = await made;
     const vectorRanks = new Map(
       rows
@@ -76,20 +92,60 @@ export class MemoryRetrieval {
     }));
     const fused = fuseHits(hits, { sides: embedding ? 2 : 1, conversationId: opts.conversationId }).slice(
       0,
-      limit,
+      Math.max(RERANK_POOL, limit),
     );
-    const memories = new Map(
-      (
-        await repo.findByIds(
-          this.db,
-          fused.map((f) => f.memoryId),
-        )
-      ).map((m) => [m.id, m]),
+    // A memory's cosine is its nearest chunk's.
+    const cosines = new Map<number, number>();
+    for (const r of rows)
+      if (r.distance !== null)
+        cosines.set(r.memory_id, Math.max(cosines.get(r.memory_id) ?? -1, 1 - r.distance));
+    const read = await search.withNeighbours(
+      this.db,
+      fused.map((f) => f.memoryId),
     );
-    return fused.flatMap((f) => {
+    const memories = new Map(read.map((m) => [m.id, m]));
+    const links = new Map<number, { previous?: number; next?: number }>();
+    const link = (id: number) => links.get(id) ?? links.set(id, {}).get(id)!;
+    for (const m of read) {
+      if (m.of === null) continue;
+      if (m.side === 'previous') {
+        link(m.of).previous = m.id;
+        link(m.id).next = m.of;
+      } else {
+        link(m.of).next = m.id;
+        link(m.id).previous = m.of;
+      }
+    }
+    const candidates = fused.flatMap((f) => {
       const m = memories.get(f.memoryId);
-      return m ? [retrieved(m, f.similarity)] : [];
+      return m
+        ? [
+            {
+              memoryId: m.id,
+              content: m.content,
+              cosine: cosines.get(m.id),
+              fused: f.similarity,
+              ...links.get(m.id),
+            },
+          ]
+        : [];
     });
+    const named = new Set(fused.map((f) => f.memoryId));
+    const neighbours = new Map(
+      [...memories.values()]
+        .filter((m) => !named.has(m.id))
+        .map((m) => [m.id, { content: m.content, ...links.get(m.id) }]),
+    );
+    const ranked = reranker.rerank(text, candidates, neighbours);
+    const boost = (m: repo.MemoryRow, s: number) =>
+      opts.conversationId !== undefined && m.conversation_id === opts.conversationId
+        ? s + CONVERSATION_BOOST * (1 - s)
+        : s;
+    return ranked
+      .map((r) => ({ m: memories.get(r.memoryId)!, s: boost(memories.get(r.memoryId)!, r.similarity) }))
+      .sort((a, b) => b.s - a.s || b.m.id - a.m.id)
+      .slice(0, limit)
+      .map(({ m, s }) => retrieved(m, Math.round(s * 1e6) / 1e6));
   }
 
   /** Deletes the sketch index's old tombstones (without pgvector; the maintenance job, hourly). */

@@ -6,7 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import { vectorLiteral } from './memory.encoding.js';
-import { memoryColumns } from './memory.repository.js';
+import { memoryColumns, type MemoryRow } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
 import type { MemoryEmbeddingsTable } from './memory.tables.js';
 
@@ -246,5 +246,29 @@ export async function lexicalSearch(db: Executor, s: Scope & { text: string; lim
     from memory_chunks c, (select replace(plainto_tsquery('english', ${s.text})::text, '&', '|')::tsquery as query) q
     where ${scopeFilter('c', s)} and c.tsv @@ q.query
     group by c.memory_id order by 2 desc, 1 desc limit ${s.limit}`.execute(db);
+  return r.rows;
+}
+
+/** The memories named, and for each the memory its owner has just before and just after it (same
+ * tier and conversation, by time written): the reranker's neighbours. `of` names the memory a
+ * neighbour row was read for, and `side` which neighbour it is (null for the memory itself). */
+export async function withNeighbours(db: Executor, ids: number[]) {
+  if (ids.length === 0) return [];
+  const cols = sql.join(memoryColumns.map((c) => sql.ref(`x.${c}`)));
+  const r = await sql<MemoryRow & { of: number | null; side: 'previous' | 'next' | null }>`
+    with m as (select id, user_id, tier, conversation_id, created_at from memories where id = any(${ids}::bigint[]))
+    select ${cols}, null::bigint as of, null as side from memories x where x.id in (select id from m)
+    union all
+    select ${cols}, m.id, 'previous' from m cross join lateral (
+      select * from memories x where x.user_id = m.user_id and x.tier = m.tier
+        and x.conversation_id is not distinct from m.conversation_id
+        and (x.created_at, x.id) < (m.created_at, m.id)
+      order by x.created_at desc, x.id desc limit 1) x
+    union all
+    select ${cols}, m.id, 'next' from m cross join lateral (
+      select * from memories x where x.user_id = m.user_id and x.tier = m.tier
+        and x.conversation_id is not distinct from m.conversation_id
+        and (x.created_at, x.id) > (m.created_at, m.id)
+      order by x.created_at, x.id limit 1) x`.execute(db);
   return r.rows;
 }

@@ -34,6 +34,8 @@ describe('memory repository SQL', () => {
           { userId: undefined, since: undefined },
         ] as never),
       findByIds: (db) => repo.findByIds(db, [3, 5, 8]),
+      'withNeighbours (the reranked memories and the ones written around them)': (db) =>
+        search.withNeighbours(db, [3, 5, 8]),
       newestInScope: (db) => search.newestInScope(db, { ...scope, source: 'shared' }, 10),
       lexicalSearch: (db) => search.lexicalSearch(db, { ...scope, text: 'harbour', limit: 10 }),
     });

@@ -40,6 +40,24 @@
 select "id", "user_id", "content", "source", "tier", "metadata", "conversation_id", "created_at", "updated_at" from "memories" where "id" = any($1::bigint[]);
 -- parameters: [[3,5,8]]
 
+-- withNeighbours (the reranked memories and the ones written around them)
+
+    with m as (select id, user_id, tier, conversation_id, created_at from memories where id = any($1::bigint[]))
+    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."metadata", "x"."conversation_id", "x"."created_at", "x"."updated_at", null::bigint as of, null as side from memories x where x.id in (select id from m)
+    union all
+    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."metadata", "x"."conversation_id", "x"."created_at", "x"."updated_at", m.id, 'previous' from m cross join lateral (
+      select * from memories x where x.user_id = m.user_id and x.tier = m.tier
+        and x.conversation_id is not distinct from m.conversation_id
+        and (x.created_at, x.id) < (m.created_at, m.id)
+      order by x.created_at desc, x.id desc limit 1) x
+    union all
+    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."metadata", "x"."conversation_id", "x"."created_at", "x"."updated_at", m.id, 'next' from m cross join lateral (
+      select * from memories x where x.user_id = m.user_id and x.tier = m.tier
+        and x.conversation_id is not distinct from m.conversation_id
+        and (x.created_at, x.id) > (m.created_at, m.id)
+      order by x.created_at, x.id limit 1) x;
+-- parameters: [[3,5,8]]
+
 -- newestInScope
 select "m"."id", "m"."user_id", "m"."content", "m"."source", "m"."tier", "m"."metadata", "m"."conversation_id", "m"."created_at", "m"."updated_at" from "memories" as "m" where ("m".user_id = $1 or "m".tier = 'world' or ("m".user_id = $2 and "m".tier = 'assistant_core')) and "m".source = $3 order by "m"."created_at" desc, "m"."id" desc limit $4;
 -- parameters: [7,2,"shared",10]
