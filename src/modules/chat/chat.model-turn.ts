@@ -125,7 +125,7 @@ export class ModelTurn {
       ]);
     // The offline model speaks in the protocol's tone; the categories are the tones.
     const grounding = {
-      memories: context.memories.map((m) => m.content),
+      memories: context.memories.map((m) => ({ content: m.content, createdAt: m.createdAt.toISOString() })),
       tone: routing.protocol === 'GROUND_FLOOR' ? ('CUSTOM' as const) : routing.protocol,
       speakerName: lead.name,
     };

@@ -58,8 +58,12 @@ async function offlineTurns(
     );
     const r = await d.models.chat({
       purpose: 'training.simulation',
-      messages: [{ role: 'user', content: input.topic }],
-      grounding: { memories: memories.map((m) => m.content), tone: 'PUBLIC', speakerName: speaker.name },
+      messages: [{ role: 'user', content: `Say what you know about this: ${input.topic}` }],
+      grounding: {
+        memories: memories.map((m) => ({ content: m.content, createdAt: m.createdAt.toISOString() })),
+        tone: 'PUBLIC',
+        speakerName: speaker.name,
+      },
     });
     lines.set(speaker.id, r.text);
   }

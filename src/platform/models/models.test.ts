@@ -4,7 +4,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createTestApp, createUser, type TestApp } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import { AppError } from '../http/problem.js';
-import { cosine, hashEmbedding, offlineAnswer, OfflineProvider } from './offline.js';
+import { cosine, hashEmbedding } from './lexical-embedder.js';
+import { offlineAnswer } from './offline-answer.js';
+import { OfflineProvider } from './offline.js';
+import { loadWordSimilarity } from './words.js';
 
 let fake: FakeModelServer;
 let t: TestApp;
@@ -295,7 +298,10 @@ describe('offline models', () => {
       purpose: 'test',
       messages: [{ role: 'user', content: 'What is my cat called?' }],
       grounding: {
-        memories: ['Your cat is called Pixel. You adopted her in May.', 'The capital is Lumen.'],
+        memories: [
+          { content: 'Your cat is called Pixel. You adopted her in May.' },
+          { content: 'The capital is Lumen.' },
+        ],
         tone: 'PRIVATE',
       },
     });
@@ -303,16 +309,19 @@ describe('offline models', () => {
     expect(r.text).toContain('Pixel');
     expect(r.text).not.toContain('Lumen');
     expect(r.text.startsWith('I remember')).toBe(true);
-    expect(offlineAnswer('anything about dragons?', [], 'TECH')).toBe(
+    const words = await loadWordSimilarity();
+    expect(offlineAnswer('anything about dragons?', [], 'TECH', { words })).toBe(
       'No stored context matches this query.',
     );
-    expect(offlineAnswer('cat', ['Your cat is called Pixel.'], 'NEUTRAL')).toBe('Your cat is called Pixel.');
+    expect(offlineAnswer('cat?', [{ content: 'Your cat is called Pixel.' }], 'NEUTRAL', { words })).toBe(
+      'I noted: "Your cat is called Pixel."',
+    );
     const deltas: string[] = [];
     const s = await p.streamChat(
       {
         purpose: 't',
         messages: [{ role: 'user', content: 'cat?' }],
-        grounding: { memories: ['The cat is Pixel.'] },
+        grounding: { memories: [{ content: 'The cat is Pixel.' }] },
       },
       new AbortController().signal,
       (d) => deltas.push(d),
@@ -328,7 +337,7 @@ describe('offline models', () => {
       expect(r.body.models).toMatchObject({
         provider: 'offline',
         offline: true,
-        embeddingModel: 'offline-hash-ngram-v1',
+        embeddingModel: 'offline-glove-sif-v1',
         embeddingDimensions: 384,
       });
       const vision = await offline.deps.models.describeImage({

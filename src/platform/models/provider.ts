@@ -33,11 +33,17 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+export interface GroundingMemory {
+  content: string;
+  /** When it was stored (ISO 8601): the offline model says when a fact was told. */
+  createdAt?: string | undefined;
+}
+
 /** What the prompt was built from, in structured form. Remote models read the prompt; the offline
  * model answers from this (it cannot read a prompt the way a language model does). */
 export interface Grounding {
-  /** Retrieved memory texts, most relevant first. */
-  memories?: string[];
+  /** Retrieved memories, most relevant first. */
+  memories?: GroundingMemory[];
   tone?: ProtocolTone;
   /** Who is speaking (the assistant or an NPC). */
   speakerName?: string;
