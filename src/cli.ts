@@ -3,6 +3,7 @@
 // running server. `--help` after any command says what it takes. A failure prints
 // `{ "error", "code" }` on stdout and exits non-zero (2: bad usage, 1: anything else); `--verbose`
 // also writes it as text on stderr (with the stack of an unexpected error).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -223,6 +224,44 @@ const COMMANDS: Command[] = [
       return withDeps(config, async (deps) => {
         await deps.services.auth.revokeApiKey(id);
         return { id, revoked: true };
+      });
+    },
+  },
+  {
+    name: 'memory reembed',
+    summary: "embed the memories the current embedding model has not; prints the embeddings' state",
+    usage: 'memory reembed [--status | --watch]',
+    details:
+      'After a change of embedding model (EMBEDDING_MODEL, OFFLINE_EMBEDDING_MODEL, EMBEDDING_DIMENSIONS) a running ' +
+      'service re-embeds in the background by itself. This command does the same work here (stop the service ' +
+      'first on the embedded database), with progress on stderr; resumable. --status prints the state and exits; ' +
+      '--watch prints it every 2 s while a running service re-embeds (PostgreSQL), until nothing is left.',
+    options: { status: { type: 'boolean' }, watch: { type: 'boolean' } },
+    async run(values, config) {
+      return withDeps(config, async (deps) => {
+        const memory = deps.services.memory;
+        if (values.status) return memory.embeddingStatus();
+        const line = (s: Awaited<ReturnType<typeof memory.embeddingStatus>>) =>
+          process.stderr.write(
+            `${s.model}: ${s.current} of ${s.total} chunks embedded (${Math.round(s.progress * 100)} %), ${s.stale} to re-embed, ${s.pending} waiting\n`,
+          );
+        if (values.watch) {
+          for (;;) {
+            const s = await memory.embeddingStatus();
+            line(s);
+            if (s.stale === 0 && s.pending === 0) return s;
+            await sleep(2000);
+          }
+        }
+        line(await memory.embeddingStatus());
+        let last = 0;
+        const reembedded = await memory.reembedHere((done) => {
+          if (done - last >= 1000) {
+            last = done;
+            process.stderr.write(`${done} chunks embedded\n`);
+          }
+        });
+        return { reembedded, ...(await memory.embeddingStatus()) };
       });
     },
   },

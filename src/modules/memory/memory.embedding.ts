@@ -96,18 +96,24 @@ export class MemoryEmbedding {
    * sent and written as soon as its request returns, so a crash costs at most the batch in
    * flight, and a run (a retry, another node's job, a chat turn) never sends a chunk another
    * worker holds. Idempotent (it only fills what is missing); a failure is recorded on the chunks,
-   * releases them, and the job retries with backoff. */
-  async embedPending(memoryIds: number[], reembed = false): Promise<number> {
+   * releases them, and the job retries with backoff. `run` serves a caller outside the job
+   * (`reembedHere`): how many rounds, and whether a job continues the work or follows claims. */
+  async embedPending(
+    memoryIds: number[],
+    reembed = false,
+    run: { rounds?: number; followUp?: boolean } = {},
+  ): Promise<number> {
     const model = this.models.embeddingModel;
     const dims = this.models.embeddingDimensions;
     const batch = this.opts.embedBatch;
     let done = 0;
-    for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+    const followUp = run.followUp ?? true;
+    for (let round = 0; round < (run.rounds ?? ROUNDS_PER_RUN); round++) {
       const rows = reembed
         ? await embeddings.staleChunks(this.db, { model, dims, limit: batch })
         : await embeddings.claimPending(this.db, { limit: batch, memoryIds, leaseSeconds: CLAIM_SECONDS });
       if (rows.length === 0) {
-        if (!reembed) await this.followClaims();
+        if (!reembed && followUp) await this.followClaims();
         return done;
       }
       let result;
@@ -134,7 +140,23 @@ export class MemoryEmbedding {
       done += rows.length;
     }
     // More is waiting: a fresh job continues, so one run never holds the worker for long.
-    await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [], ...(reembed ? { reembed } : {}) });
+    if (followUp)
+      await this.jobs.enqueue(this.db, EMBED_JOB, { memoryIds: [], ...(reembed ? { reembed } : {}) });
+    return done;
+  }
+
+  /** Re-embeds what another model or size made, then embeds what waits, in this process and
+   * without the job queue (`npm run cli -- memory reembed`), one batch at a time; `onBatch` hears
+   * of each. Resumable like the job: it only fills what is missing or stale. */
+  async reembedHere(onBatch?: (done: number) => void): Promise<number> {
+    let done = 0;
+    for (const reembed of [true, false])
+      for (;;) {
+        const n = await this.embedPending([], reembed, { rounds: 1, followUp: false });
+        if (n === 0) break;
+        done += n;
+        onBatch?.(done);
+      }
     return done;
   }
 
@@ -250,10 +272,17 @@ export class MemoryEmbedding {
     return { embedding, store };
   }
 
+  /** The embeddings' state for the admin health and `memory reembed`: the current model, the
+   * chunks embedded by it, left to re-embed (`stale`) or to embed (`pending`), and `progress`, the
+   * share of chunks embedded by the current model. */
   async embeddingStatus() {
-    return embeddings.embeddingStats(this.db, {
-      model: this.models.embeddingModel,
-      dims: this.models.embeddingDimensions,
-    });
+    const model = this.models.embeddingModel;
+    const stats = await embeddings.embeddingStats(this.db, { model, dims: this.models.embeddingDimensions });
+    return {
+      model,
+      ...stats,
+      reembedding: stats.stale > 0,
+      progress: stats.total === 0 ? 1 : Math.round((stats.current / stats.total) * 1000) / 1000,
+    };
   }
 }

@@ -210,13 +210,17 @@ export async function recordEmbedFailure(db: Executor, ids: number[], error: str
     where id = any(${ids}::bigint[])`.execute(db);
 }
 
+/** The embeddings' state (admin health, `memory reembed`): chunks in all, embedded by the current
+ * model and size, by another (left to re-embed), never embedded yet, and with a recorded failure. */
 export async function embeddingStats(db: Executor, p: { model: string; dims: number | undefined }) {
   const dims = p.dims !== undefined ? sql` and dim = ${p.dims}` : sql``;
-  const r = await sql<{ total: number; current: number; failing: number }>`
+  const r = await sql<{ total: number; current: number; stale: number; pending: number; failing: number }>`
     select (select count(*) from memory_chunks)::int as total,
       (select count(*) from memory_embeddings where model = ${p.model}${dims})::int as current,
+      (select count(*) from memory_embeddings where not (model = ${p.model}${dims}))::int as stale,
+      (select count(*) from memory_embed_queue)::int as pending,
       (select count(*) from memory_chunks where embed_error is not null)::int as failing`.execute(db);
-  return r.rows[0] ?? { total: 0, current: 0, failing: 0 };
+  return r.rows[0] ?? { total: 0, current: 0, stale: 0, pending: 0, failing: 0 };
 }
 
 /** Chunks that hold an embedding of another model or size (re-embedding needed). */

@@ -374,9 +374,7 @@ export class MemoryService {
   // The other parts' doors
 
   /** The memory.embed job's work (also run by tests and the benchmark). */
-  embedPending(memoryIds: number[], reembed = false): Promise<number> {
-    return this.embedding.embedPending(memoryIds, reembed);
-  }
+  embedPending: MemoryEmbedding['embedPending'] = (...args) => this.embedding.embedPending(...args);
 
   embedQuery: MemoryEmbedding['embedQuery'] = (text, opts) => this.embedding.embedQuery(text, opts);
   embedQueryBatched: MemoryEmbedding['embedQueryBatched'] = (...args) =>
@@ -385,6 +383,8 @@ export class MemoryService {
   embeddingStatus() {
     return this.embedding.embeddingStatus();
   }
+
+  reembedHere: MemoryEmbedding['reembedHere'] = (onBatch) => this.embedding.reembedHere(onBatch);
 
   retrieve: MemoryRetrieval['retrieve'] = (...args) => this.retrieval.retrieve(...args);
   search: MemoryRetrieval['search'] = (...args) => this.retrieval.search(...args);
