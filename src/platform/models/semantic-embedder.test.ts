@@ -37,7 +37,7 @@ describe('the offline semantic embedder', () => {
   const pairs: [string, string, string][] = [
     ['what did she paint?', 'I finished a watercolour of the lake', 'The invoice is due on Friday'],
     ['my car broke down', 'the automobile needs a mechanic', 'we baked bread with rye flour'],
-    ['I adopted a puppy', 'our new dog sleeps on the sofa', 'the senate passed the budget'],
+    ['I adopted a puppy', 'our new dog sleeps on the sofa', 'the printer is out of toner'],
     ['she plays the violin', 'her cello concert was lovely', 'the train to Leeds was late'],
     ['he is a nurse', 'he works at the hospital', 'the garden needs more tulips'],
     ['I love hiking in the mountains', 'we climbed a trail to the summit', 'the printer is out of toner'],

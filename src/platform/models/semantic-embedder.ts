@@ -32,7 +32,7 @@ const MIN_KNOWN = 0.5;
 
 export const DEFAULT_SEMANTIC: SemanticOptions = {
   a: 1e-3,
-  meaning: 0.3,
+  meaning: 0.4,
   removeCommon: true,
 };
 
