@@ -21,7 +21,7 @@ import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import * as search from '../src/modules/memory/memory.search.repository.js';
 import type { AddMemoryInput } from '../src/modules/memory/memory.service.js';
-import { cosine, hashEmbedding } from '../src/platform/models/lexical-embedder.js';
+import { cosine } from '../src/platform/models/lexical-embedder.js';
 import { embeddedDataDir } from './embedded-dir.js';
 
 const { values } = parseArgs({
@@ -347,11 +347,13 @@ async function run(kind: 'pglite' | 'postgres') {
     // `recallTies` counts a result as right when its exact similarity equals the 10th best's
     // (within float32 rounding): templated memories tie exactly, and which of the tied ones
     // makes the top 10 depends only on the order of float additions.
+    // The service's own embedder (the configured offline one), as the stored embeddings were made.
+    const embed = async (texts: string[]) => (await deps.models.embed(texts, 'bench')).embeddings;
     let recall = 0;
     let recallTies = 0;
     const R = Math.min(30, Q);
     for (const q of queries.slice(0, R)) {
-      const qv = hashEmbedding(q.text);
+      const qv = (await embed([q.text]))[0]!;
       const side = await search.searchChunks(db, {
         userId: q.userId,
         text: '',
@@ -365,8 +367,9 @@ async function run(kind: 'pglite' | 'postgres') {
         .select(['id', 'content'])
         .where((eb) => eb.or([eb('user_id', '=', q.userId), eb('tier', '=', 'world')]))
         .execute();
+      const vectors = await embed(scope.map((c) => c.content));
       const ranked = scope
-        .map((c) => ({ id: c.id, s: cosine(qv, hashEmbedding(c.content)) }))
+        .map((c, i) => ({ id: c.id, s: cosine(qv, vectors[i]!) }))
         .sort((a, b) => b.s - a.s);
       const exact = ranked.slice(0, 10);
       recall += exact.filter((e) => got.has(e.id)).length / exact.length;
