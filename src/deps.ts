@@ -21,6 +21,7 @@ import { JobQueue } from './platform/jobs/queue.js';
 import { AccessTokens } from './platform/security/jwt.js';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
 import { HealthMonitor } from './platform/db/health-monitor.js';
+import { NodeLiveness } from './platform/db/liveness.js';
 import { createChangeFeed, PgChangeFeed } from './platform/db/notifications.js';
 import { AccountStates, type AccountState } from './platform/security/account-state.js';
 import { isAdmin } from './platform/security/identity.rules.js';
@@ -110,6 +111,8 @@ export interface Deps {
   accounts: AccountStates;
   metrics: Metrics;
   health: HealthMonitor;
+  /** This process's id and liveness row (claims that must not outlive it name it). */
+  liveness: NodeLiveness;
   redis: Redis | undefined;
   services: Services;
   /** The one door to chat, embedding and vision models (timeouts, retries, limits, call records). */
@@ -286,12 +289,17 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       retryBaseMs: config.models.retryBaseMs,
     });
     cleanup.unshift(() => models.flush());
+    // Claims that must not outlive their process (the embedding queue's) name this one.
+    const liveness = new NodeLiveness(database, log);
+    await liveness.start();
+    cleanup.unshift(() => liveness.stop());
     const memory = new MemoryService(
       db,
       jobs,
       models,
       log,
       {
+        claimHolder: liveness.id,
         vector: database.capabilities.vector,
         maxContentBytes: config.limits.memoryContentBytes,
         chunkSize: config.memory.chunkSize,
@@ -638,6 +646,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       accounts,
       metrics,
       health,
+      liveness,
       redis,
       services,
       models,
