@@ -594,7 +594,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // The workflow protocols and definitions (after the protocols they reference).
     await workflows.seed();
 
-    defineMaintenanceJobs(jobs, db, sweepers);
+    defineMaintenanceJobs(jobs, sweepers);
 
     if (opts.jobs !== false) {
       const worker = config.services.includes('worker');
@@ -605,7 +605,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       });
       cleanup.unshift(() => jobs.stop());
       await memory.start();
-      if (worker) await scheduleMaintenance(jobs, db);
+      if (worker) await scheduleMaintenance(jobs);
       if (worker) await scheduler.reconcile();
       // Before the queue stops: this node's runs release their leases and their jobs are retried.
       cleanup.unshift(() => workflowRunJobs.stop());
