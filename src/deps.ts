@@ -14,6 +14,7 @@ import {
   DbCounterStore,
   MemoryCounterStore,
   RedisCounterStore,
+  REDIS_OPTIONS,
   type CounterStore,
 } from './platform/http/rate-limit.js';
 import { createMetrics, type Metrics } from './platform/http/metrics.js';
@@ -177,12 +178,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     if (applied.length) log.info({ applied }, 'migrations applied');
     const db = database.db;
 
-    const redis = config.redisUrl
-      ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })
-      : undefined;
+    const redis = config.redisUrl ? new Redis(config.redisUrl, REDIS_OPTIONS) : undefined;
     if (redis) cleanup.unshift(() => redis.quit());
     const counters: CounterStore = redis
-      ? new RedisCounterStore(redis)
+      ? new RedisCounterStore(redis, log)
       : database.kind === 'pglite'
         ? new MemoryCounterStore()
         : new DbCounterStore(db);
