@@ -8,6 +8,7 @@ import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
 import { registerDocs } from './platform/http/docs.js';
+import { registerLingeringClose } from './platform/http/linger.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import {
   AppError,
@@ -86,6 +87,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
 
   registerProblemHandlers(app);
+  // Every body limit (JSON, uploads, training files): the client reads its 413 before the close.
+  registerLingeringClose(app);
 
   await registerDocs(app, {
     version: VERSION,

@@ -14,6 +14,7 @@ import {
   DbCounterStore,
   MemoryCounterStore,
   RedisCounterStore,
+  REDIS_OPTIONS,
   type CounterStore,
 } from './platform/http/rate-limit.js';
 import { createMetrics, type Metrics } from './platform/http/metrics.js';
@@ -21,6 +22,7 @@ import { JobQueue } from './platform/jobs/queue.js';
 import { AccessTokens } from './platform/security/jwt.js';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
 import { HealthMonitor } from './platform/db/health-monitor.js';
+import { NodeLiveness } from './platform/db/liveness.js';
 import { createChangeFeed, PgChangeFeed } from './platform/db/notifications.js';
 import { AccountStates, type AccountState } from './platform/security/account-state.js';
 import { isAdmin } from './platform/security/identity.rules.js';
@@ -110,6 +112,8 @@ export interface Deps {
   accounts: AccountStates;
   metrics: Metrics;
   health: HealthMonitor;
+  /** This process's id and liveness row (claims that must not outlive it name it). */
+  liveness: NodeLiveness;
   redis: Redis | undefined;
   services: Services;
   /** The one door to chat, embedding and vision models (timeouts, retries, limits, call records). */
@@ -174,12 +178,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     if (applied.length) log.info({ applied }, 'migrations applied');
     const db = database.db;
 
-    const redis = config.redisUrl
-      ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 })
-      : undefined;
+    const redis = config.redisUrl ? new Redis(config.redisUrl, REDIS_OPTIONS) : undefined;
     if (redis) cleanup.unshift(() => redis.quit());
     const counters: CounterStore = redis
-      ? new RedisCounterStore(redis)
+      ? new RedisCounterStore(redis, log)
       : database.kind === 'pglite'
         ? new MemoryCounterStore()
         : new DbCounterStore(db);
@@ -286,12 +288,17 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       retryBaseMs: config.models.retryBaseMs,
     });
     cleanup.unshift(() => models.flush());
+    // Claims that must not outlive their process (the embedding queue's) name this one.
+    const liveness = new NodeLiveness(database, log);
+    await liveness.start();
+    cleanup.unshift(() => liveness.stop());
     const memory = new MemoryService(
       db,
       jobs,
       models,
       log,
       {
+        claimHolder: liveness.id,
         vector: database.capabilities.vector,
         maxContentBytes: config.limits.memoryContentBytes,
         chunkSize: config.memory.chunkSize,
@@ -586,7 +593,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     // The workflow protocols and definitions (after the protocols they reference).
     await workflows.seed();
 
-    defineMaintenanceJobs(jobs, db, sweepers);
+    defineMaintenanceJobs(jobs, sweepers);
 
     if (opts.jobs !== false) {
       const worker = config.services.includes('worker');
@@ -597,7 +604,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       });
       cleanup.unshift(() => jobs.stop());
       await memory.start();
-      if (worker) await scheduleMaintenance(jobs, db);
+      if (worker) await scheduleMaintenance(jobs);
       if (worker) await scheduler.reconcile();
       // Before the queue stops: this node's runs release their leases and their jobs are retried.
       cleanup.unshift(() => workflowRunJobs.stop());
@@ -638,6 +645,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       accounts,
       metrics,
       health,
+      liveness,
       redis,
       services,
       models,

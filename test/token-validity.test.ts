@@ -177,7 +177,9 @@ describe('failed sign-ins', () => {
   });
 });
 
-// Two nodes need a database both can open: the embedded one serves one process.
+// PostgreSQL only: two nodes need a database both can open, and the embedded one serves one
+// process. What a node hears there is its own process's change feed, which the tests above run
+// on both databases; here a change must cross nodes through NOTIFY.
 describe.runIf(isPostgres())('two nodes on one PostgreSQL', () => {
   let b: TestApp;
   beforeAll(async () => {

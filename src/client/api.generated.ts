@@ -1381,7 +1381,7 @@ export interface paths {
     };
     /**
      * Liveness and readiness
-     * @description Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 when the database does not answer. Public.
+     * @description Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 with `degraded` when the database does not answer or migrations are pending (this node's code expects tables the database lacks); 200 again once the probe finds it answering and migrated. Public.
      */
     get: {
       parameters: {

@@ -8,6 +8,7 @@ export {
   runSweeps,
   scheduleMaintenance,
   SWEEP_JOB,
+  SWEEP_SCHEDULE,
   type Sweepers,
 } from './maintenance.jobs.js';
 export type { StatsSources } from './stats.service.js';

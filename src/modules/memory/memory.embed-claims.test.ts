@@ -2,11 +2,14 @@
 // flight. The model server is the fake (a real HTTP server) and counts every input it receives;
 // the workers are the real embedding job (through pg-boss, retries included) and the chat turn's
 // batched query request. A chunk some worker has sent is claimed until that worker writes it, so
-// no other worker sends it meanwhile; a worker that died (its claim lapsed) costs its one batch.
+// no other worker sends it meanwhile; a worker that died (its process stopped beating, or its
+// claim lapsed) costs its one batch.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+import { NODE_TIMEOUT_SECONDS } from '../../platform/db/liveness.js';
 import { hashEmbedding } from '../../platform/models/lexical-embedder.js';
 import { EMBED_JOB } from './memory.jobs.js';
 
@@ -109,7 +112,9 @@ describe('embedding after a crash or a failure', () => {
       expect(jobSends.get(c), c).toBeGreaterThan(0);
     expect([...jobSends.values()].reduce((a, b) => a + b, 0)).toBe(contents.length - 3 + BATCH);
 
-    // The turn's chunks wait under its claim, and a run is scheduled for when the claim lapses.
+    // The turn's chunks wait under its claim, and a run is scheduled for when the claim is free:
+    // on PostgreSQL by the time its process would count as dead unless it beats again, on the
+    // embedded database (where the process can only die with the database) when the lease lapses.
     for (const row of await state(turnChunks)) expect(row).toMatchObject({ embedded: false, queued: true });
     const followUp = await sql<{ n: number; delay: number }>`
       select count(*)::int as n, min(extract(epoch from start_after - now()))::float8 as delay
@@ -118,7 +123,8 @@ describe('embedding after a crash or a failure', () => {
       t.deps.db,
     );
     expect(followUp.rows[0]!.n).toBeGreaterThanOrEqual(1);
-    expect(followUp.rows[0]!.delay).toBeGreaterThan(60);
+    if (isPostgres()) expect(followUp.rows[0]!.delay).toBeLessThanOrEqual(NODE_TIMEOUT_SECONDS + 1);
+    else expect(followUp.rows[0]!.delay).toBeGreaterThan(60);
 
     // The claim lapses (the time it takes, without waiting for it): the next run takes the dead
     // turn's batch, its one chunks sent twice.
@@ -127,6 +133,37 @@ describe('embedding after a crash or a failure', () => {
     const before = fake.embeddedInputs().length;
     await runJob();
     expect(sends(fake.embeddedInputs().slice(before))).toEqual(new Map(turnChunks.map((c) => [c, 1])));
+    for (const row of await state(contents)) expect(row).toMatchObject({ embedded: true, queued: false });
+  });
+
+  it("a killed process's claims are free without waiting for their lease", async () => {
+    const contents = await queued(3);
+    // A chat turn of this process takes them along; it never writes them.
+    const turn = t.deps.services.memory.embedQueryBatched('who keeps the lighthouse?', 3);
+    await turn.embedding;
+    expect(fake.embeddedInputs().slice(1)).toEqual(contents);
+    // While this process lives (however slow), a run leaves them to it.
+    await runJob();
+    expect(fake.embeddedInputs().slice(4)).toEqual([]);
+
+    // The process is killed: its claims name a process that stopped beating (on PostgreSQL its
+    // row is older than the timeout, as after kill -9; on the embedded database a restarted
+    // process deleted it). Their lease still has minutes to run.
+    const dead = randomUUID();
+    if (isPostgres())
+      await sql`insert into service_nodes (id, beat_at)
+        values (${dead}::uuid, now() - make_interval(secs => ${NODE_TIMEOUT_SECONDS + 1}))`.execute(
+        t.deps.db,
+      );
+    const moved = await sql<{ lease: number }>`
+      update memory_embed_queue set claimed_by = ${dead}::uuid where claimed_by = ${t.deps.liveness.id}::uuid
+      returning extract(epoch from claimed_until - now())::float8 as lease`.execute(t.deps.db);
+    expect(moved.rows).toHaveLength(3);
+    for (const r of moved.rows) expect(r.lease).toBeGreaterThan(60);
+
+    const before = fake.embeddedInputs().length;
+    await runJob();
+    expect(sends(fake.embeddedInputs().slice(before))).toEqual(new Map(contents.map((c) => [c, 1])));
     for (const row of await state(contents)) expect(row).toMatchObject({ embedded: true, queued: false });
   });
 

@@ -12,14 +12,17 @@ import { EMBED_JOB } from './memory.jobs.js';
 
 /** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
 const ROUNDS_PER_RUN = 50;
-/** How long a worker holds the chunks it sent to the model (memory_embed_queue.claimed_until):
+/** How long a live worker holds the chunks it sent to the model (memory_embed_queue.claimed_until):
  * longer than a request with its retries, or a chat turn from its query to its reply, normally
- * take. A live worker slower than this only costs a second embedding of its batch; a dead one's
- * batch waits this long before another worker takes it. */
+ * take. A live worker slower than this only costs a second embedding of its batch. The claim
+ * names its holder's process (platform/db/liveness.ts), so a dead one's batch is free as soon as
+ * that process stops beating (NODE_TIMEOUT_SECONDS; at once on the embedded database, after a
+ * restart), not after this lease. */
 export const CLAIM_SECONDS = 300;
 /** A job run that leaves chunks under others' claims schedules one run for when the first claim
- * lapses (in case their worker died): one such job per window of this many seconds, starting
- * after more than a window, so that run can schedule its own successor. */
+ * is free (its lease lapses or its holder stops beating, in case their worker died): one such job
+ * per window of this many seconds, starting after more than a window, so that run can schedule
+ * its own successor. */
 const CLAIMED_FOLLOW_UP_SECONDS = 10;
 
 export class MemoryEmbedding {
@@ -28,7 +31,7 @@ export class MemoryEmbedding {
     private readonly jobs: JobQueue,
     private readonly models: ModelGateway,
     private readonly log: Logger,
-    private readonly opts: { vector: boolean; embedBatch: number },
+    private readonly opts: { vector: boolean; embedBatch: number; claimHolder: string },
   ) {}
 
   /** After the job queue started: re-embed in the background when the embedding model or size
@@ -111,7 +114,12 @@ export class MemoryEmbedding {
     for (let round = 0; round < (run.rounds ?? ROUNDS_PER_RUN); round++) {
       const rows = reembed
         ? await embeddings.staleChunks(this.db, { model, dims, limit: batch })
-        : await embeddings.claimPending(this.db, { limit: batch, memoryIds, leaseSeconds: CLAIM_SECONDS });
+        : await embeddings.claimPending(this.db, {
+            limit: batch,
+            memoryIds,
+            leaseSeconds: CLAIM_SECONDS,
+            holder: this.opts.claimHolder,
+          });
       if (rows.length === 0) {
         if (!reembed && followUp) await this.followClaims();
         return done;
@@ -161,7 +169,7 @@ export class MemoryEmbedding {
   }
 
   /** Chunks left under another worker's claim are that worker's to write; should it have died,
-   * a run once the first claim lapses takes them (one such job per window, whoever asks). */
+   * a run once the first claim is free takes them (one such job per window, whoever asks). */
   private async followClaims(): Promise<void> {
     const lapsesIn = await embeddings.claimedFor(this.db);
     if (lapsesIn === undefined) return;
@@ -194,8 +202,8 @@ export class MemoryEmbedding {
    * job sends them meanwhile; a refused or failed request releases them at once. `store` never
    * rejects and runs once: a failed write, or one never asked for (a turn that failed, a process
    * that died), leaves the chunks queued under the claim, and the embedding job takes them once it
-   * lapses. A local embedder has no request to share (memories are embedded as they are written),
-   * so it embeds the query alone. */
+   * lapses or the process is dead. A local embedder has no request to share (memories are
+   * embedded as they are written), so it embeds the query alone. */
   embedQueryBatched(
     text: string,
     pendingLimit = this.models.embedsLocally ? 0 : Math.max(0, this.opts.embedBatch - 1),
@@ -209,7 +217,11 @@ export class MemoryEmbedding {
       // Claimed like the job's batches: no other turn or job sends them while this one holds them.
       const read =
         pendingLimit > 0
-          ? embeddings.claimPending(this.db, { limit: pendingLimit, leaseSeconds: CLAIM_SECONDS })
+          ? embeddings.claimPending(this.db, {
+              limit: pendingLimit,
+              leaseSeconds: CLAIM_SECONDS,
+              holder: this.opts.claimHolder,
+            })
           : Promise.resolve([]);
       read.catch(() => undefined);
       try {
@@ -266,7 +278,7 @@ export class MemoryEmbedding {
         .catch((err: unknown) => {
           this.log.warn(
             { err: err instanceof Error ? err.message : err },
-            'storing embeddings made with a query failed; they stay queued for the embedding job (once their claim lapses)',
+            'storing embeddings made with a query failed; they stay queued for the embedding job (once their claim is free)',
           );
         }));
     return { embedding, store };

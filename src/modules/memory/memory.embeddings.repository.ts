@@ -2,26 +2,29 @@
 // form memory.encoding.ts made, failures, the state of the embeddings).
 import { sql } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
+import { nodeAlive, nodeExpiry } from '../../platform/db/liveness.js';
 import type { EncodedEmbeddings } from './memory.encoding.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
 import type { VectorTypes } from './memory.sketch.js';
 
 type PendingChunk = { id: number; memory_id: number; content: string };
 
-/** A queue entry nobody holds: never claimed, or its claim lapsed (its worker died). */
-const claimable = sql`(q.claimed_until is null or q.claimed_until < now())`;
+/** A queue entry nobody holds: never claimed, its claim lapsed, or its holder is dead (a process
+ * killed mid-batch frees its chunks within the liveness timeout, not the lease). */
+const claimable = sql`(q.claimed_until is null or q.claimed_until < now() or not ${nodeAlive(sql`q.claimed_by`)})`;
 
 /** Claims up to `limit` chunks waiting for their first embedding (listed in memory_embed_queue)
- * for `leaseSeconds`, those of the given memories first, and returns them: the caller sends them
- * to the model, and no other worker picks them until its write removes them from the queue, a
- * failure releases them or the claim lapses. `skip locked`: two workers claiming at once take
- * different chunks. Both lookups run on small indexes, so a backlog of many thousands costs no
- * sort per batch. */
+ * for `holder` (this process's liveness id) and at most `leaseSeconds`, those of the given
+ * memories first, and returns them: the caller sends them to the model, and no other worker picks
+ * them until its write removes them from the queue, a failure releases them, the claim lapses or
+ * the holder dies. `skip locked`: two workers claiming at once take different chunks. Both
+ * lookups run on small indexes, so a backlog of many thousands costs no sort per batch. */
 export async function claimPending(
   db: Executor,
-  p: { limit: number; leaseSeconds: number; memoryIds?: number[] },
+  p: { limit: number; leaseSeconds: number; holder: string; memoryIds?: number[] },
 ): Promise<PendingChunk[]> {
   const until = sql`now() + make_interval(secs => ${p.leaseSeconds})`;
+  const claim = sql`claimed_until = ${until}, claimed_by = ${p.holder}::uuid`;
   const first = p.memoryIds?.length
     ? (
         await sql<PendingChunk>`
@@ -31,7 +34,7 @@ export async function claimPending(
             order by q.chunk_id limit ${p.limit}
             for update of q skip locked),
           claimed as (
-            update memory_embed_queue q set claimed_until = ${until} from picked
+            update memory_embed_queue q set ${claim} from picked
             where q.chunk_id = picked.chunk_id returning q.chunk_id)
           select c.id, c.memory_id, c.content from claimed join memory_chunks c on c.id = claimed.chunk_id
           order by c.id`.execute(db)
@@ -48,7 +51,7 @@ export async function claimPending(
         order by q.chunk_id limit ${p.limit - first.length}
         for update skip locked),
       claimed as (
-        update memory_embed_queue q set claimed_until = ${until} from picked
+        update memory_embed_queue q set ${claim} from picked
         where q.chunk_id = picked.chunk_id returning q.chunk_id)
       select c.id, c.memory_id, c.content
       from claimed cross join lateral (select id, memory_id, content from memory_chunks where id = claimed.chunk_id) c
@@ -60,16 +63,17 @@ export async function claimPending(
 /** Gives claimed chunks back to the queue (their request failed or was never sent). */
 export async function releaseClaims(db: Executor, ids: number[]) {
   if (ids.length === 0) return;
-  await sql`update memory_embed_queue set claimed_until = null where chunk_id = any(${ids}::bigint[])`.execute(
-    db,
-  );
+  await sql`update memory_embed_queue set claimed_until = null, claimed_by = null
+    where chunk_id = any(${ids}::bigint[])`.execute(db);
 }
 
-/** Seconds until the first claim still held lapses; undefined when nothing waits under a claim. */
+/** Seconds until the first claim still held is free: its lease lapses or its holder, unless it
+ * beats again, counts as dead; undefined when nothing waits under a claim. */
 export async function claimedFor(db: Executor): Promise<number | undefined> {
   const r = await sql<{ s: number | null }>`
-    select extract(epoch from min(claimed_until) - now())::float8 as s
-    from memory_embed_queue where claimed_until >= now()`.execute(db);
+    select extract(epoch from min(least(q.claimed_until, coalesce(${nodeExpiry(sql`q.claimed_by`)}, now())))
+      - now())::float8 as s
+    from memory_embed_queue q where q.claimed_until >= now()`.execute(db);
   const s = r.rows[0]?.s;
   return s === null || s === undefined ? undefined : s;
 }
@@ -205,7 +209,8 @@ export async function recordEmbedFailure(db: Executor, ids: number[], error: str
   if (ids.length === 0) return;
   await sql`
     with released as (
-      update memory_embed_queue set claimed_until = null where chunk_id = any(${ids}::bigint[]))
+      update memory_embed_queue set claimed_until = null, claimed_by = null
+      where chunk_id = any(${ids}::bigint[]))
     update memory_chunks set embed_attempts = embed_attempts + 1, embed_error = ${error.slice(0, 500)}
     where id = any(${ids}::bigint[])`.execute(db);
 }

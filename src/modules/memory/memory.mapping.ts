@@ -10,6 +10,8 @@ export interface MemoryServiceOptions {
   chunkSize: number;
   chunkOverlap: number;
   embedBatch: number;
+  /** This process's liveness id (platform/db/liveness.ts): the embedding queue's claims name it. */
+  claimHolder: string;
   /** Without pgvector: bytes of sketches the process keeps for ranking (memory.sketch-index.ts). */
   sketchIndexBytes: number;
 }

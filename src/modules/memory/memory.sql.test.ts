@@ -58,7 +58,13 @@ describe('memory repository SQL', () => {
         repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: true }),
       'insertMemoriesWithChunks (embedded here)': (db) =>
         repo.insertMemoriesWithChunks(db, [memory], chunks, { queue: false }),
-      claimPending: (db) => embeddings.claimPending(db, { limit: 64, leaseSeconds: 300, memoryIds: [1, 2] }),
+      claimPending: (db) =>
+        embeddings.claimPending(db, {
+          limit: 64,
+          leaseSeconds: 300,
+          holder: '00000000-0000-4000-8000-000000000000',
+          memoryIds: [1, 2],
+        }),
       releaseClaims: (db) => embeddings.releaseClaims(db, [1, 2]),
       claimedFor: (db) => embeddings.claimedFor(db),
       recordEmbedFailure: (db) => embeddings.recordEmbedFailure(db, [1, 2], 'timeout'),

@@ -189,6 +189,8 @@ describe('scheduled tasks', () => {
     await call('DELETE', `/${compliance.body.id}`);
   });
 
+  // PostgreSQL only: two nodes need a database both can open, and the embedded one serves one
+  // process (there a single node files every occurrence, which the tests above cover).
   it.runIf(isPostgres())('two nodes on one database: one job per occurrence', async () => {
     const t2 = await createTestApp({ SCHEDULER_INTERVAL: '1' }, { sameDatabaseAs: t });
     try {

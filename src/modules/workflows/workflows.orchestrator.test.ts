@@ -329,6 +329,9 @@ describe('orchestrate', () => {
     ]);
   });
 
+  // PostgreSQL only: the lock is held by a second session while the run writes, and the embedded
+  // database has one connection (a second client waits until the first is done), so no other
+  // session can hold a lock there while the run's statements go on.
   it.runIf(isPostgres())(
     "a run's task claims and finishes pass a share lock of the instance that another holds",
     async () => {

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPostgres } from '../../../test/harness.js';
 import { openDatabase, type DatabaseHandle } from './database.js';
 
+// Embedded database only: this server is how the process reaches PGlite; with DATABASE_URL set
+// nothing runs it.
 describe.skipIf(isPostgres())('embedded database socket server', () => {
   let dir: string;
   let h: DatabaseHandle;

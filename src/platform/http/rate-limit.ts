@@ -5,7 +5,8 @@
 // mechanism serves every limit.
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { sql } from 'kysely';
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import { AppError } from './problem.js';
 
@@ -113,34 +114,104 @@ export class MemoryCounterStore implements CounterStore {
   }
 }
 
+/** The Redis client's options for the counters: a command waits at most a second (a Redis that
+ * hangs costs a request that much once, then the store counts in the process until Redis is
+ * back), and a command that cannot go out, or is cut off by a lost connection, fails at once
+ * rather than being queued and sent on reconnection (the store has counted that hit in the
+ * process by then). */
+export const REDIS_OPTIONS: RedisOptions = {
+  maxRetriesPerRequest: 2,
+  commandTimeout: 1000,
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+};
+
+/** Counts in Redis, shared by every node. While Redis cannot be reached (its connection is not
+ * ready, or a command fails) each node counts in its own process instead, so every limit still
+ * holds on each node (a deployment of n nodes lets at most n times a limit through) and no request
+ * is refused or slowed because Redis went away: failing closed would turn an outage of a counter
+ * cache into one of login, chat and uploads, failing open would leave password guessing unbounded.
+ * Once Redis is back its counts are used again (its windows went on meanwhile). */
 export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis';
+  private readonly fallback = new MemoryCounterStore();
+  private away = false;
+
   constructor(
     private readonly redis: Redis,
+    private readonly log: Logger,
     private readonly prefix = 'rl:',
-  ) {}
-
-  async hit(key: string, windowMs: number): Promise<Counter> {
-    const k = this.prefix + key;
-    const res = await this.redis.multi().incr(k).pexpire(k, windowMs, 'NX').pttl(k).exec();
-    const count = Number(res?.[0]?.[1] ?? 1);
-    const ttl = Number(res?.[2]?.[1] ?? windowMs);
-    return { count, resetAt: Date.now() + (ttl > 0 ? ttl : windowMs) };
+  ) {
+    // ioredis reports each failed reconnection; one line when Redis goes and one when it is back.
+    redis.on('error', (err: Error) => this.lost(err));
+    redis.on('ready', () => {
+      if (!this.away) return;
+      this.away = false;
+      this.log.info('redis is back: rate-limit counts are shared again');
+    });
   }
 
-  async peek(key: string): Promise<Counter | null> {
+  private lost(err: unknown) {
+    if (this.away) return;
+    this.away = true;
+    this.log.warn(
+      { err: err instanceof Error ? err.message : err },
+      'redis unreachable: rate limits are counted per process until it is back',
+    );
+  }
+
+  /** Runs `op` on Redis when its connection is ready, else (or when it fails) `local`. */
+  private async either<T>(op: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (this.redis.status !== 'ready') {
+      this.lost(new Error(`redis connection ${this.redis.status}`));
+      return local();
+    }
+    try {
+      return await op();
+    } catch (err) {
+      this.lost(err);
+      return local();
+    }
+  }
+
+  hit(key: string, windowMs: number): Promise<Counter> {
     const k = this.prefix + key;
-    const [count, ttl] = await Promise.all([this.redis.get(k), this.redis.pttl(k)]);
-    if (count === null || ttl <= 0) return null;
-    return { count: Number(count), resetAt: Date.now() + ttl };
+    return this.either(
+      async () => {
+        const res = await this.redis.multi().incr(k).pexpire(k, windowMs, 'NX').pttl(k).exec();
+        if (!res || res.some(([err]) => err))
+          throw res?.find(([err]) => err)?.[0] ?? new Error('redis: no answer');
+        const count = Number(res[0]![1]);
+        const ttl = Number(res[2]![1]);
+        return { count, resetAt: Date.now() + (ttl > 0 ? ttl : windowMs) };
+      },
+      () => this.fallback.hit(key, windowMs),
+    );
+  }
+
+  peek(key: string): Promise<Counter | null> {
+    const k = this.prefix + key;
+    return this.either(
+      async () => {
+        const [count, ttl] = await Promise.all([this.redis.get(k), this.redis.pttl(k)]);
+        if (count === null || ttl <= 0) return null;
+        return { count: Number(count), resetAt: Date.now() + ttl };
+      },
+      () => this.fallback.peek(key),
+    );
   }
 
   async reset(key: string): Promise<void> {
-    await this.redis.del(this.prefix + key);
+    await this.fallback.reset(key);
+    await this.either(
+      async () => void (await this.redis.del(this.prefix + key)),
+      async () => undefined,
+    );
   }
 
-  async sweep(): Promise<number> {
-    return 0;
+  /** Redis expires its keys itself; the windows counted while it was away go here. */
+  sweep(): Promise<number> {
+    return this.fallback.sweep();
   }
 }
 

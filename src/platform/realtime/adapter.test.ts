@@ -78,6 +78,9 @@ describe('coalescingNotifies', () => {
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 
+  // PostgreSQL only, here and below: the adapter exists only there (attachRealtimeAdapter attaches
+  // nothing on the embedded database, which one process serves, so its sockets are all there is),
+  // and NOTIFY/LISTEN between sessions needs a server several connections reach.
   it.runIf(process.env.DATABASE_URL?.startsWith('postgres'))(
     'on PostgreSQL: the listener hears each notification once, in order',
     async () => {

@@ -26,7 +26,16 @@ export function attachRealtimeAdapter(
   });
   pool.on('error', (err) => log.warn({ err }, 'realtime adapter connection error'));
   const held = new Set<pg.PoolClient>();
-  pool.on('acquire', (client) => held.add(client));
+  const listened = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client) => {
+    held.add(client);
+    // The adapter holds its LISTEN connection checked out with no 'error' listener, so a dropped
+    // connection (PostgreSQL restarting, a network cut) was an uncaught exception that ended the
+    // process; heard here, the connection's 'end' makes the adapter reconnect.
+    if (listened.has(client)) return;
+    listened.add(client);
+    client.on('error', (err) => log.warn({ err }, 'realtime adapter connection lost'));
+  });
   pool.on('release', (_err, client) => held.delete(client));
   io.adapter(
     localFirst(

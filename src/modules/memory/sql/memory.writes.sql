@@ -50,44 +50,50 @@
 
           with picked as (
             select q.chunk_id from memory_embed_queue q join memory_chunks c on c.id = q.chunk_id
-            where c.memory_id = any($1::bigint[]) and (q.claimed_until is null or q.claimed_until < now())
+            where c.memory_id = any($1::bigint[]) and (q.claimed_until is null or q.claimed_until < now() or not exists (select 1 from service_nodes n where n.id = q.claimed_by
+    and n.beat_at > now() - make_interval(secs => 15)))
             order by q.chunk_id limit $2
             for update of q skip locked),
           claimed as (
-            update memory_embed_queue q set claimed_until = now() + make_interval(secs => $3) from picked
+            update memory_embed_queue q set claimed_until = now() + make_interval(secs => $3), claimed_by = $4::uuid from picked
             where q.chunk_id = picked.chunk_id returning q.chunk_id)
           select c.id, c.memory_id, c.content from claimed join memory_chunks c on c.id = claimed.chunk_id
           order by c.id;
--- parameters: [[1,2],64,300]
+-- parameters: [[1,2],64,300,"00000000-0000-4000-8000-000000000000"]
 
 -- claimPending
 
       with picked as (
-        select q.chunk_id from memory_embed_queue q where (q.claimed_until is null or q.claimed_until < now())
+        select q.chunk_id from memory_embed_queue q where (q.claimed_until is null or q.claimed_until < now() or not exists (select 1 from service_nodes n where n.id = q.claimed_by
+    and n.beat_at > now() - make_interval(secs => 15)))
         order by q.chunk_id limit $1
         for update skip locked),
       claimed as (
-        update memory_embed_queue q set claimed_until = now() + make_interval(secs => $2) from picked
+        update memory_embed_queue q set claimed_until = now() + make_interval(secs => $2), claimed_by = $3::uuid from picked
         where q.chunk_id = picked.chunk_id returning q.chunk_id)
       select c.id, c.memory_id, c.content
       from claimed cross join lateral (select id, memory_id, content from memory_chunks where id = claimed.chunk_id) c
       order by c.id;
--- parameters: [64,300]
+-- parameters: [64,300,"00000000-0000-4000-8000-000000000000"]
 
 -- releaseClaims
-update memory_embed_queue set claimed_until = null where chunk_id = any($1::bigint[]);
+update memory_embed_queue set claimed_until = null, claimed_by = null
+    where chunk_id = any($1::bigint[]);
 -- parameters: [[1,2]]
 
 -- claimedFor
 
-    select extract(epoch from min(claimed_until) - now())::float8 as s
-    from memory_embed_queue where claimed_until >= now();
+    select extract(epoch from min(least(q.claimed_until, coalesce((select n.beat_at + make_interval(secs => 15)
+    from service_nodes n where n.id = q.claimed_by), now())))
+      - now())::float8 as s
+    from memory_embed_queue q where q.claimed_until >= now();
 -- parameters: []
 
 -- recordEmbedFailure
 
     with released as (
-      update memory_embed_queue set claimed_until = null where chunk_id = any($1::bigint[]))
+      update memory_embed_queue set claimed_until = null, claimed_by = null
+      where chunk_id = any($1::bigint[]))
     update memory_chunks set embed_attempts = embed_attempts + 1, embed_error = $2
     where id = any($3::bigint[]);
 -- parameters: [[1,2],"timeout",[1,2]]
