@@ -249,26 +249,28 @@ export async function lexicalSearch(db: Executor, s: Scope & { text: string; lim
   return r.rows;
 }
 
-/** The memories named, and for each the memory its owner has just before and just after it (same
- * tier and conversation, by time written): the reranker's neighbours. `of` names the memory a
- * neighbour row was read for, and `side` which neighbour it is (null for the memory itself). */
+/** The memories named, and for each the memory its owner wrote just before and just after it
+ * (by time written; a neighbour counts only in the same tier and conversation): the reranker's
+ * neighbours. `of` names the memory a neighbour row was read for, and `side` which neighbour it
+ * is (null for the memory itself). Each neighbour is the first row of the owner's
+ * (user, created_at, id) index on either side, the tier and conversation checked after: inside the
+ * scan they made the planner expect one row and sort all the owner's later memories instead. */
 export async function withNeighbours(db: Executor, ids: number[]) {
   if (ids.length === 0) return [];
   const cols = sql.join(memoryColumns.map((c) => sql.ref(`x.${c}`)));
+  const same = sql`x.tier = m.tier and x.conversation_id is not distinct from m.conversation_id`;
   const r = await sql<MemoryRow & { of: number | null; side: 'previous' | 'next' | null }>`
     with m as (select id, user_id, tier, conversation_id, created_at from memories where id = any(${ids}::bigint[]))
     select ${cols}, null::bigint as of, null as side from memories x where x.id in (select id from m)
     union all
     select ${cols}, m.id, 'previous' from m cross join lateral (
-      select * from memories x where x.user_id = m.user_id and x.tier = m.tier
-        and x.conversation_id is not distinct from m.conversation_id
-        and (x.created_at, x.id) < (m.created_at, m.id)
+      select * from memories x where x.user_id = m.user_id and (x.created_at, x.id) < (m.created_at, m.id)
       order by x.created_at desc, x.id desc limit 1) x
+    where ${same}
     union all
     select ${cols}, m.id, 'next' from m cross join lateral (
-      select * from memories x where x.user_id = m.user_id and x.tier = m.tier
-        and x.conversation_id is not distinct from m.conversation_id
-        and (x.created_at, x.id) > (m.created_at, m.id)
-      order by x.created_at, x.id limit 1) x`.execute(db);
+      select * from memories x where x.user_id = m.user_id and (x.created_at, x.id) > (m.created_at, m.id)
+      order by x.created_at, x.id limit 1) x
+    where ${same}`.execute(db);
   return r.rows;
 }
