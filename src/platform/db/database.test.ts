@@ -129,7 +129,7 @@ describe('database layer', () => {
     // PGlite always has one connection; on Postgres, open a one-connection pool to the same schema.
     const single = isPostgres()
       ? await openDatabase({
-          url: process.env.DATABASE_URL,
+          url: t.databaseUrl,
           dataDir: '',
           poolSize: 1,
           poolTimeoutMs: 3000,
