@@ -37,6 +37,9 @@ export interface FakeChatReply {
   finishReason?: 'stop' | 'tool_calls' | 'length';
   /** Wait this long before answering (timeouts). */
   delayMs?: number;
+  /** Answer only once this settles: a request held back until the test lets it go (one that never
+   * settles is never answered, for the caller's timeout). */
+  until?: Promise<unknown>;
   /** Only a request this accepts gets this reply (requests made concurrently, e.g. a background
    * vision call beside a chat turn); the first queued reply that fits answers. */
   when?: (body: any) => boolean;
@@ -145,6 +148,7 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       text: `fake reply to: ${lastUserText(body.messages ?? [])}`,
     };
     if (reply.delayMs) await sleep(reply.delayMs);
+    if (reply.until) await reply.until.catch(() => undefined);
     const id = `chatcmpl-${++callId}`;
     const model = String(body.model ?? 'fake');
     const toolCalls = (reply.toolCalls ?? []).map((c, i) => ({

@@ -1,6 +1,9 @@
-// Makes the offline embedder's word-vector cache, then builds one migrated embedded database (schema + job queue tables) and saves it as a tarball;
-// every test file starts its own PGlite from that template instead of running initdb and the
-// migrations again. On the Postgres lane each test file gets its own schema instead.
+// Makes the offline embedder's word-vector cache, then builds one migrated database (schema + job
+// queue tables) before the test files run, so that no file runs initdb or the migrations itself.
+// On PGlite it is saved as a tarball that every test app starts its own PGlite from; on the
+// Postgres lane it is a template database that every test app copies into a database of its own
+// (CREATE DATABASE … TEMPLATE).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,21 +12,39 @@ import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { ensureCache } from '../src/platform/models/word-vectors.js';
 import { testEnv } from './env.js';
+import { createDatabase, databaseUrl, dropDatabase } from './schema.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgliteTemplate: string | null;
+    /** The Postgres lane's template: a database, and the schema its objects live in. */
+    postgresTemplate: { database: string; schema: string } | null;
   }
 }
+
+/** The schema of the template's objects (and so of every copy's). */
+const TEMPLATE_SCHEMA = 't_template';
 
 export default async function setup(project: TestProject) {
   // The offline embedder's compact word vectors, made once per machine before the workers start
   // (each would otherwise make its own copy the first time).
   ensureCache();
-  if (process.env.DATABASE_URL) {
+  const url = process.env.DATABASE_URL;
+  if (url) {
     project.provide('pgliteTemplate', null);
-    return;
+    const database = `ap_template_${randomBytes(4).toString('hex')}`;
+    await createDatabase(url, database);
+    const deps = await createDeps(
+      loadConfig(
+        testEnv({ DATABASE_URL: databaseUrl(url, database), DB_SCHEMA: TEMPLATE_SCHEMA, SERVICES: 'api' }),
+      ),
+    );
+    await deps.jobs.stop();
+    await deps.close();
+    project.provide('postgresTemplate', { database, schema: TEMPLATE_SCHEMA });
+    return () => dropDatabase(url, database);
   }
+  project.provide('postgresTemplate', null);
   const dir = mkdtempSync(join(tmpdir(), 'ap-template-'));
   const path = join(dir, 'template.tar');
   const deps = await createDeps(loadConfig(testEnv({ DATABASE_URL: 'memory://', SERVICES: 'api' })));

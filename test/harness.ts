@@ -1,6 +1,7 @@
 // The test harness: the real app on a real database (a fresh PGlite from the migrated template,
-// or an isolated schema of the Postgres at DATABASE_URL), listening on a loopback port, with
-// helpers to call it over real HTTP and to create users of every kind.
+// or on the Postgres at DATABASE_URL a database of its own copied from the migrated template),
+// listening on a loopback port, with helpers to call it over real HTTP and to create users of
+// every kind.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -12,16 +13,20 @@ import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import type { AccountType, Role } from '../src/platform/security/identity.rules.js';
 import { testEnv } from './env.js';
-import { dropSchema } from './schema.js';
+import { createDatabase, databaseUrl, dropDatabase, dropSchema } from './schema.js';
 
 export interface TestApp extends BuiltApp {
   deps: Deps;
   /** PostgreSQL: the schema this app's objects live in (another node can share it). */
   schema: string | undefined;
+  /** PostgreSQL: the URL of this app's database (DATABASE_URL names the server's default one). */
+  databaseUrl: string | undefined;
   url: string;
   /** Calls the running server over HTTP. `body` objects are sent as JSON. */
   api<T = any>(method: string, path: string, opts?: ApiOptions): Promise<ApiResponse<T>>;
   close(): Promise<void>;
+  /** PostgreSQL: drops the database (or schema) this app made; `close` does it for a first node. */
+  dropDatabase(): Promise<void>;
 }
 
 export interface ApiOptions {
@@ -41,7 +46,7 @@ export interface ApiResponse<T> {
 export const isPostgres = () => Boolean(process.env.DATABASE_URL);
 
 export interface TestAppOptions {
-  /** PostgreSQL only: a second node on the same database as this app (it leaves the schema to
+  /** PostgreSQL only: a second node on the same database as this app (it leaves the database to
    * the first node to drop). */
   sameDatabaseAs?: TestApp;
   /** The suggestions' clock (createDeps' `clock`): a test moves it instead of waiting. */
@@ -52,30 +57,37 @@ export async function createTestApp(
   env: Record<string, string | undefined> = {},
   opts: TestAppOptions = {},
 ): Promise<TestApp> {
-  if (opts.sameDatabaseAs && !opts.sameDatabaseAs.schema)
+  const shared = opts.sameDatabaseAs;
+  if (shared && !shared.schema)
     throw new Error(
       'a second node needs PostgreSQL (DATABASE_URL): the embedded database serves one process',
     );
+  // On PostgreSQL a database of its own, copied from the template global-setup migrated (unless
+  // the test names its own database).
+  const server = process.env.DATABASE_URL;
+  const template = server && !('DATABASE_URL' in env) && !shared ? inject('postgresTemplate') : null;
+  const database = template ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  if (template && database) await createDatabase(server!, database, template.database);
+  const url = shared?.databaseUrl ?? (database ? databaseUrl(server!, database) : server);
   const schema =
-    opts.sameDatabaseAs?.schema ?? (isPostgres() ? `t_${randomBytes(6).toString('hex')}` : undefined);
-  const ownsSchema = !opts.sameDatabaseAs;
+    shared?.schema ?? template?.schema ?? (server ? `t_${randomBytes(6).toString('hex')}` : undefined);
   const config = loadConfig(
     testEnv({
-      DATABASE_URL: process.env.DATABASE_URL ?? 'memory://',
+      DATABASE_URL: url ?? 'memory://',
       DB_SCHEMA: schema,
       ...env,
     }),
   );
   // The template was migrated with pgvector: a database without it is migrated from scratch.
-  const template = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
+  const pgliteTemplate = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
   const deps = await createDeps(config, {
-    ...(template ? { loadFrom: template } : {}),
+    ...(pgliteTemplate ? { loadFrom: pgliteTemplate } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
   });
   const built = await buildApp(deps);
   await built.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = built.app.server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const address = `http://127.0.0.1:${port}`;
 
   async function api<T>(method: string, path: string, opts: ApiOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
@@ -86,7 +98,7 @@ export async function createTestApp(
     }
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     if (opts.apiKey) headers['x-api-key'] = opts.apiKey;
-    const res = await fetch(url + path, { method, headers, body });
+    const res = await fetch(address + path, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -101,15 +113,29 @@ export async function createTestApp(
     ...built,
     deps,
     schema,
-    url,
+    databaseUrl: server ? url : undefined,
+    url: address,
     api,
     async close() {
       await built.app.close();
       await deps.close();
-      if (ownsSchema && schema && process.env.DATABASE_URL)
-        await dropSchema(process.env.DATABASE_URL, schema);
+      if (!shared) await dropOwnDatabase(database, schema, env);
     },
+    dropDatabase: () => dropOwnDatabase(database, schema, env),
   };
+}
+
+/** What a first node made on PostgreSQL: its database copied from the template, or the schema it
+ * made in the server's default database. */
+async function dropOwnDatabase(
+  database: string | undefined,
+  schema: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<void> {
+  const server = process.env.DATABASE_URL;
+  if (!server) return;
+  if (database) await dropDatabase(server, database);
+  else if (schema && !('DATABASE_URL' in env)) await dropSchema(server, schema);
 }
 
 /** An app whose process can be stopped and started again on the same database (PGlite on a
@@ -134,8 +160,7 @@ export async function createRestartableApp(env: Record<string, string | undefine
     async close(): Promise<void> {
       if (second) {
         await second.close();
-        if (first.schema && process.env.DATABASE_URL)
-          await dropSchema(process.env.DATABASE_URL, first.schema);
+        await first.dropDatabase();
       } else await first.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },

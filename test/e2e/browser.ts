@@ -17,11 +17,11 @@ export const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-/** Records a page's console errors and uncaught errors in `errors`, each with the page's URL: a
- * test expects none. */
+/** Records a page's console errors and uncaught errors in `errors`, each with the page's URL (and
+ * a console message's source, the failed request's URL for a failed request): a test expects none. */
 export function collectErrors(page: Page, errors: string[]): Page {
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}`);
+    if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
   return page;
@@ -42,4 +42,15 @@ export async function expectAccessible(page: Page, errors: string[], dir: string
   const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
   expect(errors).toEqual([]);
+}
+
+/** Takes out of `errors` the one the browser logs for a request the test made fail on purpose: a
+ * `status` answer from a URL containing `path`. Fails when it is missing or there are more; every
+ * other error stays for `expectAccessible`. */
+export function expectFailedRequest(errors: string[], status: number, path: string) {
+  const expected = errors.filter(
+    (e) => e.includes(`the server responded with a status of ${status} `) && e.includes(`${path}`),
+  );
+  expect(expected, `the ${status} from ${path} among: ${errors.join('\n')}`).toHaveLength(1);
+  errors.splice(errors.indexOf(expected[0]!), 1);
 }

@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { hashPassword } from '../../src/platform/security/secrets.js';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
 import { startOidcProvider, type TestIdp } from '../oidc-provider.js';
-import { openBrowser, expectAccessible } from './browser.js';
+import { openBrowser, expectAccessible, expectFailedRequest } from './browser.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-more-shots-'));
 mkdirSync(shots, { recursive: true });
@@ -267,7 +267,7 @@ describe('signed in as an admin', () => {
     await page.getByRole('button', { name: 'Save task' }).click();
     await editor.getByRole('alert').getByText(`user ${admin.id} is no character`).waitFor();
     await character.fill(assigned);
-    consoleErrors.length = 0; // the 400 is the answer shown
+    expectFailedRequest(consoleErrors, 400, '/api/protocol/tasks/'); // the answer shown
     await page.getByLabel('Assigned person').fill('Mira');
     await page.getByLabel('Task title').fill('Outline the harbour guide');
     await page.getByLabel('Task notes').fill('Mira drafts the outline first.');
@@ -392,7 +392,7 @@ describe('signed in as an admin', () => {
       .getByRole('alert')
       .getByText(/lower_snake_case ending in a version suffix/)
       .waitFor();
-    consoleErrors.length = 0; // the 400 is the answer shown
+    expectFailedRequest(consoleErrors, 422, '/api/protocol/protocols'); // the answer shown
     await form.getByLabel('Protocol id').fill('harbour_guide_v1');
     await form.getByRole('button', { name: 'Create protocol' }).click();
     await page.getByRole('status').getByText('Protocol Harbour guide created (harbour_guide_v1).').waitFor();

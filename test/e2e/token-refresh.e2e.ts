@@ -49,9 +49,19 @@ it('keeps chatting across several access-token lifetimes', async () => {
       .poll(() => page.getByRole('button', { name: 'Send' }).isEnabled(), { timeout: 15_000 })
       .toBe(true);
     await page.getByRole('button', { name: 'Send' }).click();
+    // One reply a round, and the one shown is the one the server stored.
+    await expect.poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 }).toBe(round);
+    const replies = await t.deps.db
+      .selectFrom('chat_messages')
+      .select('text')
+      .where('user_id', '=', user.id)
+      .where('role', '=', 'assistant')
+      .orderBy('id')
+      .execute();
+    expect(replies).toHaveLength(round);
     await expect
-      .poll(() => log.locator('.msg.assistant').count(), { timeout: 30_000 })
-      .toBeGreaterThanOrEqual(round);
+      .poll(() => log.locator('.msg.assistant').last().textContent())
+      .toContain(replies.at(-1)!.text);
   }
   // And HTTP calls refresh too: the memory page loads with a fresh token.
   await page.getByRole('link', { name: 'Memory' }).click();

@@ -9,7 +9,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('GET /api/admin/stats', () => {
-  it('counts accounts, memories, chat and model calls for admins', async () => {
+  it('counts accounts, memories, chat, timeline events and model calls for admins', async () => {
+    // The file's first test: the database holds only what it makes.
     const admin = await createUser(t, 'cso');
     const player = await createUser(t);
     await t.deps.services.memory.addMemory({
@@ -17,21 +18,62 @@ describe('GET /api/admin/stats', () => {
       content: 'The player likes ravens.',
       source: 'shared',
     });
+    const conversation = await t.api('POST', '/api/conversations', {
+      token: player.accessToken,
+      body: { title: 'Ravens' },
+    });
+    expect(conversation.status).toBe(201);
+    const event = await t.api('POST', '/api/sync/ingest-event', {
+      token: admin.accessToken,
+      body: { userId: player.id, eventType: 'note', eventText: 'A raven landed.' },
+    });
+    expect(event.status, event.text).toBeLessThan(300);
     await t.deps.models.embed(['one text'], 'test.stats');
+    await t.deps.jobs.drain(20_000);
+    await t.deps.models.flush();
     const res = await t.api('GET', '/api/admin/stats?hours=1', { token: admin.accessToken });
     expect(res.status).toBe(200);
     expect(res.body.windowHours).toBe(1);
     expect(res.body.users).toEqual(
-      expect.arrayContaining([{ role: 'cso', accountType: 'public', count: 1 }]),
+      expect.arrayContaining([
+        { role: 'cso', accountType: 'public', count: 1 },
+        { role: 'carbon', accountType: 'public', count: 1 },
+      ]),
     );
-    expect(
-      res.body.memories.find((m: { tier: string }) => m.tier === 'shared')?.count,
-    ).toBeGreaterThanOrEqual(1);
-    expect(
-      res.body.modelCalls.find(
-        (m: { kind: string; outcome: string }) => m.kind === 'embed' && m.outcome === 'ok',
-      )?.calls,
-    ).toBeGreaterThanOrEqual(1);
+    expect(res.body.users.reduce((n: number, u: { count: number }) => n + u.count, 0)).toBe(
+      Number(
+        (
+          await t.deps.db
+            .selectFrom('users')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    );
+    expect(res.body.memories).toEqual([{ tier: 'shared', count: 1 }]);
+    expect(res.body.conversations).toBe(1);
+    expect(res.body.messages).toEqual({ total: 0, recent: 0, failed: 0 });
+    expect(res.body.timelineEvents).toEqual({ total: 1, recent: 1 });
+    // Each kind and outcome as the calls recorded: counts, token sums and latencies.
+    const calls = await t.deps.db
+      .selectFrom('model_calls')
+      .select(['kind', 'outcome', 'tokens_in', 'tokens_out', 'latency_ms'])
+      .execute();
+    const embeds = calls.filter((c) => c.kind === 'embed' && c.outcome === 'ok');
+    expect(calls).toHaveLength(embeds.length);
+    expect(embeds.length).toBe(2); // the memory's embedding job and this test's own call
+    const latencies = embeds.map((c) => Number(c.latency_ms)).sort((a, b) => a - b);
+    expect(res.body.modelCalls).toEqual([
+      {
+        kind: 'embed',
+        outcome: 'ok',
+        calls: 2,
+        tokensIn: embeds.reduce((n, c) => n + Number(c.tokens_in ?? 0), 0),
+        tokensOut: embeds.reduce((n, c) => n + Number(c.tokens_out ?? 0), 0),
+        avgLatencyMs: Math.round((latencies[0]! + latencies[1]!) / 2),
+        p95LatencyMs: latencies[1],
+      },
+    ]);
   });
 
   it('validates the window and refuses non-admins', async () => {

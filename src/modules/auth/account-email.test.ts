@@ -6,6 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../platform/security/secrets.js';
 import { createTestApp, createUser, type TestApp } from '../../../test/harness.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../../../test/smtp-server.js';
+import { expectProblem } from '../../../test/expect-problem.js';
+
+/** The answer to a token that cannot be used (expired, spent, or for another address). */
+function expectInvalidToken(r: Parameters<typeof expectProblem>[0]) {
+  const problem = expectProblem(r, 400, 'validation_failed');
+  expect(problem.errors).toEqual([
+    { path: 'body.token', message: 'The token is not valid, has expired or was already used' },
+  ]);
+}
 
 const APP = 'http://app.test';
 const PASSWORD = 'correct horse battery';
@@ -107,7 +116,7 @@ describe('with SMTP', () => {
         .set({ expires_at: new Date(Date.now() - 1000) })
         .where('token_hash', '=', sha256(token))
         .execute();
-      expect((await t.api('POST', '/api/auth/verify-email', { body: { token } })).status).toBe(400);
+      expectInvalidToken(await t.api('POST', '/api/auth/verify-email', { body: { token } }));
       const profile = await t.api('GET', '/api/user/profile', { token: tokens.accessToken });
       expect(profile.body.emailVerified).toBe(false);
     });
@@ -120,7 +129,9 @@ describe('with SMTP', () => {
         .set({ email: newEmail() })
         .where('id', '=', tokens.user.id)
         .execute();
-      expect((await t.api('POST', '/api/auth/verify-email', { body: { token } })).status).toBe(400);
+      expectInvalidToken(await t.api('POST', '/api/auth/verify-email', { body: { token } }));
+      const profile = await t.api('GET', '/api/user/profile', { token: tokens.accessToken });
+      expect(profile.body.emailVerified).toBe(false);
     });
 
     it('bad input is 400', async () => {

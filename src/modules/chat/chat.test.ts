@@ -249,8 +249,13 @@ describe('chatMessage', () => {
       .selectAll()
       .where('user_id', '=', player.id)
       .where('event_type', '=', 'currency_changed')
-      .executeTakeFirst();
-    expect(event).toBeDefined();
+      .execute();
+    expect(event).toEqual([
+      expect.objectContaining({
+        event_text: 'Awarded 25 energy coins (balance 35)',
+        metadata: expect.objectContaining({ tool: 'modifyCurrency', amount: 25, before: 10, after: 35 }),
+      }),
+    ]);
     c.socket.close();
   });
 

@@ -1,7 +1,7 @@
 // A failing model provider never loses a memory (issue 3, "Bad input"): the row stays, the
 // embedding job records the failure and retries, and retrieval works through full text meanwhile.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
+import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 
 let fake: FakeModelServer;
@@ -38,8 +38,7 @@ describe('memory with a failing model provider', () => {
     const id = r.body.id as number;
 
     // Wait for the first (failed) attempt to be recorded on the chunk.
-    for (let i = 0; i < 100 && (await chunkState(id)).embed_attempts === 0; i++)
-      await new Promise((res) => setTimeout(res, 50));
+    await eventually(async () => expect((await chunkState(id)).embed_attempts).toBeGreaterThan(0));
     const failed = await chunkState(id);
     expect(failed).toMatchObject({ embedding_model: null, embed_attempts: 1 });
     expect(failed.embed_error).toContain('model provider failed');
@@ -57,8 +56,9 @@ describe('memory with a failing model provider', () => {
     expect(found.body.memories[0].similarity).toBe(1);
 
     // pg-boss retries the job (after its backoff); the provider is back and the chunk gets its embedding.
-    for (let i = 0; i < 400 && (await chunkState(id)).embedding_model === null; i++)
-      await new Promise((res) => setTimeout(res, 50));
+    await eventually(async () => expect((await chunkState(id)).embedding_model).not.toBeNull(), {
+      timeoutMs: 20_000,
+    });
     await t.deps.jobs.drain(20_000);
     expect(await chunkState(id)).toMatchObject({
       embedding_model: 'fake-embed',
@@ -72,7 +72,8 @@ describe('memory with a failing model provider', () => {
       .where('kind', '=', 'embed')
       .orderBy('id')
       .execute();
-    expect(calls.filter((c) => c.outcome === 'error').length).toBeGreaterThanOrEqual(2);
+    // The two failures asked for: the job's first run and the search's query embedding.
+    expect(calls.filter((c) => c.outcome === 'error')).toHaveLength(2);
     expect(calls.at(-1)!.outcome).toBe('ok');
 
     const hybrid = await t.api('GET', '/api/assistant/memory?query=' + encodeURIComponent('spare key'), {

@@ -1,5 +1,6 @@
 // Protocol records and routing over HTTP, on the real app and database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -328,7 +329,11 @@ describe('PUT /api/protocol/protocols/<id>', () => {
       token: cso.accessToken,
       body: { kind: 'reference', base: 'support_desk_v1', name: 'Base' },
     });
-    expect(res.status).toBe(422);
+    const problem = expectProblem(res, 422, 'invalid_definition');
+    expect(problem.errors).toContainEqual({
+      path: 'kind',
+      message: expect.stringMatching(/^must stay string-based: .+ use it as their base$/) as string,
+    });
   });
 
   it('replaces the definition and keeps the id', async () => {

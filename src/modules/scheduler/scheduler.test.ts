@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
 import { eventually } from '../../../test/eventually.js';
+import { fixtures } from '../../../test/observer-fixtures.js';
 import { TASK_JOB } from './index.js';
 
 let t: TestApp;
@@ -84,6 +85,7 @@ describe('scheduled tasks', () => {
   });
 
   it('a schedule is created, fires, is disabled and deleted (its pg-boss schedule with it)', async () => {
+    const before = Date.now();
     const created = await call('POST', '', {
       name: 'sweep every minute',
       kind: 'maintenance_sweep',
@@ -98,7 +100,11 @@ describe('scheduled tasks', () => {
       payload: {},
       lastRun: null,
     });
-    expect(Date.parse(created.body.nextRunAt)).toBeGreaterThan(Date.now() - 1000);
+    // Every minute: the next run is the first whole minute after it was made.
+    const nextRunAt = Date.parse(created.body.nextRunAt);
+    expect(nextRunAt % 60_000).toBe(0);
+    expect(nextRunAt).toBeGreaterThan(before);
+    expect(nextRunAt).toBeLessThanOrEqual(Date.now() + 60_000);
     expect((await t.deps.jobs.schedules(TASK_JOB)).map((s) => s.key)).toContain(id);
 
     const fired = await finished(id);
@@ -147,6 +153,16 @@ describe('scheduled tasks', () => {
   });
 
   it('runs now, enabled or not: each kind, its last run, a failure with its error', async () => {
+    // Two Level-5 instances under the observer, one with a diary entry in the window.
+    const f = fixtures(t, () => admin);
+    const diarist = await f.instance({
+      name: 'Diarist',
+      level: 5,
+      source: 'game_client',
+      parentInstanceId: observerId,
+    });
+    await f.instance({ name: 'Silent', level: 5, source: 'game_client', parentInstanceId: observerId });
+    await f.record({ eventType: 'diary_entry', eventText: 'today', instanceId: diarist.id });
     const compliance = await call('POST', '', {
       name: 'diaries',
       kind: 'diary_compliance',
@@ -162,7 +178,8 @@ describe('scheduled tasks', () => {
     expect(done.lastRun).toMatchObject({ jobId: run.body.jobId, state: 'completed' });
     const checked = await sql<{ metadata: any }>`select metadata from timeline_events
       where event_type = 'diary_compliance_checked' and instance_id = ${observerId}`.execute(t.deps.db);
-    expect(checked.rows[0]!.metadata).toMatchObject({ compliant: true, missingCount: 0, windowHours: 48 });
+    expect(checked.rows).toHaveLength(1);
+    expect(checked.rows[0]!.metadata).toMatchObject({ compliant: false, missingCount: 1, windowHours: 48 });
 
     const cycle = await call('POST', '', {
       name: 'cycle',
@@ -170,12 +187,12 @@ describe('scheduled tasks', () => {
       cron: '0 * * * *',
       payload: { observerId, hours: 24, limit: 10 },
     });
+    const summary = () =>
+      t.api('GET', `/api/observer/observer/${observerId}/summary`, { token: admin.accessToken });
+    const cyclesBefore = ((await summary()).body.metaState?.cycles as number | undefined) ?? 0;
     const cycleRun = await call('POST', `/${cycle.body.id}/run`);
     expect((await finished(cycle.body.id, cycleRun.body.jobId)).lastRun.state).toBe('completed');
-    const meta = await t.api('GET', `/api/observer/observer/${observerId}/summary`, {
-      token: admin.accessToken,
-    });
-    expect(meta.body.metaState.cycles).toBeGreaterThanOrEqual(1);
+    expect((await summary()).body.metaState.cycles).toBe(cyclesBefore + 1);
 
     // A run that fails (its observer gone from the payload behind the API's back) reports why.
     await sql`update scheduled_tasks set payload = '{"observerId": 99999999}' where id = ${cycle.body.id}`.execute(

@@ -361,46 +361,52 @@ describe('offline', () => {
 });
 
 describe('restart', () => {
-  it('a job interrupted by its worker stopping is retried by the next one and stores its beliefs once', async () => {
-    fake.reset();
-    const apps = await createRestartableApp(fake.env({ MODEL_MAX_RETRIES: '0' }));
-    try {
-      const first = apps.first;
-      const a = await createUser(first, 'cso');
-      const npc = await first.deps.services.characters.createNpc({ name: 'Ilse', description: '' });
-      // The first call hangs until its worker stops; the retry's call answers.
-      fake.replyChat({ text: 'I never answer.', delayMs: 60_000 });
-      fake.replyChat({ text: 'I survive restarts.\nI survive restarts.' });
-      const r = await postForm(
-        first,
-        '/api/training/ingest-file',
-        a.accessToken,
-        { npcUserId: String(npc.id) },
-        [{ name: 'r.txt', data: Buffer.from('The keeper writes everything down.') }],
-      );
-      expect(r.status).toBe(202);
-      await eventually(() => fake.chatRequests().length === 1, { timeoutMs: 30_000 });
+  // Two starts of the service (one migrating a database from scratch) and waits of up to 60 s
+  // inside: the failsafe covers them on a busy machine; nothing is timed.
+  it(
+    'a job interrupted by its worker stopping is retried by the next one and stores its beliefs once',
+    { timeout: 120_000 },
+    async () => {
+      fake.reset();
+      const apps = await createRestartableApp(fake.env({ MODEL_MAX_RETRIES: '0' }));
+      try {
+        const first = apps.first;
+        const a = await createUser(first, 'cso');
+        const npc = await first.deps.services.characters.createNpc({ name: 'Ilse', description: '' });
+        // The first call hangs until its worker stops; the retry's call answers.
+        fake.replyChat({ text: 'I never answer.', delayMs: 60_000 });
+        fake.replyChat({ text: 'I survive restarts.\nI survive restarts.' });
+        const r = await postForm(
+          first,
+          '/api/training/ingest-file',
+          a.accessToken,
+          { npcUserId: String(npc.id) },
+          [{ name: 'r.txt', data: Buffer.from('The keeper writes everything down.') }],
+        );
+        expect(r.status).toBe(202);
+        await eventually(() => fake.chatRequests().length === 1, { timeoutMs: 30_000 });
 
-      const app = await apps.restart();
-      const job = await eventually(
-        async () => {
-          const j = await app.api('GET', `/api/training/jobs/${r.body.jobId}`, { token: a.accessToken });
-          expect(j.body.status).toBe('completed');
-          return j.body;
-        },
-        { timeoutMs: 60_000 },
-      );
-      expect(fake.chatRequests()).toHaveLength(2);
-      const memories = (
-        await app.api('GET', `/api/admin/memories?userId=${npc.id}&source=core_belief`, {
-          token: a.accessToken,
-        })
-      ).body.memories;
-      expect(memories.map((m: any) => [m.id, m.content])).toEqual([
-        [job.memoryIds[0], 'I survive restarts.'],
-      ]);
-    } finally {
-      await apps.close();
-    }
-  });
+        const app = await apps.restart();
+        const job = await eventually(
+          async () => {
+            const j = await app.api('GET', `/api/training/jobs/${r.body.jobId}`, { token: a.accessToken });
+            expect(j.body.status).toBe('completed');
+            return j.body;
+          },
+          { timeoutMs: 60_000 },
+        );
+        expect(fake.chatRequests()).toHaveLength(2);
+        const memories = (
+          await app.api('GET', `/api/admin/memories?userId=${npc.id}&source=core_belief`, {
+            token: a.accessToken,
+          })
+        ).body.memories;
+        expect(memories.map((m: any) => [m.id, m.content])).toEqual([
+          [job.memoryIds[0], 'I survive restarts.'],
+        ]);
+      } finally {
+        await apps.close();
+      }
+    },
+  );
 });

@@ -274,6 +274,6 @@ describe('the users table', () => {
         .set({ role: 'cso', account_type: 'npc' })
         .where('id', '=', u.id)
         .execute(),
-    ).rejects.toThrow();
+    ).rejects.toThrow(/users_role_account_type/);
   });
 });

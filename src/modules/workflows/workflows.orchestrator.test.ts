@@ -434,67 +434,78 @@ describe('offline', () => {
 });
 
 describe('restart', () => {
-  it('a run interrupted by its worker stopping resumes on the next one: no duplicate artifact or call', async () => {
-    const apps = await createRestartableApp(relayEnv(fake, relay));
-    const first = apps.first;
-    try {
-      const u = await createUser(first, 'public');
-      const i = (
-        await first.api('POST', '/api/protocol/instances', {
+  // Two starts of the service (one migrating a database from scratch) and waits of up to 60 s
+  // inside: the failsafe covers them on a busy machine; nothing is timed.
+  it(
+    'a run interrupted by its worker stopping resumes on the next one: no duplicate artifact or call',
+    { timeout: 120_000 },
+    async () => {
+      const apps = await createRestartableApp(relayEnv(fake, relay));
+      const first = apps.first;
+      try {
+        const u = await createUser(first, 'public');
+        const i = (
+          await first.api('POST', '/api/protocol/instances', {
+            token: u.accessToken,
+            body: {
+              machineId: 'documentation_flow_v1',
+              context: { tasks: [{ title: 'Restart one' }, { title: 'Restart two' }] },
+            },
+          })
+        ).body;
+        relay.state.hold = /Task: Restart two/;
+        const r = await first.api('POST', `/api/protocol/instances/${i.id}/orchestrate`, {
           token: u.accessToken,
-          body: {
-            machineId: 'documentation_flow_v1',
-            context: { tasks: [{ title: 'Restart one' }, { title: 'Restart two' }] },
+          body: { concurrency: 1 },
+        });
+        expect(r.status, r.text).toBe(202);
+        // The first task is done and the second one's call is in flight when the worker stops.
+        await eventually(() => relay.calls(/Task: Restart two/) === 1, { timeoutMs: 30_000 });
+        // The second task's claim (its draft artifact) commits beside its call: wait for it too.
+        const artsBefore = await eventually(async () => {
+          const listed = (
+            await first.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })
+          ).body.artifacts;
+          expect(listed.map((a: any) => a.status)).toEqual(['ready', 'draft']);
+          return listed;
+        });
+        const api = await apps.restart(() => relay.release());
+        const run = await eventually(
+          async () => {
+            const x = await api.api('GET', `/api/protocol/runs/${r.body.id}`, { token: u.accessToken });
+            expect(x.body.status).toBe('completed');
+            return x.body;
           },
-        })
-      ).body;
-      relay.state.hold = /Task: Restart two/;
-      const r = await first.api('POST', `/api/protocol/instances/${i.id}/orchestrate`, {
-        token: u.accessToken,
-        body: { concurrency: 1 },
-      });
-      expect(r.status, r.text).toBe(202);
-      // The first task is done and the second one's call is in flight when the worker stops.
-      await eventually(() => relay.calls(/Task: Restart two/) === 1, { timeoutMs: 30_000 });
-      const artsBefore = (
-        await first.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })
-      ).body.artifacts;
-      expect(artsBefore.map((a: any) => a.status)).toEqual(['ready', 'draft']);
-      const api = await apps.restart(() => relay.release());
-      const run = await eventually(
-        async () => {
-          const x = await api.api('GET', `/api/protocol/runs/${r.body.id}`, { token: u.accessToken });
-          expect(x.body.status).toBe('completed');
-          return x.body;
-        },
-        { timeoutMs: 60_000 },
-      );
-      expect(run.progress).toEqual({ total: 2, completed: 2, failed: 0 });
-      const arts = (
-        await api.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })
-      ).body.artifacts;
-      // The same two artifacts: the interrupted one finished, none added.
-      expect(arts.map((a: any) => [a.id, a.status])).toEqual(artsBefore.map((a: any) => [a.id, 'ready']));
-      expect(relay.calls(/Task: Restart one/)).toBe(1);
-      expect(relay.calls(/Task: Restart two/)).toBe(2);
-      const tasks = (await api.api('GET', `/api/protocol/instances/${i.id}/tasks`, { token: u.accessToken }))
-        .body.tasks;
-      expect(tasks.map((x: any) => [x.status, x.runCount])).toEqual([
-        ['completed', 1],
-        ['completed', 1],
-      ]);
-      // Driving the job again changes nothing: the run is over.
-      await api.deps.jobs.enqueue(api.deps.db, 'workflows.run', { runId: r.body.id });
-      await api.deps.jobs.drain(30_000);
-      expect(
-        (await api.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })).body
-          .artifacts,
-      ).toHaveLength(2);
-    } finally {
-      relay.release();
-      await apps.close();
-    }
-  });
+          { timeoutMs: 60_000 },
+        );
+        expect(run.progress).toEqual({ total: 2, completed: 2, failed: 0 });
+        const arts = (
+          await api.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })
+        ).body.artifacts;
+        // The same two artifacts: the interrupted one finished, none added.
+        expect(arts.map((a: any) => [a.id, a.status])).toEqual(artsBefore.map((a: any) => [a.id, 'ready']));
+        expect(relay.calls(/Task: Restart one/)).toBe(1);
+        expect(relay.calls(/Task: Restart two/)).toBe(2);
+        const tasks = (
+          await api.api('GET', `/api/protocol/instances/${i.id}/tasks`, { token: u.accessToken })
+        ).body.tasks;
+        expect(tasks.map((x: any) => [x.status, x.runCount])).toEqual([
+          ['completed', 1],
+          ['completed', 1],
+        ]);
+        // Driving the job again changes nothing: the run is over.
+        await api.deps.jobs.enqueue(api.deps.db, 'workflows.run', { runId: r.body.id });
+        await api.deps.jobs.drain(30_000);
+        expect(
+          (await api.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })).body
+            .artifacts,
+        ).toHaveLength(2);
+      } finally {
+        relay.release();
+        await apps.close();
+      }
+    },
+  );
 });
 
 describe('a claim rolled back', () => {

@@ -60,7 +60,10 @@ describe('job queue on an API-only node', () => {
 
   it('refuses a job that is not defined, and data that does not fit its schema', async () => {
     await expect(q.enqueue(t.deps.db, 'no.such.job', {})).rejects.toThrow(/no job named/);
-    await expect(q.enqueue(t.deps.db, NOOP, { unexpected: 1 })).rejects.toThrow();
+    await expect(q.enqueue(t.deps.db, NOOP, { unexpected: 1 })).rejects.toMatchObject({
+      name: 'ZodError',
+      issues: [expect.objectContaining({ code: 'unrecognized_keys', keys: ['unexpected'] })],
+    });
   });
 });
 

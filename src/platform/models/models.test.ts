@@ -3,7 +3,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, createUser, type TestApp } from '../../../test/harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+import { loadConfig } from '../../config.js';
+import { testEnv } from '../../../test/env.js';
 import { AppError } from '../http/problem.js';
+import { createModelProvider, ModelGateway } from './gateway.js';
 import { cosine, hashEmbedding } from './lexical-embedder.js';
 import { offlineAnswer } from './offline-answer.js';
 import { OfflineProvider } from './offline.js';
@@ -14,9 +17,7 @@ let t: TestApp;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  t = await createTestApp(
-    fake.env({ MODEL_MAX_RETRIES: '2', MODEL_TIMEOUT_MS: '400', MODEL_CONCURRENCY: '2' }),
-  );
+  t = await createTestApp(fake.env({ MODEL_MAX_RETRIES: '2', MODEL_CONCURRENCY: '2' }));
 });
 afterEach(() => fake.reset());
 afterAll(async () => {
@@ -201,27 +202,36 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
     expect(fake.chatRequests()).toHaveLength(1);
 
     fake.reset();
-    fake.replyChat({ text: 'too slow', delayMs: 1500 });
+    // The first request is never answered; a gateway of its own gives up on it after its timeout.
+    fake.replyChat({ text: 'too slow', until: new Promise(() => undefined) });
     fake.replyChat({ text: 'in time' });
-    const r = await t.deps.models.chat({
-      purpose: 'test.timeout',
-      messages: [{ role: 'user', content: 'x' }],
+    const config = loadConfig(testEnv(fake.env({ MODEL_MAX_RETRIES: '2', MODEL_TIMEOUT_MS: '2000' })));
+    const impatient = new ModelGateway(createModelProvider(config), t.deps.db, t.deps.log, {
+      ...config.models,
+      retryBaseMs: 0,
     });
+    const r = await impatient.chat({ purpose: 'test.timeout', messages: [{ role: 'user', content: 'x' }] });
+    await impatient.flush();
     expect(r.text).toBe('in time');
+    expect(fake.chatRequests()).toHaveLength(2);
   });
 
   it('keeps to the concurrency limit', async () => {
     // MODEL_CONCURRENCY=2: a request reaches the server while at most one other is unanswered, and
     // the third goes out only once one of the first two was answered (answers are counted before
-    // the gateway's next request can reach the server). The delay keeps the first answer back
-    // until the second request has arrived.
+    // the gateway's next request can reach the server). The first two answers are held back until
+    // the second request has arrived.
     let answered = 0;
     const unansweredAtArrival: number[] = [];
+    let bothArrived!: () => void;
+    const held = new Promise<void>((resolve) => (bothArrived = resolve));
     const arrived = () => {
       unansweredAtArrival.push(fake.chatRequests().length - answered);
+      if (fake.chatRequests().length === 2) bothArrived();
       return true;
     };
-    for (let i = 0; i < 4; i++) fake.replyChat({ text: `r${i}`, delayMs: 200, when: arrived });
+    for (let i = 0; i < 4; i++)
+      fake.replyChat({ text: `r${i}`, when: arrived, until: i < 2 ? held : undefined });
     const texts = await Promise.all(
       Array.from({ length: 4 }, () =>
         t.deps.models

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { Server } from 'socket.io';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../../test/eventually.js';
 import { closeSockets, connectSocket, type TestSocket } from '../../../test/socket-client.js';
 import { coalescingNotifies, localFirst } from './adapter.js';
 
@@ -96,8 +97,9 @@ describe('coalescingNotifies', () => {
         const pool = coalescingNotifies(raw);
         const payloads = ['1', '2', '1', '3', '3', '4'];
         await Promise.all(payloads.map((p) => pool.query(NOTIFY, [channel, p])));
-        for (let i = 0; i < 100 && heard.length < payloads.length; i++)
-          await new Promise((r) => setTimeout(r, 20));
+        // Every notification arrives; then none more (a duplicate would follow its original).
+        await eventually(() => expect(heard).toHaveLength(payloads.length));
+        await listener.query('select 1');
         expect(heard).toEqual(payloads);
       } finally {
         await listener.end();
@@ -141,11 +143,13 @@ describe('coalescingNotifies', () => {
         const onA = await connectSocket(a.url);
         const onB = await connectSocket(b.url);
         // Both adapters listen once node B hears node A.
-        for (let i = 0; got(onB, 'warm').length === 0 && i < 250; i++) {
-          a.io.to('r').emit('warm', i);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        expect(got(onB, 'warm').length).toBeGreaterThan(0);
+        let sent = 0;
+        await eventually(() => {
+          if (got(onB, 'warm').length > 0) return true;
+          a.io.to('r').emit('warm', sent++);
+          return false;
+        });
+        expect(got(onB, 'warm')[0]).toEqual(expect.any(Number));
 
         holding = true;
         for (let i = 0; i < 5; i++) a.io.to('r').emit('n', i);

@@ -108,21 +108,23 @@ describe('shutdown', () => {
     for (let i = 0; i < 6; i++) {
       const other = await createTestApp();
       const schema = other.deps.database.schema;
+      const database = other.databaseUrl && new URL(other.databaseUrl).pathname.slice(1);
       await other.close();
-      if (isPostgres()) await eventually(async () => expect(await listeners(schema!)).toBe(0));
+      if (isPostgres()) await eventually(async () => expect(await listeners(database!, schema!)).toBe(0));
     }
   });
 });
 
-/** Backends of this PostgreSQL whose last statement was a LISTEN on the test schema's channels
- * (the realtime adapter prefixes its channels with the schema). */
-async function listeners(schema: string): Promise<number> {
+/** Backends of this PostgreSQL connected to the test's database whose last statement was a LISTEN
+ * on the test schema's channels (the realtime adapter prefixes its channels with the schema). */
+async function listeners(database: string, schema: string): Promise<number> {
   const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await c.connect();
   try {
     const r = await c.query<{ n: number }>(
-      `select count(*)::int as n from pg_stat_activity where query like 'LISTEN %' and position($1 in query) > 0`,
-      [`#${schema}#`],
+      `select count(*)::int as n from pg_stat_activity
+        where datname = $2 and query like 'LISTEN %' and position($1 in query) > 0`,
+      [`#${schema}#`, database],
     );
     return r.rows[0]!.n;
   } finally {

@@ -1,0 +1,62 @@
+// The CLI as an operator runs it (`npm run cli -- …`), for the CLI's test files: each file gets
+// its own data directory (PGlite) or schema (PostgreSQL), so the files run side by side.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll } from 'vitest';
+import { baseEnv, spawnTs } from './child-process.js';
+import { isPostgres } from './harness.js';
+
+export interface Run {
+  code: number;
+  /** The last line of stdout as JSON (every command prints one object). */
+  out: any;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliDatabase {
+  dataDir: string;
+  schema: string;
+  env: Record<string, string>;
+  /** Runs `src/cli.ts` with `args` on this file's database, stdin closed. */
+  cli: (...args: string[]) => Promise<Run>;
+}
+
+/** A data directory (or schema) for this test file's CLI runs, removed after the file. */
+export function cliDatabase(): CliDatabase {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ap-cli-'));
+  const schema = `t_cli_${randomBytes(4).toString('hex')}`;
+  const env: Record<string, string> = {
+    ...baseEnv(),
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: dataDir,
+    JWT_SECRET: 'cli-test-secret-cli-test-secret-cli-test-secret',
+    ...(isPostgres() ? { DATABASE_URL: process.env.DATABASE_URL!, DB_SCHEMA: schema } : {}),
+  };
+  afterAll(async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    if (isPostgres()) {
+      const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await c.connect();
+      await c.query(`drop schema if exists "${schema}" cascade`);
+      await c.end();
+    }
+  });
+  async function cli(...args: string[]): Promise<Run> {
+    const p = spawnTs('src/cli.ts', args, env);
+    p.end();
+    const code = await p.exited;
+    let out: unknown;
+    try {
+      out = JSON.parse(p.stdout.trim().split('\n').at(-1) ?? 'null');
+    } catch {
+      out = undefined;
+    }
+    return { code, out, stdout: p.stdout, stderr: p.stderr };
+  }
+  return { dataDir, schema, env, cli };
+}
