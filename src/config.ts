@@ -63,7 +63,9 @@ const envSchema = z.object({
   CHAT_MODEL: z.string().default('gpt-4o-mini'),
   EMBEDDING_MODEL: z.string().default('text-embedding-3-small'),
   VISION_MODEL: z.string().optional(),
-  OFFLINE_EMBEDDING_MODEL: z.enum(['offline-glove-sif-v1', 'offline-hash-ngram-v1']).default('offline-glove-sif-v1'),
+  OFFLINE_EMBEDDING_MODEL: z
+    .enum(['offline-glove-sif-v1', 'offline-hash-ngram-v1'])
+    .default('offline-glove-sif-v1'),
   EMBEDDING_DIMENSIONS: z.coerce.number().int().positive().max(4096).optional(),
   MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
