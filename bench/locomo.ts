@@ -15,12 +15,11 @@
 // Run: npx tsx bench/locomo.ts <folder of the JSON files> [--conversations 26,30,41,42,43]
 //        [--db pglite|postgres] [--env KEY=VALUE,...] [--json out.json]
 // (--env passes configuration to the service, e.g. OFFLINE_EMBEDDING_MODEL=offline-hash-ngram-v1.)
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';

@@ -119,7 +119,7 @@ function say(s: Statement): string {
   const text = /[.!]$/.test(s.text) ? s.text : `${s.text}.`;
   const date = when(s.createdAt);
   const who = s.speaker ? `${s.speaker} said` : 'I noted';
-  return date ? `On ${date}, ${who}: "${text}"` : `${s.speaker ? `${s.speaker} said` : 'I noted'}: "${text}"`;
+  return date ? `On ${date}, ${who}: "${text}"` : `${who[0]!.toUpperCase()}${who.slice(1)}: "${text}"`;
 }
 
 /** The offline answer to `input` from the retrieved memories, in the protocol's tone. */

@@ -68,10 +68,12 @@ export class OfflineProvider implements ModelProvider {
   private async embedder(): Promise<(text: string) => Float32Array> {
     if (this.embeddingModel === LEXICAL_EMBEDDING_MODEL)
       return (text) => hashEmbedding(text, this.embeddingDimensions);
-    this.semantic ??= loadWordVectors().then(
-      (words) => new SemanticEmbedder(words, this.embeddingDimensions),
-    );
-    this.semantic.catch(() => (this.semantic = undefined));
+    if (!this.semantic) {
+      this.semantic = loadWordVectors().then(
+        (words) => new SemanticEmbedder(words, this.embeddingDimensions),
+      );
+      this.semantic.catch(() => (this.semantic = undefined));
+    }
     const embedder = await this.semantic;
     return (text) => embedder.embed(text);
   }

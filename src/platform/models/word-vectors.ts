@@ -165,7 +165,10 @@ let loaded: Promise<WordVectors> | undefined;
 
 /** The word vectors, read once per process. */
 export function loadWordVectors(): Promise<WordVectors> {
-  loaded ??= (async () => decode(await readFile(ensureCache())))();
-  loaded.catch(() => (loaded = undefined));
+  if (!loaded) {
+    loaded = (async () => decode(await readFile(ensureCache())))();
+    // A failed read is tried again by the next caller.
+    loaded.catch(() => (loaded = undefined));
+  }
   return loaded;
 }

@@ -82,8 +82,10 @@ let loaded: Promise<WordSimilarity> | undefined;
 
 /** The word similarity over the shared word vectors, made once per process. */
 export function loadWordSimilarity(): Promise<WordSimilarity> {
-  loaded ??= loadWordVectors().then((w) => new WordSimilarity(w));
-  loaded.catch(() => (loaded = undefined));
+  if (!loaded) {
+    loaded = loadWordVectors().then((w) => new WordSimilarity(w));
+    loaded.catch(() => (loaded = undefined));
+  }
   return loaded;
 }
 
