@@ -118,6 +118,7 @@ const envSchema = z.object({
   CHAT_RATE_LIMIT: z.coerce.number().int().positive().default(30),
   CHAT_TOOL_CALLS_PER_TURN: z.coerce.number().int().min(0).max(20).default(3),
   CHAT_HISTORY_MESSAGES: z.coerce.number().int().min(0).max(200).default(12),
+  CHAT_CONTEXT_TOKENS: z.coerce.number().int().min(100).max(100_000).default(3000),
   CHAT_PLATFORM_BOT_TOKEN: z.string().optional(),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
@@ -252,6 +253,8 @@ export interface Config {
     chatPerMinute: number;
     chatToolCallsPerTurn: number;
     chatHistoryMessages: number;
+    /** Token budget of a turn's context sections (memories, quests, relationships, items). */
+    chatContextTokens: number;
     memoryContentBytes: number;
   };
 }
@@ -438,6 +441,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       chatPerMinute: e.CHAT_RATE_LIMIT,
       chatToolCallsPerTurn: e.CHAT_TOOL_CALLS_PER_TURN,
       chatHistoryMessages: e.CHAT_HISTORY_MESSAGES,
+      chatContextTokens: e.CHAT_CONTEXT_TOKENS,
       memoryContentBytes: e.MEMORY_MAX_CONTENT,
     },
   };

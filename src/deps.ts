@@ -41,6 +41,7 @@ import {
   defineMaintenanceJobs,
   runSweeps,
   scheduleMaintenance,
+  systemStats,
   type Sweepers,
 } from './modules/admin/index.js';
 import { SchedulerService } from './modules/scheduler/index.js';
@@ -50,7 +51,7 @@ import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { MemoryService } from './modules/memory/index.js';
-import { ChatService, ConversationsService, defineChatJobs } from './modules/chat/index.js';
+import { ChatService, ConversationsService, defineChatJobs, systemKnowledge } from './modules/chat/index.js';
 import { AuditLog } from './modules/audit/index.js';
 import { ConsciousnessService } from './modules/consciousness/index.js';
 import { PersonaService } from './modules/persona/index.js';
@@ -353,6 +354,11 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         users,
         files,
         personas: persona,
+        knowledge: systemKnowledge({
+          stats: (hours) => systemStats({ users, memory, chat: conversations, timeline, models }, hours),
+          observers: () => instances.observers(undefined),
+          recentEvents: (limit) => timeline.list({ limit }),
+        }),
         metrics,
         assistantName: config.assistantName,
       },
@@ -361,6 +367,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         toolCallsPerTurn: config.limits.chatToolCallsPerTurn,
         historyMessages: config.limits.chatHistoryMessages,
         attachmentTimeoutMs: config.limits.attachmentTimeoutMs,
+        contextTokens: config.limits.chatContextTokens,
       },
     );
     defineChatJobs(jobs, {

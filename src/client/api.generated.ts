@@ -6373,6 +6373,10 @@ export interface paths {
               /** @description the registry instance the event concerns; it decides the observer */
               instanceId?: number;
               personaId?: number;
+              /** @description with a quest_started, quest_progressed, quest_completed or quest_failed event: the player's quest it moves */
+              questId?: number;
+              /** @description the quest progress it reaches (0..1) */
+              questProgress?: number;
             } & {
               [key: string]: unknown;
             };
@@ -13551,6 +13555,20 @@ export interface components {
         source: string;
         content: string;
       }[];
+      /** @description the turn's context beyond memories, as the prompt's sections were made from it */
+      context: {
+        /** @description the speaking character's state and its relationship with the player */
+        playerState: unknown;
+        /** @description active quests, and closed ones when the budget allows */
+        playerQuests: unknown;
+        playerInventory: unknown;
+        /** @description the routing decision, and the system figures or observer view the protocol grants */
+        systemWideKnowledge: unknown;
+        /** @description what the context budget left out: part → entries, in the order parts are dropped */
+        dropped: {
+          [key: string]: number;
+        };
+      };
     };
     PromptPreviewInput: {
       userId: number;
@@ -13573,6 +13591,20 @@ export interface components {
         source: string;
         content: string;
       }[];
+      /** @description the turn's context beyond memories, as the prompt's sections were made from it */
+      context: {
+        /** @description the speaking character's state and its relationship with the player */
+        playerState: unknown;
+        /** @description active quests, and closed ones when the budget allows */
+        playerQuests: unknown;
+        playerInventory: unknown;
+        /** @description the routing decision, and the system figures or observer view the protocol grants */
+        systemWideKnowledge: unknown;
+        /** @description what the context budget left out: part → entries, in the order parts are dropped */
+        dropped: {
+          [key: string]: number;
+        };
+      };
     };
     /**
      * @example {

@@ -11,7 +11,7 @@ export {
   SWEEP_SCHEDULE,
   type Sweepers,
 } from './maintenance.jobs.js';
-export type { StatsSources } from './stats.service.js';
+export { systemStats, type StatsSources } from './stats.service.js';
 
 export interface AdminPluginOptions {
   health: HealthRoutesOptions;

@@ -270,6 +270,24 @@ export class CharactersService {
     }));
   }
 
+  /** What a chat turn knows of the player from this module: their quests (newest change first)
+   * and their relationships, the speaker's first (at most `limit`), read side by side. */
+  async playerContext(
+    userId: number,
+    speakerId: number,
+    limit = 50,
+  ): Promise<{ quests: PlayerQuest[]; relationships: Relationship[] }> {
+    const [quests, relationships] = await Promise.all([
+      this.playerQuests(userId),
+      this.relationships(userId, undefined, this.db, limit),
+    ]);
+    // A player with more relationships than the limit still has the speaker's in the context.
+    if (relationships.length === limit && !relationships.some((r) => r.npcUserId === speakerId))
+      relationships.unshift(...(await this.relationships(userId, speakerId)));
+    relationships.sort((a, b) => Number(b.npcUserId === speakerId) - Number(a.npcUserId === speakerId));
+    return { quests: quests.slice(0, limit), relationships };
+  }
+
   async createQuest(input: QuestInput): Promise<Quest> {
     return toQuest(
       await repo.insertQuest(this.db, {
@@ -319,6 +337,17 @@ export class CharactersService {
       const [row] = await this.playerQuests(userId, questId, trx);
       return row!;
     });
+  }
+
+  /** A quest event from the world (sync ingest) moving a player's quest, in the event's
+   * transaction; an unknown quest is the request's fault (400). */
+  async movePlayerQuest(
+    trx: Executor,
+    change: { questId: number; userId: number; status: QuestStatus; progress?: number | undefined },
+  ): Promise<void> {
+    if (!(await repo.findQuest(trx, change.questId)))
+      throw validationFailed([{ path: 'metadata.questId', message: `no quest ${change.questId}` }]);
+    await repo.upsertPlayerQuest(trx, change);
   }
 
   async playerQuests(userId: number, questId?: number, executor: Executor = this.db): Promise<PlayerQuest[]> {

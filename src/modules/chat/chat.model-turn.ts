@@ -5,7 +5,6 @@
 // the exchange kept as a shared memory once they are sent.
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { ChatMessage as ModelMessage, ChatResult, ToolSpec } from '../../platform/models/provider.js';
-import type { ConversationContext } from '../memory/index.js';
 import { ChoicesFilter, extractChoices, maxTokensFor, parseDirectorReply } from './chat.rules.js';
 import { chatTools, runToolCalls, toolSpecs, type ChatTool } from './chat.tools.js';
 import * as repo from './conversations.repository.js';
@@ -21,11 +20,13 @@ import type {
 } from './chat.types.js';
 import { ChatSpeakers } from './chat.speakers.js';
 import { buildPrompt } from './chat.prompt.js';
+import { TurnContextReader } from './chat.context.js';
 
 export class ModelTurn {
   private readonly tools: ChatTool[];
   /** The tools' specs (JSON schemas), made once. */
   readonly specs: ToolSpec[];
+  private readonly context: TurnContextReader;
 
   constructor(
     private readonly d: ChatServiceDeps,
@@ -34,47 +35,29 @@ export class ModelTurn {
   ) {
     this.tools = chatTools({ inventory: d.inventory, memory: d.memory });
     this.specs = toolSpecs(this.tools);
+    this.context = new TurnContextReader(d, opts.contextTokens);
   }
 
-  /** Starts (once) gathering the turn's context: the memory retrieval, which begins its full-text
-   * side at once and its vector side when the query's embedding arrives (neither waits for
-   * routing), and the inventory summary. */
+  /** Starts (once) reading the turn's context (TurnContextReader.start). */
   startContext(
     prepared: Prepared,
-    user: Pick<UserPrincipal, 'id'>,
+    user: Pick<UserPrincipal, 'id' | 'name'>,
     lead: { id: number; info: Speaker | Promise<Speaker> },
     text: string,
     conversationId: number | undefined,
-  ): Promise<[ConversationContext, string]> {
-    if (!prepared.context) {
-      const npcInfo = Promise.resolve(lead.info).then((s) => ({
-        name: s.name,
-        description: s.description,
-        assistant_user_id: s.id,
-      }));
-      // Awaited once retrieval is done; a bad speaker fails the turn where it is read.
-      npcInfo.catch(() => undefined);
-      prepared.context = Promise.all([
-        this.d.memory.gatherContext(user.id, lead.id, text, conversationId, {
-          queryEmbedding: prepared.queryEmbedding,
-          npcInfo,
-        }),
-        this.d.inventory.promptSummary(user.id),
-      ]);
-      prepared.context.catch(() => undefined);
-    }
-    return prepared.context;
+  ) {
+    return this.context.start(prepared, user, lead, text, conversationId);
   }
 
-  /** The prompt a turn sends now: routing (prepared), the context (retrieval and the inventory
-   * summary), the history before the message, and, for the assistant's own turns, the ground
-   * floor; composed by buildPrompt. The one path of both the chat turn (`answer`) and the admin
+  /** The prompt a turn sends now: routing (prepared), the context (read by TurnContextReader, cut
+   * to the protocol's reach and the budget), the history before the message, and, for the
+   * assistant's own turns, the ground floor; composed by buildPrompt. The one path of both the chat turn (`answer`) and the admin
    * prompt preview, so the preview shows exactly what a turn would send. */
   async prompt(p: PromptRequest) {
     const { user, conversationId, text, prefs, speakers, prepared } = p;
     const group = speakers.length > 1;
     const lead = speakers[0]!;
-    const [routing, [context, inventorySummary], history, groundFloor] = await Promise.all([
+    const [routing, gathered, history, groundFloor] = await Promise.all([
       prepared.routing,
       this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId ?? undefined),
       prepared.history ??
@@ -88,14 +71,24 @@ export class ModelTurn {
             .assistantUserId()
             .then((id) => (id === lead.id ? this.d.protocols.groundFloor() : undefined)),
     ]);
+    const { context, values, knowledge, dropped } = this.context.fit(
+      gathered,
+      routing,
+      speakers.map((s) => s.id),
+      {
+        channelId: prepared.channelId,
+        clientType: p.clientType,
+      },
+    );
     const built = buildPrompt({
       protocol: routing.resolved,
       specs: this.specs,
       assistantName: this.d.assistantName,
       playerName: user.name,
       speakers,
-      inventorySummary,
       memoryContext: context.memoryContext,
+      contextValues: values,
+      knowledge,
       prefs,
       history,
       messageId: p.messageId,
@@ -104,7 +97,7 @@ export class ModelTurn {
       today: new Date().toISOString().slice(0, 10),
       groundFloor,
     });
-    return { ...built, routing, context, group, lead };
+    return { ...built, routing, context, dropped, group, lead };
   }
 
   /** Builds the prompt, calls the model (at most twice), stores the replies. Returns them, and
@@ -159,7 +152,13 @@ export class ModelTurn {
       const outcomes = await runToolCalls(
         offeredTools,
         result.toolCalls,
-        { playerUserId: user.id, actorUserId: lead.id, conversationId },
+        {
+          playerUserId: user.id,
+          // A group's director acts as the assistant (spec: inventory rule 3), not as one of its cast.
+          actorUserId: group ? await this.d.characters.assistantUserId() : lead.id,
+          conversationId,
+          memoryAccess: routing.resolved.capabilities.memoryAccess,
+        },
         this.opts.toolCallsPerTurn,
       );
       toolsRun.push(...outcomes.map((o) => ({ name: o.call.name, result: o.result })));

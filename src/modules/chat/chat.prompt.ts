@@ -15,14 +15,17 @@ import type { Speaker } from './chat.types.js';
 
 export interface PromptInput {
   protocol: ResolvedProtocol;
-  /** Every tool the service has; the protocol allows a subset, a group turn none. */
+  /** Every tool the service has; the protocol allows a subset (to the director in a group turn). */
   specs: ToolSpec[];
   assistantName: string;
   playerName: string;
   /** The lead first; more than one makes a group turn (the director speaks for them). */
   speakers: Speaker[];
-  inventorySummary: string;
   memoryContext: ConversationContext['memoryContext'];
+  /** The context's other sections (fitContext): quests, state and relationships, inventory. */
+  contextValues: { questSummary: string; stateSummary: string; inventorySummary: string };
+  /** What the protocol grants beyond the conversation (fitContext's section), or ''. */
+  knowledge: string;
   prefs: UserPreferences | undefined;
   /** The conversation's messages read for the turn (possibly with the new one among them). */
   history: { id: number; role: 'user' | 'assistant'; text: string }[];
@@ -40,7 +43,7 @@ export interface PromptInput {
 export function buildPrompt(p: PromptInput): {
   system: string;
   messages: ModelMessage[];
-  /** The tools the protocol allows (none in a group turn). */
+  /** The tools the protocol allows (a group turn's director gets the same). */
   tools: readonly ToolDefinition[];
 } {
   const group = p.speakers.length > 1;
@@ -54,14 +57,13 @@ export function buildPrompt(p: PromptInput): {
     .filter(Boolean)
     .join('\n\n');
   const composed = composeSystemPrompt(p.protocol, {
-    tools: group ? [] : p.specs,
+    tools: p.specs,
     values: {
       assistantName: p.assistantName,
       playerName: p.playerName,
       npcName: lead.name,
-      inventorySummary: p.inventorySummary,
       memoryContext,
-      stateSummary: lead.emotions !== undefined ? JSON.stringify({ emotions: lead.emotions }) : undefined,
+      ...p.contextValues,
       language: p.prefs?.language,
       responseLength: p.prefs?.responseLength,
       date: p.today,
@@ -69,6 +71,7 @@ export function buildPrompt(p: PromptInput): {
   });
   const system = [
     composed.system,
+    p.knowledge,
     group
       ? directorInstruction(
           p.speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
@@ -90,5 +93,5 @@ export function buildPrompt(p: PromptInput): {
     ),
     { role: 'user', content: p.text },
   ];
-  return { system, messages, tools: group ? [] : composed.tools };
+  return { system, messages, tools: composed.tools };
 }

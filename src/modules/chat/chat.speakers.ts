@@ -35,7 +35,7 @@ export class ChatSpeakers {
   async speaker(id: number): Promise<Speaker> {
     try {
       const { npc, state } = await this.characters.getNpcWithState(id);
-      return { id, name: npc.name, description: npc.description, emotions: state.emotions };
+      return { id, name: npc.name, description: npc.description, state };
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
         throw new AppError('validation_failed', 'No such character', {

@@ -13,6 +13,8 @@ export interface ToolContext {
   /** The character speaking (assistant or NPC): recorded as the actor of a change. */
   actorUserId: number;
   conversationId: number;
+  /** The routed protocol's memory access: `limited` keeps the player's own memories out. */
+  memoryAccess: 'full' | 'standard' | 'limited';
 }
 
 interface Tool<S extends z.ZodType> {
@@ -91,16 +93,20 @@ export function chatTools(deps: ToolDeps) {
         })
         .strict(),
       run: async (args: { query: string; limit?: number | undefined }, ctx) => {
-        // Full text only: the turn's one embedding request is already spent on the query.
-        const found = await deps.memory.retrieve(
-          { userId: ctx.playerUserId, npcUserId: ctx.actorUserId },
-          args.query,
-          args.limit ?? 5,
-          {
-            conversationId: ctx.conversationId,
-            embed: false,
-          },
-        );
+        const limit = args.limit ?? 5;
+        const limited = ctx.memoryAccess === 'limited';
+        // Full text only: the turn's one embedding request is already spent on the query. Limited
+        // access searches the world and the speaker's core only (asked for more, then filtered).
+        const found = (
+          await deps.memory.retrieve(
+            { userId: ctx.playerUserId, npcUserId: ctx.actorUserId },
+            args.query,
+            limited ? limit * 4 : limit,
+            { conversationId: ctx.conversationId, embed: false },
+          )
+        )
+          .filter((m) => !limited || m.tier === 'world' || m.userId === ctx.actorUserId)
+          .slice(0, limit);
         return {
           ok: true,
           memories: found.map((m) => ({ content: m.content, source: m.source, similarity: m.similarity })),

@@ -13,7 +13,6 @@
 import { transaction } from '../../platform/db/database.js';
 import {
   AppError,
-  notFound,
   parseOrThrow,
   toProblem,
   validationFailed,
@@ -42,6 +41,7 @@ import type { DirectNpcResponse } from './chat.events.js';
 import { ChatSpeakers } from './chat.speakers.js';
 import { ChatAttachments } from './chat.attachments.js';
 import { ModelTurn } from './chat.model-turn.js';
+import { previewPrompt } from './chat.preview.js';
 
 /** The client's message id, even from a payload that fails validation, so chatError can name it. */
 function clientMessageIdOf(raw: unknown): string | null {
@@ -253,76 +253,9 @@ export class ChatTurns {
     }
   }
 
-  /** The admin prompt preview: the system prompt, tools and retrieved memories a turn of this
-   * user would use now, through the turn's own composition (ModelTurn.prompt): the same routing,
-   * speakers, context and ground floor. No chat call; nothing stored (the query is embedded alone,
-   * claiming no pending chunks; the persona session is read, not touched; a missing default
-   * conversation is not created). */
-  async preview(input: PromptPreviewInput): Promise<PromptPreview> {
-    const user = await this.d.users.identity(input.userId);
-    if (!user) throw notFound('user');
-    const text = input.message?.trim() ?? '';
-    const persona = input.personaSessionId
-      ? await this.d.personas.forTurn(user.id, input.personaSessionId, { touch: false })
-      : undefined;
-    if (input.personaSessionId && !persona)
-      throw validationFailed([
-        { path: 'personaSessionId', message: `not a persona session of user ${user.id}` },
-      ]);
-    if (persona && input.npcUserId !== undefined)
-      throw validationFailed([
-        { path: 'npcUserId', message: 'a persona session is answered by its persona alone' },
-      ]);
-    const conversationId = persona?.conversationId ?? input.conversationId;
-    const conversation = await this.d.conversations.peek(user.id, conversationId);
-    if (conversationId !== undefined && !conversation)
-      throw validationFailed([{ path: 'conversationId', message: `not a conversation of user ${user.id}` }]);
-    let speakers: Speaker[];
-    try {
-      speakers = await this.speakers.speakersFor(conversation?.npc_user_ids ?? [], input.npcUserId);
-    } catch (err) {
-      // The turn's refusal names chatMessage.npcUserId; here the field is the body's.
-      if (err instanceof AppError && err.code === 'validation_failed')
-        throw validationFailed([{ path: 'npcUserId', message: err.message }]);
-      throw err;
-    }
-    if (persona) speakers = speakers.map((s) => ({ ...s, name: persona.persona }));
-    const prepared: Prepared = {
-      routing: this.d.protocols.routeUser(user.id, {
-        channelId: input.channelId,
-        ...(persona ? { personaType: persona.personaType } : {}),
-      }),
-      // The query alone (no pending chunks claimed, nothing to store); no message, no query.
-      queryEmbedding: text ? this.d.memory.embedQueryBatched(text, 0).embedding : Promise.resolve(undefined),
-      storeEmbeddings: async () => undefined,
-    };
-    prepared.routing.catch(() => undefined);
-    const composed = await this.modelTurn.prompt({
-      user,
-      conversationId: conversation?.id ?? null,
-      messageId: Number.MAX_SAFE_INTEGER,
-      text,
-      prefs: input.preferences,
-      speakers,
-      prepared,
-    });
-    const { routing } = composed;
-    return {
-      userId: user.id,
-      npcUserId: composed.group ? null : composed.lead.id,
-      protocolId: routing.protocolId,
-      protocol: routing.protocol,
-      enforced: routing.enforced,
-      reason: routing.reason,
-      personaType: routing.personaType,
-      system: composed.system,
-      tools: composed.tools.map((t) => ({
-        name: t.name,
-        description: t.description,
-        parameters: t.parameters ?? null,
-      })),
-      memories: composed.context.memories.map((m) => ({ id: m.id, source: m.source, content: m.content })),
-    };
+  /** The admin prompt preview (chat.preview.ts), through this turn's own parts. */
+  preview(input: PromptPreviewInput): Promise<PromptPreview> {
+    return previewPrompt(this.d, this.speakers, this.modelTurn, input);
   }
 
   /** A retried message already answered: its stored replies sent again, without a model call. */

@@ -9,9 +9,9 @@ import type { ModelGateway } from '../../platform/models/gateway.js';
 import type { Metrics } from '../../platform/http/metrics.js';
 import type { FilesService } from '../files/index.js';
 import type { InventoryService } from '../inventory/index.js';
-import type { ConversationContext, MemoryService } from '../memory/index.js';
+import type { MemoryService } from '../memory/index.js';
 import type { ProtocolsService } from '../protocols/index.js';
-import type { CharactersService } from '../characters/index.js';
+import type { CharactersService, CharacterState } from '../characters/index.js';
 import type { UsersService } from '../users/index.js';
 import type { UserPreferences } from './chat.schemas.js';
 import type {
@@ -25,6 +25,7 @@ import type {
 } from './chat.events.js';
 import type { VisionJob } from './chat.jobs.js';
 import type { ConversationsService, MessageRow } from './conversations.service.js';
+import type { DroppedPart, GatheredContext } from './chat.context.rules.js';
 
 /** What a turn sends to the client; the socket layer maps these to events (chat.events.ts). */
 export interface TurnEmitter {
@@ -41,6 +42,8 @@ export interface ChatServiceOptions {
   toolCallsPerTurn: number;
   historyMessages: number;
   attachmentTimeoutMs: number;
+  /** The token budget of the context's variable parts (memories, quests, relationships, items). */
+  contextTokens: number;
 }
 
 /** A persona session as a turn runs in it (the persona module's record, never the client's). */
@@ -60,6 +63,15 @@ export interface PersonaSessionPort {
   forTurn(userId: number, sessionId: string, opts?: { touch?: boolean }): Promise<TurnPersona | undefined>;
 }
 
+/** What a protocol's admin access and observer capabilities add to a turn's context (wired by
+ * deps.ts from the admin statistics, the instance registry and the timeline). */
+export interface SystemKnowledgePort {
+  /** The system's figures: accounts, memories, conversations, messages, events. */
+  admin(): Promise<Record<string, unknown>>;
+  /** The observers and the newest timeline events (`recentEvents`, newest first). */
+  observer(): Promise<Record<string, unknown>>;
+}
+
 export interface ChatServiceDeps {
   db: Db;
   log: Logger;
@@ -75,6 +87,8 @@ export interface ChatServiceDeps {
   users: Pick<UsersService, 'identity'>;
   files: FilesService;
   personas: PersonaSessionPort;
+  /** What admin access and observer capabilities add to a turn's context. */
+  knowledge: SystemKnowledgePort;
   metrics: Pick<Metrics, 'chatTurn'>;
   assistantName: string;
 }
@@ -92,7 +106,8 @@ export interface Speaker {
   id: number;
   name: string;
   description: string;
-  emotions?: unknown;
+  /** The character's persona, emotions and config (read with it; the turn's stateSummary). */
+  state?: CharacterState;
 }
 
 /** What a turn can start as soon as it knows the user and the text: routing and the query
@@ -104,10 +119,12 @@ export interface Prepared {
   storeEmbeddings: () => Promise<void>;
   /** Reserved with the user's message (storeUserMessage). */
   replyId?: number;
-  /** Retrieval and the inventory summary (startContext), started once the conversation is known. */
-  context?: Promise<[ConversationContext, string]>;
+  /** The context's reads (TurnContextReader.start), started once the conversation is known. */
+  context?: Promise<GatheredContext>;
   /** The conversation's messages before this one, read once the conversation is known. */
   history?: Promise<MessageRow[]>;
+  /** The chat-platform channel the turn came from (routing step 2; the context records it). */
+  channelId?: string | undefined;
 }
 
 /** What composing a turn's prompt needs (ModelTurn.prompt): the chat turn's and the preview's. */
@@ -121,6 +138,8 @@ export interface PromptRequest {
   prefs: UserPreferences | undefined;
   speakers: Speaker[];
   prepared: Prepared;
+  /** The client the turn came from (the session's; the context records it). */
+  clientType?: string | undefined;
 }
 
 /** `POST /api/admin/prompts/preview`'s input (contract: "Admin zones"). */
@@ -146,6 +165,14 @@ export interface PromptPreview {
   system: string;
   tools: { name: string; description: string; parameters: Record<string, unknown> | null }[];
   memories: { id: number; source: string; content: string }[];
+  /** The rest of the turn's context as the model gets it, and what the budget left out. */
+  context: {
+    playerState: unknown;
+    playerQuests: unknown;
+    playerInventory: unknown;
+    systemWideKnowledge: unknown;
+    dropped: Partial<Record<DroppedPart, number>>;
+  };
 }
 
 export interface Attachment {

@@ -10,6 +10,7 @@ export { ConversationsService, presentMessage, type MessageRow } from './convers
 export { messageSchema } from './chat.schemas.js';
 export { ChatService } from './chat.service.js';
 export { defineChatJobs } from './chat.jobs.js';
+export { systemKnowledge } from './chat.knowledge.js';
 export { chatSockets } from './chat.socket.js';
 export { chatNamespaceDoc } from './chat.events.js';
 export type {

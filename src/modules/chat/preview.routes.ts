@@ -51,6 +51,21 @@ const previewResponse = z
       }),
     ),
     memories: z.array(z.object({ id: z.number().int(), source: z.string(), content: z.string() })),
+    context: z
+      .object({
+        playerState: z
+          .unknown()
+          .describe("the speaking character's state and its relationship with the player"),
+        playerQuests: z.unknown().describe('active quests, and closed ones when the budget allows'),
+        playerInventory: z.unknown(),
+        systemWideKnowledge: z
+          .unknown()
+          .describe('the routing decision, and the system figures or observer view the protocol grants'),
+        dropped: z
+          .record(z.string(), z.number().int())
+          .describe('what the context budget left out: part → entries, in the order parts are dropped'),
+      })
+      .describe("the turn's context beyond memories, as the prompt's sections were made from it"),
   })
   .meta({ id: 'PromptPreview' });
 

@@ -25,10 +25,10 @@ export interface ContextParts {
   identity: MemoryAccounts['identity'];
 }
 
-/** spec: "Conversation context". Retrieval covers the three tiers (the player's memories, the
- * world, the NPC's core) in one hybrid search; the conversation id boosts continuity. The
- * player's state, quests and inventory are left empty here: the chat turn reads the inventory
- * summary itself, and quests do not exist yet. */
+/** spec: "Conversation context", its memory side. Retrieval covers the three tiers (the player's
+ * memories, the world, the NPC's core) in one hybrid search; the conversation id boosts
+ * continuity. The player's state, quests and inventory belong to other modules: the chat turn
+ * fills them from their owners (chat.context.ts), so they are left empty here. */
 export async function gatherContext(
   parts: ContextParts,
   ...[playerUserId, npcUserId, input, conversationId, options = {}]: GatherArgs

@@ -25,7 +25,7 @@ export {
   type ToolDefinition,
 } from './protocols.rules.js';
 
-export { protocolIdSchema, type ProtocolDefinition } from './protocols.schemas.js';
+export { protocolIdSchema, type Capabilities, type ProtocolDefinition } from './protocols.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const protocolsPlugin: AppPlugin<{ protocols: ProtocolsService }> = async (app, opts) =>

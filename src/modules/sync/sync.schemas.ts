@@ -29,6 +29,15 @@ export const ingestBody = z
           .optional()
           .describe('the registry instance the event concerns; it decides the observer'),
         personaId: z.number().int().positive().optional(),
+        questId: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(
+            "with a quest_started, quest_progressed, quest_completed or quest_failed event: the player's quest it moves",
+          ),
+        questProgress: z.number().min(0).max(1).optional().describe('the quest progress it reaches (0..1)'),
       })
       .catchall(z.unknown())
       .default({}),

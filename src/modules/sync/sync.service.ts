@@ -58,6 +58,12 @@ export class SyncService {
     claim: IdempotencyClaim | undefined,
   ): Promise<{ value: TimelineEvent; replayed: boolean }> {
     if (claim) return once(this.db, claim, (trx, afterCommit) => this.recordOne(trx, input, afterCommit));
+    // A quest event moves the player's quest in the event's own transaction, outside the batches.
+    if (questChange(input))
+      return {
+        value: await transaction(this.db, (trx, afterCommit) => this.recordOne(trx, input, afterCommit)),
+        replayed: false,
+      };
     const value = await new Promise<TimelineEvent>((resolve, reject) => {
       this.queued.push({ input, at: Date.now(), resolve, reject });
       if (!this.writing) void this.writeQueued();
@@ -113,10 +119,15 @@ export class SyncService {
     afterCommit: AfterCommit,
   ): Promise<TimelineEvent> {
     try {
+      const quest = questChange(input);
+      if (quest) await this.characters.movePlayerQuest(trx, { ...quest, userId: input.userId });
       return await this.timeline.record(trx, recordInput(input), afterCommit);
     } catch (err) {
       // The event's foreign key decides whether the player exists: no extra round trip.
-      if (isForeignKeyViolation(err, 'timeline_events_user_id_fkey'))
+      if (
+        isForeignKeyViolation(err, 'timeline_events_user_id_fkey') ||
+        isForeignKeyViolation(err, 'player_quests_user_id_fkey')
+      )
         throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
       throw err;
     }
@@ -147,6 +158,24 @@ export class SyncService {
     return { ...base, memories, timeline, inventory, quests, relationships };
   }
 }
+
+/** What a quest event does to the player's quest: started or progressed → active, completed
+ * (progress 1) or failed; undefined for any other event, or one without `metadata.questId`. */
+function questChange(input: IngestInput) {
+  const { questId, questProgress } = input.metadata;
+  if (questId === undefined) return undefined;
+  const status = QUEST_EVENTS[input.eventType];
+  if (!status) return undefined;
+  const progress = status === 'completed' ? 1 : questProgress;
+  return { questId, status, ...(progress !== undefined ? { progress } : {}) };
+}
+
+const QUEST_EVENTS: Partial<Record<string, 'active' | 'completed' | 'failed'>> = {
+  quest_started: 'active',
+  quest_progressed: 'active',
+  quest_completed: 'completed',
+  quest_failed: 'failed',
+};
 
 function recordInput(input: IngestInput): RecordInput {
   return {

@@ -1,0 +1,93 @@
+// The admin prompt preview (`POST /api/admin/prompts/preview`): what a chat turn of a user would
+// send now, composed by the turn's own code (ModelTurn.prompt), with nothing sent or stored.
+import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
+import type { ConversationContext } from '../memory/index.js';
+import type { ChatSpeakers } from './chat.speakers.js';
+import type { ModelTurn } from './chat.model-turn.js';
+import type { ChatServiceDeps, Prepared, PromptPreview, PromptPreviewInput, Speaker } from './chat.types.js';
+
+/** The context the preview shows beside the prompt (the memories are listed on their own). */
+const shown = ({ playerState, playerQuests, playerInventory, systemWideKnowledge }: ConversationContext) => ({
+  playerState,
+  playerQuests,
+  playerInventory,
+  systemWideKnowledge,
+});
+
+/** The admin prompt preview: the system prompt, tools and retrieved memories a turn of this
+ * user would use now, through the turn's own composition (ModelTurn.prompt): the same routing,
+ * speakers, context and ground floor. No chat call; nothing stored (the query is embedded alone,
+ * claiming no pending chunks; the persona session is read, not touched; a missing default
+ * conversation is not created). */
+export async function previewPrompt(
+  d: ChatServiceDeps,
+  speakersOf: ChatSpeakers,
+  modelTurn: ModelTurn,
+  input: PromptPreviewInput,
+): Promise<PromptPreview> {
+  const user = await d.users.identity(input.userId);
+  if (!user) throw notFound('user');
+  const text = input.message?.trim() ?? '';
+  const persona = input.personaSessionId
+    ? await d.personas.forTurn(user.id, input.personaSessionId, { touch: false })
+    : undefined;
+  if (input.personaSessionId && !persona)
+    throw validationFailed([
+      { path: 'personaSessionId', message: `not a persona session of user ${user.id}` },
+    ]);
+  if (persona && input.npcUserId !== undefined)
+    throw validationFailed([
+      { path: 'npcUserId', message: 'a persona session is answered by its persona alone' },
+    ]);
+  const conversationId = persona?.conversationId ?? input.conversationId;
+  const conversation = await d.conversations.peek(user.id, conversationId);
+  if (conversationId !== undefined && !conversation)
+    throw validationFailed([{ path: 'conversationId', message: `not a conversation of user ${user.id}` }]);
+  let speakers: Speaker[];
+  try {
+    speakers = await speakersOf.speakersFor(conversation?.npc_user_ids ?? [], input.npcUserId);
+  } catch (err) {
+    // The turn's refusal names chatMessage.npcUserId; here the field is the body's.
+    if (err instanceof AppError && err.code === 'validation_failed')
+      throw validationFailed([{ path: 'npcUserId', message: err.message }]);
+    throw err;
+  }
+  if (persona) speakers = speakers.map((s) => ({ ...s, name: persona.persona }));
+  const prepared: Prepared = {
+    routing: d.protocols.routeUser(user.id, {
+      channelId: input.channelId,
+      ...(persona ? { personaType: persona.personaType } : {}),
+    }),
+    // The query alone (no pending chunks claimed, nothing to store); no message, no query.
+    queryEmbedding: text ? d.memory.embedQueryBatched(text, 0).embedding : Promise.resolve(undefined),
+    storeEmbeddings: async () => undefined,
+  };
+  prepared.routing.catch(() => undefined);
+  const composed = await modelTurn.prompt({
+    user,
+    conversationId: conversation?.id ?? null,
+    messageId: Number.MAX_SAFE_INTEGER,
+    text,
+    prefs: input.preferences,
+    speakers,
+    prepared,
+  });
+  const { routing } = composed;
+  return {
+    userId: user.id,
+    npcUserId: composed.group ? null : composed.lead.id,
+    protocolId: routing.protocolId,
+    protocol: routing.protocol,
+    enforced: routing.enforced,
+    reason: routing.reason,
+    personaType: routing.personaType,
+    system: composed.system,
+    tools: composed.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters ?? null,
+    })),
+    memories: composed.context.memories.map((m) => ({ id: m.id, source: m.source, content: m.content })),
+    context: { ...shown(composed.context), dropped: composed.dropped },
+  };
+}
