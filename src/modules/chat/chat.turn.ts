@@ -100,7 +100,7 @@ export class ChatTurns {
       const limited = this.rateLimit(user.id);
       const personaRead = input.personaSessionId ? this.personaOf(user.id, input) : undefined;
       personaRead?.catch(() => undefined);
-      const prepared = this.prepare(user, input.message, limited, personaRead);
+      const prepared = this.prepare(user, input.message, limited, personaRead, input.channelId);
       const conversationRead = personaRead
         ? personaRead.then((p) => this.d.conversations.resolve(user.id, p.conversationId))
         : this.d.conversations.resolve(user.id, input.conversationId);
@@ -394,18 +394,18 @@ export class ChatTurns {
     text: string,
     gate?: Promise<unknown>,
     persona?: Promise<TurnPersona>,
+    channelId?: string,
   ): Prepared {
     // spec: at most one embedding request per message: the query, batched with pending memories.
     const embedded = this.d.memory.embedQueryBatched(text, undefined, gate);
     const prepared: Prepared = {
       // After the rate limit passed (it is needed only to compose the prompt): a turn's first
       // statements are the ones its embedding request waits for, and a refused message costs no
-      // routing reads. A persona session's routing takes the session's persona type.
-      routing: persona
-        ? Promise.all([gate, persona]).then(([, p]) =>
-            this.d.protocols.routeUser(user.id, { personaType: p.personaType }),
-          )
-        : (gate ?? Promise.resolve()).then(() => this.d.protocols.routeUser(user.id)),
+      // routing reads. A persona session's routing takes the session's persona type; the channel
+      // the turn comes from is routing's step 2 (`chatMessage.channelId`).
+      routing: Promise.all([gate, persona]).then(([, p]) =>
+        this.d.protocols.routeUser(user.id, { channelId, ...(p && { personaType: p.personaType }) }),
+      ),
       queryEmbedding: embedded.embedding,
       storeEmbeddings: embedded.store,
     };
