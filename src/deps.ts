@@ -32,6 +32,7 @@ import { AccountEmailService, AuthService, enqueueVerification, OAuthService } f
 import { UsersService } from './modules/users/index.js';
 import { ProtocolsService } from './modules/protocols/index.js';
 import {
+  ChatPlatformChat,
   ChatPlatformCommands,
   ChatPlatformService,
   createChatPlatformBot,
@@ -76,6 +77,7 @@ export interface Services {
   protocols: ProtocolsService;
   chatPlatform: ChatPlatformService;
   chatPlatformCommands: ChatPlatformCommands;
+  chatPlatformChat: ChatPlatformChat;
   files: FilesService;
   conversations: ConversationsService;
   accountEmail: AccountEmailService;
@@ -494,6 +496,14 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       workflowRuns,
       actorOf: workflowActorOf,
     });
+    const chatPlatformChat = new ChatPlatformChat({
+      chat,
+      chatPlatform,
+      counters,
+      log,
+      accountState: (id) => accounts.get(id),
+      adminUserIds: config.adminUserIds,
+    });
     // NPC training: documents are read in worker threads, screenshots by tesseract.js (its own
     // thread, the shipped language data unpacked once into a cache under the system's temporary
     // directory); the job stores the memories through the memory module.
@@ -562,6 +572,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       protocols,
       chatPlatform,
       chatPlatformCommands,
+      chatPlatformChat,
       files,
       memory,
       chat,
@@ -616,6 +627,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         token: config.chatPlatform.botToken,
         gateway: config.services.includes('worker'),
         commands: chatPlatformCommands,
+        chat: chatPlatformChat,
         log,
       });
       if (bot) {
