@@ -32,6 +32,7 @@ import { AccountEmailService, AuthService, enqueueVerification, OAuthService } f
 import { UsersService } from './modules/users/index.js';
 import { ProtocolsService } from './modules/protocols/index.js';
 import {
+  ChatPlatformChat,
   ChatPlatformCommands,
   ChatPlatformService,
   createChatPlatformBot,
@@ -77,6 +78,7 @@ export interface Services {
   protocols: ProtocolsService;
   chatPlatform: ChatPlatformService;
   chatPlatformCommands: ChatPlatformCommands;
+  chatPlatformChat: ChatPlatformChat;
   files: FilesService;
   conversations: ConversationsService;
   accountEmail: AccountEmailService;
@@ -501,6 +503,14 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       workflowRuns,
       actorOf: workflowActorOf,
     });
+    const chatPlatformChat = new ChatPlatformChat({
+      chat,
+      chatPlatform,
+      counters,
+      log,
+      accountState: (id) => accounts.get(id),
+      adminUserIds: config.adminUserIds,
+    });
     // NPC training: documents are read in worker threads, screenshots by tesseract.js (its own
     // thread, the shipped language data unpacked once into a cache under the system's temporary
     // directory); the job stores the memories through the memory module.
@@ -569,6 +579,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       protocols,
       chatPlatform,
       chatPlatformCommands,
+      chatPlatformChat,
       files,
       memory,
       chat,
@@ -623,6 +634,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         token: config.chatPlatform.botToken,
         gateway: config.services.includes('worker'),
         commands: chatPlatformCommands,
+        chat: chatPlatformChat,
         log,
       });
       if (bot) {

@@ -74,6 +74,8 @@ export interface ChatTurn {
 export interface SendOptions {
   conversationId?: number;
   npcUserId?: number;
+  /** The channel the message comes from: routing applies the protocol configured for it. */
+  channelId?: string;
   clientMessageId?: string;
   preferences?: { language?: string; responseLength?: 'short' | 'medium' | 'long'; stream?: boolean };
   /** Each streamed piece of a reply's text, as it arrives. */
@@ -277,6 +279,7 @@ export function createClient(options: ClientOptions): AssistantClient {
         clientMessageId,
         ...(opts.conversationId !== undefined && { conversationId: opts.conversationId }),
         ...(opts.npcUserId !== undefined && { npcUserId: opts.npcUserId }),
+        ...(opts.channelId !== undefined && { channelId: opts.channelId }),
         ...(opts.preferences && { preferences: opts.preferences }),
       });
       if (!ack.ok) throw new ApiError(ack.error);

@@ -2,6 +2,7 @@
 // is imported lazily) and nothing connects.
 import type { Logger } from 'pino';
 import { ChatPlatformBot, type ChatPlatformTransport } from './chat-platform.bot.js';
+import type { ChatPlatformChat } from './chat-platform.chat.js';
 import type { ChatPlatformCommands } from './chat-platform.commands.js';
 import { discordTransport } from './chat-platform.discord.js';
 
@@ -12,15 +13,16 @@ export type TransportFactory = (
 ) => Promise<ChatPlatformTransport>;
 
 /** The bot for CHAT_PLATFORM_BOT_TOKEN, over Discord unless another transport is given; undefined
- * without a token. `gateway`: this node receives slash commands (and registers them). */
+ * without a token. `gateway`: this node receives slash commands (and registers them) and messages. */
 export async function createChatPlatformBot(o: {
   token: string | undefined;
   gateway: boolean;
   commands: ChatPlatformCommands;
+  chat: ChatPlatformChat;
   log: Logger;
   transport?: TransportFactory;
 }): Promise<ChatPlatformBot | undefined> {
   if (!o.token) return undefined;
   const transport = await (o.transport ?? discordTransport)(o.token, o.log, { gateway: o.gateway });
-  return new ChatPlatformBot(transport, o.commands, o.log);
+  return new ChatPlatformBot(transport, o.commands, o.chat, o.log);
 }

@@ -51,6 +51,7 @@ beforeAll(async () => {
     token: 'a-token',
     gateway: true,
     commands: t.deps.services.chatPlatformCommands,
+    chat: t.deps.services.chatPlatformChat,
     log: t.deps.log,
     transport: async (token, _log, opts) => {
       expect([token, opts.gateway]).toEqual(['a-token', true]);
@@ -82,6 +83,7 @@ describe('createChatPlatformBot', () => {
       token: undefined,
       gateway: true,
       commands: t.deps.services.chatPlatformCommands,
+      chat: t.deps.services.chatPlatformChat,
       log: t.deps.log,
       transport: async () => {
         made++;

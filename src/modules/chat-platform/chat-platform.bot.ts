@@ -1,10 +1,11 @@
 // The chat-platform bot: the nine commands as slash commands, each interaction answered by the
-// command service as the platform user who sent it, and workflow notifications posted to the
-// instance's channel. The platform itself is behind a transport (chat-platform.discord.ts for
+// command service as the platform user who sent it; messages addressed to the bot answered as
+// chat turns (chat-platform.chat.ts); and workflow notifications posted to the instance's channel. The platform itself is behind a transport (chat-platform.discord.ts for
 // Discord), the one part that touches the network.
 import type { Logger } from 'pino';
 import { toProblem } from '../../platform/http/problem.js';
 import type { WorkflowNotice } from '../workflows/index.js';
+import type { ChatPlatformChat, IncomingMessage } from './chat-platform.chat.js';
 import type { ChatPlatformCommands } from './chat-platform.commands.js';
 import { commandByName } from './chat-platform.commands.rules.js';
 import {
@@ -25,11 +26,21 @@ export interface IncomingCommand {
   guildId: string | null;
 }
 
+/** What the bot does with a message: the reply to post to it, or null for none; `typing` shows
+ * that an answer is being written. */
+export type MessageHandler = (m: IncomingMessage, typing: () => void) => Promise<string | null>;
+
 /** What the bot needs of a chat platform. */
 export interface ChatPlatformTransport {
   /** Connects; from then on each slash command is handed to `onCommand`, and the text it returns
-   * is the reply. Registers `commands` as the bot's slash commands. */
-  start(commands: SlashCommand[], onCommand: (c: IncomingCommand) => Promise<string>): Promise<void>;
+   * is the reply; each message the bot can read is handed to `onMessage`, and the text it returns
+   * is posted as a reply to that message, in its channel or thread. Registers `commands` as the
+   * bot's slash commands. */
+  start(
+    commands: SlashCommand[],
+    onCommand: (c: IncomingCommand) => Promise<string>,
+    onMessage: MessageHandler,
+  ): Promise<void>;
   /** Posts a message to a channel. */
   post(channelId: string, text: string): Promise<void>;
   stop(): Promise<void>;
@@ -39,11 +50,16 @@ export class ChatPlatformBot {
   constructor(
     private readonly transport: ChatPlatformTransport,
     private readonly commands: ChatPlatformCommands,
+    private readonly chat: ChatPlatformChat,
     private readonly log: Logger,
   ) {}
 
   start(): Promise<void> {
-    return this.transport.start(this.commands.definitions.map(slashCommand), (c) => this.answer(c));
+    return this.transport.start(
+      this.commands.definitions.map(slashCommand),
+      (c) => this.answer(c),
+      (m, typing) => this.chat.answer(m, typing),
+    );
   }
 
   stop(): Promise<void> {

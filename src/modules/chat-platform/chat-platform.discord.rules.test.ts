@@ -2,7 +2,13 @@
 // arguments; without network.
 import { describe, expect, it } from 'vitest';
 import { coerceArgs, commandByName, COMMANDS } from './chat-platform.commands.rules.js';
-import { interactionArgs, isDiscordId, optionName, slashCommand } from './chat-platform.discord.rules.js';
+import {
+  interactionArgs,
+  isDiscordId,
+  messageText,
+  optionName,
+  slashCommand,
+} from './chat-platform.discord.rules.js';
 
 // Discord's rules for chat-input commands and their options.
 const NAME = /^[-_\p{L}\p{N}]{1,32}$/u;
@@ -115,5 +121,19 @@ describe('isDiscordId', () => {
     ['', false],
   ])('%j → %s', (id, expected) => {
     expect(isDiscordId(id)).toBe(expected);
+  });
+});
+
+describe('messageText', () => {
+  const BOT = '500000000000000001';
+  it.each([
+    [`<@${BOT}> hello there`, 'hello there'],
+    [`hello <@!${BOT}>, how are you?`, 'hello , how are you?'],
+    [`<@${BOT}>`, ''],
+    [`ask <@600000000000000001> and <@${BOT}>  too`, 'ask <@600000000000000001> and too'],
+    ['line one\n<@' + BOT + '> line two', 'line one\n line two'],
+    ['no mention at all', 'no mention at all'],
+  ])('%j → %j', (content, text) => {
+    expect(messageText(content, BOT)).toBe(text);
   });
 });

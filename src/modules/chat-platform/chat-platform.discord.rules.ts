@@ -69,3 +69,14 @@ export function interactionArgs(
 
 /** Discord ids are snowflakes: 17 to 20 digits. Instances naming other channels post nothing. */
 export const isDiscordId = (id: string): boolean => /^\d{17,20}$/.test(id);
+
+/** A message's text as the assistant reads it: the bot's own mentions (`<@id>`, and `<@!id>` as
+ * older clients write them) taken out, since they address the bot rather than say anything, and
+ * the spaces they leave folded; any other mention stays as written. */
+export function messageText(content: string, botUserId: string): string {
+  return content
+    .replaceAll(`<@${botUserId}>`, ' ')
+    .replaceAll(`<@!${botUserId}>`, ' ')
+    .replace(/[ \t]{2,}/g, ' ')
+    .trim();
+}

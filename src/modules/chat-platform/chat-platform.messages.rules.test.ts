@@ -9,9 +9,11 @@ import {
   commandText,
   exitsText,
   instanceText,
+  linkAccountText,
   MAX_TEXT,
   notificationText,
   problemText,
+  repliesText,
 } from './chat-platform.messages.rules.js';
 
 const instance = (over: Partial<WorkflowInstance> = {}): WorkflowInstance => ({
@@ -313,5 +315,26 @@ describe('notificationText', () => {
     )!;
     expect(Array.from(text).length).toBeLessThanOrEqual(MAX_TEXT);
     expect(text.endsWith('…')).toBe(true);
+  });
+});
+
+describe('chat replies', () => {
+  it('are the text alone for one speaker, each under its name for several, clipped', () => {
+    expect(repliesText([{ npcName: 'Assistant', text: 'Hello!' }])).toBe('Hello!');
+    expect(
+      repliesText([
+        { npcName: 'Mira', text: 'Mind the sparks.' },
+        { npcName: 'Tom\nthe smith', text: 'Welcome.' },
+      ]),
+    ).toBe('**Mira**: Mind the sparks.\n\n**Tom the smith**: Welcome.');
+    const long = repliesText([{ npcName: 'Assistant', text: 'word '.repeat(1000) }]);
+    expect(Array.from(long).length).toBeLessThanOrEqual(MAX_TEXT);
+    expect(long.endsWith('…')).toBe(true);
+  });
+
+  it('ask an unlinked platform user to link their account, naming their id', () => {
+    expect(linkAccountText('400000000000000009')).toMatch(
+      /^Link your account first: .*chat-platform user 400000000000000009/,
+    );
   });
 });

@@ -1,5 +1,5 @@
-// What the chat reads: the `text` of a command's answer, of a refusal, and of a workflow
-// notification, each at most 2000 characters (a chat message's limit), cut at a line or word end
+// What the chat reads: the `text` of a command's answer, of a refusal, of a workflow
+// notification and of a chat turn's replies, each at most 2000 characters (a chat message's limit), cut at a line or word end
 // with an ellipsis. Pure.
 import type { Problem } from '../../platform/http/problem.js';
 import type { TimelineEvent } from '../timeline/index.js';
@@ -154,6 +154,18 @@ export function problemText(problem: Problem, usage?: string): string {
     lines.push(problem.allowed.length ? `Allowed: ${problem.allowed.join(', ')}` : 'No move is allowed.');
   if (usage) lines.push(`Usage: ${usage}`);
   return clip(lines.join('\n'));
+}
+
+/** The answer to a message from a platform user linked to no account. */
+export function linkAccountText(platformUserId: string): string {
+  return `Link your account first: ask an administrator to link chat-platform user ${platformUserId} to your account, then write again.`;
+}
+
+/** A chat turn's replies as one message (≤ 2000): the text alone when one speaker answers, each
+ * reply under its speaker's name when several do (a conversation with characters). */
+export function repliesText(replies: readonly { npcName: string; text: string }[]): string {
+  if (replies.length === 1) return clip(replies[0]!.text);
+  return clip(replies.map((r) => `**${line(r.npcName, 100)}**: ${r.text}`).join('\n\n'));
 }
 
 /** What a workflow event posts to the instance's channel (≤ 2000), or null for the events a

@@ -12,6 +12,16 @@ export function findByChannel(db: Executor, channelId: string) {
     .executeTakeFirst();
 }
 
+/** Which of these channels have a configuration. */
+export async function configured(db: Executor, channelIds: readonly string[]): Promise<string[]> {
+  const rows = await db
+    .selectFrom('chat_platform_channels')
+    .select('channel_id')
+    .where('channel_id', 'in', channelIds)
+    .execute();
+  return rows.map((r) => r.channel_id);
+}
+
 export function upsert(
   db: Executor,
   v: { channelId: string; guildId: string | null; protocolId: string; userId: number },

@@ -44,6 +44,14 @@ export class ChatPlatformService {
     return (await repo.findByChannel(this.db, channelId))?.protocol_id ?? null;
   }
 
+  /** The channel a message routes by, when it has a configuration: its own, else (a thread) its
+   * parent channel's; null when neither is configured. */
+  async configuredChannel(channelId: string, parentChannelId: string | null): Promise<string | null> {
+    const ids = parentChannelId ? [channelId, parentChannelId] : [channelId];
+    const found = await repo.configured(this.db, ids);
+    return ids.find((id) => found.includes(id)) ?? null;
+  }
+
   async setChannelConfig(
     input: { channelId: string; protocolId: string; guildId?: string | null | undefined },
     userId: number,

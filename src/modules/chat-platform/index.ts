@@ -4,7 +4,13 @@ import './chat-platform.tables.js';
 
 export { ChatPlatformService } from './chat-platform.service.js';
 export { ChatPlatformCommands, type CommandCaller, type CommandAnswer } from './chat-platform.commands.js';
-export { ChatPlatformBot, type ChatPlatformTransport, type IncomingCommand } from './chat-platform.bot.js';
+export {
+  ChatPlatformBot,
+  type ChatPlatformTransport,
+  type IncomingCommand,
+  type MessageHandler,
+} from './chat-platform.bot.js';
+export { ChatPlatformChat, type IncomingMessage } from './chat-platform.chat.js';
 export { createChatPlatformBot, type TransportFactory } from './chat-platform.adapter.js';
 
 /** The module's HTTP door (mounted by app.ts): channel configuration, commands, linked users. */

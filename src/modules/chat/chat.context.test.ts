@@ -83,6 +83,14 @@ describe('the turn context', () => {
     expect(await turn(player, 'Anything left?')).toContain('- Relight the lighthouse: completed');
   });
 
+  it('records the channel the turn comes from', async () => {
+    const player = await createUser(t);
+    expect(await turn(player, 'Hello', { channelId: 'lobby-1' })).toContain(
+      '## System knowledge\nThis turn comes from: channel lobby-1.',
+    );
+    expect(await turn(player, 'Hello')).not.toContain('## System knowledge');
+  });
+
   it('refuses a quest event for an unknown quest and stores nothing', async () => {
     const player = await createUser(t);
     const res = await t.api('POST', '/api/sync/ingest-event', {

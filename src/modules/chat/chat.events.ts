@@ -131,12 +131,13 @@ export const chatClientEventDocs = {
   chatMessage: {
     summary: 'Send a message to the assistant (or to the characters of a conversation)',
     description:
-      'Runs one turn: `assistantThinking`, then `assistantResponseDelta` pieces, `assistantResponse` for each reply and `assistantIdle`; or `chatError`. Without `conversationId` the default conversation with the assistant is used. A repeated `clientMessageId` is answered again from the stored replies without a model call. Images come as `attachmentUrls`, `imageBase64Array` or the files of an `uploadContextId` (POST /api/files/upload). Nothing is stored for a refused message.',
+      'Runs one turn: `assistantThinking`, then `assistantResponseDelta` pieces, `assistantResponse` for each reply and `assistantIdle`; or `chatError`. Without `conversationId` the default conversation with the assistant is used. A repeated `clientMessageId` is answered again from the stored replies without a model call. `channelId` names the chat-platform channel (or a named channel of the client) the turn comes from: routing applies the protocol configured for it (POST /api/chat-platform/channel/config) before the rules of the account, except for a `core_primary` account; a channel without configuration routes as none. Images come as `attachmentUrls`, `imageBase64Array` or the files of an `uploadContextId` (POST /api/files/upload). Nothing is stored for a refused message.',
     payload: chatMessageSchema,
     example: {
       message: 'Good morning! I just got back from the coast.',
       clientMessageId: 'c0ffee-1',
       conversationId: 12,
+      channelId: 'support',
       preferences: { language: 'en', responseLength: 'short', stream: true },
     },
     ack: {

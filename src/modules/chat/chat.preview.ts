@@ -61,6 +61,7 @@ export async function previewPrompt(
     // The query alone (no pending chunks claimed, nothing to store); no message, no query.
     queryEmbedding: text ? d.memory.embedQueryBatched(text, 0).embedding : Promise.resolve(undefined),
     storeEmbeddings: async () => undefined,
+    channelId: input.channelId,
   };
   prepared.routing.catch(() => undefined);
   const composed = await modelTurn.prompt({

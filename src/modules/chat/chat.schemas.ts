@@ -87,6 +87,9 @@ export const chatMessageSchema = z.object({
   clientMessageId: z.string().min(1).max(100).optional(),
   conversationId: z.number().int().positive().optional(),
   npcUserId: z.number().int().positive().optional(),
+  /** The chat-platform channel (or the client's own named channel) the turn comes from: routing
+   * applies its configured protocol (step 2); a channel without configuration routes as none. */
+  channelId: z.string().trim().min(1).max(100).optional(),
   attachmentUrls: z.array(z.string().max(2048)).max(MAX_IMAGES).optional(),
   uploadContextId: z.string().min(1).max(100).optional(),
   imageBase64Array: z

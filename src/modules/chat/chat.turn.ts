@@ -11,12 +11,7 @@
 // The model's part is ModelTurn (chat.model-turn.ts); who speaks, ChatSpeakers; images,
 // ChatAttachments. ChatService (chat.service.ts) is the facade that times each turn.
 import { transaction } from '../../platform/db/database.js';
-import {
-  AppError,
-  parseOrThrow,
-  toProblem,
-  validationFailed,
-} from '../../platform/http/problem.js';
+import { AppError, parseOrThrow, toProblem, validationFailed } from '../../platform/http/problem.js';
 import { enforceLimit } from '../../platform/http/rate-limit.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { ToolSpec } from '../../platform/models/provider.js';
@@ -100,7 +95,7 @@ export class ChatTurns {
       const limited = this.rateLimit(user.id);
       const personaRead = input.personaSessionId ? this.personaOf(user.id, input) : undefined;
       personaRead?.catch(() => undefined);
-      const prepared = this.prepare(user, input.message, limited, personaRead);
+      const prepared = this.prepare(user, input.message, limited, personaRead, input.channelId);
       const conversationRead = personaRead
         ? personaRead.then((p) => this.d.conversations.resolve(user.id, p.conversationId))
         : this.d.conversations.resolve(user.id, input.conversationId);
@@ -327,20 +322,21 @@ export class ChatTurns {
     text: string,
     gate?: Promise<unknown>,
     persona?: Promise<TurnPersona>,
+    channelId?: string,
   ): Prepared {
     // spec: at most one embedding request per message: the query, batched with pending memories.
     const embedded = this.d.memory.embedQueryBatched(text, undefined, gate);
     const prepared: Prepared = {
       // After the rate limit passed (it is needed only to compose the prompt): a turn's first
       // statements are the ones its embedding request waits for, and a refused message costs no
-      // routing reads. A persona session's routing takes the session's persona type.
-      routing: persona
-        ? Promise.all([gate, persona]).then(([, p]) =>
-            this.d.protocols.routeUser(user.id, { personaType: p.personaType }),
-          )
-        : (gate ?? Promise.resolve()).then(() => this.d.protocols.routeUser(user.id)),
+      // routing reads. A persona session's routing takes the session's persona type; the channel
+      // the turn comes from is routing's step 2 (`chatMessage.channelId`).
+      routing: Promise.all([gate, persona]).then(([, p]) =>
+        this.d.protocols.routeUser(user.id, { channelId, ...(p && { personaType: p.personaType }) }),
+      ),
       queryEmbedding: embedded.embedding,
       storeEmbeddings: embedded.store,
+      channelId,
     };
     // A turn that fails before it awaits these must not leave a rejection unhandled; awaiting them
     // later still throws.

@@ -25,7 +25,8 @@ export type {
   DirectNpcResponse,
   NpcThinking,
 } from './chat.events.js';
-export type { PersonaSessionPort, TurnPersona } from './chat.types.js';
+export type { PersonaSessionPort, TurnEmitter, TurnPersona } from './chat.types.js';
+export { ChatTurnError } from './chat.types.js';
 
 /** The module's HTTP door (mounted by app.ts): conversations, history, choices and the tool list;
  * the chat turn itself runs on the main Socket.IO namespace (`chatSockets`). */
