@@ -178,6 +178,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     },
     stats: {
       users: s.users,
+      auth: s.auth,
       memory: s.memory,
       chat: s.conversations,
       timeline: s.timeline,

@@ -162,6 +162,7 @@ async function schedulerPrincipal(characters: CharactersService, name: string): 
     jti: 'scheduled-task',
     exp: Number.MAX_SAFE_INTEGER,
     sid: undefined,
+    clientType: undefined,
   };
 }
 

@@ -166,6 +166,23 @@ describe('typed client', () => {
       });
       expect(await update).toBe('instance_created');
       await expect(client.observer(999999)).rejects.toMatchObject({ code: 'not_found' });
+      // Several observers on one connection: a child observer's registration reaches it.
+      const both = await client.observer([
+        observer.data!.id,
+        await t.deps.services.timeline.rootObserverId(),
+      ]);
+      try {
+        const child = new Promise<number | null>((resolve) =>
+          both.on('timeline_update', (e) => resolve(e.instanceId)),
+        );
+        const created = await client.api.POST('/api/admin/instances', {
+          body: { name: 'Typed child', level: 8, source: 'portal', parentInstanceId: observer.data!.id },
+        });
+        expect(await child).toBe(created.data!.id);
+      } finally {
+        both.close();
+      }
+      await expect(client.observer([observer.data!.id, 999999])).rejects.toMatchObject({ code: 'not_found' });
     } finally {
       socket.close();
     }

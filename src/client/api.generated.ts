@@ -1485,8 +1485,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * System statistics: accounts, memories, chat, timeline and model usage (tokens, latency) over a window
-     * @description Counts over the last `hours`: accounts by role and type, memories by tier, conversations and messages, timeline events, and model usage (calls, tokens, latency) by purpose. Administrators only.
+     * System statistics: accounts, sessions per client type, memories, chat, timeline and model usage (tokens, latency) over a window
+     * @description Counts over the last `hours`: accounts by role and type, sign-in sessions by client type (in use and begun in the window), memories by tier, conversations and messages, timeline events, and model usage (calls, tokens, latency) by purpose. Administrators only.
      */
     get: {
       parameters: {
@@ -14942,6 +14942,43 @@ export interface components {
      *           "count": 1250
      *         }
      *       ],
+     *       "clientTypes": [
+     *         {
+     *           "clientType": "web_portal",
+     *           "sessions": 610,
+     *           "signIns": 140
+     *         },
+     *         {
+     *           "clientType": "chat_platform",
+     *           "sessions": 0,
+     *           "signIns": 0
+     *         },
+     *         {
+     *           "clientType": "api",
+     *           "sessions": 12,
+     *           "signIns": 3
+     *         },
+     *         {
+     *           "clientType": "game_client",
+     *           "sessions": 95,
+     *           "signIns": 40
+     *         },
+     *         {
+     *           "clientType": "mobile",
+     *           "sessions": 0,
+     *           "signIns": 0
+     *         },
+     *         {
+     *           "clientType": "vr",
+     *           "sessions": 0,
+     *           "signIns": 0
+     *         },
+     *         {
+     *           "clientType": "ar",
+     *           "sessions": 0,
+     *           "signIns": 0
+     *         }
+     *       ],
      *       "memories": [
      *         {
      *           "tier": "shared",
@@ -14982,6 +15019,14 @@ export interface components {
         accountType: string;
         count: number;
       }[];
+      /** @description Sign-in sessions per client type (the `clientType` of login, token and external sign-in; a session keeps it through its refreshes), every client type listed */
+      clientTypes: {
+        clientType: string;
+        /** @description sign-in sessions in use in the window (signed in or refreshed) */
+        sessions: number;
+        /** @description sign-in sessions begun in the window */
+        signIns: number;
+      }[];
       memories: {
         tier: string;
         count: number;
@@ -15014,6 +15059,43 @@ export interface components {
      *           "role": "carbon",
      *           "accountType": "public",
      *           "count": 1250
+     *         }
+     *       ],
+     *       "clientTypes": [
+     *         {
+     *           "clientType": "web_portal",
+     *           "sessions": 610,
+     *           "signIns": 140
+     *         },
+     *         {
+     *           "clientType": "chat_platform",
+     *           "sessions": 0,
+     *           "signIns": 0
+     *         },
+     *         {
+     *           "clientType": "api",
+     *           "sessions": 12,
+     *           "signIns": 3
+     *         },
+     *         {
+     *           "clientType": "game_client",
+     *           "sessions": 95,
+     *           "signIns": 40
+     *         },
+     *         {
+     *           "clientType": "mobile",
+     *           "sessions": 0,
+     *           "signIns": 0
+     *         },
+     *         {
+     *           "clientType": "vr",
+     *           "sessions": 0,
+     *           "signIns": 0
+     *         },
+     *         {
+     *           "clientType": "ar",
+     *           "sessions": 0,
+     *           "signIns": 0
      *         }
      *       ],
      *       "memories": [
@@ -15055,6 +15137,14 @@ export interface components {
         role: string;
         accountType: string;
         count: number;
+      }[];
+      /** @description Sign-in sessions per client type (the `clientType` of login, token and external sign-in; a session keeps it through its refreshes), every client type listed */
+      clientTypes: {
+        clientType: string;
+        /** @description sign-in sessions in use in the window (signed in or refreshed) */
+        sessions: number;
+        /** @description sign-in sessions begun in the window */
+        signIns: number;
       }[];
       memories: {
         tier: string;

@@ -104,8 +104,9 @@ export interface AssistantClient {
   logout(): Promise<void>;
   /** Connects the chat namespace with the session's token. */
   chat(): Promise<ChatConnection>;
-  /** Connects the `/observer` namespace to watch one observer's timeline. */
-  observer(observerId: number): Promise<ObserverSocket>;
+  /** Connects the `/observer` namespace to watch one observer's timeline (with the observers
+   * below it), or several observers' on one connection (each event once). */
+  observer(observerId: number | number[]): Promise<ObserverSocket>;
 }
 
 /** Refresh this long before the access token's expiry. */
@@ -255,7 +256,8 @@ export function createClient(options: ClientOptions): AssistantClient {
       };
     },
     observer(observerId) {
-      return connect<ObserverSocket>('/observer', { observerId });
+      const auth = Array.isArray(observerId) ? { observerIds: observerId } : { observerId };
+      return connect<ObserverSocket>('/observer', auth);
     },
   };
 

@@ -1,6 +1,8 @@
 // Operator endpoints: health with the embedded/Postgres details, and system statistics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { createTestApp, createUser, type TestApp } from '../../../test/harness.js';
+import { CLIENT_TYPES } from '../../platform/security/identity.rules.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -73,6 +75,48 @@ describe('GET /api/admin/stats', () => {
         avgLatencyMs: Math.round((latencies[0]! + latencies[1]!) / 2),
         p95LatencyMs: latencies[1],
       },
+    ]);
+  });
+
+  it('counts sign-in sessions per client type: in use and begun in the window', async () => {
+    const admin = await createUser(t, 'cso');
+    const player = await createUser(t, 'public', { password: 'the right password' });
+    const stats = async () => {
+      const r = await t.api('GET', '/api/admin/stats?hours=1', { token: admin.accessToken });
+      expect(r.status).toBe(200);
+      return r.body.clientTypes as { clientType: string; sessions: number; signIns: number }[];
+    };
+    const signIn = async (clientType: string) => {
+      const r = await t.api('POST', '/api/auth/token', {
+        body: { email: player.email, password: 'the right password', clientType },
+      });
+      expect(r.status).toBe(200);
+      return r.body.refreshToken as string;
+    };
+    const refresh = async (refreshToken: string) =>
+      expect((await t.api('POST', '/api/auth/refresh', { body: { refreshToken } })).status).toBe(200);
+    const before = await stats();
+    // Every client type, in the spec's order.
+    expect(before.map((c) => c.clientType)).toEqual([...CLIENT_TYPES]);
+
+    // Two game-client sessions, one refreshed (still one session); a VR session begun two hours
+    // ago and refreshed now: in use in the last hour, not begun in it.
+    await refresh(await signIn('game_client'));
+    await signIn('game_client');
+    const old = await signIn('vr');
+    await sql`update refresh_tokens set created_at = now() - interval '2 hours'
+              where user_id = ${player.id} and client_type = 'vr'`.execute(t.deps.db);
+    await refresh(old);
+
+    const after = await stats();
+    const delta = after.map((c, i) => ({
+      clientType: c.clientType,
+      sessions: c.sessions - before[i]!.sessions,
+      signIns: c.signIns - before[i]!.signIns,
+    }));
+    expect(delta.filter((d) => d.sessions !== 0 || d.signIns !== 0)).toEqual([
+      { clientType: 'game_client', sessions: 2, signIns: 2 },
+      { clientType: 'vr', sessions: 1, signIns: 0 },
     ]);
   });
 

@@ -8,6 +8,17 @@ const statsSchema = z
   .object({
     windowHours: count,
     users: z.array(z.object({ role: z.string(), accountType: z.string(), count })),
+    clientTypes: z
+      .array(
+        z.object({
+          clientType: z.string(),
+          sessions: count.describe('sign-in sessions in use in the window (signed in or refreshed)'),
+          signIns: count.describe('sign-in sessions begun in the window'),
+        }),
+      )
+      .describe(
+        'Sign-in sessions per client type (the `clientType` of login, token and external sign-in; a session keeps it through its refreshes), every client type listed',
+      ),
     memories: z.array(z.object({ tier: z.string(), count })),
     conversations: count,
     messages: z.object({ total: count, recent: count, failed: count }),
@@ -30,6 +41,15 @@ const statsSchema = z
       {
         windowHours: 24,
         users: [{ role: 'carbon', accountType: 'public', count: 1250 }],
+        clientTypes: [
+          { clientType: 'web_portal', sessions: 610, signIns: 140 },
+          { clientType: 'chat_platform', sessions: 0, signIns: 0 },
+          { clientType: 'api', sessions: 12, signIns: 3 },
+          { clientType: 'game_client', sessions: 95, signIns: 40 },
+          { clientType: 'mobile', sessions: 0, signIns: 0 },
+          { clientType: 'vr', sessions: 0, signIns: 0 },
+          { clientType: 'ar', sessions: 0, signIns: 0 },
+        ],
         memories: [
           { tier: 'shared', count: 48000 },
           { tier: 'world', count: 320 },
@@ -60,9 +80,9 @@ export function statsRoutes(app: App, { stats }: { stats: StatsSources }) {
       schema: {
         tags: ['admin'],
         summary:
-          'System statistics: accounts, memories, chat, timeline and model usage (tokens, latency) over a window',
+          'System statistics: accounts, sessions per client type, memories, chat, timeline and model usage (tokens, latency) over a window',
         description:
-          'Counts over the last `hours`: accounts by role and type, memories by tier, conversations and messages, timeline events, and model usage (calls, tokens, latency) by purpose. Administrators only.',
+          'Counts over the last `hours`: accounts by role and type, sign-in sessions by client type (in use and begun in the window), memories by tier, conversations and messages, timeline events, and model usage (calls, tokens, latency) by purpose. Administrators only.',
         querystring: z.object({
           hours: z.coerce
             .number()

@@ -1,7 +1,10 @@
 // System statistics for operators (spec: admin prefix `stats`; "System Statistics" row of the
-// permission matrix): accounts, memory, chat, timeline and model usage. Each figure comes from the
-// module that owns its table; this file only puts them together.
+// permission matrix): accounts, sign-in sessions per client type, memory, chat, timeline and model
+// usage. Each figure comes from the module that owns its table; this file only puts them together.
 export interface StatsSources {
+  auth: {
+    sessionStats(hours: number): Promise<{ clientType: string; sessions: number; signIns: number }[]>;
+  };
   users: { countByRoleAndType(): Promise<{ role: string; accountType: string; count: number }[]> };
   memory: { countByTier(): Promise<{ tier: string; count: number }[]> };
   chat: {
@@ -27,8 +30,9 @@ export interface StatsSources {
 }
 
 export async function systemStats(sources: StatsSources, hours: number) {
-  const [users, memories, chat, timelineEvents, modelCalls] = await Promise.all([
+  const [users, clientTypes, memories, chat, timelineEvents, modelCalls] = await Promise.all([
     sources.users.countByRoleAndType(),
+    sources.auth.sessionStats(hours),
     sources.memory.countByTier(),
     sources.chat.stats(hours),
     sources.timeline.stats(hours),
@@ -37,6 +41,7 @@ export async function systemStats(sources: StatsSources, hours: number) {
   return {
     windowHours: hours,
     users,
+    clientTypes,
     memories,
     conversations: chat.conversations,
     messages: chat.messages,

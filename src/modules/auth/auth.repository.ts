@@ -68,6 +68,22 @@ const familiesRevoked = precompiled((db, userIds: number[], seconds: number) =>
     .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`),
 );
 
+/** Sign-in sessions (token families) per client type over the last `hours`: `sessions`, those in
+ * use (a token issued to them: the sign-in or a refresh), and `signIns`, those begun (no token of
+ * theirs older than the window). A family keeps its client type through its refreshes. */
+export function sessionsByClientType(db: Executor, hours: number) {
+  return sql<{ client_type: ClientType; sessions: number; sign_ins: number }>`
+    select r.client_type,
+           count(distinct r.family_id)::int as sessions,
+           count(distinct r.family_id) filter (where not exists (
+             select 1 from refresh_tokens p
+             where p.family_id = r.family_id and p.created_at < now() - make_interval(hours => ${hours})
+           ))::int as sign_ins
+    from refresh_tokens r
+    where r.created_at >= now() - make_interval(hours => ${hours})
+    group by r.client_type`.execute(db);
+}
+
 /** Drops tokens that can no longer be used by anyone (expired for a day). */
 export function deleteExpiredRefreshTokens(db: Executor) {
   return db

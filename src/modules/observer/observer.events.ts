@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { NamespaceDoc, ServerEventDocs } from '../../platform/realtime/asyncapi.js';
 import { instanceActivitySchema, timelineEventExample, timelineEventSchema } from '../timeline/index.js';
 import {
-  observerHandshake,
+  observerHandshakeFields,
   reflectionExample,
   reflectionSchema,
   summaryExample,
@@ -16,14 +16,14 @@ export const observerEventDocs = {
   timeline_update: {
     summary: 'A timeline event of this observer was recorded',
     description:
-      "Sent after commit for every timeline event whose observer is this socket's (the instance's Level-8 observer, or the root observer): instance registrations, world-platform ingests, workflow events. `metadata.instance` carries the instance's name, level, source and persona.",
+      "Sent after commit for every timeline event this socket's observer's timeline holds: those whose observer (the instance's Level-8 observer, or the root observer) is it or an observer below it at any depth (the root: every event). Instance registrations, world-platform ingests, workflow events. Once per socket, in the timeline's order, however many of the socket's observers hold it. `metadata.instance` carries the instance's name, level, source and persona.",
     payload: timelineEventSchema,
     example: timelineEventExample,
   },
   instance_activity: {
     summary: "An instance's activity changed",
     description:
-      'Sent when an instance of this observer is switched on or off by an administrator, or is seen again after a quiet spell (its `lastSeenAt`).',
+      'Sent when an instance of this observer, or of an observer below it, is switched on or off by an administrator, or is seen again after a quiet spell (its `lastSeenAt`).',
     payload: instanceActivitySchema,
     example: { instanceId: 5, isActive: true, lastSeenAt: timelineEventExample.timelineAt },
   },
@@ -48,8 +48,8 @@ export const observerNamespaceDoc: NamespaceDoc = {
   key: 'observer',
   title: 'Observer',
   description:
-    "Watch one observer's timeline live. Connect with `auth: { token, observerId }`; only a CSO, an administrator or the observer's owner is admitted (others: `connect_error` with `forbidden`; a missing observerId: `validation_failed`). Clients send nothing.",
-  auth: observerHandshake.extend({ token: z.string().describe('an access token') }),
+    "Watch an observer's timeline live, the observers below it included. Connect with `auth: { token, observerId }`, or `observerIds` (at most 20) for several observers on one connection; only a CSO, an administrator or the owner of each observer named is admitted (others: `connect_error` with `forbidden`; no observer named, or a bad id: `validation_failed`). Clients send nothing.",
+  auth: observerHandshakeFields.extend({ token: z.string().describe('an access token') }),
   authExample: { token: 'eyJhbGciOiJIUzI1NiJ9.…', observerId: 3 },
   emits: observerEventDocs,
   receives: {},

@@ -77,6 +77,7 @@ const principal = (): UserPrincipal => ({
   jti: 'test',
   exp: Math.floor(Date.now() / 1000) + 3600,
   sid: undefined,
+  clientType: undefined,
 });
 
 const exportPath = (id: number, query: string) => `/api/observer/observer/${id}/timeline?${query}`;

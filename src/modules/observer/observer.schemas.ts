@@ -2,8 +2,32 @@
 import { z } from 'zod';
 import { instanceSchema, jsonObject, timelineEventSchema } from '../timeline/index.js';
 
-/** `/observer` handshake: `auth: { token, observerId }`. */
-export const observerHandshake = z.object({ observerId: z.coerce.number().int().positive() });
+/** Observers one `/observer` socket may watch at most. */
+export const MAX_WATCHED_OBSERVERS = 20;
+
+const observerIdField = z.coerce.number().int().positive();
+
+/** `/observer` handshake fields: `auth: { token, observerId }`, or `observerIds` for several
+ * observers on one connection (a parent and its child: each event once). */
+export const observerHandshakeFields = z.object({
+  observerId: observerIdField.optional().describe('the observer to watch'),
+  observerIds: z
+    .array(observerIdField)
+    .min(1)
+    .max(MAX_WATCHED_OBSERVERS)
+    .optional()
+    .describe(`several observers to watch on this connection (at most ${MAX_WATCHED_OBSERVERS})`),
+});
+
+/** The handshake as checked: at least one observer named; the observers named, once each. */
+export const observerHandshake = observerHandshakeFields
+  .refine((h) => h.observerId !== undefined || h.observerIds !== undefined, {
+    message: 'name the observer to watch: observerId, or observerIds for several',
+    path: ['observerId'],
+  })
+  .transform((h) => [
+    ...new Set([...(h.observerId === undefined ? [] : [h.observerId]), ...(h.observerIds ?? [])]),
+  ]);
 
 export const observerIdParam = z.object({
   id: z.coerce

@@ -1,7 +1,11 @@
 // The `/observer` namespace (spec: "Events", observer namespace; contract: "Real time"):
-// connect with `auth: { token, observerId }`; each socket joins its observer's room; committed
-// timeline events, activity changes, reflections and summaries are broadcast to that room only. On Postgres the Socket.IO
-// adapter carries a broadcast to the sockets held by other nodes.
+// connect with `auth: { token, observerId }`; each socket joins its observer's room. A committed
+// timeline event or activity change goes to the rooms of its observer and of every observer above
+// it, up to the root (the timeline module's observer chain), since their timelines hold it
+// (contract: "Observer"); one broadcast names them all, so a socket in several of those rooms
+// (watching a parent and its child) gets it once, and on PostgreSQL the Socket.IO adapter carries
+// that one broadcast, rooms and all, to the sockets held by other nodes. Reflections and summaries
+// are an observer's own and go to its room only.
 import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
 import { AppError, toProblem, makeProblem, safeParseInput } from '../../platform/http/problem.js';
@@ -12,7 +16,7 @@ import type { ObserverServerEvents } from './observer.wire.js';
 
 export type { ObserverServerEvents } from './observer.wire.js';
 
-type ObserverSocketData = SocketData & { observerId: number };
+type ObserverSocketData = SocketData & { observerIds: number[] };
 
 export const OBSERVER_NAMESPACE = '/observer';
 export const observerRoom = (observerId: number) => `observer:${observerId}`;
@@ -34,7 +38,7 @@ export function observerSockets(io: SocketServer, { instances, bus, authenticate
     if (!parsed.success) {
       next(
         connectError(
-          makeProblem('validation_failed', 'Connect with auth: { token, observerId }', {
+          makeProblem('validation_failed', 'Connect with auth: { token, observerId } (or observerIds)', {
             errors: parsed.errors,
           }),
         ),
@@ -42,24 +46,31 @@ export function observerSockets(io: SocketServer, { instances, bus, authenticate
       return;
     }
     const user = (socket.data as SocketData).user;
-    instances.authorizeWatcher(user, parsed.data.observerId).then(
-      () => {
-        (socket.data as ObserverSocketData).observerId = parsed.data.observerId;
-        next();
-      },
-      (err: unknown) => next(connectError(err instanceof AppError ? err.toProblem() : toProblem(err))),
-    );
+    // Every observer named must be admitted; one refusal refuses the connection (the first in the
+    // order named, whichever answered first).
+    Promise.allSettled(parsed.data.map((id) => instances.authorizeWatcher(user, id)))
+      .then((answers) => {
+        const refused = answers.find((a) => a.status === 'rejected');
+        if (refused) throw refused.reason;
+      })
+      .then(
+        () => {
+          (socket.data as ObserverSocketData).observerIds = parsed.data;
+          next();
+        },
+        (err: unknown) => next(connectError(err instanceof AppError ? err.toProblem() : toProblem(err))),
+      );
   });
 
   nsp.on('connection', (socket) => {
-    void socket.join(observerRoom((socket.data as ObserverSocketData).observerId));
+    void socket.join((socket.data as ObserverSocketData).observerIds.map(observerRoom));
   });
 
-  bus.on('timeline.recorded', (event) => {
-    nsp.to(observerRoom(event.observerId)).emit('timeline_update', event);
+  bus.on('timeline.recorded', ({ event, observerIds }) => {
+    nsp.to(observerIds.map(observerRoom)).emit('timeline_update', event);
   });
-  bus.on('instance.activity', ({ observerId, activity }) => {
-    nsp.to(observerRoom(observerId)).emit('instance_activity', activity);
+  bus.on('instance.activity', ({ observerIds, activity }) => {
+    nsp.to(observerIds.map(observerRoom)).emit('instance_activity', activity);
   });
   bus.on('observer.summary', ({ observerId, summary }) => {
     nsp.to(observerRoom(observerId)).emit('summary_update', summary);

@@ -145,7 +145,7 @@ export class InstancesService {
         afterCommit,
       );
       const instance = toInstance((await repo.findInstance(trx, id))!);
-      this.timeline.announceActivity(instance, await this.timeline.observerIdOf(instance, trx), afterCommit);
+      await this.timeline.announceActivity(instance, afterCommit, trx);
       return instance;
     }
     return toInstance(row!);

@@ -146,6 +146,22 @@ export function listObservers(db: Executor, ownerId: number | undefined) {
   return q.orderBy('id').execute();
 }
 
+/** Each of these observers and the observers above it, nearest first (`depth` 0 is the observer
+ * itself): the walk up `parent_instance_id`, several origins in one statement. A parent is always
+ * registered before its child, so the walk ends; the depth bound only guards against a cycle
+ * made by hand. */
+export function observersAbove(db: Executor, observerIds: readonly number[]) {
+  return sql<{ origin: number; id: number; depth: number }>`
+    with recursive up(origin, id, parent, depth) as (
+      select id, id, parent_instance_id, 0 from instances where id = any(${observerIds}::int8[])
+      union all
+      select u.origin, i.id, i.parent_instance_id, u.depth + 1
+      from instances i join up u on i.id = u.parent
+      where u.depth < 64
+    )
+    select origin, id, depth from up order by origin, depth`.execute(db);
+}
+
 export const eventColumns = [
   'id',
   'user_id',

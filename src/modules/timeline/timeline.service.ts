@@ -13,10 +13,12 @@ import type { Instance, InstanceActivity, TimelineEvent } from './timeline.schem
 
 declare module '../../platform/events/bus.js' {
   interface AppEvents {
-    /** A committed timeline event; broadcast as `timeline_update` to its observer's room. */
-    'timeline.recorded': TimelineEvent;
-    /** An instance's activity changed; broadcast as `instance_activity` to its observer's room. */
-    'instance.activity': { observerId: number; activity: InstanceActivity };
+    /** A committed timeline event, with the observers whose timelines hold it (`observerChain`);
+     * broadcast as `timeline_update` to their rooms. */
+    'timeline.recorded': { event: TimelineEvent; observerIds: readonly number[] };
+    /** An instance's activity changed, with the observers whose instances include it (its
+     * observer's chain); broadcast as `instance_activity` to their rooms. */
+    'instance.activity': { observerIds: readonly number[]; activity: InstanceActivity };
   }
 }
 
@@ -78,9 +80,18 @@ export function toInstance(r: repo.InstanceRow): Instance {
   };
 }
 
+/** Observer chains kept per node at most; past it the oldest is dropped (and read again if used). */
+const CHAINS_KEPT = 10_000;
+
 export class TimelineService {
   private rootId: number | undefined;
   private readonly hooks: RecordHook[] = [];
+  /** `observerChain`'s answers by observer id. An observer's place never changes: its parent is
+   * set when it is registered (the registry's patch has no parent), instances are never deleted
+   * and ids never reused, so a chain read once holds on every node for the life of the process
+   * and nothing needs to invalidate it; a new observer is a miss, read once. A chain read in a
+   * transaction that then rolls back names ids no event will ever carry: harmless. */
+  private readonly chains = new Map<number, readonly number[]>();
 
   constructor(
     private readonly db: Db,
@@ -106,6 +117,36 @@ export class TimelineService {
     const root = await repo.findRoot(executor);
     if (root) return (this.rootId = root.id);
     return this.ensureRootObserver(executor);
+  }
+
+  /** The observers whose timelines hold an event of `observerId` (contract: "Observer": an
+   * observer's timeline holds the events of the observers below it at any depth, the root's every
+   * event): the observer itself, each observer above it nearest first, and the root last. Read
+   * from the node's cache (see `chains`), else with one statement for all the ids missing. */
+  async observerChains(
+    observerIds: readonly number[],
+    executor: Executor = this.db,
+  ): Promise<Map<number, readonly number[]>> {
+    const missing = [...new Set(observerIds.filter((id) => !this.chains.has(id)))];
+    if (missing.length > 0) {
+      const rootId = await this.rootObserverId(executor);
+      const above = new Map<number, number[]>(missing.map((id) => [id, []]));
+      for (const r of (await repo.observersAbove(executor, missing)).rows)
+        above.get(Number(r.origin))?.push(Number(r.id));
+      for (const [id, ids] of above) {
+        // An id with no row (an event written by hand) still reaches its own room and the root's.
+        const chain = ids.length === 0 ? [id] : ids;
+        if (!chain.includes(rootId)) chain.push(rootId);
+        if (this.chains.size >= CHAINS_KEPT) this.chains.delete(this.chains.keys().next().value!);
+        this.chains.set(id, chain);
+      }
+    }
+    return new Map(observerIds.map((id) => [id, this.chains.get(id)!]));
+  }
+
+  /** One observer's chain (see `observerChains`). */
+  async observerChain(observerId: number, executor: Executor = this.db): Promise<readonly number[]> {
+    return (await this.observerChains([observerId], executor)).get(observerId)!;
   }
 
   /**
@@ -174,6 +215,11 @@ export class TimelineService {
       }),
     );
     const events = rows.map(toEvent);
+    // Read in the transaction: a new observer registered by it is already there.
+    const chains = await this.observerChains(
+      events.map((e) => e.observerId),
+      trx,
+    );
     for (const event of events) for (const hook of this.hooks) await hook(trx, event, afterCommit);
 
     // The first event of each instance touches it (a later one of the same change would find it
@@ -187,16 +233,19 @@ export class TimelineService {
       const { touch, announce } = activityUpdate(instance.last_seen_at, now);
       if (touch) await repo.touchInstance(trx, instance.id, now);
       if (announce) {
-        const observerId = events[i]!.observerId;
+        const observerIds = chains.get(events[i]!.observerId)!;
         const activity = {
           instanceId: instance.id,
           isActive: instance.is_active,
           lastSeenAt: now.toISOString(),
         };
-        afterCommit(() => this.bus.publish('instance.activity', { observerId, activity }));
+        afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
       }
     }
-    for (const event of events) afterCommit(() => this.bus.publish('timeline.recorded', event));
+    for (const event of events)
+      afterCommit(() =>
+        this.bus.publish('timeline.recorded', { event, observerIds: chains.get(event.observerId)! }),
+      );
     return events;
   }
 
@@ -208,14 +257,16 @@ export class TimelineService {
     this.hooks.push(hook);
   }
 
-  /** Announces an instance's changed activity (e.g. an admin switched it on or off). */
-  announceActivity(instance: Instance, observerId: number, afterCommit: AfterCommit) {
+  /** Announces an instance's changed activity (e.g. an admin switched it on or off) to its
+   * observer and those above it. */
+  async announceActivity(instance: Instance, afterCommit: AfterCommit, executor: Executor = this.db) {
+    const observerIds = await this.observerChain(await this.observerIdOf(instance, executor), executor);
     const activity = {
       instanceId: instance.id,
       isActive: instance.isActive,
       lastSeenAt: instance.lastSeenAt,
     };
-    afterCommit(() => this.bus.publish('instance.activity', { observerId, activity }));
+    afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
   }
 
   /** Newest events first: of one player, of one observer, or of one type. */

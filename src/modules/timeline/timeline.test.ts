@@ -29,10 +29,12 @@ async function newInstance(body: Record<string, unknown>): Promise<{ id: number 
 
 /** Everything the bus publishes from now on, until `stop()`. */
 function published() {
-  const seen: { timeline: TimelineEvent[]; activity: { observerId: number; activity: InstanceActivity }[] } =
-    { timeline: [], activity: [] };
+  const seen: {
+    timeline: TimelineEvent[];
+    activity: { observerIds: readonly number[]; activity: InstanceActivity }[];
+  } = { timeline: [], activity: [] };
   const offs = [
-    t.deps.bus.on('timeline.recorded', (e) => void seen.timeline.push(e)),
+    t.deps.bus.on('timeline.recorded', ({ event }) => void seen.timeline.push(event)),
     t.deps.bus.on('instance.activity', (a) => void seen.activity.push(a)),
   ];
   return { seen, stop: () => offs.forEach((off) => off()) };
@@ -114,7 +116,7 @@ describe('timeline.record', () => {
       expect(bus.seen.timeline).toEqual([event]);
       // The instance's first activity: announced after commit, and its lastSeenAt is the event's time.
       expect(bus.seen.activity).toEqual([
-        { observerId: rootId, activity: { instanceId, isActive: true, lastSeenAt: event.timelineAt } },
+        { observerIds: [rootId], activity: { instanceId, isActive: true, lastSeenAt: event.timelineAt } },
       ]);
       expect((await lastSeenAt(instanceId))?.toISOString()).toBe(event.timelineAt);
       expect(await timeline().list({ eventType: 'committed_probe', limit: 5 })).toEqual([event]);

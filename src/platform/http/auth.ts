@@ -5,7 +5,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from './problem.js';
 import type { AccessClaims } from '../security/jwt.js';
 import type { AccountState } from '../security/account-state.js';
-import { isAdmin, type AccountType, type ApiScope, type Role } from '../security/identity.rules.js';
+import {
+  isAdmin,
+  type AccountType,
+  type ApiScope,
+  type ClientType,
+  type Role,
+} from '../security/identity.rules.js';
 
 export type AuthRequirement = 'public' | 'user' | 'admin' | { hybrid: ApiScope } | { userOrKey: ApiScope };
 
@@ -21,6 +27,11 @@ export interface UserPrincipal {
   exp: number;
   /** The sign-in session (refresh-token family) the token belongs to, when it names one. */
   sid: string | undefined;
+  /** The client the caller uses (spec: "Client types", tracked for analytics and context): the
+   * one its session signed in with (the access token's `clientType`), `api` for an API key acting
+   * as its account; undefined for the service's own tasks and a token signed without one. A
+   * socket's is `socket.data.user.clientType`, so a chat turn has it on its `user`. */
+  clientType: ClientType | undefined;
 }
 
 export interface ApiKeyPrincipal {
@@ -85,6 +96,7 @@ export function principalOf(
     jti: claims.jti,
     exp: claims.exp,
     sid: claims.sid,
+    clientType: claims.clientType,
   };
 }
 
@@ -188,6 +200,7 @@ export async function userFromApiKey(deps: AuthDeps, key: ApiKeyPrincipal): Prom
     jti: `api-key:${key.id}`,
     exp: Number.MAX_SAFE_INTEGER,
     sid: undefined,
+    clientType: 'api',
   };
 }
 

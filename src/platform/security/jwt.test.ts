@@ -56,10 +56,18 @@ describe('AccessTokens.verify', () => {
     ['no sub', claims({ sub: undefined })],
     ['sub not the id', claims({ sub: '8' })],
     ['a role that does not exist', claims({ role: 'root' })],
+    ['a client type that does not exist', claims({ clientType: 'fax' })],
     ['an id that is not an integer', claims({ id: 7.5, sub: '7.5' })],
     ['a not-before in the future', claims({ nbf: now() + 60 })],
   ])('refuses %s as unauthenticated', async (_what, payload) => {
     expect(await code(await sign(payload))).toBe('unauthenticated');
+  });
+
+  it("carries the session's client type when signed with one", async () => {
+    expect(tokens.verify(await tokens.sign({ ...user, clientType: 'game_client' })).clientType).toBe(
+      'game_client',
+    );
+    expect(tokens.verify(await tokens.sign(user)).clientType).toBeUndefined();
   });
 
   it('accepts an audience list that holds ours, and a past not-before', async () => {

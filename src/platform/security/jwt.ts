@@ -1,6 +1,8 @@
 // Access tokens: HS256 JWTs (algorithm pinned) carrying the spec's payload (id, role, name,
-// accountType) plus sub, iat, exp, iss, aud, jti and sid (the sign-in session: its refresh-token
-// family, so ending the session ends its access tokens too). Signed with jose; verified synchronously with
+// accountType) plus sub, iat, exp, iss, aud, jti, sid (the sign-in session: its refresh-token
+// family, so ending the session ends its access tokens too) and clientType (the session's client
+// type, spec: "tracked for analytics and context", so every request and socket knows it without a
+// read). Signed with jose; verified synchronously with
 // node:crypto's HMAC (every authenticated request verifies one: WebCrypto's asynchronous verify
 // cost about half of a simple route's rate), under the same checks jose applied: the algorithm
 // pinned to HS256, no critical header extension, the signature compared in constant time, then
@@ -15,7 +17,14 @@ import {
 } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { AppError } from '../http/problem.js';
-import { ACCOUNT_TYPES, ROLES, type AccountType, type Role } from './identity.rules.js';
+import {
+  ACCOUNT_TYPES,
+  CLIENT_TYPES,
+  ROLES,
+  type AccountType,
+  type ClientType,
+  type Role,
+} from './identity.rules.js';
 
 export interface AccessClaims {
   id: number;
@@ -26,6 +35,9 @@ export interface AccessClaims {
   exp: number;
   /** The sign-in session (refresh-token family) the token was issued to. */
   sid: string | undefined;
+  /** The client type its session signed in with; undefined in a token signed without one (none
+   * of the service's sessions: a test's or a tool's token). */
+  clientType: ClientType | undefined;
 }
 
 export interface JwtOptions {
@@ -58,7 +70,7 @@ export class AccessTokens {
   }
 
   async sign(
-    user: { id: number; role: Role; name: string; accountType: AccountType },
+    user: { id: number; role: Role; name: string; accountType: AccountType; clientType?: ClientType },
     ttlSeconds = this.opts.ttlSeconds,
     sessionId?: string,
   ) {
@@ -69,6 +81,7 @@ export class AccessTokens {
       name: user.name,
       accountType: user.accountType,
       ...(sessionId ? { sid: sessionId } : {}),
+      ...(user.clientType ? { clientType: user.clientType } : {}),
     })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(String(user.id))
@@ -115,7 +128,7 @@ export class AccessTokens {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
     const payload = decodeJson(body);
     if (!payload) throw invalid();
-    const { id, role, name, accountType, jti, exp, iat, nbf, sub, iss, aud, sid } = payload;
+    const { id, role, name, accountType, jti, exp, iat, nbf, sub, iss, aud, sid, clientType } = payload;
     const now = Math.floor(Date.now() / 1000);
     if (
       iss !== this.opts.issuer ||
@@ -135,10 +148,20 @@ export class AccessTokens {
       String(id) !== sub ||
       !ROLES.includes(role as Role) ||
       !ACCOUNT_TYPES.includes(accountType as AccountType) ||
-      typeof name !== 'string'
+      typeof name !== 'string' ||
+      (clientType !== undefined && !CLIENT_TYPES.includes(clientType as ClientType))
     )
       throw invalid();
-    return { id, role: role as Role, name, accountType: accountType as AccountType, jti, exp, sid };
+    return {
+      id,
+      role: role as Role,
+      name,
+      accountType: accountType as AccountType,
+      jti,
+      exp,
+      sid,
+      clientType: clientType as ClientType | undefined,
+    };
   }
 }
 
