@@ -15927,7 +15927,11 @@ export interface components {
      *       "reviewNotes": null,
      *       "metadata": {},
      *       "createdAt": "2025-05-01T09:30:00.000Z",
-     *       "reviewedAt": null
+     *       "reviewedAt": null,
+     *       "issue": {
+     *         "number": 42,
+     *         "url": "https://github.com/acme/harbour/issues/42"
+     *       }
      *     }
      */
     WorkflowArtifact: {
@@ -15952,6 +15956,11 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
       reviewedAt: string | null;
+      /** @description beyond the spec: the newest issue filed in the configured tracker (GitHub) listing this artifact, once created; null without one */
+      issue: {
+        number: number;
+        url: string;
+      } | null;
     };
     /**
      * @example {
@@ -15966,7 +15975,11 @@ export interface components {
      *       "reviewNotes": null,
      *       "metadata": {},
      *       "createdAt": "2025-05-01T09:30:00.000Z",
-     *       "reviewedAt": null
+     *       "reviewedAt": null,
+     *       "issue": {
+     *         "number": 42,
+     *         "url": "https://github.com/acme/harbour/issues/42"
+     *       }
      *     }
      */
     WorkflowArtifactInput: {
@@ -15991,6 +16004,11 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
       reviewedAt: string | null;
+      /** @description beyond the spec: the newest issue filed in the configured tracker (GitHub) listing this artifact, once created; null without one */
+      issue: {
+        number: number;
+        url: string;
+      } | null;
     };
     /**
      * @example {

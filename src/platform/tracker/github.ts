@@ -69,9 +69,10 @@ export function gitHubIssues(o: GitHubIssuesOptions): IssueTracker {
         text = await res.text();
       } catch (err) {
         // fetch's TypeError says "fetch failed"; the reason (ECONNREFUSED, a timeout) is its cause.
-        const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
-        const reason = cause?.code ?? cause?.message ?? (err as Error).message;
-        return { kind: 'failed', retryable: true, status: null, error: `no answer: ${String(reason)}` };
+        // A timeout is a DOMException named TimeoutError.
+        const code = (err as { cause?: { code?: unknown } }).cause?.code;
+        const reason = typeof code === 'string' ? code : err instanceof Error ? err.message : 'unknown error';
+        return { kind: 'failed', retryable: true, status: null, error: `no answer: ${reason}` };
       }
       let body: { number?: unknown; html_url?: unknown; message?: unknown } = {};
       try {
