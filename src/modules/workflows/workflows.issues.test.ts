@@ -139,7 +139,8 @@ describe('with a tracker configured', () => {
     const body: string = call!.body.body;
     expect(body).toContain(`Workflow instance \`${id}\` (\`documentation_flow_v1\`) entered \`integration\``);
     expect(body).toContain(`${t.deps.config.publicUrl}/api/protocol/instances/${id}`);
-    for (const a of artifacts) expect(body).toContain(`${t.deps.config.publicUrl}/api/protocol/artifacts/${a.id}`);
+    for (const a of artifacts)
+      expect(body).toContain(`${t.deps.config.publicUrl}/api/protocol/artifacts/${a.id}`);
     expect(body).toContain('Outline of the guide (review: pending)');
     // A summary's @mention would notify that GitHub user: it is quoted without one.
     expect(body).not.toContain('@octocat');
