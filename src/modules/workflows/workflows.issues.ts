@@ -33,17 +33,20 @@ export interface IssueTrackerConfig {
 }
 
 export class WorkflowIssues {
-  /** Holds the token; nothing else here does (so logging this object shows none). */
+  /** The client: the token lives in its closure, on no object here, so logging this one shows
+   * none (nor does it keep the configuration it was given). */
   private readonly tracker: IssueTracker;
   private readonly maxAttempts: number;
+  private readonly links: IssueLinks;
 
   constructor(
     private readonly d: { db: Db; jobs: JobQueue; log: Logger },
     config: IssueTrackerConfig,
-    private readonly links: IssueLinks,
+    links: IssueLinks,
   ) {
     this.tracker = gitHubIssues(config);
     this.maxAttempts = config.maxAttempts;
+    this.links = { publicUrl: links.publicUrl, appUrl: links.appUrl };
     d.jobs.define({
       name: ISSUE_JOB,
       schema: z.object({ issueId: z.uuid() }),
