@@ -14,6 +14,8 @@ const csv = z.string().transform((v) =>
 );
 const intList = csv.transform((list) => list.map(Number)).pipe(z.array(z.number().int().positive()));
 const seconds = z.coerce.number().int().positive();
+const positiveInt = z.coerce.number().int().positive();
+const ownerAndName = z.string().regex(/^[\w.-]+\/[\w.-]+$/);
 
 const oauthProvider = z
   .object({
@@ -88,29 +90,13 @@ const envSchema = z.object({
   REDIS_URL: z.string().optional(),
   TRUST_PROXY: bool.default(false),
   SERVICES: csv.pipe(z.array(z.enum(['api', 'worker'])).min(1)).default(['api', 'worker']),
-  BODY_LIMIT: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024),
-  UPLOAD_LIMIT: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(20 * 1024 * 1024),
+  BODY_LIMIT: positiveInt.default(1024 * 1024),
+  UPLOAD_LIMIT: positiveInt.default(20 * 1024 * 1024),
   UPLOAD_MAX_FILES: z.coerce.number().int().positive().max(100).default(10),
   UPLOAD_RATE_LIMIT: z.coerce.number().int().positive().default(30),
-  UPLOAD_QUOTA_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(256 * 1024 * 1024),
+  UPLOAD_QUOTA_BYTES: positiveInt.default(256 * 1024 * 1024),
   UPLOAD_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
-  ATTACHMENT_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(5 * 1024 * 1024),
+  ATTACHMENT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
   ATTACHMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
@@ -125,23 +111,20 @@ const envSchema = z.object({
   WEBHOOK_RETRY_DELAY: z.coerce.number().int().min(1).max(3600).default(10),
   WEBHOOK_SECRET_KEY: z.string().optional(),
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  ISSUE_TRACKER_TOKEN: z.string().optional(),
+  ISSUE_TRACKER_REPO: ownerAndName.optional(),
+  ISSUE_TRACKER_API_URL: z.url().default('https://api.github.com'),
+  ISSUE_TRACKER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
+  ISSUE_TRACKER_RETRY_DELAY: z.coerce.number().int().min(1).max(3600).default(10),
   AUDIT_LOG: z.enum(['writes', 'all', 'off']).default('writes'),
   AUDIT_LOG_RETENTION_DAYS: z.coerce.number().int().positive().max(3650).default(90),
   SCHEDULER_INTERVAL: z.coerce.number().int().min(1).max(45).default(30),
   SSRF_ALLOW_LOOPBACK_FOR_TESTS: bool.default(false),
-  MEMORY_MAX_CONTENT: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(32 * 1024),
+  MEMORY_MAX_CONTENT: positiveInt.default(32 * 1024),
   TRAINING_FILE_LIMIT: z.coerce.number().int().positive().optional(),
   TRAINING_MAX_PAGES: z.coerce.number().int().positive().default(300),
   TRAINING_MAX_CHARS: z.coerce.number().int().positive().default(600_000),
-  TRAINING_IMAGE_LIMIT: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024),
+  TRAINING_IMAGE_LIMIT: positiveInt.default(10 * 1024 * 1024),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -218,6 +201,12 @@ export interface Config {
     secretKey: Buffer | undefined;
     deliveryRetentionDays: number;
   };
+  /** The issue tracker (GitHub's REST issues API) where collected artifacts are filed: its token
+   * (a secret), repository `owner/name`, API base URL, attempts in all and first retry delay
+   * (seconds, doubling). Unset (no token and repository): no issue is filed. */
+  tracker:
+    | { token: string; repo: string; apiUrl: string; maxAttempts: number; retryDelaySeconds: number }
+    | undefined;
   /** The audit log: `writes` (every write and every 401, 403 and 5xx), `all` requests, or `off`;
    * how many days entries are kept. */
   audit: { mode: 'writes' | 'all' | 'off'; retentionDays: number };
@@ -272,6 +261,7 @@ const SECRETS = new Set([
   'CHAT_PLATFORM_BOT_TOKEN',
   'ADMIN_PASSWORD',
   'WEBHOOK_SECRET_KEY',
+  'ISSUE_TRACKER_TOKEN',
 ]);
 
 /** How a problem shows the value given: secrets by length, URLs without their password. */
@@ -342,6 +332,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookKey = Buffer.from(raw.WEBHOOK_SECRET_KEY, 'base64');
     if (webhookKey.length !== 32) problem('WEBHOOK_SECRET_KEY', 'must be 32 bytes, base64-encoded');
   }
+  if ((raw.ISSUE_TRACKER_TOKEN === undefined) !== (raw.ISSUE_TRACKER_REPO === undefined))
+    problem(
+      raw.ISSUE_TRACKER_TOKEN === undefined ? 'ISSUE_TRACKER_TOKEN' : 'ISSUE_TRACKER_REPO',
+      'ISSUE_TRACKER_TOKEN and ISSUE_TRACKER_REPO go together',
+    );
   if (parsed.success && parsed.data.SSRF_ALLOW_LOOPBACK_FOR_TESTS && parsed.data.NODE_ENV !== 'test')
     problem('SSRF_ALLOW_LOOPBACK_FOR_TESTS', 'only allowed when NODE_ENV=test');
   if (bad.size > 0 || !parsed.success)
@@ -414,6 +409,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       secretKey: webhookKey,
       deliveryRetentionDays: e.WEBHOOK_DELIVERY_RETENTION_DAYS,
     },
+    tracker:
+      e.ISSUE_TRACKER_TOKEN && e.ISSUE_TRACKER_REPO
+        ? {
+            token: e.ISSUE_TRACKER_TOKEN,
+            repo: e.ISSUE_TRACKER_REPO,
+            apiUrl: e.ISSUE_TRACKER_API_URL.replace(/\/$/, ''),
+            maxAttempts: e.ISSUE_TRACKER_MAX_ATTEMPTS,
+            retryDelaySeconds: e.ISSUE_TRACKER_RETRY_DELAY,
+          }
+        : undefined,
     audit: { mode: e.AUDIT_LOG, retentionDays: e.AUDIT_LOG_RETENTION_DAYS },
     scheduler: { intervalSeconds: e.SCHEDULER_INTERVAL },
     allowLoopbackTargetsForTests: e.SSRF_ALLOW_LOOPBACK_FOR_TESTS,

@@ -59,6 +59,7 @@ import { PersonaService } from './modules/persona/index.js';
 import { deriveSecretKey, WebhooksService } from './modules/webhooks/index.js';
 import {
   specialtiesOf,
+  WorkflowIssues,
   WorkflowOrchestrator,
   WorkflowRunJobs,
   WorkflowRunsService,
@@ -381,18 +382,17 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       attachmentBytes: config.limits.attachmentBytes,
       attachmentTimeoutMs: config.limits.attachmentTimeoutMs,
     });
-    // Workflows: definitions and instances; their runs, suggestion settings and chat-platform
-    // notifications are ports (WorkflowPorts) wired where those parts are built.
+    // Workflows: definitions and instances, and the issue tracker collectArtifacts files in (when
+    // configured); their runs, suggestion settings and chat-platform notifications are ports
+    // (WorkflowPorts) wired where those parts are built.
     const workflows = new WorkflowsService({
       db,
       timeline,
       protocols,
       addMemory: (input, trx) => memory.addMemory(input, trx),
-      isCharacter: (id, executor) =>
-        characters.getNpc(id, executor).then(
-          () => true,
-          () => false,
-        ),
+      // An NPC (or the assistant) is found; anyone else is refused.
+      isCharacter: (id, executor) => characters.getNpc(id, executor).then(Boolean, () => false),
+      issues: config.tracker && new WorkflowIssues({ db, jobs, log }, config.tracker, config),
     });
     // The observer: its unified timeline (the timeline module's reads, exports through a database
     // cursor), summary and 5D navigation, reflections and the cycle.

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -51,6 +52,8 @@ export interface TestAppOptions {
   sameDatabaseAs?: TestApp;
   /** The suggestions' clock (createDeps' `clock`): a test moves it instead of waiting. */
   clock?: () => Date;
+  /** The app's logger (createDeps' `log`): a test that reads what is logged gives its own. */
+  log?: Logger;
 }
 
 export async function createTestApp(
@@ -83,6 +86,7 @@ export async function createTestApp(
   const deps = await createDeps(config, {
     ...(pgliteTemplate ? { loadFrom: pgliteTemplate } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.log ? { log: opts.log } : {}),
   });
   const built = await buildApp(deps);
   await built.app.listen({ port: 0, host: '127.0.0.1' });

@@ -16049,7 +16049,11 @@ export interface components {
      *       "reviewNotes": null,
      *       "metadata": {},
      *       "createdAt": "2025-05-01T09:30:00.000Z",
-     *       "reviewedAt": null
+     *       "reviewedAt": null,
+     *       "issue": {
+     *         "number": 42,
+     *         "url": "https://github.com/acme/harbour/issues/42"
+     *       }
      *     }
      */
     WorkflowArtifact: {
@@ -16074,6 +16078,11 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
       reviewedAt: string | null;
+      /** @description beyond the spec: the newest issue filed in the configured tracker (GitHub) listing this artifact, once created; null without one */
+      issue: {
+        number: number;
+        url: string;
+      } | null;
     };
     /**
      * @example {
@@ -16088,7 +16097,11 @@ export interface components {
      *       "reviewNotes": null,
      *       "metadata": {},
      *       "createdAt": "2025-05-01T09:30:00.000Z",
-     *       "reviewedAt": null
+     *       "reviewedAt": null,
+     *       "issue": {
+     *         "number": 42,
+     *         "url": "https://github.com/acme/harbour/issues/42"
+     *       }
      *     }
      */
     WorkflowArtifactInput: {
@@ -16113,6 +16126,11 @@ export interface components {
       /** Format: date-time */
       createdAt: string;
       reviewedAt: string | null;
+      /** @description beyond the spec: the newest issue filed in the configured tracker (GitHub) listing this artifact, once created; null without one */
+      issue: {
+        number: number;
+        url: string;
+      } | null;
     };
     /**
      * @example {

@@ -53,6 +53,7 @@ const artifact = (over: Partial<Artifact> = {}): Artifact => ({
   metadata: {},
   createdAt: '2030-01-01T00:00:00.000Z',
   reviewedAt: null,
+  issue: null,
   ...over,
 });
 

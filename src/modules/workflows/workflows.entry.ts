@@ -198,7 +198,7 @@ export class WorkflowEntry {
       if (action === 'announceExecutionStart')
         last = this.announceExecutionStart(trx, afterCommit, row, actor, pending, reads) ?? last;
       // The update was answered with the reads (move), or was the caller's (create).
-      else await this.collectArtifacts(trx, row, actor, pending, reads.artifacts);
+      else await this.collectArtifacts(trx, afterCommit, row, actor, pending, reads.artifacts);
     if (state.terminal) {
       // Its event names the archiving time and the runs canceled: their answers come first.
       const [archived, canceled, cleared] = await together([
@@ -252,10 +252,12 @@ export class WorkflowEntry {
     return named;
   }
 
-  /** collectArtifacts: event (and so a notification), and a `shared` memory for the creator listing the
-   * artifacts (no issue tracker is configured). */
+  /** collectArtifacts: event (and so a notification), a `shared` memory for the creator listing the
+   * artifacts, and, when a tracker is configured, an issue filed by its job (the event names it;
+   * its number and URL reach the artifacts once it is created). */
   private async collectArtifacts(
     trx: Executor,
+    afterCommit: AfterCommit,
     row: repo.InstanceRow,
     actor: WorkflowActor,
     pending: PendingEvent[],
@@ -268,29 +270,47 @@ export class WorkflowEntry {
       reviewStatus: a.review_status,
     }));
     const lines = list.map((a) => `- ${a.summary || '(no summary)'} [${a.reviewStatus}] (${a.id})`);
-    const title = typeof row.context.title === 'string' ? `"${row.context.title}"` : row.id;
+    const title = typeof row.context.title === 'string' ? row.context.title : null;
     const text =
-      `Artifacts of workflow ${title} (${row.machine_id}) at ${row.state}: ${list.length}\n${lines.join('\n')}`.trim();
-    let memoryId: number | null = null;
-    if (row.created_by_user_id !== null) {
-      // Every write here runs inside transaction(), whose executor is a Trx.
-      const memory = await this.deps.addMemory(
-        {
-          userId: row.created_by_user_id,
-          content: text,
-          source: 'shared',
-          metadata: { stateMachineInstanceId: row.id, machineId: row.machine_id, state: row.state },
-        },
-        trx as Trx,
-      );
-      memoryId = memory.id;
-    }
+      `Artifacts of workflow ${title === null ? row.id : `"${title}"`} (${row.machine_id}) at ${row.state}: ${list.length}\n${lines.join('\n')}`.trim();
+    const issue = this.deps.issues?.file(
+      trx,
+      {
+        instanceId: row.id,
+        machineId: row.machine_id,
+        title,
+        state: row.state,
+        stateVisit: row.state_visit,
+        artifacts: list,
+      },
+      afterCommit,
+    );
+    // The memory and the issue's statements are independent: sent together, one round trip.
+    const [memory] = await together([
+      row.created_by_user_id === null
+        ? null
+        : // Every write here runs inside transaction(), whose executor is a Trx.
+          this.deps.addMemory(
+            {
+              userId: row.created_by_user_id,
+              content: text,
+              source: 'shared',
+              metadata: { stateMachineInstanceId: row.id, machineId: row.machine_id, state: row.state },
+            },
+            trx as Trx,
+          ),
+      issue?.written,
+    ]);
     pending.push({
       row,
       actorId: actor.id,
       eventType: 'workflow_artifacts_collected',
       eventText: `${list.length} artifact(s) collected in ${row.state}`,
-      metadata: { artifacts: list, memoryId, issue: null },
+      metadata: {
+        artifacts: list,
+        memoryId: memory?.id ?? null,
+        issue: issue ? { id: issue.id, status: 'pending' } : null,
+      },
     });
   }
 

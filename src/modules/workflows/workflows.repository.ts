@@ -331,6 +331,7 @@ const artifactListColumns = [
   'metadata',
   'created_at',
   'reviewed_at',
+  'issue',
 ] as const;
 const artifactColumns = [...artifactListColumns, 'content'] as const;
 

@@ -340,6 +340,12 @@ export const artifactSchema = z
     metadata: jsonObject,
     createdAt: z.iso.datetime(),
     reviewedAt: z.iso.datetime().nullable(),
+    issue: z
+      .object({ number: z.number().int(), url: z.string() })
+      .nullable()
+      .describe(
+        'beyond the spec: the newest issue filed in the configured tracker (GitHub) listing this artifact, once created; null without one',
+      ),
   })
   .meta({
     id: 'WorkflowArtifact',
@@ -357,6 +363,7 @@ export const artifactSchema = z
         metadata: {},
         createdAt: '2025-05-01T09:30:00.000Z',
         reviewedAt: null,
+        issue: { number: 42, url: 'https://github.com/acme/harbour/issues/42' },
       },
     ],
   });

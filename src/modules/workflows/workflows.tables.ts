@@ -8,6 +8,12 @@ export type ArtifactStatus = 'draft' | 'ready';
 export type ReviewStatus = 'pending' | 'approved' | 'rejected';
 export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'canceled';
 export type RunTrigger = 'manual' | 'state_entry' | 'suggestion' | 'command' | 'rerun';
+export type IssueStatus = 'pending' | 'created' | 'failed';
+/** An issue in the tracker, as an artifact names it. */
+export interface IssueRef {
+  number: number;
+  url: string;
+}
 
 type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
 
@@ -83,6 +89,26 @@ export interface WorkflowArtifactsTable {
   seq: Generated<number>;
   created_at: CreatedAt;
   reviewed_at: Nullable<Date>;
+  /** The newest issue filed listing it (workflow_issues), or null. */
+  issue: Nullable<IssueRef>;
+}
+
+/** An issue filed for one collectArtifacts entry (workflows.issues.ts). */
+export interface WorkflowIssuesTable {
+  id: string;
+  instance_id: string;
+  state: string;
+  state_visit: number;
+  artifact_ids: string[];
+  title: string;
+  body: string;
+  status: ColumnType<IssueStatus, IssueStatus | undefined, IssueStatus>;
+  attempts: Generated<number>;
+  number: Nullable<number>;
+  url: Nullable<string>;
+  last_error: Nullable<string>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
 }
 
 export interface RunProgress {
@@ -132,5 +158,6 @@ declare module '../../platform/db/schema.js' {
     workflow_artifacts: WorkflowArtifactsTable;
     workflow_runs: WorkflowRunsTable;
     workflow_task_runs: WorkflowTaskRunsTable;
+    workflow_issues: WorkflowIssuesTable;
   }
 }

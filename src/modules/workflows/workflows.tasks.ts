@@ -52,6 +52,7 @@ export function toArtifact(r: ArtifactListRow): Artifact {
     metadata: r.metadata,
     createdAt: iso(r.created_at),
     reviewedAt: r.reviewed_at ? iso(r.reviewed_at) : null,
+    issue: r.issue,
   };
 }
 

@@ -4,6 +4,7 @@ import type { Db, Executor, Trx } from '../../platform/db/database.js';
 import type { AddMemoryInput } from '../memory/index.js';
 import type { ProtocolDefinition } from '../protocols/index.js';
 import type { TimelineEvent, TimelineService } from '../timeline/index.js';
+import type { WorkflowIssues } from './workflows.issues.js';
 import type { RunTrigger } from './workflows.tables.js';
 
 /** Who acts: the signed-in user (routes), or a chat-platform command's linked user. */
@@ -59,4 +60,6 @@ export interface WorkflowsDeps {
   addMemory: (input: AddMemoryInput, trx: Trx) => Promise<{ id: number }>;
   /** Whether a user id is a character (an NPC or the assistant): task assignment. */
   isCharacter: (userId: number, executor: Executor) => Promise<boolean>;
+  /** The issue tracker collectArtifacts files an issue in (unset: none is configured). */
+  issues?: Pick<WorkflowIssues, 'file'> | undefined;
 }
