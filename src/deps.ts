@@ -338,6 +338,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       rootObserverId: () => timeline.rootObserverId(),
       conversations,
     });
+    // Documents attached to chat are read by the training module's extractor, in a pool of their
+    // own: a turn never waits behind a training job's long extraction.
+    const chatExtractor = new Extractor();
+    cleanup.unshift(() => chatExtractor.close());
     const chat = new ChatService(
       {
         db,
@@ -352,6 +356,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         conversations,
         users,
         files,
+        extractor: chatExtractor,
         personas: persona,
         metrics,
         assistantName: config.assistantName,

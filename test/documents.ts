@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- a test helper: it reads untyped JSON bodies, as the tests do */
 // Documents built for real (a PDF, a DOCX) and a multipart client, for the tests that send files:
 // training's and chat's. Used by tests and the benchmark only.
 import { Document, Packer, Paragraph } from 'docx';
@@ -58,4 +57,3 @@ export async function postForm(
   }
   return { status: res.status, headers: res.headers, body };
 }
-

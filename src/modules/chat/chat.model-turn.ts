@@ -74,7 +74,7 @@ export class ModelTurn {
     const { user, conversationId, text, prefs, speakers, prepared } = p;
     const group = speakers.length > 1;
     const lead = speakers[0]!;
-    const [routing, [context, inventorySummary], history, groundFloor] = await Promise.all([
+    const [routing, [context, inventorySummary], history, groundFloor, documents] = await Promise.all([
       prepared.routing,
       this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId ?? undefined),
       prepared.history ??
@@ -87,6 +87,7 @@ export class ModelTurn {
         : this.d.characters
             .assistantUserId()
             .then((id) => (id === lead.id ? this.d.protocols.groundFloor() : undefined)),
+      prepared.documents,
     ]);
     const built = buildPrompt({
       protocol: routing.resolved,
@@ -103,6 +104,7 @@ export class ModelTurn {
       text,
       today: new Date().toISOString().slice(0, 10),
       groundFloor,
+      documents,
     });
     return { ...built, routing, context, group, lead };
   }

@@ -24,6 +24,7 @@ import type {
   NpcThinking,
 } from './chat.events.js';
 import type { VisionJob } from './chat.jobs.js';
+import type { AttachedDocument } from './chat.documents.rules.js';
 import type { ConversationsService, MessageRow } from './conversations.service.js';
 
 /** What a turn sends to the client; the socket layer maps these to events (chat.events.ts). */
@@ -60,6 +61,16 @@ export interface PersonaSessionPort {
   forTurn(userId: number, sessionId: string, opts?: { touch?: boolean }): Promise<TurnPersona | undefined>;
 }
 
+/** How a turn reads an attached document: the training module's Extractor (worker threads, a
+ * pool of its own), wired by deps.ts, as training imports chat and chat cannot import training.
+ * Rejects with an error named `ExtractionError` when the file cannot be read as its type. */
+export interface DocumentExtractor {
+  run(
+    req: { op: 'extract'; type: 'pdf' | 'docx' | 'text'; data: Uint8Array; maxChars: number },
+    timeoutMs: number,
+  ): Promise<{ text: string | null; truncated: boolean }>;
+}
+
 export interface ChatServiceDeps {
   db: Db;
   log: Logger;
@@ -74,6 +85,7 @@ export interface ChatServiceDeps {
   /** Who a user is (the prompt preview names any user). */
   users: Pick<UsersService, 'identity'>;
   files: FilesService;
+  extractor: DocumentExtractor;
   personas: PersonaSessionPort;
   metrics: Pick<Metrics, 'chatTurn'>;
   assistantName: string;
@@ -108,6 +120,8 @@ export interface Prepared {
   context?: Promise<[ConversationContext, string]>;
   /** The conversation's messages before this one, read once the conversation is known. */
   history?: Promise<MessageRow[]>;
+  /** The documents attached by `uploadContextId`, read (chat.documents.ts): the prompt's section. */
+  documents?: Promise<AttachedDocument[]>;
 }
 
 /** What composing a turn's prompt needs (ModelTurn.prompt): the chat turn's and the preview's. */
