@@ -131,7 +131,7 @@ export const chatClientEventDocs = {
   chatMessage: {
     summary: 'Send a message to the assistant (or to the characters of a conversation)',
     description:
-      'Runs one turn: `assistantThinking`, then `assistantResponseDelta` pieces, `assistantResponse` for each reply and `assistantIdle`; or `chatError`. Without `conversationId` the default conversation with the assistant is used. A repeated `clientMessageId` is answered again from the stored replies without a model call. Images come as `attachmentUrls`, `imageBase64Array` or the files of an `uploadContextId` (POST /api/files/upload). Nothing is stored for a refused message.',
+      "Runs one turn: `assistantThinking`, then `assistantResponseDelta` pieces, `assistantResponse` for each reply and `assistantIdle`; or `chatError`. Without `conversationId` the default conversation with the assistant is used. A repeated `clientMessageId` is answered again from the stored replies without a model call. Images come as `attachmentUrls`, `imageBase64Array` or the files of an `uploadContextId` (POST /api/files/upload); that upload's PDF, DOCX and text files are read before the turn, their passages that bear most on the message (8,000 characters for all) go into the system prompt, and their text is stored as `document_ingestion` memories (metadata `fileContext`). A file that cannot be read within ATTACHMENT_TIMEOUT_MS or holds no text refuses the message with `chatError` `validation_failed` naming it on `chatMessage.uploadContextId` (415 `unsupported_media_type` for a type no reader takes). Nothing is stored for a refused message.",
     payload: chatMessageSchema,
     example: {
       message: 'Good morning! I just got back from the coast.',
