@@ -343,6 +343,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       rootObserverId: () => timeline.rootObserverId(),
       conversations,
     });
+    // Documents attached to chat are read by the training module's extractor, in a pool of their
+    // own: a turn never waits behind a training job's long extraction.
+    const chatExtractor = new Extractor();
+    cleanup.unshift(() => chatExtractor.close());
     const chat = new ChatService(
       {
         db,
@@ -357,9 +361,11 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
         conversations,
         users,
         files,
+        extractor: chatExtractor,
         personas: persona,
         knowledge: systemKnowledge({
-          stats: (hours) => systemStats({ users, memory, chat: conversations, timeline, models }, hours),
+          stats: (hours) =>
+            systemStats({ users, auth, memory, chat: conversations, timeline, models }, hours),
           observers: () => instances.observers(undefined),
           recentEvents: (limit) => timeline.list({ limit }),
         }),

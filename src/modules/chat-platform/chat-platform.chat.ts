@@ -113,6 +113,8 @@ export class ChatPlatformChat {
       accountType,
       name,
       admin: isAdmin({ id, role, accountType }, this.d.adminUserIds),
+      // The turn comes from the chat platform, whatever client the account signed in with.
+      clientType: 'chat_platform',
       jti: `chat-platform:${platformUserId}`,
       exp: Number.MAX_SAFE_INTEGER,
       sid: undefined,

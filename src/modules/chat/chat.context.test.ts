@@ -83,12 +83,22 @@ describe('the turn context', () => {
     expect(await turn(player, 'Anything left?')).toContain('- Relight the lighthouse: completed');
   });
 
-  it('records the channel the turn comes from', async () => {
+  it('records the client and the channel the turn comes from', async () => {
     const player = await createUser(t);
     expect(await turn(player, 'Hello', { channelId: 'lobby-1' })).toContain(
-      '## System knowledge\nThis turn comes from: channel lobby-1.',
+      '## System knowledge\nThis turn comes from: client web_portal, channel lobby-1.',
     );
-    expect(await turn(player, 'Hello')).not.toContain('## System knowledge');
+    expect(await turn(player, 'Hello')).toContain(
+      '## System knowledge\nThis turn comes from: client web_portal.',
+    );
+    // The client is the session's: a game client's sign-in says so.
+    const signIn = await t.api('POST', '/api/auth/token', {
+      body: { email: player.email, password: player.password, clientType: 'game_client' },
+    });
+    expect(signIn.status).toBe(200);
+    expect(await turn({ ...player, accessToken: signIn.body.accessToken }, 'Hello')).toContain(
+      'This turn comes from: client game_client.',
+    );
   });
 
   it('refuses a quest event for an unknown quest and stores nothing', async () => {

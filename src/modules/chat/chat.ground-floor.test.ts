@@ -190,11 +190,13 @@ describe('POST /api/admin/prompts/preview', () => {
       fake.replyChat({ text: 'It stands on the cape.' });
       const s = await bobChat.send('chatMessage', { message });
       expect(s.ack).toMatchObject({ ok: true });
-      // The same prompt, but for the system figures TECH's admin access adds: a live reading,
-      // which the turn's own new conversation has already moved.
-      const figures = /^System figures: .*$/m;
-      expect(systemPrompt(0)).toMatch(figures);
-      expect(systemPrompt(0).replace(figures, '')).toBe(preview.body.system.replace(figures, ''));
+      // The same prompt, but for its system knowledge: the figures TECH's admin access adds are a
+      // live reading, which the turn's own new conversation has already moved, and only a turn
+      // has a client (its session's).
+      const knowledge = /## System knowledge\n(?:.+\n)*\n/;
+      expect(systemPrompt(0)).toMatch(/This turn comes from: client web_portal\.\nSystem figures: /);
+      expect(preview.body.system).toMatch(/## System knowledge\nSystem figures: /);
+      expect(systemPrompt(0).replace(knowledge, '')).toBe(preview.body.system.replace(knowledge, ''));
       const offered = (fake.chatRequests()[0]!.body.tools ?? []).map((x: any) => x.function.name);
       expect(offered).toEqual(preview.body.tools.map((x: any) => x.name));
     } finally {

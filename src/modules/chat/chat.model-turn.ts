@@ -51,13 +51,14 @@ export class ModelTurn {
 
   /** The prompt a turn sends now: routing (prepared), the context (read by TurnContextReader, cut
    * to the protocol's reach and the budget), the history before the message, and, for the
-   * assistant's own turns, the ground floor; composed by buildPrompt. The one path of both the chat turn (`answer`) and the admin
-   * prompt preview, so the preview shows exactly what a turn would send. */
+   * assistant's own turns, the ground floor; composed by buildPrompt. The one path of both the
+   * chat turn (`answer`) and the admin prompt preview, so the preview shows exactly what a turn
+   * would send. */
   async prompt(p: PromptRequest) {
     const { user, conversationId, text, prefs, speakers, prepared } = p;
     const group = speakers.length > 1;
     const lead = speakers[0]!;
-    const [routing, gathered, history, groundFloor] = await Promise.all([
+    const [routing, gathered, history, groundFloor, documents] = await Promise.all([
       prepared.routing,
       this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId ?? undefined),
       prepared.history ??
@@ -70,6 +71,7 @@ export class ModelTurn {
         : this.d.characters
             .assistantUserId()
             .then((id) => (id === lead.id ? this.d.protocols.groundFloor() : undefined)),
+      prepared.documents,
     ]);
     const { context, values, knowledge, dropped } = this.context.fit(
       gathered,
@@ -77,7 +79,7 @@ export class ModelTurn {
       speakers.map((s) => s.id),
       {
         channelId: prepared.channelId,
-        clientType: p.clientType,
+        clientType: user.clientType,
       },
     );
     const built = buildPrompt({
@@ -96,6 +98,7 @@ export class ModelTurn {
       text,
       today: new Date().toISOString().slice(0, 10),
       groundFloor,
+      documents,
     });
     return { ...built, routing, context, dropped, group, lead };
   }

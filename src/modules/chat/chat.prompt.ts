@@ -12,6 +12,7 @@ import {
 import { CHOICES_INSTRUCTION, directorInstruction, lengthInstruction, type Npc } from './chat.rules.js';
 import type { UserPreferences } from './chat.schemas.js';
 import type { Speaker } from './chat.types.js';
+import { documentsSection, type AttachedDocument } from './chat.documents.rules.js';
 
 export interface PromptInput {
   protocol: ResolvedProtocol;
@@ -38,6 +39,8 @@ export interface PromptInput {
   /** The ground-floor rules: given for the assistant's own turns (never an NPC's, never a group),
    * they close the system prompt. */
   groundFloor?: readonly string[] | undefined;
+  /** The documents attached to the message: their passages, after who speaks, before the instructions. */
+  documents?: readonly AttachedDocument[] | undefined;
 }
 
 export function buildPrompt(p: PromptInput): {
@@ -77,6 +80,7 @@ export function buildPrompt(p: PromptInput): {
           p.speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
         )
       : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
+    documentsSection(p.documents),
     lengthInstruction(p.prefs),
     p.prefs?.language ? `Answer in the language ${p.prefs.language}.` : '',
     group ? '' : CHOICES_INSTRUCTION,

@@ -6,7 +6,7 @@
 // one embedding request (the query, batched with memories waiting for theirs) → gather context →
 // model call 1 with tools → run the tools as the director over this player only → model call 2
 // (only after a tool request) → store and emit assistantResponse(s) → assistantIdle. Images go to
-// the background: one vision call each, stored as vision_analysis memories of the conversation.
+// vision jobs; documents are read first and stored with the message (chat.documents.ts).
 // A failure becomes chatError; the user's message stays stored (status failed) for a retry.
 // The model's part is ModelTurn (chat.model-turn.ts); who speaks, ChatSpeakers; images,
 // ChatAttachments. ChatService (chat.service.ts) is the facade that times each turn.
@@ -35,6 +35,7 @@ import {
 import type { DirectNpcResponse } from './chat.events.js';
 import { ChatSpeakers } from './chat.speakers.js';
 import { ChatAttachments } from './chat.attachments.js';
+import type { AttachedDocument } from './chat.documents.rules.js';
 import { ModelTurn } from './chat.model-turn.js';
 import { previewPrompt } from './chat.preview.js';
 
@@ -68,7 +69,7 @@ export class ChatTurns {
     private readonly opts: ChatServiceOptions,
   ) {
     this.speakers = new ChatSpeakers(d.characters, d.assistantName);
-    this.attachments = new ChatAttachments(d.files, opts.attachmentTimeoutMs);
+    this.attachments = new ChatAttachments(d, opts.attachmentTimeoutMs);
     this.modelTurn = new ModelTurn(d, opts, this.speakers);
   }
 
@@ -150,10 +151,11 @@ export class ChatTurns {
           input.message,
           conversation.id,
         );
-      const [speakers, attachments] = await Promise.all([
+      const [speakers, { images, documents }] = await Promise.all([
         speakersRead,
         this.attachments.attachments(user.id, input),
       ]);
+      prepared.documents = Promise.resolve(documents);
 
       if (!userMessage) {
         const stored = await this.storeUserMessage(
@@ -166,7 +168,8 @@ export class ChatTurns {
             status: 'received',
             ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
           },
-          attachments,
+          images,
+          documents,
         );
         userMessage = stored.message;
         prepared.replyId = stored.replyId;
@@ -345,9 +348,10 @@ export class ChatTurns {
     return prepared;
   }
 
-  /** The user's message, with the vision jobs of its images in the same transaction. */
-  private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[]) {
-    if (attachments.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
+  /** The user's message, with the vision jobs of its images and its documents' memories in the
+   * same transaction (a retry finds the message stored, and stores neither again). */
+  private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[], docs: AttachedDocument[]) {
+    if (attachments.length + docs.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
     return transaction(this.d.db, async (trx) => {
       const stored = await repo.insertMessageReservingReply(trx, m);
       // spec: one vision call per attached image, in the background, linked to the conversation.
@@ -358,6 +362,7 @@ export class ChatTurns {
           messageId: stored.message.id,
           image: a.job,
         } satisfies VisionJob);
+      await this.attachments.documents.store(trx, docs, { ...m, messageId: stored.message.id });
       return stored;
     });
   }

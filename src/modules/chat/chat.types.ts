@@ -24,6 +24,7 @@ import type {
   NpcThinking,
 } from './chat.events.js';
 import type { VisionJob } from './chat.jobs.js';
+import type { AttachedDocument } from './chat.documents.rules.js';
 import type { ConversationsService, MessageRow } from './conversations.service.js';
 import type { DroppedPart, GatheredContext } from './chat.context.rules.js';
 
@@ -72,6 +73,16 @@ export interface SystemKnowledgePort {
   observer(): Promise<Record<string, unknown>>;
 }
 
+/** How a turn reads an attached document: the training module's Extractor (worker threads, a
+ * pool of its own), wired by deps.ts, as training imports chat and chat cannot import training.
+ * Rejects with an error named `ExtractionError` when the file cannot be read as its type. */
+export interface DocumentExtractor {
+  run(
+    req: { op: 'extract'; type: 'pdf' | 'docx' | 'text'; data: Uint8Array; maxChars: number },
+    timeoutMs: number,
+  ): Promise<{ text: string | null; truncated: boolean }>;
+}
+
 export interface ChatServiceDeps {
   db: Db;
   log: Logger;
@@ -86,6 +97,7 @@ export interface ChatServiceDeps {
   /** Who a user is (the prompt preview names any user). */
   users: Pick<UsersService, 'identity'>;
   files: FilesService;
+  extractor: DocumentExtractor;
   personas: PersonaSessionPort;
   /** What admin access and observer capabilities add to a turn's context. */
   knowledge: SystemKnowledgePort;
@@ -125,11 +137,14 @@ export interface Prepared {
   history?: Promise<MessageRow[]>;
   /** The chat-platform channel the turn came from (routing step 2; the context records it). */
   channelId?: string | undefined;
+  /** The documents attached by `uploadContextId`, read (chat.documents.ts): the prompt's section. */
+  documents?: Promise<AttachedDocument[]>;
 }
 
 /** What composing a turn's prompt needs (ModelTurn.prompt): the chat turn's and the preview's. */
 export interface PromptRequest {
-  user: Pick<UserPrincipal, 'id' | 'name'>;
+  /** With the client the turn came from (the session's; the context records it); a preview has none. */
+  user: Pick<UserPrincipal, 'id' | 'name'> & Partial<Pick<UserPrincipal, 'clientType'>>;
   /** null: the caller has no conversation yet (a preview; the turn would create the default). */
   conversationId: number | null;
   /** Only messages before it are history. */
@@ -138,8 +153,6 @@ export interface PromptRequest {
   prefs: UserPreferences | undefined;
   speakers: Speaker[];
   prepared: Prepared;
-  /** The client the turn came from (the session's; the context records it). */
-  clientType?: string | undefined;
 }
 
 /** `POST /api/admin/prompts/preview`'s input (contract: "Admin zones"). */
