@@ -1,7 +1,9 @@
 // The only reader of process.env. Every variable is parsed here once; a bad value is reported
 // together with every other bad value, and the process refuses to start.
 import { z } from 'zod';
-import { redactUrl } from './platform/redact.js';
+import { ConfigError, issueMessage, shown } from './config.problems.js';
+
+export { ConfigError };
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -242,55 +244,10 @@ export interface Config {
     chatPerMinute: number;
     chatToolCallsPerTurn: number;
     chatHistoryMessages: number;
-    /** Token budget of a turn's context sections (memories, quests, relationships, items). */
     chatContextTokens: number;
     memoryContentBytes: number;
   };
 }
-
-export class ConfigError extends Error {
-  constructor(public readonly problems: string[]) {
-    super(`invalid configuration (see "Configuration" in README.md):\n  ${problems.join('\n  ')}`);
-  }
-}
-
-/** Variables whose value is never echoed back: a problem names their length instead. */
-const SECRETS = new Set([
-  'JWT_SECRET',
-  'MODEL_API_KEY',
-  'CHAT_PLATFORM_BOT_TOKEN',
-  'ADMIN_PASSWORD',
-  'WEBHOOK_SECRET_KEY',
-  'ISSUE_TRACKER_TOKEN',
-]);
-
-/** How a problem shows the value given: secrets by length, URLs without their password. */
-function shown(name: string, value: string | undefined): string {
-  if (value === undefined) return `${name} (unset)`;
-  if (SECRETS.has(name)) return `${name} (${value.length} characters)`;
-  return `${name}=${JSON.stringify(redactUrl(value))}`;
-}
-
-/** Plain-words messages for the checks the schema makes (zod's defaults say "received NaN"). */
-const issueMessage: z.core.$ZodErrorMap = (iss) => {
-  if (iss.code === 'invalid_type') {
-    if (iss.expected === 'int') return 'must be a whole number';
-    if (iss.expected === 'number') return 'must be a number';
-  } else if (iss.code === 'too_small') {
-    if (iss.origin === 'string') return `must be at least ${String(iss.minimum)} characters`;
-    if (iss.origin === 'array') return `must list at least ${String(iss.minimum)}`;
-    return `must be at least ${String(iss.minimum)}`;
-  } else if (iss.code === 'too_big') {
-    if (iss.origin === 'string') return `must be at most ${String(iss.maximum)} characters`;
-    return `must be at most ${String(iss.maximum)}`;
-  } else if (iss.code === 'invalid_value') {
-    return `must be one of ${iss.values.map(String).join(', ')}`;
-  } else if (iss.code === 'invalid_format') {
-    if (iss.format === 'url') return 'must be a URL';
-    if (iss.format === 'regex') return `must match ${String((iss as { pattern?: unknown }).pattern)}`;
-  }
-  return undefined;
-};
 
 /** Parses an environment (process.env by default); throws ConfigError listing every bad variable,
  * each with the value given (secrets by their length only). */
