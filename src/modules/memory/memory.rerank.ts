@@ -48,12 +48,13 @@ export class Reranker {
     });
   }
 
-  /** How well a text's words answer the query's (the sum of weighted word matches). */
-  align(query: string[], weights: number[], doc: string[]): number {
-    const ranks = doc.map((w) => this.words.rank(w));
+  /** How well a text's words answer the query's (the sum of weighted word matches: each query
+   * word's best match among the text's words, when it reaches ALIGN_FLOOR). */
+  static align(matchers: ((word: string) => number)[], weights: number[], doc: string[]): number {
     let score = 0;
-    query.forEach((q, k) => {
-      const best = this.words.bestMatch(q, doc, ranks);
+    matchers.forEach((match, k) => {
+      let best = 0;
+      for (const w of doc) best = Math.max(best, match(w));
       if (best >= ALIGN_FLOOR) score += weights[k]! * best * best;
     });
     return score;
@@ -78,10 +79,11 @@ export class Reranker {
     // common, one in few of them is telling.
     const weights = Reranker.weights(words, [...docs.values()]);
     const avg = [...docs.values()].reduce((n, d) => n + d.length, 0) / Math.max(1, docs.size) || 1;
+    const matchers = words.map((w) => this.words.matcher(w));
     let best = 0;
     const raw = new Map<number, number>();
     for (const [id, doc] of docs) {
-      const s = this.align(words, weights, doc) / (0.25 + (0.75 * doc.length) / avg) ** 0.3;
+      const s = Reranker.align(matchers, weights, doc) / (0.25 + (0.75 * doc.length) / avg) ** 0.3;
       raw.set(id, s);
       best = Math.max(best, s);
     }

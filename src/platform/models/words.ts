@@ -55,15 +55,23 @@ export class WordSimilarity {
     return n > 0 ? dot / n : 0;
   }
 
-  /** How well `word` is matched in `doc` (content words, with their ranks): 1 when it occurs,
-   * else the best cosine with one of them. */
-  bestMatch(word: string, doc: string[], ranks: (number | undefined)[]): number {
-    if (doc.includes(word)) return 1;
+  /** How well `word` is matched by another word: 1 by itself, else the cosine of their vectors
+   * (0 outside the vocabulary). Each pair is computed once per matcher: a reranked pool repeats
+   * most of its words, and the cosines were most of a chat turn's reranking time. */
+  matcher(word: string): (other: string) => number {
     const q = this.rank(word);
-    if (q === undefined) return 0;
-    let best = 0;
-    for (const r of ranks) if (r !== undefined) best = Math.max(best, this.cosine(q, r));
-    return best;
+    const known = new Map<string, number>();
+    return (other) => {
+      if (other === word) return 1;
+      if (q === undefined) return 0;
+      let s = known.get(other);
+      if (s === undefined) {
+        const r = this.rank(other);
+        s = r === undefined ? 0 : this.cosine(q, r);
+        known.set(other, s);
+      }
+      return s;
+    };
   }
 
   private norm(row: number): number {
