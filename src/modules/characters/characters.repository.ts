@@ -1,5 +1,6 @@
 // SQL only: character profiles and state, relationships, quests.
 import { sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 import type { QuestStatus } from './characters.tables.js';
@@ -236,4 +237,43 @@ export function listPlayerQuests(db: Executor, userId: number, questId?: number)
     .where('player_quests.user_id', '=', userId);
   if (questId !== undefined) q = q.where('player_quests.quest_id', '=', questId);
   return q.orderBy('player_quests.updated_at', 'desc').orderBy('player_quests.quest_id').execute();
+}
+
+/** A chat turn's read of the player: their quests (newest change first) and their relationships
+ * (the speaker's first), at most `limit` of each, in one statement. */
+export async function playerContext(db: Executor, userId: number, speakerId: number, limit: number) {
+  const row = await db
+    .selectNoFrom((eb) => [
+      jsonArrayFrom(
+        eb
+          .selectFrom('player_quests')
+          .innerJoin('quests', 'quests.id', 'player_quests.quest_id')
+          .select([
+            'player_quests.quest_id',
+            'quests.title',
+            'player_quests.status',
+            'player_quests.progress',
+            'player_quests.updated_at',
+          ])
+          .where('player_quests.user_id', '=', userId)
+          .orderBy('player_quests.updated_at', 'desc')
+          .orderBy('player_quests.quest_id')
+          .limit(limit),
+      ).as('quests'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('relationships')
+          .select(['npc_user_id', 'flags', 'affinity', 'updated_at'])
+          .where('user_id', '=', userId)
+          .orderBy(sql`npc_user_id = ${speakerId}`, 'desc')
+          .orderBy('npc_user_id')
+          .limit(limit),
+      ).as('relationships'),
+    ])
+    .executeTakeFirstOrThrow();
+  // JSON carries the timestamps as text and the ids as numbers.
+  return {
+    quests: row.quests.map((q) => ({ ...q, updated_at: new Date(q.updated_at) })),
+    relationships: row.relationships.map((r) => ({ ...r, updated_at: new Date(r.updated_at) })),
+  };
 }

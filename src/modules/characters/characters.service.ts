@@ -271,21 +271,32 @@ export class CharactersService {
   }
 
   /** What a chat turn knows of the player from this module: their quests (newest change first)
-   * and their relationships, the speaker's first (at most `limit`), read side by side. */
+   * and their relationships (the speaker's first), at most `limit` of each: one statement, and
+   * the characters' names when there are relationships. */
   async playerContext(
     userId: number,
     speakerId: number,
     limit = 50,
   ): Promise<{ quests: PlayerQuest[]; relationships: Relationship[] }> {
-    const [quests, relationships] = await Promise.all([
-      this.playerQuests(userId),
-      this.relationships(userId, undefined, this.db, limit),
-    ]);
-    // A player with more relationships than the limit still has the speaker's in the context.
-    if (relationships.length === limit && !relationships.some((r) => r.npcUserId === speakerId))
-      relationships.unshift(...(await this.relationships(userId, speakerId)));
-    relationships.sort((a, b) => Number(b.npcUserId === speakerId) - Number(a.npcUserId === speakerId));
-    return { quests: quests.slice(0, limit), relationships };
+    const read = await repo.playerContext(this.db, userId, speakerId, limit);
+    const names = await this.users.identities(read.relationships.map((r) => r.npc_user_id));
+    return {
+      quests: read.quests.map((q) => ({
+        questId: q.quest_id,
+        title: q.title,
+        status: q.status,
+        progress: q.progress,
+        updatedAt: q.updated_at.toISOString(),
+      })),
+      relationships: read.relationships.map((r) => ({
+        userId,
+        npcUserId: r.npc_user_id,
+        npcName: names.get(r.npc_user_id)?.name ?? '',
+        flags: r.flags,
+        affinity: r.affinity,
+        updatedAt: r.updated_at.toISOString(),
+      })),
+    };
   }
 
   async createQuest(input: QuestInput): Promise<Quest> {
