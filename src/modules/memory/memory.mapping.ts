@@ -117,7 +117,7 @@ export function dtos(list: repo.NewMemory[], ids: number[], at: Date): MemoryDto
   }));
 }
 
-export function retrieved(m: repo.MemoryRow, similarity: number | null): RetrievedMemory {
+export function retrieved(m: repo.RetrievalRow, similarity: number | null): RetrievedMemory {
   return {
     id: m.id,
     userId: m.user_id,

@@ -18,6 +18,11 @@ export const memoryColumns = [
 ] as const;
 
 export type MemoryRow = Awaited<ReturnType<typeof findById>> & {};
+/** What a retrieved memory is made from (retrieval reads no more of a row). */
+export type RetrievalRow = Pick<
+  MemoryRow,
+  'id' | 'user_id' | 'content' | 'source' | 'tier' | 'conversation_id' | 'created_at'
+>;
 
 export function findById(db: Executor, id: number) {
   return db.selectFrom('memories').select(memoryColumns).where('id', '=', id).executeTakeFirst();

@@ -137,7 +137,7 @@ export class MemoryRetrieval {
         .map((m) => [m.id, { content: m.content, ...links.get(m.id) }]),
     );
     const ranked = reranker.rerank(text, candidates, neighbours);
-    const boost = (m: repo.MemoryRow, s: number) =>
+    const boost = (m: repo.RetrievalRow, s: number) =>
       opts.conversationId !== undefined && m.conversation_id === opts.conversationId
         ? s + CONVERSATION_BOOST * (1 - s)
         : s;

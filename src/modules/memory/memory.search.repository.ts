@@ -6,7 +6,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../../platform/db/database.js';
 import { vectorLiteral } from './memory.encoding.js';
-import { memoryColumns, type MemoryRow } from './memory.repository.js';
+import { memoryColumns, type RetrievalRow } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
 import type { MemoryEmbeddingsTable } from './memory.tables.js';
 
@@ -255,11 +255,23 @@ export async function lexicalSearch(db: Executor, s: Scope & { text: string; lim
  * is (null for the memory itself). Each neighbour is the first row of the owner's
  * (user, created_at, id) index on either side, the tier and conversation checked after: inside the
  * scan they made the planner expect one row and sort all the owner's later memories instead. */
+const RETRIEVAL_COLUMNS = [
+  'id',
+  'user_id',
+  'content',
+  'source',
+  'tier',
+  'conversation_id',
+  'created_at',
+] as const satisfies readonly (keyof RetrievalRow)[];
+
 export async function withNeighbours(db: Executor, ids: number[]) {
   if (ids.length === 0) return [];
-  const cols = sql.join(memoryColumns.map((c) => sql.ref(`x.${c}`)));
+  // What a retrieved memory is made of (RetrievalRow): a pool and its neighbours are ninety rows
+  // a turn, whose metadata nobody reads.
+  const cols = sql.join(RETRIEVAL_COLUMNS.map((c) => sql.ref(`x.${c}`)));
   const same = sql`x.tier = m.tier and x.conversation_id is not distinct from m.conversation_id`;
-  const r = await sql<MemoryRow & { of: number | null; side: 'previous' | 'next' | null }>`
+  const r = await sql<RetrievalRow & { of: number | null; side: 'previous' | 'next' | null }>`
     with m as (select id, user_id, tier, conversation_id, created_at from memories where id = any(${ids}::bigint[]))
     select ${cols}, null::bigint as of, null as side from memories x where x.id in (select id from m)
     union all

@@ -43,14 +43,14 @@ select "id", "user_id", "content", "source", "tier", "metadata", "conversation_i
 -- withNeighbours (the reranked memories and the ones written around them)
 
     with m as (select id, user_id, tier, conversation_id, created_at from memories where id = any($1::bigint[]))
-    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."metadata", "x"."conversation_id", "x"."created_at", "x"."updated_at", null::bigint as of, null as side from memories x where x.id in (select id from m)
+    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."conversation_id", "x"."created_at", null::bigint as of, null as side from memories x where x.id in (select id from m)
     union all
-    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."metadata", "x"."conversation_id", "x"."created_at", "x"."updated_at", m.id, 'previous' from m cross join lateral (
+    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."conversation_id", "x"."created_at", m.id, 'previous' from m cross join lateral (
       select * from memories x where x.user_id = m.user_id and (x.created_at, x.id) < (m.created_at, m.id)
       order by x.created_at desc, x.id desc limit 1) x
     where x.tier = m.tier and x.conversation_id is not distinct from m.conversation_id
     union all
-    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."metadata", "x"."conversation_id", "x"."created_at", "x"."updated_at", m.id, 'next' from m cross join lateral (
+    select "x"."id", "x"."user_id", "x"."content", "x"."source", "x"."tier", "x"."conversation_id", "x"."created_at", m.id, 'next' from m cross join lateral (
       select * from memories x where x.user_id = m.user_id and (x.created_at, x.id) > (m.created_at, m.id)
       order by x.created_at, x.id limit 1) x
     where x.tier = m.tier and x.conversation_id is not distinct from m.conversation_id;
