@@ -298,7 +298,8 @@ describe('the Observer page', () => {
     const loaded = async () => Number(/(\d+) of \d+ events/.exec((await status().textContent()) ?? '')?.[1]);
     for (let shown = 200; shown < 10_001; shown = await loaded()) {
       await feed().press('End');
-      await expect.poll(loaded).toBeGreaterThan(shown);
+      // A page's fetch and render can outlast the poll's default second on a busy machine.
+      await expect.poll(loaded, { timeout: 15_000 }).toBeGreaterThan(shown);
     }
     expect(await status().textContent()).toMatch(/10001 of 10001 events · all loaded/);
     expect(await rows().count()).toBeLessThan(40);
