@@ -1,5 +1,8 @@
+import type { Config } from '../../config.js';
 import type { AppPlugin } from '../../platform/http/types.js';
-import type { ChatService } from './chat.service.js';
+import { defineChatJobs } from './chat.jobs.js';
+import { ChatService } from './chat.service.js';
+import type { ChatServiceDeps } from './chat.types.js';
 import type { ConversationsService } from './conversations.service.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { toolRoutes } from './tools.routes.js';
@@ -9,7 +12,6 @@ import './chat.tables.js';
 export { ConversationsService, presentMessage, type MessageRow } from './conversations.service.js';
 export { messageSchema } from './chat.schemas.js';
 export { ChatService } from './chat.service.js';
-export { defineChatJobs } from './chat.jobs.js';
 export { systemKnowledge } from './chat.knowledge.js';
 export { chatSockets } from './chat.socket.js';
 export { chatNamespaceDoc } from './chat.events.js';
@@ -38,3 +40,32 @@ export const chatPlugin: AppPlugin<{ chat: ChatService; conversations: Conversat
   toolRoutes(app, opts);
   previewRoutes(app, opts);
 };
+
+/** Builds the chat service and defines its jobs (a document attached to chat is read and stored in
+ * the background). `extractor` reads documents in a pool of its own: a turn never waits behind
+ * a training job's long extraction. */
+export function createChatModule(
+  parts: Omit<ChatServiceDeps, 'assistantName'>,
+  config: Pick<Config, 'limits' | 'assistantName'>,
+): ChatService {
+  const { limits } = config;
+  const chat = new ChatService(
+    { ...parts, assistantName: config.assistantName },
+    {
+      messagesPerMinute: limits.chatPerMinute,
+      toolCallsPerTurn: limits.chatToolCallsPerTurn,
+      historyMessages: limits.chatHistoryMessages,
+      attachmentTimeoutMs: limits.attachmentTimeoutMs,
+      contextTokens: limits.chatContextTokens,
+    },
+  );
+  defineChatJobs(parts.jobs, {
+    models: parts.models,
+    memory: parts.memory,
+    files: parts.files,
+    log: parts.log,
+    attachmentBytes: limits.attachmentBytes,
+    attachmentTimeoutMs: limits.attachmentTimeoutMs,
+  });
+  return chat;
+}

@@ -1,5 +1,8 @@
+import type { Config } from '../../config.js';
 import type { AppPlugin } from '../../platform/http/types.js';
 import { webhooksRoutes, type WebhooksRoutesOptions } from './webhooks.routes.js';
+import { deriveSecretKey } from './webhooks.secrets.js';
+import { WebhooksService, type WebhooksServiceDeps } from './webhooks.service.js';
 import './webhooks.tables.js';
 
 export {
@@ -14,3 +17,22 @@ export { deriveSecretKey } from './webhooks.secrets.js';
  * route: the service joins the timeline's recording transaction and runs its own job. */
 export const webhooksPlugin: AppPlugin<WebhooksRoutesOptions> = async (app, opts) =>
   webhooksRoutes(app, opts);
+
+/** Builds the webhooks service: it joins every timeline event's transaction (a record hook) and
+ * delivers from its job. Without WEBHOOK_SECRET_KEY the key that encrypts the stored signing
+ * secrets is derived from the JWT secret. */
+export function createWebhooksModule(
+  deps: WebhooksServiceDeps,
+  config: Pick<Config, 'webhooks' | 'allowLoopbackTargetsForTests'>,
+  jwtSecret: string,
+): WebhooksService {
+  return new WebhooksService(deps, {
+    secretKey: config.webhooks.secretKey ?? deriveSecretKey(jwtSecret),
+    timeoutMs: config.webhooks.timeoutMs,
+    maxAttempts: config.webhooks.maxAttempts,
+    retryDelaySeconds: config.webhooks.retryDelaySeconds,
+    deliveryRetentionDays: config.webhooks.deliveryRetentionDays,
+    endpointsCacheMs: 30_000,
+    allowLoopbackForTests: config.allowLoopbackTargetsForTests,
+  });
+}

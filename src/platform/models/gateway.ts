@@ -72,6 +72,17 @@ const MAX_RETRY_AFTER_MS = 30_000;
 /** How long a call's record may wait to share its INSERT with later calls. */
 const RECORD_DELAY_MS = 250;
 
+/** The gateway over the configured provider, with the configured timeouts, retries and
+ * concurrency. */
+export function createModelGateway(config: Config, db: Db, log: Logger): ModelGateway {
+  return new ModelGateway(createModelProvider(config), db, log, {
+    timeoutMs: config.models.timeoutMs,
+    maxRetries: config.models.maxRetries,
+    concurrency: config.models.concurrency,
+    retryBaseMs: config.models.retryBaseMs,
+  });
+}
+
 export function createModelProvider(config: Config): ModelProvider {
   const m = config.models;
   if (!m.baseUrl) return new OfflineProvider(m.embeddingDimensions, m.offlineEmbeddingModel);

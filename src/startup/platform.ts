@@ -1,0 +1,64 @@
+// The infrastructure a process opens before any module: the database (migrated), Redis
+// (optional), the counters, the access-token signer, the event bus, the job queue (defined now,
+// started with the workers) and the feed of changes other nodes announce.
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { openDatabase } from '../platform/db/database.js';
+import { migrate } from '../platform/db/migrate.js';
+import { createChangeFeed } from '../platform/db/notifications.js';
+import { EventBus } from '../platform/events/bus.js';
+import {
+  DbCounterStore,
+  MemoryCounterStore,
+  RedisCounterStore,
+  REDIS_OPTIONS,
+  type CounterStore,
+} from '../platform/http/rate-limit.js';
+import { JobQueue } from '../platform/jobs/queue.js';
+import { AccessTokens } from '../platform/security/jwt.js';
+import { resolveJwtSecret } from './secret.js';
+import type { Closers } from './workers.js';
+
+export type Platform = Awaited<ReturnType<typeof openPlatform>>;
+
+/** Opens the database (from `loadFrom`, the test template, on PGlite) and migrates it, then the
+ * rest. The counters are Redis's, else the database's on PostgreSQL, else this process's memory. */
+export async function openPlatform(
+  config: Config,
+  log: Logger,
+  loadFrom: string | undefined,
+  closers: Closers,
+) {
+  const database = await openDatabase({
+    url: config.database.url,
+    dataDir: config.dataDir,
+    poolSize: config.database.poolSize,
+    poolTimeoutMs: config.database.poolTimeoutMs,
+    schema: config.database.schema,
+    loadFrom,
+  });
+  closers.unshift(() => database.close());
+  const { applied } = await migrate(database, { pgvector: config.database.pgvector });
+  if (applied.length) log.info({ applied }, 'migrations applied');
+  const db = database.db;
+  const redis = config.redisUrl ? new Redis(config.redisUrl, REDIS_OPTIONS) : undefined;
+  if (redis) closers.unshift(() => redis.quit());
+  const counters: CounterStore = redis
+    ? new RedisCounterStore(redis, log)
+    : database.kind === 'pglite'
+      ? new MemoryCounterStore()
+      : new DbCounterStore(db);
+  const jwtSecret = resolveJwtSecret(config);
+  const tokens = new AccessTokens({
+    secret: jwtSecret,
+    issuer: config.jwt.issuer,
+    audience: config.jwt.audience,
+    ttlSeconds: config.jwt.accessTtl,
+  });
+  const bus = new EventBus(log);
+  const jobs = new JobQueue(database, log);
+  const changes = createChangeFeed(database, config.database.url, log);
+  closers.unshift(() => changes.close());
+  return { config, log, database, db, redis, counters, jwtSecret, tokens, bus, jobs, changes };
+}
