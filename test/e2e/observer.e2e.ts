@@ -296,11 +296,16 @@ describe('the Observer page', () => {
     // before the next End, until none is left.
     await feed().focus();
     const loaded = async () => Number(/(\d+) of \d+ events/.exec((await status().textContent()) ?? '')?.[1]);
-    for (let shown = 200; shown < 10_001; shown = await loaded()) {
-      await feed().press('End');
-      // A page's fetch and render can outlast the poll's default second on a busy machine.
-      await expect.poll(loaded, { timeout: 15_000 }).toBeGreaterThan(shown);
-    }
+    // End is pressed again while the count has not grown: a press that lands as the list
+    // re-renders can leave the view short of the new end, and no page is asked for (seen about one
+    // run in three since 2026-11-27; a user presses again, and so does this test). The timeout is
+    // a failsafe for a busy machine, not a timing claim.
+    const endUntilMore = async (shown: number) => {
+      if ((await loaded()) <= shown) await feed().press('End');
+      return loaded();
+    };
+    for (let shown = 200; shown < 10_001; shown = await loaded())
+      await expect.poll(() => endUntilMore(shown), { timeout: 15_000, interval: 250 }).toBeGreaterThan(shown);
     expect(await status().textContent()).toMatch(/10001 of 10001 events · all loaded/);
     expect(await rows().count()).toBeLessThan(40);
     expect(await texts().then((x) => x[x.length - 1])).toContain('Archive');
