@@ -6,19 +6,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import {
-  Kysely,
-  PostgresDialect,
-  SingleConnectionProvider,
-  sql,
-  type DatabaseConnection,
-  type Transaction,
-} from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { redactUrl } from '../redact.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
+// Side effect: Kysely hands a transaction's connection straight on (see the file).
+import './kysely-provider.js';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -222,33 +217,6 @@ function pipelining(client: pg.PoolClient): void {
     return Promise.all([before, r]).then(([, result]) => result as unknown);
   }) as typeof client.query;
 }
-
-/** Kysely hands a transaction's (or `db.connection()`'s) connection to one statement at a time:
- * its SingleConnectionProvider holds each statement back until the one before is answered, for
- * drivers that cannot queue. pg queues, and on our pipelined connections sends at once, so that
- * wait would cost a round trip per statement of those sent `together`. Here the provider hands the
- * connection straight on: statements go out in the order they are made, as pg sends them. Every
- * Kysely of this process runs on such a pool (`makePool`). Kysely still refuses a statement made
- * after the transaction's commit or rollback (its executor checks the transaction's state). */
-const connectionOf = new WeakMap<SingleConnectionProvider, Promise<DatabaseConnection>>();
-type ProvideOne = (
-  this: SingleConnectionProvider,
-  consumer: (c: DatabaseConnection) => Promise<DatabaseConnection>,
-) => Promise<DatabaseConnection>;
-// eslint-disable-next-line @typescript-eslint/unbound-method -- called with its provider below
-const provideOne: ProvideOne = SingleConnectionProvider.prototype.provideConnection;
-SingleConnectionProvider.prototype.provideConnection = function <T>(
-  this: SingleConnectionProvider,
-  consumer: (connection: DatabaseConnection) => Promise<T>,
-): Promise<T> {
-  let connection = connectionOf.get(this);
-  if (!connection) {
-    // The connection is private to the provider: asked for once, through its own method.
-    connection = provideOne.call(this, async (c: DatabaseConnection) => c);
-    connectionOf.set(this, connection);
-  }
-  return connection.then(consumer);
-};
 
 /** The connections set up for the guarded pool (`setUp`). */
 const readyClients = new WeakSet<pg.PoolClient>();
