@@ -223,8 +223,9 @@ export function upsertPlayerQuest(
     .execute();
 }
 
-export function listPlayerQuests(db: Executor, userId: number, questId?: number) {
-  let q = db
+/** A player's quests with their titles, newest change first (not yet run). */
+function playerQuestsQuery(db: Executor, userId: number) {
+  return db
     .selectFrom('player_quests')
     .innerJoin('quests', 'quests.id', 'player_quests.quest_id')
     .select([
@@ -234,9 +235,14 @@ export function listPlayerQuests(db: Executor, userId: number, questId?: number)
       'player_quests.progress',
       'player_quests.updated_at',
     ])
-    .where('player_quests.user_id', '=', userId);
-  if (questId !== undefined) q = q.where('player_quests.quest_id', '=', questId);
-  return q.orderBy('player_quests.updated_at', 'desc').orderBy('player_quests.quest_id').execute();
+    .where('player_quests.user_id', '=', userId)
+    .orderBy('player_quests.updated_at', 'desc')
+    .orderBy('player_quests.quest_id');
+}
+
+export function listPlayerQuests(db: Executor, userId: number, questId?: number) {
+  const q = playerQuestsQuery(db, userId);
+  return (questId === undefined ? q : q.where('player_quests.quest_id', '=', questId)).execute();
 }
 
 /** A chat turn's read of the player: their quests (newest change first) and their relationships
@@ -244,22 +250,7 @@ export function listPlayerQuests(db: Executor, userId: number, questId?: number)
 export async function playerContext(db: Executor, userId: number, speakerId: number, limit: number) {
   const row = await db
     .selectNoFrom((eb) => [
-      jsonArrayFrom(
-        eb
-          .selectFrom('player_quests')
-          .innerJoin('quests', 'quests.id', 'player_quests.quest_id')
-          .select([
-            'player_quests.quest_id',
-            'quests.title',
-            'player_quests.status',
-            'player_quests.progress',
-            'player_quests.updated_at',
-          ])
-          .where('player_quests.user_id', '=', userId)
-          .orderBy('player_quests.updated_at', 'desc')
-          .orderBy('player_quests.quest_id')
-          .limit(limit),
-      ).as('quests'),
+      jsonArrayFrom(playerQuestsQuery(db, userId).limit(limit)).as('quests'),
       jsonArrayFrom(
         eb
           .selectFrom('relationships')
