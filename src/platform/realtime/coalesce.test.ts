@@ -1,6 +1,7 @@
 // Write coalescing (coalesce.ts): frames queued for a connection in one turn leave in one write,
 // in order; rooms, namespaces, acks in both directions and a disconnect right after an emit
 // behave as without it. A plain Socket.IO server on an HTTP server of its own, no database.
+import { readFileSync } from 'node:fs';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -54,6 +55,18 @@ async function received(client: TestSocket, name: string, count: number) {
 }
 
 describe('WebSocket write coalescing', () => {
+  it('runs on the versions it was checked on (engine.io 6.6.x, ws 8.x)', () => {
+    // It reads engine.io's socket (flush, writeBuffer) and ws's `_socket`, which neither exports.
+    const version = (name: string) =>
+      (
+        JSON.parse(
+          readFileSync(new URL(`../../../node_modules/${name}/package.json`, import.meta.url), 'utf8'),
+        ) as { version: string }
+      ).version;
+    expect(version('engine.io')).toMatch(/^6\.6\./);
+    expect(version('ws')).toMatch(/^8\./);
+  });
+
   it('sends the frames of one turn in one write, in the order emitted', async () => {
     const client = await connectSocket(url);
     const socket = serverSocket();
