@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import type { DatabaseHandle, Db } from './platform/db/database.js';
+import type { EmbeddedServer } from './platform/db/pglite-server.js';
 import type { EventBus } from './platform/events/bus.js';
 import type { CounterStore } from './platform/http/rate-limit.js';
 import { createMetrics, type Metrics } from './platform/http/metrics.js';
@@ -69,6 +70,8 @@ export interface CreateDepsOptions {
   log?: Logger;
   /** PGlite: start from this data-directory tarball (the test template). */
   loadFrom?: string;
+  /** PGlite: use this running embedded server (the test harness reuses its servers). */
+  embedded?: EmbeddedServer;
   /** Skip the job queue entirely, and the chat-platform bot (CLI commands that need neither). */
   jobs?: boolean;
   /** The suggestions' clock (timestamps, ttl, the undo window); tests move it by hand. */
@@ -118,7 +121,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
   const log = opts.log ?? pino({ level: config.logLevel });
   const closers: Closers = [];
   try {
-    const platform = await openPlatform(config, log, opts.loadFrom, closers);
+    const platform = await openPlatform(config, log, pick(opts, 'loadFrom', 'embedded'), closers);
     const onClose = (close: () => Promise<unknown>) => void closers.unshift(close);
     const identity = await createIdentityModule(
       { ...pick(platform, 'db', 'jobs', 'log', 'tokens', 'counters', 'changes'), onClose },

@@ -12,6 +12,7 @@ import { inject } from 'vitest';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
+import { startEmbeddedServer, type EmbeddedServer } from '../src/platform/db/pglite-server.js';
 import type { AccountType, Role } from '../src/platform/security/identity.rules.js';
 import { testEnv } from './env.js';
 import { createDatabase, databaseUrl, dropDatabase, dropSchema } from './schema.js';
@@ -83,8 +84,10 @@ export async function createTestApp(
   );
   // The template was migrated with pgvector: a database without it is migrated from scratch.
   const pgliteTemplate = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
+  const embedded =
+    pgliteTemplate && config.database.url === 'memory://' ? await takeServer(pgliteTemplate) : undefined;
   const deps = await createDeps(config, {
-    ...(pgliteTemplate ? { loadFrom: pgliteTemplate } : {}),
+    ...(embedded ? { embedded } : pgliteTemplate ? { loadFrom: pgliteTemplate } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.log ? { log: opts.log } : {}),
   });
@@ -123,10 +126,34 @@ export async function createTestApp(
     async close() {
       await built.app.close();
       await deps.close();
+      if (embedded) giveBackServer(embedded);
       if (!shared) await dropOwnDatabase(database, schema, env);
     },
     dropDatabase: () => dropOwnDatabase(database, schema, env),
   };
+}
+
+/** This test process's embedded servers, each being reset to the template for the next app:
+ * starting a server (a worker thread loading PGlite) is most of what starting an app costs, and a
+ * reset (a fresh PGlite from the tarball in the same thread) is a fraction of it. A reset that
+ * failed leaves null, and the next app starts a server of its own. */
+const idleServers: Promise<EmbeddedServer | null>[] = [];
+
+async function takeServer(template: string): Promise<EmbeddedServer> {
+  const idle = await idleServers.shift();
+  return idle ?? startEmbeddedServer({ dataDir: null, loadFrom: template });
+}
+
+function giveBackServer(server: EmbeddedServer): void {
+  idleServers.push(
+    server.reset().then(
+      () => server,
+      async () => {
+        await server.stop();
+        return null;
+      },
+    ),
+  );
 }
 
 /** What a first node made on PostgreSQL: its database copied from the template, or the schema it

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { openDatabase } from '../platform/db/database.js';
+import { openDatabase, type OpenDatabaseOptions } from '../platform/db/database.js';
 import { migrate } from '../platform/db/migrate.js';
 import { createChangeFeed } from '../platform/db/notifications.js';
 import { EventBus } from '../platform/events/bus.js';
@@ -22,21 +22,19 @@ import type { Closers } from './workers.js';
 
 export type Platform = Awaited<ReturnType<typeof openPlatform>>;
 
-/** Opens the database (from `loadFrom`, the test template, on PGlite) and migrates it, then the
- * rest. The counters are Redis's, else the database's on PostgreSQL, else this process's memory. */
-export async function openPlatform(
-  config: Config,
-  log: Logger,
-  loadFrom: string | undefined,
-  closers: Closers,
-) {
+/** How the test harness starts the embedded database: from its template, or on a server it keeps. */
+export type EmbeddedStart = Pick<OpenDatabaseOptions, 'loadFrom' | 'embedded'>;
+
+/** Opens the database and migrates it, then the rest. The counters are Redis's, else the
+ * database's on PostgreSQL, else this process's memory. */
+export async function openPlatform(config: Config, log: Logger, embedded: EmbeddedStart, closers: Closers) {
   const database = await openDatabase({
     url: config.database.url,
     dataDir: config.dataDir,
     poolSize: config.database.poolSize,
     poolTimeoutMs: config.database.poolTimeoutMs,
     schema: config.database.schema,
-    loadFrom,
+    ...embedded,
   });
   closers.unshift(() => database.close());
   const { applied } = await migrate(database, { pgvector: config.database.pgvector });

@@ -1,16 +1,12 @@
 // The only place that knows whether PGlite or PostgreSQL is running (ARCHITECTURE.md).
 // Everything above talks Kysely over `pg`; both engines speak the same wire protocol.
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Socket } from 'node:net';
-import { Worker } from 'node:worker_threads';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { redactUrl } from '../redact.js';
-import { acquireDataDirLock, type DataDirLock } from './lock.js';
+import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 // Side effect: Kysely hands a transaction's connection straight on (see the file).
 import './kysely-provider.js';
@@ -49,6 +45,9 @@ export interface OpenDatabaseOptions {
   schema?: string | undefined;
   /** PGlite: start from this data-directory tarball instead of an empty cluster. */
   loadFrom?: string | undefined;
+  /** PGlite: connect to this running server instead of starting one (closing the database
+   * leaves it running). The test harness reuses its servers this way. */
+  embedded?: EmbeddedServer | undefined;
 }
 
 /** Raised when no connection could be had in time: on PGlite this almost always means a
@@ -323,56 +322,15 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
 
 async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const inMemory = opts.url?.startsWith('memory://') ?? false;
-  const dataDir = inMemory ? null : resolve(opts.dataDir, 'pglite');
-  let lock: DataDirLock | undefined;
-  if (dataDir) {
-    mkdirSync(dataDir, { recursive: true });
-    lock = acquireDataDirLock(dataDir);
-  }
-  // A private directory (0700) holds the socket: only this user's processes can connect.
-  const socketDir = mkdtempSync(join(tmpdir(), `apdb-${randomBytes(4).toString('hex')}-`));
-  const port = 5432;
-  const socketPath = join(socketDir, `.s.PGSQL.${port}`);
-  const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
-    workerData: { dataDir, socketPath, loadFrom: opts.loadFrom ?? null },
-    name: 'pglite', // the thread's name in ps and /proc (bench/chat.ts reads its CPU time)
-  });
-
-  const waitFor = (type: string) =>
-    new Promise<void>((ok, fail) => {
-      const onMessage = (msg: { type: string; message?: string }) => {
-        if (msg.type === type) {
-          cleanup();
-          ok();
-        } else if (msg.type === 'error') {
-          cleanup();
-          fail(new Error(`embedded database: ${msg.message}`));
-        }
-      };
-      const onExit = (code: number) => {
-        cleanup();
-        fail(new Error(`embedded database worker exited with code ${code}`));
-      };
-      const cleanup = () => {
-        worker.off('message', onMessage);
-        worker.off('exit', onExit);
-      };
-      worker.on('message', onMessage);
-      worker.on('exit', onExit);
-    });
-
-  try {
-    await waitFor('ready');
-  } catch (err) {
-    await worker.terminate();
-    lock?.release();
-    rmSync(socketDir, { recursive: true, force: true });
-    throw err;
-  }
-
+  const server =
+    opts.embedded ??
+    (await startEmbeddedServer({
+      dataDir: inMemory ? null : resolve(opts.dataDir, 'pglite'),
+      loadFrom: opts.loadFrom,
+    }));
   // Exactly one client: PGlite has one session, and the pool is what serialises transactions.
   const { pool, guarded } = makePool(
-    { host: socketDir, port, user: 'postgres', database: 'postgres', max: 1 },
+    { host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres', max: 1 },
     opts.poolTimeoutMs,
   );
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
@@ -384,21 +342,13 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
     schema: undefined,
     capabilities: { vector: false },
     openCursor: heldCursor(guarded),
-    async dumpTo(path: string) {
-      const done = waitFor('dumped');
-      worker.postMessage({ type: 'dump', path });
-      await done;
-    },
+    dumpTo: (path) => server.dumpTo(path),
     async close() {
       if (closed) return;
       closed = true;
       await db.destroy();
-      const done = waitFor('closed').catch(() => undefined);
-      worker.postMessage({ type: 'close' });
-      await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
-      await worker.terminate();
-      lock?.release();
-      rmSync(socketDir, { recursive: true, force: true });
+      // A server the caller gave us is the caller's to stop.
+      if (!opts.embedded) await server.stop();
     },
   };
 }

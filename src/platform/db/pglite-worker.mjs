@@ -11,8 +11,11 @@
 //
 // workerData: { dataDir: string | null, socketPath: string, loadFrom: string | null }
 // messages in:  { type: 'dump', path } → writes a tarball of the data directory, answers 'dumped'
+//               { type: 'reset' }      → (loadFrom only) drops its clients and swaps the database
+//                                        for a fresh copy of the tarball, answers 'reset'
 //               { type: 'close' }      → stops the socket server, closes the database, answers 'closed'
-// messages out: { type: 'ready' } | { type: 'error', message } | { type: 'dumped' } | { type: 'closed' }
+// messages out: { type: 'ready' } | { type: 'error', message } | { type: 'dumped' } | { type: 'reset' }
+//               | { type: 'closed' }
 import { parentPort, workerData } from 'node:worker_threads';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -43,11 +46,17 @@ function completeLength(buf, started) {
  * multiplexed on PGlite's single session would interleave and row locks would protect nothing.
  * A client that connects while another is attached (the pool replacing a broken one) waits for
  * it to go. */
-function serve(db, path) {
+function serve(database, path) {
   let current = null;
+  // Settles once the current client's close is handled (its open transaction rolled back).
+  let released = Promise.resolve();
   const waiting = [];
   const attach = (socket) => {
     current = socket;
+    let release;
+    released = new Promise((done) => (release = done));
+    // The database of this client: a reset swaps it only once every client is gone.
+    const db = database();
     let started = false;
     let pending = Buffer.alloc(0);
     // Batches run one after another, in the order the bytes came.
@@ -97,6 +106,7 @@ function serve(db, path) {
         .catch(() => undefined)
         .finally(() => {
           current = null;
+          release();
           let next;
           while ((next = waiting.shift()) && next.destroyed);
           if (next) attach(next);
@@ -121,6 +131,13 @@ function serve(db, path) {
             current?.destroy();
             server.close(() => done());
           }),
+        /** Disconnects every client (a reset's: they belonged to the app that has closed) and
+         * settles once the last one's close is handled. */
+        dropClients: async () => {
+          for (const socket of waiting.splice(0)) socket.destroy();
+          current?.destroy();
+          await released;
+        },
       });
     });
   });
@@ -129,8 +146,8 @@ function serve(db, path) {
 async function main() {
   const options = { extensions: { vector } };
   if (loadFrom) options.loadDataDir = new Blob([await readFile(loadFrom)]);
-  const db = dataDir ? await PGlite.create(dataDir, options) : await PGlite.create(options);
-  const server = await serve(db, socketPath);
+  let db = dataDir ? await PGlite.create(dataDir, options) : await PGlite.create(options);
+  const server = await serve(() => db, socketPath);
 
   parentPort.on('message', (msg) => {
     void (async () => {
@@ -139,6 +156,15 @@ async function main() {
           const file = await db.dumpDataDir('none');
           await writeFile(msg.path, Buffer.from(await file.arrayBuffer()));
           parentPort.postMessage({ type: 'dumped' });
+        } else if (msg.type === 'reset') {
+          // A fresh PGlite in this thread: the tarball is in memory and PGlite's code loaded,
+          // which is most of what starting a worker costs.
+          if (!loadFrom) throw new Error('only a database loaded from a tarball can be reset');
+          await server.dropClients();
+          const old = db;
+          db = await PGlite.create(options);
+          await old.close();
+          parentPort.postMessage({ type: 'reset' });
         } else if (msg.type === 'close') {
           await server.stop();
           await db.close();
