@@ -14,7 +14,12 @@ const outsideTheDoor = {
 const compositionRoot = {
   regex: '(^|/)deps\\.js$',
   message:
-    'Only app.ts, main.ts, cli.ts and tests use deps.ts; give a module the services it needs as options.',
+    'Only app.ts, main.ts, the command line and tests use deps.ts; give a module the services it needs as options.',
+};
+const moduleInternals = {
+  // `…/modules/<module>/<file>` from outside the modules, unless the file is the module's index.ts.
+  regex: '(^|/)modules/[^/]+/(?!index\\.js$)[^/]+$',
+  message: 'Import a module through its index.ts (its door), not its internal files.',
 };
 const modulesFromPlatform = {
   regex: '(^|/)modules/',
@@ -57,6 +62,12 @@ export default tseslint.config(
     // Tests may read their own module's internals, but another module's only through its door.
     files: ['src/modules/**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [outsideTheDoor] }] },
+  },
+  {
+    // The entry points and start-up reach the modules through their doors too.
+    files: ['src/*.ts', 'src/startup/**/*.ts', 'src/cli/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [moduleInternals] }] },
   },
   {
     files: ['src/platform/**/*.ts'],

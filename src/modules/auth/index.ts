@@ -14,6 +14,7 @@ import { OAuthService } from './oauth.service.js';
 import './auth.tables.js';
 import './oauth.tables.js';
 
+export { emailSchema, passwordSchema, scopeSchema } from './auth.schemas.js';
 export { AuthService } from './auth.service.js';
 export { AccountEmailService, enqueueVerification } from './account-email.service.js';
 export { OAuthService } from './oauth.service.js';
