@@ -13,10 +13,11 @@
 // Tune only on the development split (conversations 26, 30, 41, 42, 43: the default); the test
 // split (44, 47, 48, 49, 50) measures the product from outside and takes no part in decisions.
 // Run: npx tsx bench/locomo.ts <folder of the JSON files> [--conversations 26,30,41,42,43]
-//        [--db pglite|postgres] [--env KEY=VALUE,...] [--json out.json]
+//        [--db pglite|postgres] [--env KEY=VALUE,...] [--json out.json] [--questions out.jsonl]
+// (--questions writes one line per question: its evidence, answer and both rankings, to study.)
 // (--env passes configuration to the service, e.g. OFFLINE_EMBEDDING_MODEL=offline-hash-ngram-v1.)
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,6 +34,7 @@ const { values, positionals } = parseArgs({
     db: { type: 'string', default: 'pglite' },
     env: { type: 'string', default: '' },
     json: { type: 'string' },
+    questions: { type: 'string' },
   },
 });
 const folder = positionals[0];
@@ -253,6 +255,22 @@ async function main() {
           short,
         );
         const hits = search(q.question, 10);
+        if (values.questions)
+          appendFileSync(
+            values.questions,
+            JSON.stringify({
+              conversation: name,
+              category,
+              question: q.question,
+              answer: short,
+              evidence,
+              evidenceText: evidence.map((e) => turns.find((t) => t.id === e)?.text),
+              service: memories.map((m) => byMemory.get(m.id) ?? '?'),
+              serviceText: memories.map((m) => m.content),
+              bm25: hits.map((i) => turns[i]!.id),
+              bm25Text: hits.map((i) => turns[i]!.text),
+            }) + '\n',
+          );
         count(
           'bm25',
           category,
