@@ -7,23 +7,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { CONSOLE_PATHS } from '../../../web/src/routes.js';
 
-/** The paths the single-page app routes itself (mail links included). */
-export const WEB_ROUTES = [
-  '/',
-  '/signin',
-  '/auth/callback',
-  '/verify-email',
-  '/reset-password',
-  '/chat',
-  '/memory',
-  '/observer',
-  '/workflows',
-  '/dashboard',
-  '/admin',
-  '/admin/scheduled-tasks',
-  '/admin/audit-log',
-] as const;
+/** The paths the single-page app routes itself (mail links included): the console's own route
+ * table, so a page added there answers a reload and a deep link here too. It lives in web/src,
+ * where the console's shell reads it; it is plain data with no import, so the server's type
+ * check and runtime take it as they are. */
+export const WEB_ROUTES: readonly string[] = CONSOLE_PATHS;
 
 /** No inline script or style, no other origin; sockets and fetches back to this origin only. */
 export const WEB_CSP = [

@@ -3,41 +3,11 @@
 // configuration; and the admin zones on pages of their own: scheduled tasks and the audit log.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../api/client';
-import { Alert, FormEnd, Link, Page } from '../ui';
-import { AuditLog } from './admin/AuditLog';
+import { Alert, FormEnd } from '../ui';
 import { NewProtocol, ruleLines } from './admin/NewProtocol';
-import { ScheduledTasks } from './admin/ScheduledTasks';
 
 type Scope = Schemas['ApiKey']['scopes'][number];
 const SCOPES: Scope[] = ['sync:read', 'sync:write', 'chat-platform:command'];
-
-const SECTIONS = [
-  ['/admin', 'Overview', 'Admin'],
-  ['/admin/scheduled-tasks', 'Scheduled tasks', 'Scheduled tasks'],
-  ['/admin/audit-log', 'Audit log', 'Audit log'],
-] as const;
-
-export default function Admin({ path = '/admin' }: { path?: string }) {
-  const section = SECTIONS.find(([to]) => to === path) ?? SECTIONS[0];
-  return (
-    <Page title={section[2]}>
-      <nav aria-label="Admin sections" className="subnav">
-        {SECTIONS.map(([to, label]) => (
-          <Link key={to} to={to} current={to === section[0]}>
-            {label}
-          </Link>
-        ))}
-      </nav>
-      {section[0] === '/admin/scheduled-tasks' ? (
-        <ScheduledTasks />
-      ) : section[0] === '/admin/audit-log' ? (
-        <AuditLog />
-      ) : (
-        <Overview />
-      )}
-    </Page>
-  );
-}
 
 /** A protocol's definition as PUT takes it, with the editable fields replaced. */
 function definitionOf(
@@ -114,7 +84,7 @@ function ProtocolEditor({
   );
 }
 
-function Overview() {
+export default function Overview() {
   const [users, setUsers] = useState<Schemas['UserProfile'][]>([]);
   const [keys, setKeys] = useState<Schemas['ApiKey'][]>([]);
   const [name, setName] = useState('');

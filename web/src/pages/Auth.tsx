@@ -2,6 +2,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, startSession } from '../api/client';
 import { navigate } from '../lib/router';
+import { HOME, HOME_ALIASES } from '../routes';
 import { Alert, Link, Page } from '../ui';
 
 export function SignIn() {
@@ -24,11 +25,7 @@ export function SignIn() {
     const failed = await startSession(kind, { email, password });
     setBusy(false);
     if (failed) setError(failed);
-    else
-      navigate(
-        location.pathname === '/' || location.pathname === '/signin' ? '/chat' : location.pathname,
-        true,
-      );
+    else navigate(HOME_ALIASES.some((a) => a === location.pathname) ? HOME.path : location.pathname, true);
   }
 
   async function forgot() {

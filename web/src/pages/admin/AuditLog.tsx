@@ -34,7 +34,7 @@ function query(f: Filters) {
   };
 }
 
-export function AuditLog() {
+export default function AuditLog() {
   const [draft, setDraft] = useState<Filters>(EMPTY);
   const [filters, setFilters] = useState<Filters>(EMPTY);
   // The cursors of the pages seen so far: pages[i] opens page i + 1 (the first needs none).

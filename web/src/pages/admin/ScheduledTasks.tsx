@@ -14,7 +14,7 @@ const KIND_HELP: Record<string, string> = {
 
 const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
-export function ScheduledTasks() {
+export default function ScheduledTasks() {
   const [tasks, setTasks] = useState<Task[]>([]);
   const [kinds, setKinds] = useState<string[]>([]);
   const [observers, setObservers] = useState<Schemas['Instance'][]>([]);
