@@ -2,8 +2,8 @@
 // the key is first shown and whenever it changes, and shows only the current key's newest answer
 // (the guard is in lib/reads.ts). A new key starts empty: nothing of the last one shows while its
 // own loads. `revision` reads the same key again, keeping what is shown meanwhile (the record
-// moved on); `every` reads it again on a timer while set (a run in progress). `null` as the key
-// reads nothing.
+// moved on); `every` reads it again on a timer while set (a run in progress), and may be worked
+// out from what is shown. `null` as the key reads nothing.
 import { useCallback, useEffect, useRef, useState, type SetStateAction } from 'react';
 import { describe } from '../api/client';
 import { initialState, KeyedReads, type Answer, type ReadState } from './reads';
@@ -22,7 +22,10 @@ export interface Read<T> {
 export function useRead<T>(
   key: string | null,
   load: () => Promise<Answer<T>>,
-  { revision, every }: { revision?: unknown; every?: number | null } = {},
+  {
+    revision,
+    every,
+  }: { revision?: unknown; every?: number | null | ((shown: T | undefined) => number | null) } = {},
 ): Read<T> {
   const [state, setState] = useState<ReadState<T> | null>(null);
   const loadRef = useRef(load);
@@ -53,11 +56,14 @@ export function useRead<T>(
     void reads.current?.read(() => loadRef.current());
   }, [revision]);
 
+  // Until the effect has opened the new key, the last key's state is still held: never show it.
+  const shown = key !== null && state?.key === key ? state : null;
+  const period = typeof every === 'function' ? every(shown?.data) : every;
   useEffect(() => {
-    if (key === null || !every) return;
-    const timer = setInterval(() => void reads.current?.read(() => loadRef.current()), every);
+    if (key === null || !period) return;
+    const timer = setInterval(() => void reads.current?.read(() => loadRef.current()), period);
     return () => clearInterval(timer);
-  }, [key, every]);
+  }, [key, period]);
 
   const reload = useCallback(async () => {
     await reads.current?.read(() => loadRef.current());
@@ -78,8 +84,6 @@ export function useRead<T>(
     [],
   );
 
-  // Until the effect has opened the new key, the last key's state is still held: never show it.
-  const shown = key !== null && state?.key === key ? state : null;
   return {
     data: shown?.data,
     error: shown && shown.error !== null ? describe(shown.error) : null,
