@@ -6,6 +6,7 @@ import { lazy, Suspense, useEffect, useState, type ComponentType, type ReactNode
 import { api, signOut, tokens } from './api/client';
 import { isAdmin as isAdminByRole, type SessionUser } from './lib/tokens';
 import { navigate, usePath } from './lib/router';
+import { useRead } from './lib/useRead';
 import { currentLink, mainLinks, routeOf, type PublicPageName, type SignedInPageName } from './routes';
 import { Link } from './ui';
 import { SignIn, VerifyEmail, ResetPassword, AuthCallback } from './pages/Auth';
@@ -92,19 +93,10 @@ export function App() {
 /** Whether the signed-in person is an admin: the server's word once the profile is read (per user
  * id), the role rule until then; `adminKnown` is false while a non-admin role waits for it. */
 function useAdmin(user: SessionUser | null) {
-  const [adminOf, setAdminOf] = useState<{ id: number; admin: boolean } | null>(null);
-  useEffect(() => {
-    if (!user) return;
-    let live = true;
-    void api.GET('/api/user/profile').then(({ data }) => {
-      if (live && data) setAdminOf({ id: data.id, admin: data.isAdmin });
-    });
-    return () => {
-      live = false;
-    };
-  }, [user?.id]);
-  const admin = user ? (adminOf?.id === user.id ? adminOf.admin : isAdminByRole(user)) : false;
-  const adminKnown = Boolean(user && (adminOf?.id === user.id || isAdminByRole(user)));
+  const profile = useRead(user ? `profile:${user.id}` : null, () => api.GET('/api/user/profile')).data;
+  const adminOf = profile && user && profile.id === user.id ? profile.isAdmin : null;
+  const admin = user ? (adminOf ?? isAdminByRole(user)) : false;
+  const adminKnown = Boolean(user && (adminOf !== null || isAdminByRole(user)));
   return { admin, adminKnown };
 }
 

@@ -3,7 +3,9 @@
 // (the guard is in lib/reads.ts). A new key starts empty: nothing of the last one shows while its
 // own loads. `revision` reads the same key again, keeping what is shown meanwhile (the record
 // moved on); `every` reads it again on a timer while set (a run in progress), and may be worked
-// out from what is shown. `null` as the key reads nothing.
+// out from what is shown. `null` as the key reads nothing. `keepPrevious` keeps the last key's
+// data on screen until the new key's answer replaces it (a slider's state at a time: a blank
+// between two positions would flicker); its late answers are dropped all the same.
 import { useCallback, useEffect, useRef, useState, type SetStateAction } from 'react';
 import { describe } from '../api/client';
 import { initialState, KeyedReads, type Answer, type ReadState } from './reads';
@@ -25,7 +27,12 @@ export function useRead<T>(
   {
     revision,
     every,
-  }: { revision?: unknown; every?: number | null | ((shown: T | undefined) => number | null) } = {},
+    keepPrevious = false,
+  }: {
+    revision?: unknown;
+    every?: number | null | ((shown: T | undefined) => number | null);
+    keepPrevious?: boolean;
+  } = {},
 ): Read<T> {
   const [state, setState] = useState<ReadState<T> | null>(null);
   const loadRef = useRef(load);
@@ -41,7 +48,7 @@ export function useRead<T>(
     const mine = new KeyedReads<T>(key, (update) => setState((s) => (s?.key === key ? update(s) : s)));
     reads.current = mine;
     readAt.current = revision;
-    setState(initialState(key));
+    setState((last) => ({ ...initialState<T>(key), data: keepPrevious ? last?.data : undefined }));
     void mine.read(() => loadRef.current());
     return () => {
       mine.close();
@@ -56,8 +63,14 @@ export function useRead<T>(
     void reads.current?.read(() => loadRef.current());
   }, [revision]);
 
-  // Until the effect has opened the new key, the last key's state is still held: never show it.
-  const shown = key !== null && state?.key === key ? state : null;
+  // Until the effect has opened the new key, the last key's state is still held: never show it
+  // (unless asked to keep it, and then as loading).
+  const shown =
+    key !== null && state?.key === key
+      ? state
+      : keepPrevious && key !== null && state
+        ? { ...state, loading: true }
+        : null;
   const period = typeof every === 'function' ? every(shown?.data) : every;
   useEffect(() => {
     if (key === null || !period) return;

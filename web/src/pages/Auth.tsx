@@ -2,6 +2,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, startSession } from '../api/client';
 import { navigate } from '../lib/router';
+import { useRead } from '../lib/useRead';
 import { HOME, HOME_ALIASES } from '../routes';
 import { Alert, Link, Page } from '../ui';
 
@@ -11,13 +12,9 @@ export function SignIn() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
-  const [providers, setProviders] = useState<string[]>([]);
-
-  useEffect(() => {
-    void api
-      .GET('/api/auth/providers')
-      .then(({ data }) => setProviders(data?.providers.map((p) => p.name) ?? []));
-  }, []);
+  const providers = (useRead('providers', () => api.GET('/api/auth/providers')).data?.providers ?? []).map(
+    (p) => p.name,
+  );
 
   async function run(kind: 'login' | 'register') {
     setBusy(true);
