@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, KeyedReads, type Answer, type ReadState } from './reads';
+import { initialState, KeyedReads, NewestOnly, type Answer, type ReadState } from './reads';
 
 /** A fetch the test answers by hand, in any order. */
 function deferred<T>() {
@@ -106,5 +106,18 @@ describe('KeyedReads: only the shown key’s newest answer is shown', () => {
     expect(s.state?.error).toBeInstanceOf(TypeError);
     await reads.read(() => Promise.resolve({ data: ['a2'] }));
     expect(s.state).toMatchObject({ data: ['a2'], error: null });
+  });
+});
+
+describe('NewestOnly', () => {
+  it('holds for the newest request only, and for none once closed', () => {
+    const requests = new NewestOnly();
+    const first = requests.start();
+    expect(first()).toBe(true);
+    const second = requests.start();
+    expect([first(), second()]).toEqual([false, true]);
+    requests.close();
+    expect(second()).toBe(false);
+    expect(requests.start()()).toBe(false);
   });
 });

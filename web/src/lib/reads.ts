@@ -24,11 +24,28 @@ export const initialState = <T>(key: string): ReadState<T> => ({
   loading: true,
 });
 
+/** Numbers requests so that only the newest one's answer counts, and none once closed. The
+ * timeline's pages use it directly (pages/observer/useTimeline.ts), every other read through
+ * KeyedReads below. */
+export class NewestOnly {
+  #newest = 0;
+  #closed = false;
+
+  /** A new request: the check it returns holds while no newer one started and none is closed. */
+  start(): () => boolean {
+    const mine = ++this.#newest;
+    return () => !this.#closed && mine === this.#newest;
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+}
+
 /** The reads of one key. Make a new one when the key changes, and close the old one: its answers
  * still on their way are then dropped. */
 export class KeyedReads<T> {
-  #newest = 0;
-  #closed = false;
+  readonly #requests = new NewestOnly();
 
   constructor(
     readonly key: string,
@@ -38,8 +55,8 @@ export class KeyedReads<T> {
   /** Reads once; resolves when the answer is shown or dropped. A failure to fetch at all (the
    * network) is shown as the error. */
   async read(load: () => Promise<Answer<T>>): Promise<void> {
-    if (this.#closed) return;
-    const mine = ++this.#newest;
+    const current = this.#requests.start();
+    if (!current()) return;
     this.show((s) => (s.loading ? s : { ...s, loading: true }));
     let answer: Answer<T>;
     try {
@@ -47,7 +64,7 @@ export class KeyedReads<T> {
     } catch (error) {
       answer = { error };
     }
-    if (!this.current(mine)) return;
+    if (!current()) return;
     this.show((s) =>
       answer.error !== undefined && answer.error !== null
         ? { ...s, error: answer.error, loading: false }
@@ -57,10 +74,6 @@ export class KeyedReads<T> {
 
   /** The key is no longer shown (another key, or the component is gone). */
   close(): void {
-    this.#closed = true;
-  }
-
-  private current(ticket: number): boolean {
-    return !this.#closed && ticket === this.#newest;
+    this.#requests.close();
   }
 }
