@@ -18,7 +18,9 @@ export function useInstanceActions(
   const path = { path: { id: instance.id } };
   const expectedVersion = instance.version;
 
-  /** Runs one write: its refusal is the error; otherwise its status, and the instance read again. */
+  /** Runs one write: its refusal is the error; otherwise the instance is read again, and then its
+   * status is said (so the card never shows the old state under the new status, and a next move
+   * is not sent with the old version). */
   async function act(write: () => Promise<{ error?: unknown; status?: string }>): Promise<boolean> {
     setError(null);
     const { error: err, status } = await write();
@@ -26,8 +28,8 @@ export function useInstanceActions(
       setError(describe(err));
       return false;
     }
-    if (status) onStatus(status);
     await onChanged();
+    if (status) onStatus(status);
     return true;
   }
 

@@ -1,7 +1,7 @@
 // The Workflows page's reads, each through `useRead` so that only the current answer shows: the
 // definitions, the instances on the board, the instance shown, and that instance's tasks and
-// artifacts. While a run is active they are read again every two seconds (its tasks and artifacts
-// change, and its run ends or the instance moves on).
+// artifacts. While a run is active the instance is read again every two seconds, and its tasks
+// and artifacts with it (they change, and the run ends or the instance moves on).
 import { useState } from 'react';
 import { api, type Schemas } from '../../api/client';
 import { useRead } from '../../lib/useRead';
@@ -36,9 +36,8 @@ export function useShownInstance() {
   return { instance: read.data ?? picked, pick: setPicked, refresh: read.reload };
 }
 
-/** A change of the instance that may change its tasks and artifacts: its version or its run. */
-const revisionOf = (i: Instance) => `${i.version}:${i.activeRunId ?? ''}`;
-const followRun = (i: Instance) => (i.activeRunId ? FOLLOW_RUN_MS : null);
+// The tasks and artifacts are read again each time the instance is (its object is new then): a
+// write that moved it, a pass that seeded its tasks, and every two seconds of an active run.
 
 export function useTasks(instance: Instance) {
   const id = instance.id;
@@ -50,7 +49,7 @@ export function useTasks(instance: Instance) {
       });
       return { data: data?.tasks ?? [], error };
     },
-    { revision: revisionOf(instance), every: followRun(instance) },
+    { revision: instance },
   );
 }
 
@@ -64,6 +63,6 @@ export function useArtifacts(instance: Instance) {
       });
       return { data: data?.artifacts ?? [], error };
     },
-    { revision: revisionOf(instance), every: followRun(instance) },
+    { revision: instance },
   );
 }
