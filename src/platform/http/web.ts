@@ -1,8 +1,8 @@
 // The web console (web/, built by Vite into web/dist): its files served at `/`. Hashed assets
 // (`/assets/<name>-<hash>.<ext>`) are immutable for a year; `index.html` is never cached, so a new
-// build is picked up on the next load. The client routes the single-page app owns are listed
-// here and answer index.html; nothing else is a fallback, so `/api`, `/docs`, `/socket.io` and
-// `/metrics` keep their own answers (and an unknown path its problem+json 404).
+// build is picked up on the next load. The client routes the single-page app owns (its route
+// table, web/src/routes.ts) answer index.html; nothing else is a fallback, so `/api`, `/docs`,
+// `/socket.io` and `/metrics` keep their own answers (and an unknown path its problem+json 404).
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';

@@ -72,7 +72,6 @@ export function Suggestions({
   // The instance may have been moved by a pass's job: an undoable move it does not show yet.
   const windowMinutes = config.data?.undoWindowMinutes ?? 5;
   const undoables = history.filter((s) => undoable(s, windowMinutes, now));
-  const undoUntil = (s: Suggestion) => new Date(Date.parse(s.executedAt!) + windowMinutes * 60_000);
   useEffect(() => {
     if (undoables.some((s) => s.context.state !== undefined && instance.state === s.context.state))
       onChanged();
@@ -154,53 +153,82 @@ export function Suggestions({
         {status}
       </p>
       {undoables.length > 0 && (
-        <ul className="list" aria-label="Automatic moves">
-          {undoables.map((s) => (
-            <li key={s.id} className="row wrap suggestion">
-              <span className="grow">
-                Moved by itself from <strong>{s.context.state ?? 'the last state'}</strong> to{' '}
-                <strong>{targetOf(s)}</strong>{' '}
-                <span className="muted small">(undo until {undoUntil(s).toLocaleTimeString()})</span>
-              </span>
-              <button type="button" className="secondary" onClick={() => void undo(s)}>
-                Undo
-                <span className="sr">
-                  {' '}
-                  the move from {s.context.state} to {targetOf(s)}
-                </span>
-              </button>
-            </li>
-          ))}
-        </ul>
+        <AutomaticMoves moves={undoables} windowMinutes={windowMinutes} onUndo={(m) => void undo(m)} />
       )}
       {suggestions.length === 0 ? (
         <p className="muted small">{archived ? 'This workflow is completed.' : 'No suggestion right now.'}</p>
       ) : (
-        <ul className="list" aria-label="Suggested next steps">
-          {/* The buttons are named by position and described by the message, so that their
-              names stay short and never echo another control's (an "Approve …" message). */}
-          {suggestions.map((s, i) => (
-            <li key={s.id} className="row wrap suggestion">
-              <span className="grow" id={`suggestion-${s.id}`}>
-                {s.message} {s.actions[0] && <span className="badge">{s.actions[0].label}</span>}
-              </span>
-              <div className="buttons">
-                <button type="button" aria-describedby={`suggestion-${s.id}`} onClick={() => void execute(s)}>
-                  Execute<span className="sr"> suggestion {i + 1}</span>
-                </button>
-                <button
-                  type="button"
-                  className="secondary"
-                  aria-describedby={`suggestion-${s.id}`}
-                  onClick={() => void execute(s, true)}
-                >
-                  Dismiss<span className="sr"> suggestion {i + 1}</span>
-                </button>
-              </div>
-            </li>
-          ))}
-        </ul>
+        <SuggestedSteps suggestions={suggestions} onExecute={(x, cancel) => void execute(x, cancel)} />
       )}
     </section>
+  );
+}
+
+/** The moves made by themselves that may still be undone, each with its "Undo". */
+function AutomaticMoves({
+  moves,
+  windowMinutes,
+  onUndo,
+}: {
+  moves: Suggestion[];
+  windowMinutes: number;
+  onUndo: (move: Suggestion) => void;
+}) {
+  const undoUntil = (s: Suggestion) => new Date(Date.parse(s.executedAt!) + windowMinutes * 60_000);
+  return (
+    <ul className="list" aria-label="Automatic moves">
+      {moves.map((s) => (
+        <li key={s.id} className="row wrap suggestion">
+          <span className="grow">
+            Moved by itself from <strong>{s.context.state ?? 'the last state'}</strong> to{' '}
+            <strong>{targetOf(s)}</strong>{' '}
+            <span className="muted small">(undo until {undoUntil(s).toLocaleTimeString()})</span>
+          </span>
+          <button type="button" className="secondary" onClick={() => onUndo(s)}>
+            Undo
+            <span className="sr">
+              {' '}
+              the move from {s.context.state} to {targetOf(s)}
+            </span>
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The suggested next steps, each to execute or dismiss. The buttons are named by position and
+ * described by the message, so that their names stay short and never echo another control's (an
+ * "Approve …" message). */
+function SuggestedSteps({
+  suggestions,
+  onExecute,
+}: {
+  suggestions: Suggestion[];
+  onExecute: (s: Suggestion, dismiss: boolean) => void;
+}) {
+  return (
+    <ul className="list" aria-label="Suggested next steps">
+      {suggestions.map((s, i) => (
+        <li key={s.id} className="row wrap suggestion">
+          <span className="grow" id={`suggestion-${s.id}`}>
+            {s.message} {s.actions[0] && <span className="badge">{s.actions[0].label}</span>}
+          </span>
+          <div className="buttons">
+            <button type="button" aria-describedby={`suggestion-${s.id}`} onClick={() => onExecute(s, false)}>
+              Execute<span className="sr"> suggestion {i + 1}</span>
+            </button>
+            <button
+              type="button"
+              className="secondary"
+              aria-describedby={`suggestion-${s.id}`}
+              onClick={() => onExecute(s, true)}
+            >
+              Dismiss<span className="sr"> suggestion {i + 1}</span>
+            </button>
+          </div>
+        </li>
+      ))}
+    </ul>
   );
 }
