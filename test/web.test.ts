@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerWeb, WEB_CSP } from '../src/platform/http/web.js';
+import { registerWeb, WEB_CSP, WEB_ROUTES } from '../src/platform/http/web.js';
+import { ROUTES } from '../web/src/routes.js';
 import { createTestApp, type TestApp } from './harness.js';
 
 describe('web console files', () => {
@@ -38,6 +39,16 @@ describe('web console files', () => {
     expect(res.headers['content-type']).toMatch(/text\/html/);
     expect(res.headers['cache-control']).toBe('no-cache');
     expect(res.headers['content-security-policy']).toBe(WEB_CSP);
+    expect(res.body).toContain('console');
+  });
+
+  // A page added to the console's route table answers a reload and a deep link: the server reads
+  // the same table.
+  it.each(ROUTES.map((r) => r.path))('%s, a route of the console, answers index.html', async (url) => {
+    expect(WEB_ROUTES).toContain(url);
+    const res = await app.inject({ url });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
     expect(res.body).toContain('console');
   });
 

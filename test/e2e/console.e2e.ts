@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
+import { currentLink, mainLinks, ROUTES } from '../../web/src/routes.js';
 import { openBrowser, expectAccessible, expectFailedRequest } from './browser.js';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
@@ -217,6 +218,92 @@ describe('signed in as an admin', () => {
     // The run ends once every task has run.
     await expect.poll(() => page.getByText('A run is in progress…').count(), { timeout: 30_000 }).toBe(0);
     await accessible('workflows-run');
+  });
+
+  it('workflows: switching instance quickly shows the chosen one’s tasks, never the last one’s', async () => {
+    // Two instances, each with a task of its own (seeded, not run).
+    const ids: Record<'slow' | 'quick', string> = { slow: '', quick: '' };
+    for (const which of ['slow', 'quick'] as const) {
+      const made = await t.api('POST', '/api/protocol/instances', {
+        token: admin.accessToken,
+        body: {
+          machineId: 'documentation_flow_v1',
+          context: { title: `Harbour ${which}`, tasks: [{ title: `The ${which} one’s task` }] },
+        },
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const id: string = made.body.id;
+      ids[which] = id;
+      const run = await t.api('POST', `/api/protocol/instances/${id}/orchestrate`, {
+        token: admin.accessToken,
+        body: { runTasks: false },
+      });
+      expect(run.status, JSON.stringify(run.body)).toBe(202);
+      await expect
+        .poll(async () => {
+          const [inst, tasks] = await Promise.all([
+            t.api('GET', `/api/protocol/instances/${id}`, { token: admin.accessToken }),
+            t.api('GET', `/api/protocol/instances/${id}/tasks`, { token: admin.accessToken }),
+          ]);
+          return inst.body.activeRunId === null && tasks.body.tasks.length > 0;
+        })
+        .toBe(true);
+    }
+    // A fresh page: nothing picked yet.
+    await page.goto(`${t.url}/workflows`);
+    const board = page.getByLabel('Board', { exact: true });
+    const pick = (which: 'slow' | 'quick') =>
+      board.getByRole('button', { name: `Harbour ${which} · ${ids[which].slice(0, 8)}` });
+    await pick('quick').waitFor();
+
+    // The slow one's tasks answer a second and a half late: after the quick one's.
+    const slowTasks = `/api/protocol/instances/${ids.slow}/tasks`;
+    await page.route(`**${slowTasks}`, async (route) => {
+      const answer = await route.fetch();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // (a page closed or unrouted meanwhile has no use for it)
+      await route.fulfill({ response: answer }).catch(() => undefined);
+    });
+    try {
+      const lateAnswer = page.waitForResponse((r) => r.url().endsWith(slowTasks));
+      await pick('slow').click();
+      await pick('quick').click();
+      const tasks = page.getByRole('table', { name: 'Tasks' });
+      const quickTask = tasks.getByRole('cell', { name: /^The quick one’s task/ });
+      await quickTask.waitFor();
+      await lateAnswer;
+      // The late answer has come and gone: the quick one's tasks stay, the slow one's never show.
+      await page.waitForTimeout(300);
+      expect(await quickTask.count()).toBe(1);
+      expect(await page.getByRole('cell', { name: /^The slow one’s task/ }).count()).toBe(0);
+      await page.getByRole('heading', { level: 2, name: /documentation_flow_v1/ }).waitFor();
+    } finally {
+      await page.unroute(`**${slowTasks}`);
+    }
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('every route of the table answers a reload with its page, its link current', async () => {
+    for (const route of ROUTES) {
+      // The pages mails and external sign-in link to have tests of their own (they need a token).
+      if (route.access === 'anyone') continue;
+      await page.goto(`${t.url}${route.path}`);
+      const title = 'section' in route ? route.section.title : route.nav;
+      await page.getByRole('heading', { level: 1, name: title }).waitFor();
+      const link = mainLinks(true).find((l) => l.path === currentLink(route.path));
+      expect(link, route.path).toBeDefined();
+      const current = page.getByRole('navigation', { name: 'Main' }).locator('[aria-current="page"]');
+      expect(await current.textContent(), route.path).toBe(link!.label);
+      if ('section' in route)
+        expect(
+          await page
+            .getByRole('navigation', { name: 'Admin sections' })
+            .locator('[aria-current="page"]')
+            .textContent(),
+        ).toBe(route.section.link);
+      await page.waitForLoadState('networkidle');
+    }
+    expect(consoleErrors).toEqual([]);
   });
 
   it('observer: the timeline grows live; playback controls', async () => {

@@ -1,76 +1,68 @@
-// The shell: restores the session (a refresh-token rotation), routes by path, and shows the
-// navigation to a signed-in person ("Admin" to admins only, as the server decides it: the
-// profile's `isAdmin`, which also counts ADMIN_USER_IDS; the role rule stands in until it loads).
-import { lazy, Suspense, useEffect, useState } from 'react';
+// The shell: restores the session (a refresh-token rotation), shows the page of the path's route
+// (routes.ts), and the navigation to a signed-in person ("Admin" to admins only, as the server
+// decides it: the profile's `isAdmin`, which also counts ADMIN_USER_IDS; the role rule stands in
+// until it loads).
+import { lazy, Suspense, useEffect, useState, type ComponentType, type ReactNode } from 'react';
 import { api, signOut, tokens } from './api/client';
 import { isAdmin as isAdminByRole, type SessionUser } from './lib/tokens';
 import { navigate, usePath } from './lib/router';
+import { useRead } from './lib/useRead';
+import { currentLink, mainLinks, routeOf, type PublicPageName, type SignedInPageName } from './routes';
 import { Link } from './ui';
 import { SignIn, VerifyEmail, ResetPassword, AuthCallback } from './pages/Auth';
+import { AdminFrame } from './pages/admin/AdminFrame';
 
-const Chat = lazy(() => import('./pages/Chat'));
-const Memory = lazy(() => import('./pages/Memory'));
-const Observer = lazy(() => import('./pages/Observer'));
-const Workflows = lazy(() => import('./pages/Workflows'));
-const Dashboard = lazy(() => import('./pages/Dashboard'));
-const Admin = lazy(() => import('./pages/Admin'));
+export interface PageProps {
+  user: SessionUser;
+  admin: boolean;
+}
 
-const NAV = [
-  ['/chat', 'Chat'],
-  ['/memory', 'Memory'],
-  ['/observer', 'Observer'],
-  ['/workflows', 'Workflows'],
-  ['/dashboard', 'Dashboard'],
-] as const;
+/** The pages anyone may open: small, and shown before the session is restored. */
+const PUBLIC_PAGES: Record<PublicPageName, ComponentType> = {
+  'verify-email': VerifyEmail,
+  'reset-password': ResetPassword,
+  'auth-callback': AuthCallback,
+};
+
+/** A signed-in person's pages, each its own chunk, loaded when first shown. */
+const PAGES: Record<SignedInPageName, ComponentType<PageProps>> = {
+  chat: lazy(() => import('./pages/Chat')),
+  memory: lazy(() => import('./pages/Memory')),
+  observer: lazy(() => import('./pages/Observer')),
+  workflows: lazy(() => import('./pages/Workflows')),
+  dashboard: lazy(() => import('./pages/Dashboard')),
+  'admin-overview': lazy(() => import('./pages/Admin')),
+  'scheduled-tasks': lazy(() => import('./pages/admin/ScheduledTasks')),
+  'audit-log': lazy(() => import('./pages/admin/AuditLog')),
+};
+
+const loading = <p className="muted">Loading…</p>;
 
 export function App() {
   const path = usePath();
   const [user, setUser] = useState<SessionUser | null>(tokens.user);
   const [restoring, setRestoring] = useState(!tokens.user && tokens.hasSession());
-
-  // The server's word on admin access, per signed-in user id.
-  const [adminOf, setAdminOf] = useState<{ id: number; admin: boolean } | null>(null);
+  const { admin, adminKnown } = useAdmin(user);
 
   useEffect(() => tokens.onChange(setUser), []);
-  useEffect(() => {
-    if (!user) return;
-    let live = true;
-    void api.GET('/api/user/profile').then(({ data }) => {
-      if (live && data) setAdminOf({ id: data.id, admin: data.isAdmin });
-    });
-    return () => {
-      live = false;
-    };
-  }, [user?.id]);
-  const admin = user ? (adminOf?.id === user.id ? adminOf.admin : isAdminByRole(user)) : false;
-  const adminKnown = Boolean(user && (adminOf?.id === user.id || isAdminByRole(user)));
   useEffect(() => {
     if (!restoring) return;
     void tokens.accessToken().finally(() => setRestoring(false));
   }, [restoring]);
 
-  if (path === '/verify-email')
+  const route = routeOf(path);
+  if (route.access === 'anyone') {
+    const Public = PUBLIC_PAGES[route.page];
     return (
       <Shell user={user} admin={admin} path={path}>
-        <VerifyEmail />
+        <Public />
       </Shell>
     );
-  if (path === '/reset-password')
-    return (
-      <Shell user={user} admin={admin} path={path}>
-        <ResetPassword />
-      </Shell>
-    );
-  if (path === '/auth/callback')
-    return (
-      <Shell user={user} admin={admin} path={path}>
-        <AuthCallback />
-      </Shell>
-    );
+  }
   if (restoring)
     return (
       <Shell user={null} admin={false} path={path}>
-        <p className="muted">Loading…</p>
+        {loading}
       </Shell>
     );
   if (!user)
@@ -80,37 +72,32 @@ export function App() {
       </Shell>
     );
 
-  let page;
-  switch (path.startsWith('/admin/') ? '/admin' : path) {
-    case '/memory':
-      page = <Memory />;
-      break;
-    case '/observer':
-      page = <Observer user={user} />;
-      break;
-    case '/workflows':
-      page = <Workflows admin={admin} />;
-      break;
-    case '/dashboard':
-      page = <Dashboard user={user} admin={admin} />;
-      break;
-    case '/admin':
-      page = admin ? (
-        <Admin path={path} />
-      ) : adminKnown ? (
-        <p role="alert">Only admins may open this page.</p>
-      ) : (
-        <p className="muted">Loading…</p>
-      );
-      break;
-    default:
-      page = <Chat user={user} admin={admin} />;
-  }
+  const Shown = PAGES[route.page];
+  let page: ReactNode = <Shown user={user} admin={admin} />;
+  if (route.access === 'admin' && !admin)
+    page = adminKnown ? <p role="alert">Only admins may open this page.</p> : loading;
+  // The sections share their frame, which stays while a section's chunk loads.
+  else if ('section' in route)
+    page = (
+      <AdminFrame path={route.path}>
+        <Suspense fallback={loading}>{page}</Suspense>
+      </AdminFrame>
+    );
   return (
     <Shell user={user} admin={admin} path={path}>
-      <Suspense fallback={<p className="muted">Loading…</p>}>{page}</Suspense>
+      <Suspense fallback={loading}>{page}</Suspense>
     </Shell>
   );
+}
+
+/** Whether the signed-in person is an admin: the server's word once the profile is read (per user
+ * id), the role rule until then; `adminKnown` is false while a non-admin role waits for it. */
+function useAdmin(user: SessionUser | null) {
+  const profile = useRead(user ? `profile:${user.id}` : null, () => api.GET('/api/user/profile')).data;
+  const adminOf = profile && user && profile.id === user.id ? profile.isAdmin : null;
+  const admin = user ? (adminOf ?? isAdminByRole(user)) : false;
+  const adminKnown = Boolean(user && (adminOf !== null || isAdminByRole(user)));
+  return { admin, adminKnown };
 }
 
 function Shell({
@@ -122,9 +109,9 @@ function Shell({
   user: SessionUser | null;
   admin: boolean;
   path: string;
-  children: React.ReactNode;
+  children: ReactNode;
 }) {
-  const current = path === '/' || path === '/signin' ? '/chat' : path.startsWith('/admin/') ? '/admin' : path;
+  const current = currentLink(path);
   return (
     <>
       <a className="skip" href="#main">
@@ -134,16 +121,11 @@ function Shell({
         <span className="brand">Assistant</span>
         {user && (
           <nav aria-label="Main">
-            {NAV.map(([to, label]) => (
+            {mainLinks(admin).map(({ path: to, label }) => (
               <Link key={to} to={to} current={current === to}>
                 {label}
               </Link>
             ))}
-            {admin && (
-              <Link to="/admin" current={current === '/admin'}>
-                Admin
-              </Link>
-            )}
           </nav>
         )}
         {user && (

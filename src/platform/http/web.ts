@@ -1,29 +1,19 @@
 // The web console (web/, built by Vite into web/dist): its files served at `/`. Hashed assets
 // (`/assets/<name>-<hash>.<ext>`) are immutable for a year; `index.html` is never cached, so a new
-// build is picked up on the next load. The client routes the single-page app owns are listed
-// here and answer index.html; nothing else is a fallback, so `/api`, `/docs`, `/socket.io` and
-// `/metrics` keep their own answers (and an unknown path its problem+json 404).
+// build is picked up on the next load. The client routes the single-page app owns (its route
+// table, web/src/routes.ts) answer index.html; nothing else is a fallback, so `/api`, `/docs`,
+// `/socket.io` and `/metrics` keep their own answers (and an unknown path its problem+json 404).
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { CONSOLE_PATHS } from '../../../web/src/routes.js';
 
-/** The paths the single-page app routes itself (mail links included). */
-export const WEB_ROUTES = [
-  '/',
-  '/signin',
-  '/auth/callback',
-  '/verify-email',
-  '/reset-password',
-  '/chat',
-  '/memory',
-  '/observer',
-  '/workflows',
-  '/dashboard',
-  '/admin',
-  '/admin/scheduled-tasks',
-  '/admin/audit-log',
-] as const;
+/** The paths the single-page app routes itself (mail links included): the console's own route
+ * table, so a page added there answers a reload and a deep link here too. It lives in web/src,
+ * where the console's shell reads it; it is plain data with no import, so the server's type
+ * check and runtime take it as they are. */
+export const WEB_ROUTES: readonly string[] = CONSOLE_PATHS;
 
 /** No inline script or style, no other origin; sockets and fetches back to this origin only. */
 export const WEB_CSP = [

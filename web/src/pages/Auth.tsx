@@ -2,6 +2,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, startSession } from '../api/client';
 import { navigate } from '../lib/router';
+import { useRead } from '../lib/useRead';
+import { HOME, HOME_ALIASES } from '../routes';
 import { Alert, Link, Page } from '../ui';
 
 export function SignIn() {
@@ -10,13 +12,9 @@ export function SignIn() {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
-  const [providers, setProviders] = useState<string[]>([]);
-
-  useEffect(() => {
-    void api
-      .GET('/api/auth/providers')
-      .then(({ data }) => setProviders(data?.providers.map((p) => p.name) ?? []));
-  }, []);
+  const providers = (useRead('providers', () => api.GET('/api/auth/providers')).data?.providers ?? []).map(
+    (p) => p.name,
+  );
 
   async function run(kind: 'login' | 'register') {
     setBusy(true);
@@ -24,11 +22,7 @@ export function SignIn() {
     const failed = await startSession(kind, { email, password });
     setBusy(false);
     if (failed) setError(failed);
-    else
-      navigate(
-        location.pathname === '/' || location.pathname === '/signin' ? '/chat' : location.pathname,
-        true,
-      );
+    else navigate(HOME_ALIASES.some((a) => a === location.pathname) ? HOME.path : location.pathname, true);
   }
 
   async function forgot() {

@@ -4,21 +4,37 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, authFetch, describe, type Schemas } from '../api/client';
 import { chatSocket, type ChatSocket } from '../lib/sockets';
 import { isAdmin, type SessionUser } from '../lib/tokens';
+import { useRead } from '../lib/useRead';
 import { Alert, Page } from '../ui';
 
 type Line = { key: string; role: 'user' | 'assistant'; text: string; who?: string; pending?: boolean };
 
 export default function Chat({ user, admin = isAdmin(user) }: { user: SessionUser; admin?: boolean }) {
-  const [conversations, setConversations] = useState<Schemas['Conversation'][]>([]);
+  const conversationsRead = useRead('conversations', () => api.GET('/api/conversations'));
+  const conversations = conversationsRead.data?.conversations ?? [];
   const [current, setCurrent] = useState<number | null>(null);
   const [lines, setLines] = useState<Line[]>([]);
   const [text, setText] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [thinking, setThinking] = useState(false);
-  const [choices, setChoices] = useState<{ id: number | string; text: string }[]>([]);
+  // The suggested replies of the conversation shown, read again when the assistant goes idle.
+  const choicesRead = useRead(current === null ? null : `choices:${current}`, async () => {
+    const { data, error } = await api.GET('/api/assistant/choices', {
+      params: { query: { conversationId: current! } },
+    });
+    return { data: data?.choices ?? [], error };
+  });
+  const choices = choicesRead.data ?? [];
+  const { reload: reloadChoices, set: setChoices } = choicesRead;
+  // The conversation's history, which starts its log.
+  const history = useRead(current === null ? null : `history:${current}`, () =>
+    api.GET('/api/assistant/history', { params: { query: { conversationId: current!, limit: 100 } } }),
+  );
   const [connected, setConnected] = useState(false);
   const [upload, setUpload] = useState<Schemas['Upload'] | null>(null);
-  const [npcs, setNpcs] = useState<Schemas['Npc'][]>([]);
+  // Characters to start a group chat with (their list is an admin's to read).
+  const characters = useRead(admin ? 'characters' : null, () => api.GET('/api/admin/data/npcs'));
+  const npcs = (characters.data?.npcs ?? []).filter((n) => !n.isAssistant);
   const [cast, setCast] = useState<number[]>([]);
   const socket = useRef<ChatSocket | null>(null);
   const currentRef = useRef<number | null>(null);
@@ -27,29 +43,17 @@ export default function Chat({ user, admin = isAdmin(user) }: { user: SessionUse
   currentRef.current = current;
   const logRef = useRef<HTMLDivElement>(null);
 
+  /** Reads the conversations again, then shows `select` (a new one), or the first while none is. */
   async function loadConversations(select?: number) {
-    const { data } = await api.GET('/api/conversations');
-    const list = (data as { conversations?: Schemas['Conversation'][] } | undefined)?.conversations ?? [];
-    setConversations(list);
+    await conversationsRead.reload();
     if (select !== undefined) setCurrent(select);
-    else if (currentRef.current === null && list[0]) setCurrent(list[0].id);
   }
-
-  async function loadChoices(conversationId: number) {
-    const { data } = await api.GET('/api/assistant/choices', { params: { query: { conversationId } } });
-    setChoices(data?.choices ?? []);
-  }
+  useEffect(() => {
+    const first = conversationsRead.data?.conversations[0];
+    if (currentRef.current === null && first) setCurrent(first.id);
+  }, [conversationsRead.data]);
 
   useEffect(() => {
-    // Characters to start a group chat with (their list is an admin's to read).
-    if (admin)
-      void api
-        .GET('/api/admin/data/npcs')
-        .then(({ data }) => setNpcs((data?.npcs ?? []).filter((n) => !n.isAssistant)));
-  }, [admin]);
-
-  useEffect(() => {
-    void loadConversations();
     const s = chatSocket();
     socket.current = s;
     s.on('connect', () => {
@@ -89,7 +93,7 @@ export default function Chat({ user, admin = isAdmin(user) }: { user: SessionUse
     s.on('assistantIdle', (e) => {
       if (e.conversationId !== currentRef.current) return;
       setThinking(false);
-      void loadChoices(e.conversationId);
+      void reloadChoices();
     });
     s.on('chatError', (e) => {
       setThinking(false);
@@ -101,17 +105,12 @@ export default function Chat({ user, admin = isAdmin(user) }: { user: SessionUse
     };
   }, []);
 
+  // Another conversation: its own log, from its history once read.
+  useEffect(() => setLines([]), [current]);
   useEffect(() => {
-    setLines([]);
-    setChoices([]);
-    if (current === null) return;
-    void api
-      .GET('/api/assistant/history', { params: { query: { conversationId: current, limit: 100 } } })
-      .then(({ data }) => {
-        setLines((data?.messages ?? []).map((m) => ({ key: `m${m.id}`, role: m.role, text: m.text })));
-      });
-    void loadChoices(current);
-  }, [current]);
+    if (history.data)
+      setLines(history.data.messages.map((m) => ({ key: `m${m.id}`, role: m.role, text: m.text })));
+  }, [history.data]);
 
   useEffect(() => {
     logRef.current?.scrollTo({ top: logRef.current.scrollHeight });

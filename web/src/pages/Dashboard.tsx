@@ -2,8 +2,9 @@
 // users by kind; an observer's country dashboard (its health, diary compliance, projects,
 // instances by level, source and persona, with charts) for admins and observers' owners; for
 // everyone, their own account.
-import { useEffect, useState } from 'react';
-import { api, describe, type Schemas } from '../api/client';
+import { useState } from 'react';
+import { api, type Schemas } from '../api/client';
+import { useRead } from '../lib/useRead';
 import { isAdmin, type SessionUser } from '../lib/tokens';
 import { Alert, Page } from '../ui';
 
@@ -14,22 +15,17 @@ export function healthWord(h: Schemas['AdminHealth'] | undefined): 'healthy' | '
 }
 
 export default function Dashboard({ user, admin = isAdmin(user) }: { user: SessionUser; admin?: boolean }) {
-  const [health, setHealth] = useState<Schemas['AdminHealth']>();
-  const [stats, setStats] = useState<Schemas['SystemStats']>();
-  const [instances, setInstances] = useState<Schemas['Instance'][]>([]);
-  const [profile, setProfile] = useState<Schemas['UserProfile']>();
+  const profile = useRead('profile', () => api.GET('/api/user/profile')).data;
   // The observers whose country dashboard the caller may see: every one for an admin, an owner's
   // own otherwise.
-  const [observers, setObservers] = useState<Schemas['Instance'][]>([]);
-
-  useEffect(() => {
-    void api.GET('/api/user/profile').then(({ data }) => setProfile(data));
-    void api.GET('/api/observer/observers').then(({ data }) => setObservers(data?.observers ?? []));
-    if (!admin) return;
-    void api.GET('/api/admin/health').then(({ data }) => setHealth(data));
-    void api.GET('/api/admin/stats').then(({ data }) => setStats(data));
-    void api.GET('/api/admin/instances').then(({ data }) => setInstances(data?.instances ?? []));
-  }, [admin]);
+  const observers = useRead('observers', () => api.GET('/api/observer/observers')).data?.observers ?? [];
+  // The service's figures are the admins'.
+  const healthRead = useRead(admin ? 'admin-health' : null, () => api.GET('/api/admin/health'));
+  const statsRead = useRead(admin ? 'admin-stats' : null, () => api.GET('/api/admin/stats'));
+  const instancesRead = useRead(admin ? 'admin-instances' : null, () => api.GET('/api/admin/instances'));
+  const health = healthRead.data;
+  const stats = statsRead.data;
+  const instances = instancesRead.data?.instances ?? [];
 
   const word = healthWord(health);
   const byLevel = count(instances.map((i) => `Level ${i.level}`));
@@ -51,6 +47,7 @@ export default function Dashboard({ user, admin = isAdmin(user) }: { user: Sessi
           <>
             <div className="card">
               <h2>Health</h2>
+              <Alert message={healthRead.error} />
               <p>
                 Status: <strong className={`health ${word}`}>{health ? word : '…'}</strong>
               </p>
@@ -61,6 +58,7 @@ export default function Dashboard({ user, admin = isAdmin(user) }: { user: Sessi
             </div>
             <div className="card">
               <h2>Activity ({stats?.windowHours ?? '…'} h)</h2>
+              <Alert message={statsRead.error} />
               <p>Conversations: {stats?.conversations ?? '…'}</p>
               <p>
                 Messages: {stats?.messages.total ?? '…'} ({stats?.messages.failed ?? 0} failed)
@@ -69,6 +67,7 @@ export default function Dashboard({ user, admin = isAdmin(user) }: { user: Sessi
             </div>
             <div className="card">
               <h2>Instances</h2>
+              <Alert message={instancesRead.error} />
               <Table rows={[...byLevel, ...bySource]} label="Instances by level and source" />
             </div>
             <div className="card wide">
@@ -92,37 +91,25 @@ const entries = (o: Record<string, number>, prefix = '') =>
 /** One observer's country dashboard and diary compliance (contract: ground floor). */
 function Country({ observers, admin }: { observers: Schemas['Instance'][]; admin: boolean }) {
   const [observerId, setObserverId] = useState<number | null>(null);
-  const [board, setBoard] = useState<Schemas['CountryDashboard']>();
-  const [compliance, setCompliance] = useState<Schemas['DiaryCompliance']>();
-  const [error, setError] = useState<string | null>(null);
-  const [personas, setPersonas] = useState<Map<string, string>>(new Map());
   const id = observerId ?? observers[0]?.id ?? null;
+  const path = { params: { path: { observerId: id! } } };
+  // Another observer's figures are never shown under this one's name.
+  const boardRead = useRead(id === null ? null : `country:${id}`, () =>
+    api.GET('/api/subject-consciousness/dashboard/{observerId}', path),
+  );
+  const board = boardRead.data;
+  const compliance = useRead(id === null ? null : `compliance:${id}`, () =>
+    api.GET('/api/subject-consciousness/compliance/{observerId}', path),
+  ).data;
 
   // A persona is a character: its name, not its id (the characters' list is the admins'; others
   // see the id).
-  useEffect(() => {
-    if (!admin) return;
-    void api
-      .GET('/api/admin/data/npcs')
-      .then(({ data }) => setPersonas(new Map((data?.npcs ?? []).map((n) => [String(n.id), n.name]))));
-  }, [admin]);
+  const characters = useRead(admin ? 'characters' : null, () => api.GET('/api/admin/data/npcs')).data;
+  const personas = new Map((characters?.npcs ?? []).map((n) => [String(n.id), n.name]));
   const personaRows = (byPersona: Record<string, number>) =>
     entries(byPersona).map(
       ([k, v]) => [`Persona: ${k === 'none' ? 'none' : (personas.get(k) ?? `#${k}`)}`, v] as const,
     );
-
-  useEffect(() => {
-    if (id === null) return;
-    setError(null);
-    const path = { params: { path: { observerId: id } } };
-    void api.GET('/api/subject-consciousness/dashboard/{observerId}', path).then(({ data, error: err }) => {
-      if (err) setError(describe(err));
-      setBoard(data);
-    });
-    void api
-      .GET('/api/subject-consciousness/compliance/{observerId}', path)
-      .then(({ data }) => setCompliance(data));
-  }, [id]);
 
   if (id === null) return null;
   const status = board?.health.status;
@@ -146,7 +133,7 @@ function Country({ observers, admin }: { observers: Schemas['Instance'][]; admin
           </label>
         )}
       </div>
-      <Alert message={error} />
+      <Alert message={boardRead.error} />
       <div className="grid">
         <div className="card">
           <h3>Country health</h3>

@@ -1,36 +1,34 @@
 // Memory: the caller's memories, searched by meaning, added, edited, forgotten and exported.
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { api, authFetch, describe } from '../api/client';
+import { useDebounced } from '../lib/useDebounced';
+import { useRead } from '../lib/useRead';
 import { Alert, Page } from '../ui';
 
 type Item = { id: number; content: string; source: string; similarity?: number | null; createdAt: string };
 
+/** The memories that match a search by meaning, or all of them for an empty search. */
+async function search(q: string): Promise<{ data?: Item[]; error?: unknown }> {
+  if (q.trim()) {
+    const { data, error } = await api.GET('/api/assistant/memory', {
+      params: { query: { query: q, limit: 50 } },
+    });
+    return { data: data?.memories ?? [], error };
+  }
+  const { data, error } = await api.GET('/api/memories');
+  return { data: data?.memories ?? [], error };
+}
+
 export default function Memory() {
   const [query, setQuery] = useState('');
-  const [items, setItems] = useState<Item[]>([]);
+  // The search runs once typing pauses; only the newest search's answer shows.
+  const searched = useDebounced(query, 250);
+  const read = useRead(`memories:${searched}`, () => search(searched));
+  const items = read.data ?? [];
   const [draft, setDraft] = useState('');
   const [editing, setEditing] = useState<{ id: number; text: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState('');
-
-  async function load(q: string) {
-    if (q.trim()) {
-      const { data, error: err } = await api.GET('/api/assistant/memory', {
-        params: { query: { query: q, limit: 50 } },
-      });
-      if (err) setError(describe(err));
-      setItems(data?.memories ?? []);
-    } else {
-      const { data, error: err } = await api.GET('/api/memories');
-      if (err) setError(describe(err));
-      setItems(data?.memories ?? []);
-    }
-  }
-
-  useEffect(() => {
-    const t = setTimeout(() => void load(query), 250);
-    return () => clearTimeout(t);
-  }, [query]);
 
   async function add(e: FormEvent) {
     e.preventDefault();
@@ -41,13 +39,13 @@ export default function Memory() {
     if (err) return setError(describe(err));
     setDraft('');
     setStatus('Remembered.');
-    await load(query);
+    await read.reload();
   }
 
   async function forget(id: number) {
     const { error: err } = await api.DELETE('/api/memories/{id}', { params: { path: { id } } });
     if (err) return setError(describe(err));
-    setItems((xs) => xs.filter((x) => x.id !== id));
+    read.set((xs) => xs?.filter((x) => x.id !== id));
     setStatus('Forgotten.');
   }
 
@@ -58,7 +56,7 @@ export default function Memory() {
     });
     if (err) return setError(describe(err));
     setEditing(null);
-    setItems((xs) => xs.map((x) => (x.id === id ? { ...x, content } : x)));
+    read.set((xs) => xs?.map((x) => (x.id === id ? { ...x, content } : x)));
     setStatus('Saved.');
   }
 
@@ -97,13 +95,13 @@ export default function Memory() {
           </label>
           <button type="submit">Remember</button>
         </form>
-        <Alert message={error} />
+        <Alert message={error ?? read.error} />
         <p role="status" className="muted">
           {status}
         </p>
       </div>
       <ul aria-label="Memories" className="list">
-        {items.length === 0 && <li className="muted">No memories yet.</li>}
+        {items.length === 0 && !read.loading && <li className="muted">No memories yet.</li>}
         {items.map((m) => (
           <li key={m.id} className="card item">
             {editing?.id === m.id ? (

@@ -3,9 +3,11 @@
 // of the loaded range at 1x, 2x, 5x or 10x; its state at a time (5D); Reflect and Run cycle, and
 // reflections made elsewhere (`reflection_generated`).
 // The parts live in ./observer/, one job each.
-import { useCallback, useEffect, useMemo, useState } from 'react';
-import { api, describe, type Schemas } from '../api/client';
+import { useEffect, useMemo, useState } from 'react';
+import { api, type Schemas } from '../api/client';
 import { countLive, NO_FILTER, type TimelineFilter } from '../lib/timeline';
+import { useDebounced } from '../lib/useDebounced';
+import { useRead } from '../lib/useRead';
 import type { SessionUser } from '../lib/tokens';
 import { Alert, Page } from '../ui';
 import { ActionsPanel } from './observer/ActionsPanel';
@@ -21,65 +23,49 @@ import './observer/observer.css';
 type Event = Schemas['TimelineEvent'];
 
 export default function Observer(_props: { user: SessionUser }) {
-  const [observers, setObservers] = useState<Schemas['Instance'][] | null>(null);
-  const [observerId, setObserverId] = useState<number | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  // The observers this user may read: every one for a CSO or an admin, else their own.
+  const observersRead = useRead('observers', () => api.GET('/api/observer/observers'));
+  const observers = observersRead.data?.observers;
+  // The observer watched: the first until one is picked.
+  const [picked, setPicked] = useState<number | null>(null);
+  const observerId = picked ?? observers?.[0]?.id ?? null;
   const [draft, setDraft] = useState<TimelineFilter>(NO_FILTER);
   const q = useDebounced(draft.q, 300);
   const filter = useMemo(() => ({ ...draft, q }), [draft, q]);
   const timeline = useTimeline(observerId, filter);
-  const [summary, setSummary] = useState<Schemas['ObserverSummary'] | null>(null);
-  const [instances, setInstances] = useState<Schemas['Instance'][]>([]);
+  const summaryRead = useRead(observerId === null ? null : `summary:${observerId}`, () =>
+    api.GET('/api/observer/observer/{id}/summary', {
+      params: { path: { id: observerId! }, query: { hours: 24 } },
+    }),
+  );
+  const summary = summaryRead.data ?? null;
+  // The observer's instances now, for the instance filter (read again when one changes).
+  const instancesRead = useRead(observerId === null ? null : `instances:${observerId}`, () =>
+    api.GET('/api/observer/observer/{id}/5d-navigation/state', {
+      params: { path: { id: observerId! }, query: { at: new Date().toISOString(), events: 1 } },
+    }),
+  );
+  const instances = instancesRead.data?.instances ?? [];
   const [latestAt, setLatestAt] = useState<string | null>(null);
   const [liveReflection, setLiveReflection] = useState<Schemas['Reflection'] | null>(null);
 
   useEffect(() => {
-    // The observers this user may read: every one for a CSO or an admin, else their own.
-    void api.GET('/api/observer/observers').then(({ data, error: err }) => {
-      if (err || !data) {
-        setError(describe(err));
-        return;
-      }
-      setObservers(data.observers);
-      if (data.observers[0]) setObserverId(data.observers[0].id);
-    });
-  }, []);
-
-  const loadInstances = useCallback((id: number) => {
-    void api
-      .GET('/api/observer/observer/{id}/5d-navigation/state', {
-        params: { path: { id }, query: { at: new Date().toISOString(), events: 1 } },
-      })
-      .then(({ data }) => setInstances(data?.instances ?? []));
-  }, []);
-
-  useEffect(() => {
     if (observerId === null) return;
-    setSummary(null);
     setLatestAt(null);
     setLiveReflection(null);
     setDraft((d) => ({ ...d, instanceId: '' }));
-    loadInstances(observerId);
-    void api
-      .GET('/api/observer/observer/{id}/summary', {
-        params: { path: { id: observerId }, query: { hours: 24 } },
-      })
-      .then(({ data, error: err }) => {
-        if (err) setError(describe(err));
-        else if (data) setSummary(data);
-      });
-  }, [observerId, loadInstances]);
+  }, [observerId]);
 
   const { addLive } = timeline;
   const socket = useObserverSocket(observerId, {
     timeline_update: (e: Event) => {
       addLive(e);
       setLatestAt(e.timelineAt);
-      setSummary((s) => s && countLive(s, e));
-      if (e.eventType.startsWith('instance_') && observerId !== null) loadInstances(observerId);
+      summaryRead.set((s) => s && countLive(s, e));
+      if (e.eventType.startsWith('instance_')) void instancesRead.reload();
     },
     summary_update: (s) => {
-      if (s.observerId === observerId) setSummary(s);
+      if (s.observerId === observerId) summaryRead.set(s);
     },
     // A reflection made elsewhere (another tab, a scheduled cycle): shown in the actions panel.
     reflection_generated: (r) => {
@@ -114,7 +100,7 @@ export default function Observer(_props: { user: SessionUser }) {
           <select
             aria-labelledby="observer-pick"
             value={observerId ?? ''}
-            onChange={(e) => setObserverId(Number(e.target.value))}
+            onChange={(e) => setPicked(Number(e.target.value))}
           >
             {(observers ?? []).map((o) => (
               <option key={o.id} value={o.id}>
@@ -128,7 +114,7 @@ export default function Observer(_props: { user: SessionUser }) {
             You have no observer to watch: an administrator can make you the owner of one.
           </p>
         )}
-        <Alert message={error ?? socket.error} />
+        <Alert message={observersRead.error ?? summaryRead.error ?? socket.error} />
         <SummaryFigures summary={summary} />
       </div>
       <div className="observer-layout">
@@ -175,13 +161,4 @@ export default function Observer(_props: { user: SessionUser }) {
       </div>
     </Page>
   );
-}
-
-function useDebounced<T>(value: T, ms: number): T {
-  const [v, setV] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setV(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return v;
 }

@@ -2,98 +2,55 @@
 // path prefix, actor, request id and time window; paged by the server's cursor ("Older entries",
 // and back to "Newer entries" by the cursors already seen); "Refresh" reads the newest page again
 // (the log is written behind the responses, so what just happened may come a moment later).
-import { useEffect, useState, type FormEvent } from 'react';
-import { api, describe, type Schemas } from '../../api/client';
+import { useState, type FormEvent } from 'react';
+import { api } from '../../api/client';
+import { useRead } from '../../lib/useRead';
 import { Alert } from '../../ui';
+import { actorLabel, auditQuery, NO_FILTERS, type AuditFilters } from './auditLog';
 
-type Entry = Schemas['AuditLogEntry'];
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'];
 const PAGE = 25;
 
-interface Filters {
-  method: string;
-  status: string;
-  path: string;
-  actorUserId: string;
-  requestId: string;
-  from: string;
-  to: string;
-}
-const EMPTY: Filters = { method: '', status: '', path: '', actorUserId: '', requestId: '', from: '', to: '' };
-
-/** The filters as the query the API takes (empty ones left out; local date-times as ISO). */
-function query(f: Filters) {
-  return {
-    ...(f.method ? { method: f.method } : {}),
-    ...(f.status ? { status: Number(f.status) } : {}),
-    ...(f.path ? { path: f.path } : {}),
-    ...(f.actorUserId ? { actorUserId: Number(f.actorUserId) } : {}),
-    ...(f.requestId ? { requestId: f.requestId } : {}),
-    ...(f.from ? { from: new Date(f.from).toISOString() } : {}),
-    ...(f.to ? { to: new Date(f.to).toISOString() } : {}),
-  };
-}
-
-export function AuditLog() {
-  const [draft, setDraft] = useState<Filters>(EMPTY);
-  const [filters, setFilters] = useState<Filters>(EMPTY);
+export default function AuditLog() {
+  const [draft, setDraft] = useState<AuditFilters>(NO_FILTERS);
+  const [filters, setFilters] = useState<AuditFilters>(NO_FILTERS);
   // The cursors of the pages seen so far: pages[i] opens page i + 1 (the first needs none).
   const [pages, setPages] = useState<(string | undefined)[]>([undefined]);
-  const [logs, setLogs] = useState<Entry[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  // The page the entries shown belong to (the status names it only once its entries are in).
-  const [shown, setShown] = useState(1);
-  // Bumped by "Refresh": the newest page of the same filters read again.
-  const [reads, setReads] = useState(0);
+  // Bumped by "Apply filters", "Clear filters" and "Refresh": each reads the first page afresh,
+  // even of the filters already shown.
+  const [asked, setAsked] = useState(0);
   const page = pages.length;
   const cursor = pages[pages.length - 1];
-
-  useEffect(() => {
-    // An answer that comes after the next request went out is not shown.
-    let current = true;
-    setLoading(true);
-    setError(null);
-    void api
-      .GET('/api/admin/logs', {
-        params: { query: { ...query(filters), limit: PAGE, ...(cursor ? { cursor } : {}) } },
-      })
-      .then(({ data, error: err }) => {
-        if (!current) return;
-        setLoading(false);
-        setShown(page);
-        if (err || !data) {
-          setLogs([]);
-          setNext(null);
-          return setError(describe(err));
-        }
-        setLogs(data.logs);
-        setNext(data.nextCursor);
-      });
-    return () => {
-      current = false;
-    };
-  }, [filters, cursor, page, reads]);
+  // Each page of each filter is a read of its own: an answer that comes after the next request
+  // went out is not shown.
+  const read = useRead(JSON.stringify({ filters, cursor, page, asked }), () =>
+    api.GET('/api/admin/logs', {
+      params: { query: { ...auditQuery(filters), limit: PAGE, ...(cursor ? { cursor } : {}) } },
+    }),
+  );
+  const logs = read.data?.logs ?? [];
+  const next = read.data?.nextCursor ?? null;
 
   function apply(e: FormEvent) {
     e.preventDefault();
     setFilters(draft);
     setPages([undefined]);
+    setAsked((n) => n + 1);
   }
 
   function refresh() {
     setPages([undefined]);
-    setReads((n) => n + 1);
+    setAsked((n) => n + 1);
   }
 
   function reset() {
-    setDraft(EMPTY);
-    setFilters(EMPTY);
+    setDraft(NO_FILTERS);
+    setFilters(NO_FILTERS);
     setPages([undefined]);
+    setAsked((n) => n + 1);
   }
 
-  const field = (key: keyof Filters) => ({
+  const field = (key: keyof AuditFilters) => ({
     value: draft[key],
     onChange: (e: { target: { value: string } }) => setDraft({ ...draft, [key]: e.target.value }),
   });
@@ -155,9 +112,11 @@ export function AuditLog() {
       </form>
       <div className="card">
         <h2>Entries</h2>
-        <Alert message={error} />
+        <Alert message={read.error} />
         <p role="status" className="muted small">
-          {loading ? 'Loading…' : `Page ${shown}: ${logs.length} ${logs.length === 1 ? 'entry' : 'entries'}`}
+          {read.loading
+            ? 'Loading…'
+            : `Page ${page}: ${logs.length} ${logs.length === 1 ? 'entry' : 'entries'}`}
         </p>
         <table tabIndex={0} aria-label="Audit log" className="nowrap">
           <thead>
@@ -181,13 +140,7 @@ export function AuditLog() {
                   {l.status}
                   {l.problemCode && <span className="muted small block">{l.problemCode}</span>}
                 </td>
-                <td>
-                  {l.actorKind === 'user'
-                    ? `user ${l.actorUserId}`
-                    : l.actorKind === 'api_key'
-                      ? `API key ${l.apiKeyId}`
-                      : 'anonymous'}
-                </td>
+                <td>{actorLabel(l)}</td>
                 <td>{Math.round(l.durationMs)} ms</td>
                 <td>
                   <code className="small">{l.requestId}</code>
@@ -211,7 +164,7 @@ export function AuditLog() {
           <button
             type="button"
             className="secondary"
-            disabled={loading || !next}
+            disabled={read.loading || !next}
             onClick={() => next && setPages((ps) => [...ps, next])}
           >
             Older entries

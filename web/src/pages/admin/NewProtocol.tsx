@@ -4,15 +4,9 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
 import { FormEnd } from '../../ui';
+import { ruleLines } from './protocols';
 
 type Protocol = Schemas['Protocol'];
-
-/** A protocol's rules as typed, one a line (blank lines dropped); both protocol forms use it. */
-export const ruleLines = (text: string) =>
-  text
-    .split('\n')
-    .map((r) => r.trim())
-    .filter(Boolean);
 
 export function NewProtocol({
   bases,

@@ -2,9 +2,11 @@
 // shows the observer as of that time (…/state: its instances and their activity then, balances,
 // the newest events then; …/reconstruct: its last reflection then). At the right end it follows
 // the live timeline.
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
 import { SLIDER_STEPS, sliderTime } from '../../lib/timeline';
+import { useDebounced } from '../../lib/useDebounced';
+import { useRead } from '../../lib/useRead';
 import { Alert } from '../../ui';
 
 type Range = { min: string | null; max: string | null; eventCount: number };
@@ -17,62 +19,51 @@ type State = {
   lastReflection: { text: string; createdAt: string } | null;
 };
 
+/** The observer as of `at`, with its last reflection then (whose failure alone still shows the
+ * rest). */
+async function stateAt(id: number, at: string) {
+  const path = { id };
+  const [s, r] = await Promise.all([
+    api.GET('/api/observer/observer/{id}/5d-navigation/state', {
+      params: { path, query: { at, events: 5 } },
+    }),
+    api.GET('/api/observer/observer/{id}/5d-navigation/reconstruct', {
+      params: { path, query: { at, limit: 1 } },
+    }),
+  ]);
+  if (s.error || !s.data) return { error: s.error ?? {} };
+  const state: State = { ...s.data, lastReflection: r.data?.lastReflection ?? null };
+  return { data: { state, reflectionError: r.error ? describe(r.error) : null } };
+}
+
 /** `latestAt`: the newest live event's time, which stretches the span. */
 export function StatePanel({ observerId, latestAt }: { observerId: number; latestAt: string | null }) {
-  const [range, setRange] = useState<Range | null>(null);
+  const rangeRead = useRead(`range:${observerId}`, () =>
+    api.GET('/api/observer/observer/{id}/5d-navigation/range', { params: { path: { id: observerId } } }),
+  );
+  const range: Range | null = rangeRead.data ?? null;
   const [position, setPosition] = useState(SLIDER_STEPS);
-  const [state, setState] = useState<State | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const request = useRef(0);
-
-  useEffect(() => {
-    setRange(null);
-    setState(null);
-    setPosition(SLIDER_STEPS);
-    void api
-      .GET('/api/observer/observer/{id}/5d-navigation/range', { params: { path: { id: observerId } } })
-      .then(({ data, error: err }) => {
-        if (err || !data) setError(describe(err));
-        else setRange(data);
-      });
-  }, [observerId]);
 
   useEffect(() => {
     if (!latestAt) return;
-    setRange((r) =>
+    rangeRead.set((r) =>
       r && (!r.max || Date.parse(latestAt) > Date.parse(r.max))
-        ? { min: r.min ?? latestAt, max: latestAt, eventCount: r.eventCount + 1 }
+        ? { ...r, min: r.min ?? latestAt, max: latestAt, eventCount: r.eventCount + 1 }
         : r,
     );
   }, [latestAt]);
 
   const at = range?.min && range.max ? sliderTime(range.min, range.max, position) : null;
-
-  // The state at the slider's time, a moment after it stops moving; only the newest answer shows.
-  useEffect(() => {
-    if (!at) return;
-    const mine = ++request.current;
-    const timer = setTimeout(() => {
-      const path = { id: observerId };
-      void Promise.all([
-        api.GET('/api/observer/observer/{id}/5d-navigation/state', {
-          params: { path, query: { at, events: 5 } },
-        }),
-        api.GET('/api/observer/observer/{id}/5d-navigation/reconstruct', {
-          params: { path, query: { at, limit: 1 } },
-        }),
-      ]).then(([s, r]) => {
-        if (mine !== request.current) return;
-        if (s.error || !s.data) {
-          setError(describe(s.error));
-          return;
-        }
-        setError(r.error ? describe(r.error) : null);
-        setState({ ...s.data, lastReflection: r.data?.lastReflection ?? null });
-      });
-    }, 150);
-    return () => clearTimeout(timer);
-  }, [observerId, at]);
+  // The state at the slider's time, a moment after it stops moving; the last one stays until the
+  // new one comes, and only the newest answer shows.
+  const settledAt = useDebounced(at, 150);
+  const stateRead = useRead(
+    settledAt ? `state:${observerId}:${settledAt}` : null,
+    () => stateAt(observerId, settledAt!),
+    { keepPrevious: true },
+  );
+  const state = stateRead.data?.state ?? null;
+  const error = rangeRead.error ?? stateRead.error ?? stateRead.data?.reflectionError ?? null;
 
   const when = at ? new Date(Date.parse(at)).toLocaleString() : '';
   return (

@@ -11,6 +11,7 @@ import {
   type TimelineFilter,
   type TimelineQuery,
 } from '../../lib/timeline';
+import { NewestOnly } from '../../lib/reads';
 
 type Event = Schemas['TimelineEvent'];
 
@@ -22,7 +23,8 @@ export function useTimeline(observerId: number | null, filter: TimelineFilter) {
   const [loading, setLoading] = useState(false);
   const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const generation = useRef(0);
+  // The requests of the current observer and query: a change starts afresh, and closes these.
+  const requests = useRef(new NewestOnly());
   const busy = useRef(false);
   // The query by content: a new filter object with the same choices is the same query.
   const key = JSON.stringify(toQuery(filter, PAGE_SIZE));
@@ -31,13 +33,13 @@ export function useTimeline(observerId: number | null, filter: TimelineFilter) {
   const fetchPage = useCallback(
     async (after: string | undefined) => {
       if (observerId === null) return;
-      const mine = generation.current;
+      const current = requests.current.start();
       busy.current = true;
       setLoading(true);
       const { data, error: err } = await api.GET('/api/observer/observer/{id}/timeline', {
         params: { path: { id: observerId }, query: after ? { ...query, cursor: after } : query },
       });
-      if (mine !== generation.current) return;
+      if (!current()) return;
       busy.current = false;
       setLoading(false);
       setLoaded(true);
@@ -54,12 +56,14 @@ export function useTimeline(observerId: number | null, filter: TimelineFilter) {
   );
 
   useEffect(() => {
-    generation.current += 1;
+    const mine = new NewestOnly();
+    requests.current = mine;
     busy.current = false;
     setEvents([]);
     setCursor(null);
     setLoaded(false);
     void fetchPage(undefined);
+    return () => mine.close();
   }, [fetchPage]);
 
   const loadMore = useCallback(() => {
