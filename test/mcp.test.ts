@@ -174,7 +174,7 @@ describe('MCP server', () => {
       body: { code: 'forbidden' },
     });
     expect(await refused({ authorization: 'Bearer not-a-token' })).toMatchObject({ status: 401 });
-    await expect(connect({ authorization: 'Bearer not-a-token' })).rejects.toThrow();
+    await expect(connect({ authorization: 'Bearer not-a-token' })).rejects.toThrow(/401/);
 
     const get = await fetch(`${t.url}/mcp`, { headers: { authorization: `Bearer ${ada.accessToken}` } });
     expect(get.status).toBe(405);

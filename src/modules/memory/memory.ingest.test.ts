@@ -200,7 +200,7 @@ describe('with the offline embedder', () => {
         { userId: alice.id, source: 'shared', content: 'fine' },
         { userId: 987654321, source: 'shared', content: 'no such owner' },
       ]),
-    ).rejects.toThrow();
+    ).rejects.toMatchObject({ code: '23503' });
     const after = await t.deps.db
       .selectFrom('memories')
       .select((eb) => eb.fn.countAll<number>().as('n'))
