@@ -3,8 +3,7 @@
 // which persona takes a task, what a task's model call is asked, and the offline draft.
 import { z } from 'zod';
 import { jsonObjectIn } from '../../platform/models/json-answer.js';
-import { SPECIALTIES } from './workflows.schemas.js';
-import type { Specialty } from './workflows.tables.js';
+import { SPECIALTIES, type Specialty } from './workflows.tables.js';
 
 export interface SeedTask {
   title: string;
