@@ -140,7 +140,8 @@ export function decideTransition(
   const exit = exits.find((t) => t.to === target);
   if (!exit) return { kind: 'invalid_transition', from: state, to: target, allowed: exits.map((t) => t.to) };
   const machine = machineAt(def, state, records);
-  if (machine.takes(target)) return { kind: 'take', from: state, to: machine.next(target), guard: exit.guard };
+  if (machine.takes(target))
+    return { kind: 'take', from: state, to: machine.next(target), guard: exit.guard };
   const guard = exit.guard!;
   return {
     kind: 'guard_not_satisfied',
