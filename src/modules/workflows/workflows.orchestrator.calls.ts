@@ -1,17 +1,23 @@
 // The orchestrator's model calls for one run: each claimed task's call (the persona and task in
 // the user part, the system prompt composed from the creator's routing protocol merged with the
 // instance's workflow protocol at its state; offline, a fixed draft), started as soon as its
-// claim is written, and the specialists the run's tasks speak as.
-import type { ModelGateway } from '../../platform/models/gateway.js';
-import { withModelTime } from '../../platform/models/gateway.js';
+// claim is written, the specialists the run's tasks speak as, and the seeding's one call.
+import type { Logger } from 'pino';
+import type { Db } from '../../platform/db/database.js';
+import { withModelTime, type ModelGateway } from '../../platform/models/gateway.js';
 import { composeSystemPrompt, mergeProtocols, type ResolvedProtocol } from '../protocols/index.js';
 import {
+  contextTasks,
+  fixedTasks,
   offlineDraft,
+  parseSeededTasks,
+  seedPrompt,
   taskPrompt,
+  type SeedTask,
   type Specialist,
   type TaskPromptInput,
 } from './workflows.orchestrator.rules.js';
-import type * as repo from './workflows.repository.js';
+import * as repo from './workflows.repository.js';
 
 /** A specialist with the name and description its tasks speak as. */
 export type SpecialistPersona = Specialist & { name: string; description: string };
@@ -166,4 +172,41 @@ export class RunCalls {
     ]);
     return composeSystemPrompt(mergeProtocols(routing, workflow, instance.state)).system;
   }
+}
+
+/** The tasks to seed and where they come from: the instance's `context.tasks`, else one model
+ * call's answer, else (offline, a failed call, an unparseable answer) the flow's fixed tasks.
+ * Null when a model call would be made but the instance has tasks already (only a model call is
+ * worth that look first; otherwise the seeding's locked read decides). */
+export async function chooseSeeds(
+  d: Pick<CallDeps, 'models'> & { db: Db; log: Logger },
+  runId: string,
+  instance: Instance,
+  signal: AbortSignal,
+): Promise<{ tasks: SeedTask[]; source: 'context' | 'model' | 'fixed' } | null> {
+  const fromContext = contextTasks(instance.context);
+  if (fromContext) return { tasks: fromContext, source: 'context' };
+  if (!d.models.offline) {
+    if ((await repo.listTasks(d.db, instance.id)).length > 0) return null;
+    const p = seedPrompt({
+      machineId: instance.machine_id,
+      state: instance.state,
+      context: instance.context,
+    });
+    try {
+      const r = await d.models.chat({
+        purpose: 'workflow.seed',
+        system: p.system,
+        messages: [{ role: 'user', content: p.user }],
+        temperature: 0.2,
+        signal,
+      });
+      const parsed = parseSeededTasks(r.text);
+      if (parsed) return { tasks: parsed, source: 'model' };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      d.log.warn({ err, runId }, 'task seeding call failed; the fixed tasks are used');
+    }
+  }
+  return { tasks: fixedTasks(instance.machine_id), source: 'fixed' };
 }

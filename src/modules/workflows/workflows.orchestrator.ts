@@ -19,6 +19,7 @@ import { batchedWrites } from '../../platform/db/batched.js';
 import { type Db, transaction } from '../../platform/db/database.js';
 import { toProblem } from '../../platform/http/problem.js';
 import {
+  chooseSeeds,
   RunCalls,
   RunSpecialists,
   type AnsweredCall,
@@ -36,14 +37,7 @@ import {
   writeClaims,
   type ClaimRequest,
 } from './workflows.orchestrator.claims.js';
-import {
-  contextTasks,
-  fixedTasks,
-  parseSeededTasks,
-  pickPersona,
-  seedPrompt,
-  type SeedTask,
-} from './workflows.orchestrator.rules.js';
+import { pickPersona } from './workflows.orchestrator.rules.js';
 import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
 import type { InstanceParts } from './workflows.service.js';
@@ -252,7 +246,7 @@ export class WorkflowOrchestrator {
     signal: AbortSignal,
     start: StartCalls,
   ): Promise<RunRow | null> {
-    const seeds = await this.seedsFor(run, instance, signal);
+    const seeds = await chooseSeeds(this.d, run.id, instance, signal);
     if (!seeds) return null;
     // Step 2 for the new tasks, in the same transaction: each is created with its persona (the
     // instance had no task, so no persona carries any of its load), and its events are those the
@@ -306,42 +300,6 @@ export class WorkflowOrchestrator {
       await w.end();
       return current;
     });
-  }
-
-  /** The tasks to seed and where they come from: the instance's `context.tasks`, else one model
-   * call's answer, else (offline, a failed call, an unparseable answer) the flow's fixed tasks.
-   * Null when a model call would be made but the instance has tasks already. */
-  private async seedsFor(
-    run: RunRow,
-    instance: Instance,
-    signal: AbortSignal,
-  ): Promise<{ tasks: SeedTask[]; source: string } | null> {
-    const fromContext = contextTasks(instance.context);
-    if (fromContext) return { tasks: fromContext, source: 'context' };
-    if (!this.d.models.offline) {
-      // Only a model call is worth a look first; otherwise the seeding's locked read decides.
-      if ((await repo.listTasks(this.db, instance.id)).length > 0) return null;
-      const p = seedPrompt({
-        machineId: instance.machine_id,
-        state: instance.state,
-        context: instance.context,
-      });
-      try {
-        const r = await this.d.models.chat({
-          purpose: 'workflow.seed',
-          system: p.system,
-          messages: [{ role: 'user', content: p.user }],
-          temperature: 0.2,
-          signal,
-        });
-        const parsed = parseSeededTasks(r.text);
-        if (parsed) return { tasks: parsed, source: 'model' };
-      } catch (err) {
-        if (signal.aborted) throw err;
-        this.d.log.warn({ err, runId: run.id }, 'task seeding call failed; the fixed tasks are used');
-      }
-    }
-    return { tasks: fixedTasks(instance.machine_id), source: 'fixed' };
   }
 
   /** Step 2: a persona for each unassigned task (of `only`, when given). */
