@@ -113,6 +113,7 @@ export class WorkflowOrchestrator {
       await work;
     } catch (err) {
       if (ac.signal.aborted && !this.stopping) return; // canceled (the instance completed)
+      // Best effort: a lease not released lapses, and the sweep gives the run a new job then.
       await runs.releaseLease(this.db, runId).catch(() => undefined);
       if (this.stopping || !attempt.final) throw err;
       await this.failRun(taken.run, err);
@@ -251,7 +252,7 @@ export class WorkflowOrchestrator {
     // Step 2 for the new tasks, in the same transaction: each is created with its persona (the
     // instance had no task, so no persona carries any of its load), and its events are those the
     // seeding and then the assignment record.
-    const [known, assistantId] = await Promise.all([specialists.all(), this.d.assistantUserId()]);
+    const [profiles, assistantId] = await Promise.all([specialists.all(), this.d.assistantUserId()]);
     return transaction(this.db, async (trx, afterCommit) => {
       const row = (await repo.findInstance(trx, instance.id, true))!;
       if (row.archived_at !== null || (await repo.listTasks(trx, row.id)).length > 0) return null;
@@ -261,7 +262,7 @@ export class WorkflowOrchestrator {
         trx,
         row.id,
         seeds.tasks.map((t) => {
-          const personaId = pickPersona(t.specialty, known, load, assistantId);
+          const personaId = pickPersona(t.specialty, profiles, load, assistantId);
           load.set(personaId, (load.get(personaId) ?? 0) + 1);
           const metadata = { seededBy: seeds.source, runId: run.id };
           return { ...t, metadata, assignedPersonaId: personaId };
@@ -313,7 +314,7 @@ export class WorkflowOrchestrator {
         t.assigned_persona_id === null && t.assigned_human === null && (only === null || only.includes(t.id)),
     );
     if (open.length === 0) return;
-    const [known, assistantId] = await Promise.all([specialists.all(), this.d.assistantUserId()]);
+    const [profiles, assistantId] = await Promise.all([specialists.all(), this.d.assistantUserId()]);
     await transaction(this.db, async (trx, afterCommit) => {
       const row = (await repo.findInstance(trx, instance.id, true))!;
       if (row.archived_at !== null) return;
@@ -322,7 +323,7 @@ export class WorkflowOrchestrator {
       for (const t of open) {
         const task = await repo.findTask(trx, t.id, true);
         if (!task || task.assigned_persona_id !== null || task.assigned_human !== null) continue;
-        const personaId = pickPersona(task.specialty, known, load, assistantId);
+        const personaId = pickPersona(task.specialty, profiles, load, assistantId);
         load.set(personaId, (load.get(personaId) ?? 0) + 1);
         await repo.updateTask(trx, task.id, { assigned_persona_id: personaId });
         w.record(assignedEvent(task.id, task.title, task.specialty, task.status, personaId));

@@ -100,7 +100,7 @@ export class WorkflowTasksService {
     // Admins and the creator take part whoever owns the instance's observer (participantInstance),
     // so for them the owner is read only when an approval is awaited; anyone else takes part only
     // as that owner, checked before anything else is read.
-    const known =
+    const checked =
       actor.admin || row.created_by_user_id === actor.id
         ? undefined
         : await access.accessTo(this.db, row, actor);
@@ -114,7 +114,7 @@ export class WorkflowTasksService {
     return {
       instance,
       definition,
-      approver: awaited && (known ?? (await access.accessTo(this.db, row, actor))).approver,
+      approver: awaited && (checked ?? (await access.accessTo(this.db, row, actor))).approver,
       tasks: tasks.map(toTask),
       artifacts: artifacts.map(toArtifact),
     };
