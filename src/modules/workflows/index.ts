@@ -98,12 +98,13 @@ export interface WorkflowExecutionParts {
  * assistant. */
 export function createWorkflowExecution(p: WorkflowExecutionParts) {
   const { db, log, characters, protocols } = p;
-  const workflowTasks = new WorkflowTasksService(p.workflows);
-  const workflowRuns = new WorkflowRunsService(p.workflows);
+  const { instances } = p.workflows;
+  const workflowTasks = new WorkflowTasksService(instances);
+  const workflowRuns = new WorkflowRunsService(instances);
   const orchestrator = new WorkflowOrchestrator(
     {
       db,
-      core: p.workflows,
+      instances,
       tasks: workflowTasks,
       models: p.models,
       routeUser: async (userId, channelId) => (await protocols.routeUser(userId, { channelId })).resolved,

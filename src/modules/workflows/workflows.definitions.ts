@@ -1,5 +1,5 @@
 // The workflow definitions, as data (contract "Workflows"): stored with their version at start,
-// never edited (a change ships as a new id, `_v2`), and run by XState (workflows.machine.ts). Each
+// never edited (a change ships as a new id, `_v2`), and run by XState (workflows.rules.ts). Each
 // comes with its workflow protocol, seeded into the protocols module's records.
 
 export const GUARDS = ['observerApproval', 'testsOrDemoAttached'] as const;

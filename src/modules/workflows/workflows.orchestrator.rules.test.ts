@@ -1,8 +1,9 @@
 // The orchestrator's pure rules: seeded tasks from the context or the model's answer, the fixed
-// tasks, and the persona a task gets.
+// tasks, the persona a task gets, and what a task's finish writes.
 import { describe, expect, it } from 'vitest';
 import {
   contextTasks,
+  finishWrites,
   fixedTasks,
   parseSeededTasks,
   pickPersona,
@@ -65,5 +66,12 @@ describe('assignment', () => {
     expect(specialtiesOf({ specialties: ['code', 3, 'docs'] })).toEqual(['code', 'docs']);
     expect(specialtiesOf({ specialties: 'code' })).toEqual([]);
     expect(specialtiesOf({})).toEqual([]);
+  });
+});
+
+describe('a finish', () => {
+  it('completes the task and readies its artifact; a failed call blocks the task, artifact draft', () => {
+    expect(finishWrites(true)).toEqual({ taskRun: 'completed', task: 'completed', artifactReady: true });
+    expect(finishWrites(false)).toEqual({ taskRun: 'failed', task: 'blocked', artifactReady: false });
   });
 });

@@ -3,8 +3,7 @@
 // which persona takes a task, what a task's model call is asked, and the offline draft.
 import { z } from 'zod';
 import { jsonObjectIn } from '../../platform/models/json-answer.js';
-import { SPECIALTIES } from './workflows.schemas.js';
-import type { Specialty } from './workflows.tables.js';
+import { SPECIALTIES, type Specialty, type TaskRunStatus, type TaskStatus } from './workflows.tables.js';
 
 export interface SeedTask {
   title: string;
@@ -182,4 +181,17 @@ export function offlineDraft(p: TaskPromptInput): string {
     p.task.description || 'No description was given.',
     '',
   ].join('\n');
+}
+
+/** What a task's finish writes for how its call ended: the task run's status, the task's status,
+ * and whether its draft artifact becomes ready (with the call's content). A failed call blocks
+ * its task only and leaves the artifact draft. */
+export function finishWrites(ok: boolean): {
+  taskRun: Extract<TaskRunStatus, 'completed' | 'failed'>;
+  task: Extract<TaskStatus, 'completed' | 'blocked'>;
+  artifactReady: boolean;
+} {
+  return ok
+    ? { taskRun: 'completed', task: 'completed', artifactReady: true }
+    : { taskRun: 'failed', task: 'blocked', artifactReady: false };
 }

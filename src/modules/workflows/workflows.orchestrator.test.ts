@@ -1,171 +1,31 @@
-// The orchestrator on a real server and database, its model calls going to the fake model server
-// through a local HTTP relay that counts the calls in flight, can hold a task's calls until the
-// test lets them go, and refuses the calls of a task marked to fail (contract "Tasks, artifacts,
-// orchestrator"): tasks seeded by one structured call or from the context, assigned by specialty,
-// one artifact each, a failing task blocked, concurrency honoured, one active run, runs started on
-// entering execution and by a rerun, offline drafts, access, a run that survives a restart of its
-// worker without a duplicate artifact or model call, and a claim rolled back after its call began.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
+// The orchestrator on a real server and database (contract "Tasks, artifacts, orchestrator"),
+// its model calls going through the relay of workflows.orchestrator.fixtures.ts: tasks seeded by
+// one structured call or from the context, assigned by specialty, one artifact each, a failing
+// task blocked, concurrency honoured, one active run, runs started on entering execution and by a
+// rerun, the instance's share lock, and access. Offline, restart and rollback:
+// workflows.orchestrator.recovery.test.ts.
+import { describe, expect, it } from 'vitest';
+import { eventually, isPostgres } from '../../../test/harness.js';
+import { expectProblem } from './workflows.fixtures.js';
 import {
-  createRestartableApp,
-  createTestApp,
-  createUser,
-  eventually,
-  isPostgres,
-  type TestApp,
-  type TestUser,
-} from '../../../test/harness.js';
-import { client, expectProblem } from './workflows.fixtures.js';
+  admin,
+  artifactsOf,
+  c,
+  creator,
+  events,
+  fake,
+  finished,
+  npcs,
+  orchestrate,
+  relay,
+  runOf,
+  stranger,
+  t,
+  tasksOf,
+  useOrchestratorApp,
+} from './workflows.orchestrator.fixtures.js';
 
-const TASK_MARK = 'Write the artifact this task asks for';
-
-/** A relay in front of the fake model server: counts task calls in flight (and the most at once),
- * holds task calls whose prompt matches `hold` until `release()`, answers 400 to those whose
- * prompt holds `failMark`, and keeps the prompts of the task calls it answered (a call its client
- * gave up on first is not answered). */
-async function startRelay(target: string) {
-  const state = {
-    inFlight: 0,
-    maxInFlight: 0,
-    taskCalls: [] as string[],
-    answered: [] as string[],
-    hold: null as RegExp | null,
-    failMark: 'FAIL-ME',
-    waiting: [] as (() => void)[],
-  };
-  const read = (req: IncomingMessage) =>
-    new Promise<string>((ok) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    });
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const body = await read(req);
-      const prompt = (JSON.parse(body).messages ?? []).map((m: any) => String(m.content)).join('\n');
-      const isTask = prompt.includes(TASK_MARK);
-      if (isTask) {
-        state.taskCalls.push(prompt);
-        state.inFlight++;
-        state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-      }
-      let gone = false;
-      res.on('close', () => {
-        if (isTask && !gone) state.inFlight--;
-        gone = true;
-      });
-      try {
-        while (isTask && state.hold?.test(prompt)) await new Promise<void>((ok) => state.waiting.push(ok));
-        if (res.destroyed) return;
-        if (isTask && prompt.includes(state.failMark)) {
-          res.writeHead(400, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: 'refused by the relay' } }));
-          return;
-        }
-        const upstream = await fetch(target + (req.url ?? ''), {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
-          body,
-        });
-        res.writeHead(upstream.status, {
-          'content-type': upstream.headers.get('content-type') ?? 'application/json',
-        });
-        const answer = Buffer.from(await upstream.arrayBuffer());
-        if (res.destroyed) return;
-        res.end(answer);
-        if (isTask) state.answered.push(prompt);
-      } catch {
-        res.destroy();
-      }
-    })();
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    state,
-    url: origin,
-    release() {
-      state.hold = null;
-      for (const w of state.waiting.splice(0)) w();
-    },
-    calls: (re: RegExp) => state.taskCalls.filter((p) => re.test(p)).length,
-    answered: (re: RegExp) => state.answered.filter((p) => re.test(p)).length,
-    close: () =>
-      new Promise<void>((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      }),
-  };
-}
-type Relay = Awaited<ReturnType<typeof startRelay>>;
-
-/** The fake's origin (its url ends in /v1; the relay forwards the path it is asked). */
-const originOf = (fake: FakeModelServer) => fake.url.replace(/\/v1$/, '');
-const relayEnv = (fake: FakeModelServer, relay: Relay, extra: Record<string, string> = {}) =>
-  fake.env({ MODEL_BASE_URL: `${relay.url}/v1`, MODEL_MAX_RETRIES: '0', ...extra });
-
-let fake: FakeModelServer;
-let relay: Relay;
-let t: TestApp;
-let admin: TestUser;
-let creator: TestUser;
-let stranger: TestUser;
-let c: ReturnType<typeof client>;
-const npcs: Record<string, number> = {};
-
-beforeAll(async () => {
-  fake = await startFakeModelServer();
-  relay = await startRelay(originOf(fake));
-  t = await createTestApp(relayEnv(fake, relay));
-  admin = await createUser(t, 'cso');
-  creator = await createUser(t, 'public');
-  stranger = await createUser(t, 'public');
-  c = client(t);
-  // Created in this order, so ids ascend: coderA < coderB < writer.
-  for (const [name, specialties] of [
-    ['coderA', ['code', 'tests']],
-    ['coderB', ['code']],
-    ['writer', ['docs']],
-  ] as const) {
-    const npc = await t.deps.services.characters.createNpc({
-      name,
-      description: `${name} the specialist`,
-      metadata: { specialties: [...specialties] },
-    });
-    npcs[name] = npc.id;
-  }
-});
-afterAll(async () => {
-  relay.release();
-  await t.close();
-  await relay.close();
-  await fake.close();
-});
-
-const orchestrate = (user: TestUser, id: string, body?: Record<string, unknown>) =>
-  c.call(user, 'POST', `/api/protocol/instances/${id}/orchestrate`, body ?? {});
-const runOf = (user: TestUser, runId: string) => c.call(user, 'GET', `/api/protocol/runs/${runId}`);
-async function finished(user: TestUser, runId: string, app: TestApp = t) {
-  return eventually(
-    async () => {
-      const r = await app.api('GET', `/api/protocol/runs/${runId}`, { token: user.accessToken });
-      expect(r.body.status).toMatch(/completed|failed/);
-      return r.body;
-    },
-    { timeoutMs: 30_000 },
-  );
-}
-const tasksOf = async (id: string, app: TestApp = t) =>
-  (await app.api('GET', `/api/protocol/instances/${id}/tasks`, { token: creator.accessToken })).body.tasks;
-const artifactsOf = async (id: string, app: TestApp = t) =>
-  (await app.api('GET', `/api/protocol/instances/${id}/artifacts`, { token: creator.accessToken })).body
-    .artifacts;
-const events = async (id: string) =>
-  (await c.call(creator, 'GET', `/api/protocol/instances/${id}/timeline?limit=200`)).body.events as any[];
+useOrchestratorApp();
 
 describe('orchestrate', () => {
   it('seeds by one structured call, assigns by specialty, runs 2 at a time, blocks the failing task, one active run', async () => {
@@ -394,173 +254,5 @@ describe('orchestrate', () => {
     expectProblem(await c.call(stranger, 'GET', `/api/protocol/instances/${i.id}/runs`), 404, 'not_found');
     expect((await orchestrate(creator, i.id, { runTasks: false })).status).toBe(202);
     expectProblem(await orchestrate(creator, i.id, { concurrency: 9 }), 400, 'validation_failed');
-  });
-});
-
-describe('offline', () => {
-  it('seeds the three fixed tasks and writes offline drafts', async () => {
-    const off = await createTestApp();
-    try {
-      const u = await createUser(off, 'public');
-      const r0 = await off.api('POST', '/api/protocol/instances', {
-        token: u.accessToken,
-        body: { machineId: 'triage_flow_v1' },
-      });
-      const r = await off.api('POST', `/api/protocol/instances/${r0.body.id}/orchestrate`, {
-        token: u.accessToken,
-        body: {},
-      });
-      expect(r.status, r.text).toBe(202);
-      const run = await eventually(async () => {
-        const x = await off.api('GET', `/api/protocol/runs/${r.body.id}`, { token: u.accessToken });
-        expect(x.body.status).toBe('completed');
-        return x.body;
-      });
-      expect(run.progress).toEqual({ total: 3, completed: 3, failed: 0 });
-      const tasks = (
-        await off.api('GET', `/api/protocol/instances/${r0.body.id}/tasks`, { token: u.accessToken })
-      ).body.tasks;
-      expect(tasks.map((x: any) => x.specialty)).toEqual(['docs', 'code', 'tests']);
-      const arts = (
-        await off.api('GET', `/api/protocol/instances/${r0.body.id}/artifacts`, { token: u.accessToken })
-      ).body.artifacts;
-      const one = await off.api('GET', `/api/protocol/artifacts/${arts[0].id}`, { token: u.accessToken });
-      expect(one.body).toMatchObject({ status: 'ready' });
-      expect(one.body.content).toContain('Offline draft');
-    } finally {
-      await off.close();
-    }
-  });
-});
-
-describe('restart', () => {
-  // Two starts of the service (one migrating a database from scratch) and waits of up to 60 s
-  // inside: the failsafe covers them on a busy machine; nothing is timed.
-  it(
-    'a run interrupted by its worker stopping resumes on the next one: no duplicate artifact or call',
-    { timeout: 120_000 },
-    async () => {
-      const apps = await createRestartableApp(relayEnv(fake, relay));
-      const first = apps.first;
-      try {
-        const u = await createUser(first, 'public');
-        const i = (
-          await first.api('POST', '/api/protocol/instances', {
-            token: u.accessToken,
-            body: {
-              machineId: 'documentation_flow_v1',
-              context: { tasks: [{ title: 'Restart one' }, { title: 'Restart two' }] },
-            },
-          })
-        ).body;
-        relay.state.hold = /Task: Restart two/;
-        const r = await first.api('POST', `/api/protocol/instances/${i.id}/orchestrate`, {
-          token: u.accessToken,
-          body: { concurrency: 1 },
-        });
-        expect(r.status, r.text).toBe(202);
-        // The first task is done and the second one's call is in flight when the worker stops.
-        await eventually(() => relay.calls(/Task: Restart two/) === 1, { timeoutMs: 30_000 });
-        // The second task's claim (its draft artifact) commits beside its call: wait for it too.
-        const artsBefore = await eventually(async () => {
-          const listed = (
-            await first.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })
-          ).body.artifacts;
-          expect(listed.map((a: any) => a.status)).toEqual(['ready', 'draft']);
-          return listed;
-        });
-        const api = await apps.restart(() => relay.release());
-        const run = await eventually(
-          async () => {
-            const x = await api.api('GET', `/api/protocol/runs/${r.body.id}`, { token: u.accessToken });
-            expect(x.body.status).toBe('completed');
-            return x.body;
-          },
-          { timeoutMs: 60_000 },
-        );
-        expect(run.progress).toEqual({ total: 2, completed: 2, failed: 0 });
-        const arts = (
-          await api.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })
-        ).body.artifacts;
-        // The same two artifacts: the interrupted one finished, none added.
-        expect(arts.map((a: any) => [a.id, a.status])).toEqual(artsBefore.map((a: any) => [a.id, 'ready']));
-        expect(relay.calls(/Task: Restart one/)).toBe(1);
-        expect(relay.calls(/Task: Restart two/)).toBe(2);
-        const tasks = (
-          await api.api('GET', `/api/protocol/instances/${i.id}/tasks`, { token: u.accessToken })
-        ).body.tasks;
-        expect(tasks.map((x: any) => [x.status, x.runCount])).toEqual([
-          ['completed', 1],
-          ['completed', 1],
-        ]);
-        // Driving the job again changes nothing: the run is over.
-        await api.deps.jobs.enqueue(api.deps.db, 'workflows.run', { runId: r.body.id });
-        await api.deps.jobs.drain(30_000);
-        expect(
-          (await api.api('GET', `/api/protocol/instances/${i.id}/artifacts`, { token: u.accessToken })).body
-            .artifacts,
-        ).toHaveLength(2);
-      } finally {
-        relay.release();
-        await apps.close();
-      }
-    },
-  );
-});
-
-describe('a claim rolled back', () => {
-  it('aborts the call it started; the retried job claims the task again and it ends with one artifact', async () => {
-    // A fault in the database: the first insert of this task's "started" event fails, after the
-    // claim's own statement and its call's start, before the commit (the seeding's transaction).
-    await sql`create sequence rollback_once`.execute(t.deps.db);
-    await sql`
-      create function fail_first_claim() returns trigger language plpgsql as $$
-      begin
-        if new.event_text like 'Task "Rollback me" started%' and nextval('rollback_once') = 1 then
-          raise exception 'injected fault';
-        end if;
-        return new;
-      end $$`.execute(t.deps.db);
-    await sql`create trigger fail_first_claim before insert on timeline_events
-      for each row execute function fail_first_claim()`.execute(t.deps.db);
-    try {
-      relay.state.hold = /Task: Rollback me/;
-      const i = await c.create(creator, {
-        machineId: 'documentation_flow_v1',
-        context: { tasks: [{ title: 'Rollback me' }] },
-      });
-      const r = await orchestrate(creator, i.id, { concurrency: 1 });
-      expect(r.status, r.text).toBe(202);
-      // The retried job's claim committed (the first one's was rolled back): its call is held.
-      await eventually(
-        async () => {
-          const claims = await t.deps.db
-            .selectFrom('workflow_task_runs')
-            .select('task_id')
-            .where('run_id', '=', r.body.id)
-            .execute();
-          expect(claims).toHaveLength(1);
-        },
-        { timeoutMs: 30_000 },
-      );
-      relay.release();
-      const run = await finished(creator, r.body.id);
-      expect(run).toMatchObject({ status: 'completed', progress: { total: 1, completed: 1, failed: 0 } });
-      // The first call was given up when its claim rolled back (held, it was never answered); the
-      // second one made the artifact.
-      expect(relay.answered(/Task: Rollback me/)).toBe(1);
-      const artifacts = await artifactsOf(i.id);
-      expect(artifacts.map((a: any) => a.status)).toEqual(['ready']);
-      const tasks = await tasksOf(i.id);
-      expect(tasks.map((x: any) => [x.title, x.status, x.runCount])).toEqual([
-        ['Rollback me', 'completed', 1],
-      ]);
-      const timeline = await events(i.id);
-      expect(timeline.filter((e) => e.eventType === 'workflow_task_completed')).toHaveLength(1);
-    } finally {
-      relay.release();
-      await sql`drop trigger fail_first_claim on timeline_events`.execute(t.deps.db);
-      await sql`drop function fail_first_claim()`.execute(t.deps.db);
-    }
   });
 });

@@ -1,3 +1,7 @@
+// The workflows routes (contract "Workflows"): definitions, instances and what their state visits
+// record, tasks and artifacts. Routes parse, call a service with the request's actor, and present;
+// an instance, its tasks and artifacts are for participants only (anyone else gets 404). The
+// orchestrator's routes: workflows.runs.routes.ts.
 import type { App } from '../../platform/http/types.js';
 import { problems } from '../../platform/http/types.js';
 import {
@@ -39,10 +43,20 @@ export interface WorkflowsRoutesOptions {
   workflowTasks: WorkflowTasksService;
 }
 
-export function workflowsRoutes(app: App, { workflows, workflowTasks }: WorkflowsRoutesOptions) {
-  const tags = ['workflows'];
-  const actor = requestActor;
+const tags = ['workflows'];
+const actor = requestActor;
 
+/** The workflow routes, in the order of the OpenAPI document's paths. */
+export function workflowsRoutes(app: App, { workflows, workflowTasks }: WorkflowsRoutesOptions) {
+  definitionRoutes(app, workflows);
+  instanceRoutes(app, workflows);
+  recordRoutes(app, workflows);
+  taskRoutes(app, workflowTasks);
+  artifactRoutes(app, workflowTasks);
+}
+
+/** The definitions (the state machines). */
+function definitionRoutes(app: App, workflows: WorkflowsService) {
   app.get(
     '/api/protocol/definitions',
     {
@@ -71,7 +85,10 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
     },
     async (req) => workflows.getDefinition(req.params.machineId),
   );
+}
 
+/** Instances: create, list, read, move. */
+function instanceRoutes(app: App, workflows: WorkflowsService) {
   app.post(
     '/api/protocol/instances',
     {
@@ -133,7 +150,10 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
     },
     async (req) => workflows.transition(actor(req), req.params.id, req.body),
   );
+}
 
+/** What an instance's state visit records (approvals, evidence), and its timeline. */
+function recordRoutes(app: App, workflows: WorkflowsService) {
   app.post(
     '/api/protocol/instances/:id/approvals',
     {
@@ -200,7 +220,10 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
     },
     async (req) => ({ events: await workflows.timeline(actor(req), req.params.id, req.query.limit) }),
   );
+}
 
+/** An instance's tasks: list, edit, rerun. */
+function taskRoutes(app: App, workflowTasks: WorkflowTasksService) {
   app.get(
     '/api/protocol/instances/:id/tasks',
     {
@@ -246,7 +269,10 @@ export function workflowsRoutes(app: App, { workflows, workflowTasks }: Workflow
     },
     async (req, reply) => reply.status(202).send(await workflowTasks.rerun(actor(req), req.params.taskId)),
   );
+}
 
+/** An instance's artifacts: list, read, review. */
+function artifactRoutes(app: App, workflowTasks: WorkflowTasksService) {
   app.get(
     '/api/protocol/instances/:id/artifacts',
     {

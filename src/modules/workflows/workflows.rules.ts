@@ -13,7 +13,45 @@ export interface VisitRecords {
   evidence: number;
 }
 
+/** A guard: the kind of visit record it counts (it holds once the visit has one), and what a
+ * refusal says is missing (the 409's `missing`) and how to record it (its `detail`). */
+export interface GuardRule {
+  counts: keyof VisitRecords;
+  missing: string;
+  detail: string;
+}
+
+/** Every guard, once: the machine's guard bodies, the instance's `allowedTransitions`, the
+ * refusals and which count a state's view reads all come from here. `satisfies` makes a guard
+ * named in GUARDS and missing here a compile error. */
+export const GUARD_RULES = {
+  observerApproval: {
+    counts: 'approvals',
+    missing: 'approval',
+    detail:
+      'record an approval (POST …/approvals by an admin or the owner of the observer) in this state first',
+  },
+  testsOrDemoAttached: {
+    counts: 'evidence',
+    missing: 'evidence',
+    detail:
+      'record evidence (POST …/evidence with a description and a proofUrl of tests or a demo) in this state first',
+  },
+} as const satisfies Record<GuardName, GuardRule>;
+
+/** Whether a guard holds over a visit's records (the machine's guard body). */
+export const guardHolds = (guard: GuardName, records: VisitRecords): boolean =>
+  records[GUARD_RULES[guard].counts] > 0;
+
 const eventOf = (to: string) => ({ type: `to.${to}` });
+
+type GuardBody = (args: { context: VisitRecords }) => boolean;
+
+function guardBodies(): Record<GuardName, GuardBody> {
+  const bodies = {} as Record<GuardName, GuardBody>;
+  for (const guard of GUARDS) bodies[guard] = ({ context }) => guardHolds(guard, context);
+  return bodies;
+}
 
 /** The definition as an XState machine: one event per exit (`to.<state>`), guards over the visit's
  * records (synchronous, as XState's are), the terminal state final. */
@@ -27,10 +65,7 @@ export function buildMachine(def: WorkflowDefinition): AnyStateMachine {
     states[t.from]!.on![eventOf(t.to).type] = t.guard ? { target: t.to, guard: t.guard } : { target: t.to };
   return setup({
     types: { context: {} as VisitRecords, events: {} as { type: string } },
-    guards: {
-      observerApproval: ({ context }) => context.approvals > 0,
-      testsOrDemoAttached: ({ context }) => context.evidence > 0,
-    },
+    guards: guardBodies(),
   }).createMachine({
     id: def.machineId,
     initial: def.initial,
@@ -47,28 +82,19 @@ export function machineOf(def: WorkflowDefinition): AnyStateMachine {
   return m;
 }
 
-/** What a guard needs and how to say it (the 409's `missing` and `detail`). */
-export const GUARD_NEEDS: Record<GuardName, { missing: string; detail: string }> = {
-  observerApproval: {
-    missing: 'approval',
-    detail:
-      'record an approval (POST …/approvals by an admin or the owner of the observer) in this state first',
-  },
-  testsOrDemoAttached: {
-    missing: 'evidence',
-    detail:
-      'record evidence (POST …/evidence with a description and a proofUrl of tests or a demo) in this state first',
-  },
-};
-
-export function guardSatisfied(guard: GuardName | null, records: VisitRecords): boolean {
-  if (guard === null) return true;
-  return guard === 'observerApproval' ? records.approvals > 0 : records.evidence > 0;
+/** The machine at a state with a visit's records: the one evaluator of exits, which the
+ * decisions (decideTransition, autoAdvance) and the view (allowedTransitions) all ask. */
+function machineAt(def: WorkflowDefinition, state: string, records: VisitRecords) {
+  const machine = machineOf(def);
+  const snapshot = machine.resolveState({ value: state, context: records });
+  return {
+    takes: (to: string) => snapshot.can(eventOf(to)),
+    next: (to: string) => String(getNextSnapshot(machine, snapshot, eventOf(to)).value),
+  };
 }
 
 /** The count a guard reads. */
-export const guardCounts = (guard: GuardName): keyof VisitRecords =>
-  guard === 'observerApproval' ? 'approvals' : 'evidence';
+export const guardCounts = (guard: GuardName): keyof VisitRecords => GUARD_RULES[guard].counts;
 
 /** The one count of a state's visit records its decisions and its view read: its guarded exit's
  * (a state has at most one; allowedTransitions, autoAdvance and decideTransition consult no
@@ -113,20 +139,17 @@ export function decideTransition(
   const exits = archived ? [] : exitsOf(def, state);
   const exit = exits.find((t) => t.to === target);
   if (!exit) return { kind: 'invalid_transition', from: state, to: target, allowed: exits.map((t) => t.to) };
-  const machine = machineOf(def);
-  const snapshot = machine.resolveState({ value: state, context: records });
-  if (snapshot.can(eventOf(target))) {
-    const next = getNextSnapshot(machine, snapshot, eventOf(target));
-    return { kind: 'take', from: state, to: String(next.value), guard: exit.guard };
-  }
+  const machine = machineAt(def, state, records);
+  if (machine.takes(target))
+    return { kind: 'take', from: state, to: machine.next(target), guard: exit.guard };
   const guard = exit.guard!;
   return {
     kind: 'guard_not_satisfied',
     from: state,
     to: target,
     guard,
-    missing: [GUARD_NEEDS[guard].missing],
-    detail: `The transition ${state} → ${target} needs ${guard}: ${GUARD_NEEDS[guard].detail}`,
+    missing: [GUARD_RULES[guard].missing],
+    detail: `The transition ${state} → ${target} needs ${guard}: ${GUARD_RULES[guard].detail}`,
   };
 }
 
@@ -157,14 +180,16 @@ export function allowedTransitions(
   records: VisitRecords,
   archived: boolean,
 ): AllowedTransition[] {
-  if (archived) return [];
-  return exitsOf(def, state).map((t) => {
-    const satisfied = guardSatisfied(t.guard, records);
+  const exits = archived ? [] : exitsOf(def, state);
+  if (exits.length === 0) return [];
+  const machine = machineAt(def, state, records);
+  return exits.map((t) => {
+    const satisfied = machine.takes(t.to);
     return {
       to: t.to,
       guard: t.guard,
       satisfied,
-      missing: satisfied || t.guard === null ? [] : [GUARD_NEEDS[t.guard].missing],
+      missing: satisfied || t.guard === null ? [] : [GUARD_RULES[t.guard].missing],
     };
   });
 }

@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import { instanceColumns, taskColumns, type InstanceRow, type TaskRow } from './workflows.repository.js';
+import { finishWrites } from './workflows.orchestrator.rules.js';
 import type { RunProgress, RunStatus, RunTrigger } from './workflows.tables.js';
 
 // What a run answers with (the contract's shape); the orchestrator reads its options and lease too.
@@ -164,8 +165,10 @@ export interface NewClaim {
 /** Claims tasks for a run in one statement: for each, its draft artifact, the claim naming it,
  * and the task in progress (`run_count` + 1). Answers the claimed tasks, each with its artifact
  * id, in the order given; fewer when a claim of one existed (the caller rolls back: its draft
- * artifact is written). The caller holds the tasks' row locks. The artifacts' rows are the
- * workflows module's as much as the claims': one statement here saves a claim two round trips. */
+ * artifact is written). The caller holds the tasks' row locks. One statement saves a claim two
+ * round trips; it decides nothing (which tasks to claim is the caller's, sortClaims), except that
+ * a task already claimed by the run (`on conflict do nothing`) is left out, atomically with the
+ * insert that would have claimed it twice. */
 export async function claimTasks(db: Executor, runId: string, instanceId: string, claims: NewClaim[]) {
   const r = await sql<TaskRow & { artifact_id: string; n: number }>`
     with c as (
@@ -202,20 +205,23 @@ export interface TaskFinish {
   modelMs: number;
 }
 
-/** Ends running task runs of one run in one statement. First the instance is share-locked
- * (findInstance's 'share') and read with the run's status: only while the run is running and the
- * instance not archived is anything written. The run's row needs no lock of its own for that
- * check: its status leaves `running` only under the instance's exclusive lock (the run's end, the
- * instance's completion), which the share lock excludes. Then, for each: completed, the artifact
- * ready with its content and the task completed; failed, the task blocked (the artifact stays
- * draft); the run's progress counts them (its row stays locked until the commit: the caller
- * writes one run's finishes one batch at a time). Answers the instance row, whether it was open
- * to the finish (the run running, the instance not archived) and how many ended (fewer than given
- * when some had already ended: the caller rolls back); undefined when the instance does not
- * exist. */
+/** Ends running task runs of one run in one statement, each as `finishWrites` says (the task run
+ * and task statuses, the artifact ready with its content or left draft), and counts them in the
+ * run's progress. Answers the instance row, whether it was open to the finish and how many ended
+ * (fewer than given when some had already ended: the caller rolls back); undefined when the
+ * instance does not exist. */
 export async function finishTasks(db: Executor, instanceId: string, runId: string, finishes: TaskFinish[]) {
-  // Every write below waits on `open` (a one-time filter), so the instance's lock is taken before
-  // any other row's: the order of the claims and of the run's end, which lock the instance first.
+  const writes = finishes.map((f) => finishWrites(f.outcome.ok));
+  // One statement, because the check and the writes must be one: the instance is share-locked and
+  // read with the run's status first, and only while the run is running and the instance not
+  // archived (`open`) is anything written. The run's row needs no lock of its own for that check:
+  // its status leaves `running` only under the instance's exclusive lock (the run's end, the
+  // instance's completion), which the share lock excludes. Every write waits on `open` (a one-time
+  // filter), so the instance's lock is taken before any other row's: the order of the claims and
+  // of the run's end, which lock the instance first. Only the task runs still `running` end
+  // (`ended`), and the artifacts, tasks and progress follow from those alone, so a finish written
+  // twice counts once. The run's row stays locked until the commit: the caller writes one run's
+  // finishes one batch at a time.
   const r = await sql<InstanceRow & { run_status: RunStatus | null; open: boolean; ended: number }>`
     with inst as (
       select ${sql.join(instanceColumns.map((col) => sql.ref(`i.${col}`)))},
@@ -228,31 +234,33 @@ export async function finishTasks(db: Executor, instanceId: string, runId: strin
       select * from unnest(
         ${finishes.map((f) => f.taskId)}::uuid[],
         ${finishes.map((f) => f.artifactId)}::uuid[],
-        ${finishes.map((f) => f.outcome.ok)}::boolean[],
+        ${writes.map((w) => w.artifactReady)}::boolean[],
         ${finishes.map((f) => (f.outcome.ok ? f.outcome.content : ''))}::text[],
+        ${writes.map((w) => w.taskRun)}::text[],
+        ${writes.map((w) => w.task)}::text[],
         ${finishes.map((f) => f.wallMs)}::float8[],
         ${finishes.map((f) => f.modelMs)}::float8[]
-      ) as f (task_id, artifact_id, ok, content, wall_ms, model_ms)
+      ) as f (task_id, artifact_id, artifact_ready, content, task_run_status, task_status, wall_ms, model_ms)
     ), ended as (
       update workflow_task_runs as tr
-      set status = case when f.ok then 'completed' else 'failed' end, wall_ms = f.wall_ms,
-          model_ms = f.model_ms, finished_at = now()
+      set status = f.task_run_status, wall_ms = f.wall_ms, model_ms = f.model_ms, finished_at = now()
       from f
       where exists (select from open)
         and tr.run_id = ${runId}::uuid and tr.task_id = f.task_id and tr.status = 'running'
-      returning f.task_id, f.artifact_id, f.ok, f.content
+      returning f.task_id, f.artifact_id, f.artifact_ready, f.content, f.task_run_status, f.task_status
     ), artifact as (
       update workflow_artifacts as a set content = ended.content, status = 'ready'
-      from ended where a.id = ended.artifact_id and ended.ok
+      from ended where a.id = ended.artifact_id and ended.artifact_ready
     ), task as (
-      update workflow_tasks as t
-      set status = case when ended.ok then 'completed' else 'blocked' end, updated_at = now()
+      update workflow_tasks as t set status = ended.task_status, updated_at = now()
       from ended where t.id = ended.task_id
     ), counted as (
       update workflow_runs
       set progress = progress || jsonb_build_object(
-        'completed', coalesce((progress ->> 'completed')::int, 0) + (select count(*) from ended where ok),
-        'failed', coalesce((progress ->> 'failed')::int, 0) + (select count(*) from ended where not ok))
+        'completed', coalesce((progress ->> 'completed')::int, 0)
+          + (select count(*) from ended where task_run_status = 'completed'),
+        'failed', coalesce((progress ->> 'failed')::int, 0)
+          + (select count(*) from ended where task_run_status = 'failed'))
       where id = ${runId}::uuid and exists (select from ended)
     )
     select inst.*, exists (select from open) as open, (select count(*)::int from ended) as ended

@@ -3,11 +3,18 @@ import { z } from 'zod';
 import { pageFields, pageMeta } from '../../platform/http/pagination.js';
 import { jsonObject, timelineEventSchema } from '../timeline/index.js';
 import { ACTIONS, GUARDS } from './workflows.definitions.js';
+import {
+  ARTIFACT_STATUSES,
+  REVIEW_STATUSES,
+  RUN_STATUSES,
+  RUN_TRIGGERS,
+  SPECIALTIES,
+  TASK_STATUSES,
+} from './workflows.tables.js';
+
+export { SPECIALTIES, TASK_STATUSES };
 
 const guardSchema = z.enum(GUARDS);
-export const SPECIALTIES = ['code', 'docs', 'tests', 'design', 'ops', 'general'] as const;
-export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'blocked'] as const;
-export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
 
 export const CONTEXT_MAX_BYTES = 64 * 1024;
 const utf8Bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
@@ -333,7 +340,7 @@ export const artifactSchema = z
     personaId: z.number().int().nullable(),
     summary: z.string(),
     content: z.string().optional().describe('only when one artifact is read'),
-    status: z.enum(['draft', 'ready']),
+    status: z.enum(ARTIFACT_STATUSES),
     reviewStatus: z.enum(REVIEW_STATUSES),
     reviewedByUserId: z.number().int().nullable(),
     reviewNotes: z.string().nullable(),
@@ -389,8 +396,8 @@ export const runSchema = z
   .object({
     id: z.uuid(),
     instanceId: z.uuid(),
-    status: z.enum(['queued', 'running', 'completed', 'failed', 'canceled']),
-    trigger: z.enum(['manual', 'state_entry', 'suggestion', 'command', 'rerun']),
+    status: z.enum(RUN_STATUSES),
+    trigger: z.enum(RUN_TRIGGERS),
     taskIds: z.array(z.uuid()),
     progress: z.object({ total: z.number().int(), completed: z.number().int(), failed: z.number().int() }),
     error: jsonObject.nullable(),

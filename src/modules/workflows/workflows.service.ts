@@ -1,29 +1,22 @@
 // Workflow state machines (spec "State machine instance", "States and transitions"; contract
-// "Workflows"): definitions, instances, transitions, approvals and evidence (entries and their
-// actions: workflows.entry.ts).
-// Every write locks the instance row, checks `expectedVersion`, asks the XState machine with the
-// approvals and evidence of the current state visit, and writes its timeline events in the same
-// transaction (broadcast to the instance's observer after commit).
+// "Workflows"): definitions, instances, transitions, approvals and evidence. Every write locks the
+// instance row, checks `expectedVersion`, asks the XState machine with the approvals and evidence
+// of the current state visit, and writes its timeline events in the same transaction (broadcast
+// to the instance's observer after commit), as one WorkflowWrite (workflows.write.ts; a state's
+// entry actions: workflows.actions.ts).
 import { randomUUID } from 'node:crypto';
-import { type Executor, together, transaction } from '../../platform/db/database.js';
-import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
-import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
-import { type PendingEvent, WorkflowEntry } from './workflows.entry.js';
+import { type Db, type Executor, transaction } from '../../platform/db/database.js';
+import { AppError, validationFailed } from '../../platform/http/problem.js';
+import type { TimelineEvent } from '../timeline/index.js';
+import { InstanceAccess } from './workflows.access.js';
+import { DefinitionCatalog } from './workflows.catalog.js';
 import {
   WORKFLOW_DEFINITIONS,
   WORKFLOW_PROTOCOLS,
   type WorkflowDefinition,
 } from './workflows.definitions.js';
 import * as repo from './workflows.repository.js';
-import {
-  allowedTransitions,
-  autoAdvance,
-  countsRead,
-  decideTransition,
-  definitionProblems,
-  stateOf,
-  type VisitRecords,
-} from './workflows.rules.js';
+import { decideTransition, definitionProblems, type TransitionDecision } from './workflows.rules.js';
 import type {
   Advanced,
   Approval,
@@ -32,8 +25,10 @@ import type {
   WorkflowInstance,
 } from './workflows.schemas.js';
 import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
+import { guardRecords, InstanceViews, NEW_VISIT, toApproval, toView } from './workflows.views.js';
+import { WorkflowWriter } from './workflows.write.js';
 
-export type Access = { participant: boolean; approver: boolean };
+export { toApproval, toView };
 
 /** An instance as one read found it (`readForCreator`); only the workflows module looks inside. */
 export interface InstanceRead {
@@ -41,32 +36,33 @@ export interface InstanceRead {
   readonly row: repo.InstanceRow;
 }
 
-/** The records of a state visit that just began. */
-const NEW_VISIT: VisitRecords = Object.freeze({ approvals: 0, evidence: 0 });
-
-const iso = (d: Date) => d.toISOString();
-
-export function toApproval(r: repo.ApprovalRow): Approval {
-  return {
-    id: r.id,
-    instanceId: r.instance_id,
-    state: r.state,
-    stateVisit: r.state_visit,
-    approvedByUserId: r.approved_by_user_id,
-    approvedByName: r.approved_by_name,
-    note: r.note,
-    createdAt: iso(r.created_at),
-  };
+/** What the module's other services (tasks, runs, the orchestrator) use of its instances: built
+ * once, here, and handed to them (createWorkflowExecution). */
+export interface InstanceParts {
+  db: Db;
+  definitions: DefinitionCatalog;
+  access: InstanceAccess;
+  views: InstanceViews;
+  writes: WorkflowWriter;
+  /** Whether a user id is a character (task assignment). */
+  isCharacter: WorkflowsDeps['isCharacter'];
 }
 
 export class WorkflowsService {
-  private readonly definitions = new Map<string, WorkflowDefinition>();
   private ports: WorkflowPorts = {};
-  /** Entries, entry actions and this module's timeline events. */
-  readonly entry: WorkflowEntry;
+  readonly instances: InstanceParts;
 
-  constructor(readonly deps: WorkflowsDeps) {
-    this.entry = new WorkflowEntry(deps, () => this.ports);
+  constructor(private readonly deps: WorkflowsDeps) {
+    const definitions = new DefinitionCatalog(deps.db);
+    const access = new InstanceAccess(deps.timeline);
+    this.instances = {
+      db: deps.db,
+      definitions,
+      access,
+      views: new InstanceViews(deps.timeline, definitions),
+      writes: new WorkflowWriter(deps, definitions, access, () => this.ports),
+      isCharacter: deps.isCharacter,
+    };
   }
 
   private get db() {
@@ -109,101 +105,20 @@ export class WorkflowsService {
     return { total: rows.length, completed, inProgress: rows.length - completed, byState };
   }
 
-  async listDefinitions(executor: Executor = this.db): Promise<WorkflowDefinition[]> {
-    const defs = await repo.listDefinitions(executor);
-    for (const d of defs) this.definitions.set(d.machineId, d);
-    return defs;
+  listDefinitions(executor: Executor = this.db): Promise<WorkflowDefinition[]> {
+    return this.instances.definitions.list(executor);
   }
 
   /** A stored definition (cached: a definition never changes under its id), or undefined. */
-  async findDefinition(
-    machineId: string,
-    executor: Executor = this.db,
-  ): Promise<WorkflowDefinition | undefined> {
-    if (!this.definitions.has(machineId)) await this.listDefinitions(executor);
-    return this.definitions.get(machineId);
+  findDefinition(machineId: string, executor: Executor = this.db): Promise<WorkflowDefinition | undefined> {
+    return this.instances.definitions.find(machineId, executor);
   }
 
-  async getDefinition(machineId: string): Promise<WorkflowDefinition> {
-    const def = await this.findDefinition(machineId);
-    if (!def) throw notFound('workflow definition');
-    return def;
+  getDefinition(machineId: string): Promise<WorkflowDefinition> {
+    return this.instances.definitions.get(machineId);
   }
 
-  private async definitionOf(row: repo.InstanceRow, executor: Executor): Promise<WorkflowDefinition> {
-    const def = await this.findDefinition(row.machine_id, executor);
-    if (!def) throw new Error(`instance ${row.id} names no stored definition ${row.machine_id}`);
-    return def;
-  }
-
-  // ---- access ------------------------------------------------------------------------------
-
-  /** The owner of the instance's observer: its linked registry instance's observer, else the root. */
-  private async observerOwnerId(row: repo.InstanceRow, executor: Executor): Promise<number | null> {
-    const { timeline } = this.deps;
-    const linked =
-      row.registry_instance_id === null
-        ? undefined
-        : await timeline.getInstance(row.registry_instance_id, executor);
-    const observerId = linked
-      ? await timeline.observerIdOf(linked, executor)
-      : await timeline.rootObserverId(executor);
-    const observer = observerId === linked?.id ? linked : await timeline.getInstance(observerId, executor);
-    return observer?.userId ?? null;
-  }
-
-  /** Participants: the creator, admins, the observer's owner; approvers: admins and that owner. */
-  private async accessOf(row: repo.InstanceRow, actor: WorkflowActor, executor: Executor): Promise<Access> {
-    if (actor.admin) return { participant: true, approver: true };
-    const approver = (await this.observerOwnerId(row, executor)) === actor.id;
-    return { participant: approver || row.created_by_user_id === actor.id, approver };
-  }
-
-  /** The instance a participant names (row-locked when `lock`); 404 for anyone else. */
-  async participantInstance(
-    executor: Executor,
-    id: string,
-    actor: WorkflowActor,
-    opts: { lock?: boolean; approver?: boolean } = {},
-  ): Promise<repo.InstanceRow> {
-    if (opts.approver) return (await this.participantAccess(executor, id, actor, opts)).row;
-    const row = await repo.findInstance(executor, id, opts.lock ?? false);
-    if (!row) throw notFound('workflow instance');
-    // Admins and the creator take part whoever owns the observer: no need to read it.
-    if (actor.admin || row.created_by_user_id === actor.id) return row;
-    if (!(await this.accessOf(row, actor, executor)).participant) throw notFound('workflow instance');
-    return row;
-  }
-
-  /** Like participantInstance, with what the actor may do there (approve or not). */
-  async participantAccess(
-    executor: Executor,
-    id: string,
-    actor: WorkflowActor,
-    opts: { lock?: boolean; approver?: boolean } = {},
-  ): Promise<{ row: repo.InstanceRow; access: Access }> {
-    const row = await repo.findInstance(executor, id, opts.lock ?? false);
-    if (!row) throw notFound('workflow instance');
-    return { row, access: await this.accessTo(executor, row, actor, opts) };
-  }
-
-  /** What the actor may do at an instance already read: 404 unless a participant; 403 for anyone
-   * but an approver when `approver`. */
-  async accessTo(
-    executor: Executor,
-    row: repo.InstanceRow,
-    actor: WorkflowActor,
-    opts: { approver?: boolean } = {},
-  ): Promise<Access> {
-    const access = await this.accessOf(row, actor, executor);
-    if (!access.participant) throw notFound('workflow instance');
-    if (opts.approver && !access.approver)
-      throw new AppError(
-        'forbidden',
-        "Only an administrator or the owner of the instance's observer may approve",
-      );
-    return access;
-  }
+  // ---- reads -------------------------------------------------------------------------------
 
   /** An instance and who created it (creatorId null: the account was deleted), or undefined when
    * gone; for work done on the creator's behalf after a write, such as the suggestions' pass,
@@ -218,87 +133,70 @@ export class WorkflowsService {
     return (await repo.newestUnarchivedInChannel(this.db, userId, channelId))?.id ?? null;
   }
 
-  /** A write to an instance, its tasks or artifacts: refused once completed, or on a stale version. */
-  checkWritable(row: repo.InstanceRow, expectedVersion?: number): void {
-    if (row.archived_at !== null)
-      throw new AppError('conflict', 'The workflow instance is completed and archived; it is read-only', {
-        version: row.version,
-      });
-    checkVersion(row, expectedVersion);
+  async get(actor: WorkflowActor, id: string): Promise<WorkflowInstance> {
+    const { access, views } = this.instances;
+    return views.view(this.db, await access.participantInstance(this.db, id, actor));
   }
 
-  // ---- views -------------------------------------------------------------------------------
-
-  /** The approvals and evidence of each instance's current state visit (`only`: that count
-   * alone, the other left 0). */
-  private async visitRecords(
-    executor: Executor,
-    rows: repo.InstanceRow[],
-    only?: keyof VisitRecords,
-  ): Promise<Map<string, VisitRecords>> {
-    const out = new Map<string, VisitRecords>(rows.map((r) => [r.id, { approvals: 0, evidence: 0 }]));
-    if (rows.length === 0) return out;
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    const ids = rows.map((r) => r.id);
-    const atVisit = (id: string, state: unknown, visit: unknown) => {
-      const r = byId.get(id);
-      return r !== undefined && r.state === state && r.state_visit === visit;
-    };
-    const [approvals, evidence] = await Promise.all([
-      only === 'evidence' ? [] : repo.countApprovals(executor, ids),
-      only === 'approvals'
-        ? []
-        : this.deps.timeline.listForStateMachines(
-            { stateMachineInstanceIds: ids, eventType: 'verification_evidence' },
-            executor,
-          ),
-    ]);
-    for (const a of approvals)
-      if (atVisit(a.instance_id, a.state, a.state_visit)) out.get(a.instance_id)!.approvals += Number(a.n);
-    for (const e of evidence) {
-      const id = String(e.metadata.stateMachineInstanceId);
-      if (atVisit(id, e.metadata.state, e.metadata.stateVisit)) out.get(id)!.evidence += 1;
-    }
-    return out;
+  /** Newest first; non-admins see the instances they created. */
+  async list(actor: WorkflowActor, q: ListInstancesQuery) {
+    const { rows, total } = await repo.listInstances(this.db, {
+      ...q,
+      createdByUserId: actor.admin ? undefined : actor.id,
+    });
+    const instances = await this.instances.views.views(this.db, rows);
+    return { instances, total, limit: q.limit, offset: q.offset };
   }
 
-  /** What the decisions and the view of one instance read of its visit's records: the count of
-   * its state's guarded exit alone (rules `countsRead`; nothing else reads the other). `known`: a
-   * record of that kind was just written in this visit, so its count is at least one (no read). */
-  private async guardRecords(
-    executor: Executor,
-    row: repo.InstanceRow,
-    def: WorkflowDefinition,
-    known?: keyof VisitRecords,
-  ): Promise<VisitRecords> {
-    const kind = countsRead(def, row.state, row.archived_at !== null);
-    if (kind === null) return NEW_VISIT;
-    if (kind === known) return { ...NEW_VISIT, [kind]: 1 };
-    return (await this.visitRecords(executor, [row], kind)).get(row.id)!;
+  async timeline(actor: WorkflowActor, id: string, limit: number): Promise<TimelineEvent[]> {
+    await this.instances.access.participantInstance(this.db, id, actor);
+    return this.deps.timeline.listForStateMachines({ stateMachineInstanceIds: [id], limit });
   }
 
-  private async views(executor: Executor, rows: repo.InstanceRow[]): Promise<WorkflowInstance[]> {
-    const records = await this.visitRecords(executor, rows);
-    const out: WorkflowInstance[] = [];
-    for (const row of rows)
-      out.push(toView(row, await this.definitionOf(row, executor), records.get(row.id)!));
-    return out;
+  async approvals(actor: WorkflowActor, id: string): Promise<Approval[]> {
+    await this.instances.access.participantInstance(this.db, id, actor);
+    return (await repo.listApprovals(this.db, id)).map(toApproval);
   }
 
-  async view(executor: Executor, row: repo.InstanceRow): Promise<WorkflowInstance> {
-    const def = await this.definitionOf(row, executor);
-    return toView(row, def, await this.guardRecords(executor, row, def));
-  }
-
-  /** The view of a row whose visit records the caller knows: a write that just entered a state
-   * (a new visit has none), or that counted them itself. */
-  private async viewWith(executor: Executor, row: repo.InstanceRow, records: VisitRecords) {
-    return toView(row, await this.definitionOf(row, executor), records);
-  }
-
-  // ---- instances ---------------------------------------------------------------------------
+  // ---- writes ------------------------------------------------------------------------------
 
   async create(actor: WorkflowActor, input: CreateInstanceInput): Promise<WorkflowInstance> {
+    const def = await this.definitionToCreate(actor, input);
+    return transaction(this.db, async (trx, afterCommit) => {
+      const { timeline } = this.deps;
+      const registryId = input.registryInstanceId;
+      if (registryId !== undefined && !(await timeline.getInstance(registryId, trx)))
+        throw validationFailed([
+          { path: 'registryInstanceId', message: `no registry instance ${registryId}` },
+        ]);
+      const row = await repo.insertInstance(trx, {
+        machineId: def.machineId,
+        protocolId: def.protocolId,
+        state: def.initial,
+        context: input.context ?? {},
+        channelId: input.channelId ?? null,
+        guildId: input.guildId ?? null,
+        userId: actor.id,
+        registryInstanceId: registryId ?? null,
+      });
+      if (row.registry_instance_id !== null)
+        await timeline.linkStateMachine(trx, row.registry_instance_id, row.id);
+      const w = await this.instances.writes.begin(trx, afterCommit, row, actor);
+      const title = typeof row.context.title === 'string' ? ` "${row.context.title}"` : '';
+      w.record({
+        eventType: 'workflow_instance_created',
+        eventText: `Workflow${title} (${def.machineId}) created in ${row.state}`,
+        metadata: { protocolId: row.protocol_id },
+      });
+      await w.enter();
+      const { row: entered } = await w.end();
+      return toView(entered, def, NEW_VISIT);
+    });
+  }
+
+  /** The definition an instance is created with; 422 for an unknown one or another protocol, 403
+   * for a non-admin linking a registry instance. */
+  private async definitionToCreate(actor: WorkflowActor, input: CreateInstanceInput) {
     const def = await this.findDefinition(input.machineId);
     if (!def)
       throw new AppError('invalid_definition', `No workflow definition ${input.machineId}`, {
@@ -312,56 +210,7 @@ export class WorkflowsService {
       );
     if (input.registryInstanceId !== undefined && !actor.admin)
       throw new AppError('forbidden', 'Only administrators may link a registry instance');
-    return transaction(this.db, async (trx, afterCommit) => {
-      if (
-        input.registryInstanceId !== undefined &&
-        !(await this.deps.timeline.getInstance(input.registryInstanceId, trx))
-      )
-        throw validationFailed([
-          { path: 'registryInstanceId', message: `no registry instance ${input.registryInstanceId}` },
-        ]);
-      const row = await repo.insertInstance(trx, {
-        machineId: def.machineId,
-        protocolId: def.protocolId,
-        state: def.initial,
-        context: input.context ?? {},
-        channelId: input.channelId ?? null,
-        guildId: input.guildId ?? null,
-        userId: actor.id,
-        registryInstanceId: input.registryInstanceId ?? null,
-      });
-      if (row.registry_instance_id !== null)
-        await this.deps.timeline.linkStateMachine(trx, row.registry_instance_id, row.id);
-      const title = typeof row.context.title === 'string' ? ` "${row.context.title}"` : '';
-      const { row: entered } = await this.entry.onEntry(trx, afterCommit, row, def, actor, [
-        {
-          row,
-          actorId: actor.id,
-          eventType: 'workflow_instance_created',
-          eventText: `Workflow${title} (${def.machineId}) created in ${row.state}`,
-          metadata: { protocolId: row.protocol_id },
-        },
-      ]);
-      return this.viewWith(trx, entered, NEW_VISIT);
-    });
-  }
-
-  async get(actor: WorkflowActor, id: string): Promise<WorkflowInstance> {
-    return this.view(this.db, await this.participantInstance(this.db, id, actor));
-  }
-
-  /** Newest first; non-admins see the instances they created. */
-  async list(actor: WorkflowActor, q: ListInstancesQuery) {
-    const { rows, total } = await repo.listInstances(this.db, {
-      ...q,
-      createdByUserId: actor.admin ? undefined : actor.id,
-    });
-    return { instances: await this.views(this.db, rows), total, limit: q.limit, offset: q.offset };
-  }
-
-  async timeline(actor: WorkflowActor, id: string, limit: number): Promise<TimelineEvent[]> {
-    await this.participantInstance(this.db, id, actor);
-    return this.deps.timeline.listForStateMachines({ stateMachineInstanceIds: [id], limit });
+    return def;
   }
 
   async transition(
@@ -369,29 +218,18 @@ export class WorkflowsService {
     id: string,
     input: { targetState: string; expectedVersion?: number | undefined; suggestionId?: string | null },
   ): Promise<WorkflowInstance> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const row = await this.participantInstance(trx, id, actor, { lock: true });
-      checkVersion(row, input.expectedVersion);
-      const def = await this.definitionOf(row, trx);
+    return this.instances.writes.toInstance(actor, id, {}, async (w) => {
+      w.checkVersion(input.expectedVersion);
+      const { def, row } = w;
       // Only a guarded exit reads the visit's records (decideTransition).
       const exit = def.transitions.find((t) => t.from === row.state && t.to === input.targetState);
-      const records = exit?.guard ? await this.guardRecords(trx, row, def) : NEW_VISIT;
-      const d = decideTransition(def, row.state, input.targetState, records, row.archived_at !== null);
-      if (d.kind === 'invalid_transition')
-        throw new AppError(
-          'invalid_transition',
-          d.allowed.length
-            ? `${def.machineId} has no transition ${d.from} → ${d.to}; from ${d.from} it may go to ${d.allowed.join(', ')}`
-            : `${def.machineId} has no transition out of ${d.from}${row.archived_at ? ' (the instance is completed)' : ''}`,
-          { from: d.from, to: d.to, allowed: d.allowed },
-        );
-      if (d.kind === 'guard_not_satisfied')
-        throw new AppError('guard_not_satisfied', d.detail, { guard: d.guard, missing: d.missing });
-      const { row: moved } = await this.entry.move(trx, afterCommit, row, def, d.to, actor, {
-        auto: false,
-        suggestionId: input.suggestionId ?? null,
-      });
-      return this.viewWith(trx, moved, NEW_VISIT);
+      const records = exit?.guard ? await guardRecords(this.deps.timeline, w.trx, row, def) : NEW_VISIT;
+      const archived = row.archived_at !== null;
+      const decision = decideTransition(def, row.state, input.targetState, records, archived);
+      if (decision.kind !== 'take') throw refusal(decision, def, archived);
+      await w.move(decision.to, { auto: false, suggestionId: input.suggestionId ?? null });
+      const { row: moved } = await w.end();
+      return toView(moved, def, NEW_VISIT);
     });
   }
 
@@ -405,33 +243,19 @@ export class WorkflowsService {
     id: string,
     input: { expectedVersion: number; to: string; visit: number; suggestionId: string | null },
   ): Promise<WorkflowInstance> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const row = await this.participantInstance(trx, id, actor, { lock: true });
-      this.checkWritable(row, input.expectedVersion);
-      const def = await this.definitionOf(row, trx);
+    return this.instances.writes.toInstance(actor, id, {}, async (w) => {
+      w.checkWritable(input.expectedVersion);
+      const { def, row } = w;
       if (!def.transitions.some((t) => t.from === input.to && t.to === row.state) || input.visit < 1)
         throw new AppError('invalid_transition', `${def.machineId} never moves ${input.to} → ${row.state}`, {
           from: row.state,
           to: input.to,
           allowed: [],
         });
-      const back = await repo.restoreState(trx, id, input.to, input.visit, actor.id);
-      await this.entry.record(
-        trx,
-        afterCommit,
-        back,
-        actor.id,
-        'workflow_transition',
-        `${row.state} → ${input.to} (undone)`,
-        { from: row.state, to: input.to, auto: false, undo: true, suggestionId: input.suggestionId },
-      );
-      return this.view(trx, back);
+      w.returnTo(input.to, input.visit, input.suggestionId);
+      const { row: back } = await w.end();
+      return this.instances.views.view(w.trx, back);
     });
-  }
-
-  async approvals(actor: WorkflowActor, id: string): Promise<Approval[]> {
-    await this.participantInstance(this.db, id, actor);
-    return (await repo.listApprovals(this.db, id)).map(toApproval);
   }
 
   async approve(
@@ -439,15 +263,15 @@ export class WorkflowsService {
     id: string,
     input: { note?: string | undefined; expectedVersion?: number | undefined },
   ): Promise<{ approval: Approval; instance: WorkflowInstance; advanced: Advanced }> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const row = await this.participantInstance(trx, id, actor, { lock: true, approver: true });
-      this.checkWritable(row, input.expectedVersion);
+    return this.instances.writes.toInstance(actor, id, { approver: true }, async (w) => {
+      w.checkWritable(input.expectedVersion);
+      const { row } = w;
       // The approval's id is made here: its event names it, so the insert need not be answered
-      // before the advance starts, and it goes out with the instance's update (one round trip).
+      // before the advance's statements go out (they share its round trip).
       const approvalId = randomUUID();
       const note = input.note ?? null;
-      const [inserted, { instance, advanced }] = await together([
-        repo.insertApproval(trx, {
+      const inserted = w.send(
+        repo.insertApproval(w.trx, {
           id: approvalId,
           instanceId: id,
           state: row.state,
@@ -456,20 +280,15 @@ export class WorkflowsService {
           name: actor.name,
           note,
         }),
-        this.touchAndAdvance(trx, afterCommit, row, actor, {
-          known: 'approvals',
-          before: [
-            {
-              row,
-              actorId: actor.id,
-              eventType: 'workflow_approval',
-              eventText: `${actor.name} approved ${row.state}`,
-              metadata: { approvalId, note },
-            },
-          ],
-        }),
-      ]);
-      return { approval: toApproval(inserted), instance, advanced };
+      );
+      w.record({
+        eventType: 'workflow_approval',
+        eventText: `${actor.name} approved ${row.state}`,
+        metadata: { approvalId, note },
+      });
+      const { advanced, records } = await w.advanceIfGuardHolds('approvals');
+      const { row: written } = await w.end();
+      return { approval: toApproval(await inserted), instance: toView(written, w.def, records), advanced };
     });
   }
 
@@ -478,105 +297,33 @@ export class WorkflowsService {
     id: string,
     input: { description: string; proofUrl: string; expectedVersion?: number | undefined; source?: string },
   ): Promise<{ evidence: TimelineEvent; instance: WorkflowInstance; advanced: Advanced }> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const row = await this.participantInstance(trx, id, actor, { lock: true });
-      this.checkWritable(row, input.expectedVersion);
-      const { instance, advanced, events } = await this.touchAndAdvance(trx, afterCommit, row, actor, {
-        known: 'evidence',
-        before: [
-          this.evidenceEvent(row, actor.id, {
-            description: input.description,
-            proofUrl: input.proofUrl,
-            source: input.source ?? 'api',
-          }),
-        ],
+    return this.instances.writes.toInstance(actor, id, {}, async (w) => {
+      w.checkWritable(input.expectedVersion);
+      w.recordEvidence({
+        description: input.description,
+        proofUrl: input.proofUrl,
+        source: input.source ?? 'api',
       });
-      return { evidence: events[0]!, instance, advanced };
+      const { advanced, records } = await w.advanceIfGuardHolds('evidence');
+      const { row, events } = await w.end();
+      return { evidence: events[0]!, instance: toView(row, w.def, records), advanced };
     });
   }
-
-  /** A `verification_evidence` event of the current state visit (the URL is stored, never fetched). */
-  evidenceEvent(
-    row: repo.InstanceRow,
-    actorId: number,
-    e: { description: string; proofUrl: string | null; source: string; [k: string]: unknown },
-  ): PendingEvent {
-    return { row, actorId, eventType: 'verification_evidence', eventText: e.description, metadata: e };
-  }
-
-  /** After an approval or evidence: bumps the version, then takes the state's guarded exit when
-   * its guard now holds (auto-advance, one hop). `known`: the kind of record the write just
-   * recorded in this visit; `before`: the write's own events, recorded first in the same insert
-   * (returned first in `events`). */
-  async touchAndAdvance(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    actor: WorkflowActor,
-    opts: { known: keyof VisitRecords; before: PendingEvent[] },
-  ): Promise<{ instance: WorkflowInstance; advanced: Advanced; events: TimelineEvent[] }> {
-    const def = await this.definitionOf(row, trx);
-    const records = await this.guardRecords(trx, row, def, opts.known);
-    const hop = autoAdvance(def, row.state, records);
-    if (hop) {
-      const moved = await this.entry.move(
-        trx,
-        afterCommit,
-        row,
-        def,
-        hop.to,
-        actor,
-        { auto: true, suggestionId: null },
-        opts.before,
-      );
-      return {
-        instance: await this.viewWith(trx, moved.row, NEW_VISIT),
-        advanced: hop,
-        events: moved.events,
-      };
-    }
-    // Independent statements, sent together (the connection is pipelined).
-    const [next, events] = await together([
-      repo.updateInstance(trx, row.id, { updated_by_user_id: actor.id }),
-      this.entry.recordAll(trx, afterCommit, opts.before),
-    ]);
-    return { instance: await this.viewWith(trx, next, records), advanced: hop, events };
-  }
 }
 
-function checkVersion(row: repo.InstanceRow, expected: number | undefined): void {
-  if (expected !== undefined && expected !== row.version)
-    throw new AppError(
-      'conflict',
-      `The instance is at version ${row.version}, not ${expected}; read it again and retry`,
-      { version: row.version },
-    );
-}
-
-export function toView(
-  row: repo.InstanceRow,
+/** The 409 of a transition the machine refuses. */
+function refusal(
+  d: Exclude<TransitionDecision, { kind: 'take' }>,
   def: WorkflowDefinition,
-  records: VisitRecords,
-): WorkflowInstance {
-  const archived = row.archived_at !== null;
-  return {
-    id: row.id,
-    machineId: row.machine_id,
-    protocolId: row.protocol_id,
-    state: row.state,
-    context: row.context,
-    channelId: row.channel_id,
-    guildId: row.guild_id,
-    createdByUserId: row.created_by_user_id,
-    updatedByUserId: row.updated_by_user_id,
-    version: row.version,
-    stateVisit: row.state_visit,
-    stateEnteredAt: iso(row.state_entered_at),
-    checklist: stateOf(def, row.state)?.checklist ?? [],
-    allowedTransitions: allowedTransitions(def, row.state, records, archived),
-    registryInstanceId: row.registry_instance_id,
-    activeRunId: row.active_run_id,
-    archivedAt: row.archived_at ? iso(row.archived_at) : null,
-    createdAt: iso(row.created_at),
-  };
+  archived: boolean,
+): AppError {
+  if (d.kind === 'guard_not_satisfied')
+    return new AppError('guard_not_satisfied', d.detail, { guard: d.guard, missing: d.missing });
+  return new AppError(
+    'invalid_transition',
+    d.allowed.length
+      ? `${def.machineId} has no transition ${d.from} → ${d.to}; from ${d.from} it may go to ${d.allowed.join(', ')}`
+      : `${def.machineId} has no transition out of ${d.from}${archived ? ' (the instance is completed)' : ''}`,
+    { from: d.from, to: d.to, allowed: d.allowed },
+  );
 }

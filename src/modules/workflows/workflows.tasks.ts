@@ -2,7 +2,7 @@
 // allowed task moves, edits and reruns; artifacts inserted draft, ready once written, reviewed
 // once, the last approving review recording evidence (which may advance the instance). The
 // orchestrator (built beside this) creates tasks and artifacts through the seams below.
-import { dbNow, type Executor, together, transaction } from '../../platform/db/database.js';
+import { dbNow, type Executor, together, transaction, type Trx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AfterCommit } from '../timeline/index.js';
@@ -10,11 +10,12 @@ import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
 import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
-import type { PendingEvent } from './workflows.entry.js';
-import type { InstanceRead, WorkflowsService } from './workflows.service.js';
+import type { InstanceParts, InstanceRead } from './workflows.service.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 import type { WorkflowActor } from './workflows.types.js';
-import type { ReviewStatus, Specialty, TaskStatus } from './workflows.tables.js';
+import type { ReviewStatus, RunTrigger, Specialty, TaskStatus } from './workflows.tables.js';
+import { toView } from './workflows.views.js';
+import type { WorkflowWrite } from './workflows.write.js';
 
 const iso = (d: Date) => d.toISOString();
 
@@ -82,10 +83,10 @@ export interface InstanceOverview {
 }
 
 export class WorkflowTasksService {
-  constructor(private readonly core: WorkflowsService) {}
+  constructor(private readonly instances: InstanceParts) {}
 
   private get db() {
-    return this.core.deps.db;
+    return this.instances.db;
   }
 
   /** An instance as a participant sees it (404 for anyone else), with its definition, tasks,
@@ -93,18 +94,19 @@ export class WorkflowTasksService {
    * the suggestions module reads of an instance in one call. Given the instance's id, or a read of
    * it already made (`readForCreator`), which is not read again. */
   async overview(actor: WorkflowActor, idOrRead: string | InstanceRead): Promise<InstanceOverview> {
+    const { access, views, definitions } = this.instances;
     const row = typeof idOrRead === 'string' ? await repo.findInstance(this.db, idOrRead) : idOrRead.row;
     if (!row) throw notFound('workflow instance');
     // Admins and the creator take part whoever owns the instance's observer (participantInstance),
     // so for them the owner is read only when an approval is awaited; anyone else takes part only
     // as that owner, checked before anything else is read.
-    const access =
+    const checked =
       actor.admin || row.created_by_user_id === actor.id
         ? undefined
-        : await this.core.accessTo(this.db, row, actor);
+        : await access.accessTo(this.db, row, actor);
     const [instance, definition, tasks, artifacts] = await Promise.all([
-      this.core.view(this.db, row),
-      this.core.getDefinition(row.machine_id),
+      views.view(this.db, row),
+      definitions.get(row.machine_id),
       repo.listTasks(this.db, row.id),
       repo.listArtifacts(this.db, row.id),
     ]);
@@ -112,7 +114,7 @@ export class WorkflowTasksService {
     return {
       instance,
       definition,
-      approver: awaited && (access ?? (await this.core.accessTo(this.db, row, actor))).approver,
+      approver: awaited && (checked ?? (await access.accessTo(this.db, row, actor))).approver,
       tasks: tasks.map(toTask),
       artifacts: artifacts.map(toArtifact),
     };
@@ -121,62 +123,45 @@ export class WorkflowTasksService {
   // ---- tasks -------------------------------------------------------------------------------
 
   async listTasks(actor: WorkflowActor, instanceId: string, status?: TaskStatus): Promise<Task[]> {
-    await this.core.participantInstance(this.db, instanceId, actor);
+    await this.instances.access.participantInstance(this.db, instanceId, actor);
     return (await repo.listTasks(this.db, instanceId, status)).map(toTask);
   }
 
-  /** The instance (row-locked, then the task row: one lock order for every task write) of a task
-   * a participant names; 404 for anyone else. */
-  private async lockTask(trx: Executor, taskId: string, actor: WorkflowActor) {
+  /** A write to the instance of a task a participant names (404 for anyone else): the instance
+   * row-locked, then the task row (one lock order for every task write). */
+  private async taskWrite(trx: Trx, afterCommit: AfterCommit, taskId: string, actor: WorkflowActor) {
     const found = await repo.findTask(trx, taskId);
     if (!found) throw notFound('task');
-    const instance = await this.core
-      .participantInstance(trx, found.instance_id, actor, { lock: true })
-      .catch((err: unknown) => {
-        throw err instanceof AppError && err.code === 'not_found' ? notFound('task') : err;
-      });
-    return { instance, task: (await repo.findTask(trx, taskId, true))! };
+    const instance = await this.instances.access.participantInstance(trx, found.instance_id, actor, {
+      lock: true,
+      missing: 'task',
+    });
+    const w = await this.instances.writes.begin(trx, afterCommit, instance, actor);
+    w.checkWritable();
+    return { w, task: (await repo.findTask(trx, taskId, true))! };
   }
 
   async putTask(actor: WorkflowActor, taskId: string, input: PutTaskInput): Promise<Task> {
     return transaction(this.db, async (trx, afterCommit) => {
-      const { instance, task } = await this.lockTask(trx, taskId, actor);
-      this.core.checkWritable(instance);
+      const { w, task } = await this.taskWrite(trx, afterCommit, taskId, actor);
       if (input.status !== undefined && !taskMoveAllowed(task.status, input.status))
         throw new AppError(
           'invalid_transition',
           `A task cannot move from ${task.status} to ${input.status}; from ${task.status} it may move to ${TASK_MOVES[task.status].join(', ')}`,
           { from: task.status, to: input.status, allowed: [...TASK_MOVES[task.status]] },
         );
-      if (
-        input.assignedPersonaId !== undefined &&
-        input.assignedPersonaId !== null &&
-        !(await this.core.deps.isCharacter(input.assignedPersonaId, trx))
-      )
-        throw validationFailed([
-          { path: 'assignedPersonaId', message: `user ${input.assignedPersonaId} is no character` },
-        ]);
-      const updated = await repo.updateTask(trx, taskId, {
-        ...(input.status !== undefined ? { status: input.status } : {}),
-        ...(input.assignedPersonaId !== undefined ? { assigned_persona_id: input.assignedPersonaId } : {}),
-        ...(input.assignedHuman !== undefined ? { assigned_human: input.assignedHuman || null } : {}),
-        ...(input.notes !== undefined ? { notes: input.notes } : {}),
-        ...(input.title !== undefined ? { title: input.title } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
-      });
+      const persona = input.assignedPersonaId;
+      if (persona !== undefined && persona !== null && !(await this.instances.isCharacter(persona, trx)))
+        throw validationFailed([{ path: 'assignedPersonaId', message: `user ${persona} is no character` }]);
+      const updated = await repo.updateTask(trx, taskId, taskChanges(input));
       const changed = Object.keys(input).filter((k) => input[k as keyof PutTaskInput] !== undefined);
-      await this.core.entry.record(
-        trx,
-        afterCommit,
-        instance,
-        actor.id,
-        'workflow_task_updated',
-        `Task "${updated.title}" updated (${changed.join(', ') || 'no change'})${
-          updated.status !== task.status ? `: ${task.status} → ${updated.status}` : ''
-        }`,
-        { taskId, changed, fromStatus: task.status, status: updated.status },
-      );
+      const moved = updated.status !== task.status ? `: ${task.status} → ${updated.status}` : '';
+      w.record({
+        eventType: 'workflow_task_updated',
+        eventText: `Task "${updated.title}" updated (${changed.join(', ') || 'no change'})${moved}`,
+        metadata: { taskId, changed, fromStatus: task.status, status: updated.status },
+      });
+      await w.end();
       return toTask(updated);
     });
   }
@@ -184,28 +169,11 @@ export class WorkflowTasksService {
   /** A run of this task alone (old artifacts stay); refused while the task runs or a run is active. */
   async rerun(actor: WorkflowActor, taskId: string): Promise<Run> {
     return transaction(this.db, async (trx, afterCommit) => {
-      const { instance, task } = await this.lockTask(trx, taskId, actor);
-      this.core.checkWritable(instance);
+      const { w, task } = await this.taskWrite(trx, afterCommit, taskId, actor);
       if (task.status === 'in_progress')
         throw new AppError('conflict', 'The task is in progress; it cannot rerun now');
-      const active = await runs.findActiveRun(trx, instance.id);
-      if (active)
-        throw new AppError('conflict', 'A run of this instance is queued or running', { run: toRun(active) });
-      try {
-        const { run } = await this.core.entry.startRun(
-          trx,
-          afterCommit,
-          instance,
-          'rerun',
-          [taskId],
-          actor.id,
-        ).done;
-        return toRun(run);
-      } catch (err) {
-        if (isUniqueViolation(err))
-          throw new AppError('conflict', 'A run of this instance is queued or running');
-        throw err;
-      }
+      await refuseWhileRunActive(w);
+      return toRun(await startRunAndEnd(w, 'rerun', [taskId]));
     });
   }
 
@@ -216,16 +184,14 @@ export class WorkflowTasksService {
     instanceId: string,
     f: { taskId?: string | undefined; reviewStatus?: ReviewStatus | undefined },
   ): Promise<Artifact[]> {
-    await this.core.participantInstance(this.db, instanceId, actor);
+    await this.instances.access.participantInstance(this.db, instanceId, actor);
     return (await repo.listArtifacts(this.db, instanceId, f)).map(toArtifact);
   }
 
   async getArtifact(actor: WorkflowActor, id: string): Promise<Artifact> {
     const row = await repo.findArtifact(this.db, id);
     if (!row) throw notFound('artifact');
-    await this.core.participantInstance(this.db, row.instance_id, actor).catch((err: unknown) => {
-      throw err instanceof AppError && err.code === 'not_found' ? notFound('artifact') : err;
-    });
+    await this.instances.access.participantInstance(this.db, row.instance_id, actor, { missing: 'artifact' });
     return toArtifact(row);
   }
 
@@ -239,12 +205,13 @@ export class WorkflowTasksService {
     return transaction(this.db, async (trx, afterCommit) => {
       const found = await repo.findArtifact(trx, id);
       if (!found) throw notFound('artifact');
-      const instance = await this.core
-        .participantInstance(trx, found.instance_id, actor, { lock: true })
-        .catch((err: unknown) => {
-          throw err instanceof AppError && err.code === 'not_found' ? notFound('artifact') : err;
-        });
-      this.core.checkWritable(instance);
+      const { access, writes, views } = this.instances;
+      const instance = await access.participantInstance(trx, found.instance_id, actor, {
+        lock: true,
+        missing: 'artifact',
+      });
+      const w = await writes.begin(trx, afterCommit, instance, actor);
+      w.checkWritable();
       const artifact = (await repo.findArtifact(trx, id, true))!;
       if (artifact.status !== 'ready' || artifact.review_status !== 'pending')
         throw new AppError(
@@ -259,9 +226,7 @@ export class WorkflowTasksService {
         review_notes: input.notes ?? null,
         reviewed_at: dbNow(),
       });
-      const reviewEvent: PendingEvent = {
-        row: instance,
-        actorId: actor.id,
+      w.record({
         eventType: 'workflow_artifact_reviewed',
         eventText: `Artifact "${reviewed.summary}" ${input.approve ? 'approved' : 'rejected'}`,
         metadata: {
@@ -270,36 +235,30 @@ export class WorkflowTasksService {
           approve: input.approve,
           notes: input.notes ?? null,
         },
-      };
+      });
       if (input.approve && (await repo.countPendingArtifacts(trx, instance.id)) === 0) {
-        const approved = await repo.listArtifacts(trx, instance.id, { reviewStatus: 'approved' });
-        // The review, then the evidence it completes, recorded with the advance's events.
-        const { instance: view, advanced } = await this.core.touchAndAdvance(
-          trx,
-          afterCommit,
-          instance,
-          actor,
-          {
-            known: 'evidence',
-            before: [
-              reviewEvent,
-              this.core.evidenceEvent(instance, actor.id, {
-                description: `Every artifact of the instance is reviewed; ${approved.length} approved`,
-                proofUrl: null,
-                source: 'artifact_review',
-                artifactIds: approved.map((a) => a.id),
-              }),
-            ],
-          },
-        );
-        return { artifact: toArtifact(reviewed), instance: view, advanced };
+        const { advanced, row } = await this.recordReviewsComplete(w);
+        return { artifact: toArtifact(reviewed), instance: row, advanced };
       }
-      const [, view] = await together([
-        this.core.entry.recordAll(trx, afterCommit, [reviewEvent]),
-        this.core.view(trx, instance),
-      ]);
+      // The review's event and the instance's view are independent: one round trip.
+      const [, view] = await together([w.end(), views.view(trx, instance)]);
       return { artifact: toArtifact(reviewed), instance: view, advanced: null };
     });
+  }
+
+  /** The review that left no artifact pending: the evidence it completes, recorded after the
+   * review's event, which may advance the instance; ends the write. */
+  private async recordReviewsComplete(w: WorkflowWrite) {
+    const approved = await repo.listArtifacts(w.trx, w.row.id, { reviewStatus: 'approved' });
+    w.recordEvidence({
+      description: `Every artifact of the instance is reviewed; ${approved.length} approved`,
+      proofUrl: null,
+      source: 'artifact_review',
+      artifactIds: approved.map((a) => a.id),
+    });
+    const { advanced, records } = await w.advanceIfGuardHolds('evidence');
+    const { row } = await w.end();
+    return { advanced, row: toView(row, w.def, records) };
   }
 
   // ---- seams for the orchestrator -------------------------------------------------------------
@@ -357,4 +316,43 @@ export class WorkflowTasksService {
   }
 }
 
-export type { AfterCommit };
+/** 409 `conflict` (with the run) while a run of the write's instance is queued or running. */
+export async function refuseWhileRunActive(w: WorkflowWrite): Promise<void> {
+  const active = await runs.findActiveRun(w.trx, w.row.id);
+  if (active)
+    throw new AppError('conflict', 'A run of this instance is queued or running', { run: toRun(active) });
+}
+
+/** Starts a queued run of the write's instance (with its options, when given) and ends the
+ * write; answers the run. A race with another run's start is decided by the partial unique
+ * index: 409 `conflict`. */
+export async function startRunAndEnd(
+  w: WorkflowWrite,
+  trigger: RunTrigger,
+  taskIds: string[],
+  options?: { runTasks: boolean; concurrency: number },
+): Promise<runs.RunRow> {
+  const { id, inserted } = w.startRun(trigger, taskIds);
+  // Sent behind the insert, in its round trip.
+  const configured = options && w.send(runs.setRunOptions(w.trx, id, options));
+  try {
+    await w.end();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AppError('conflict', 'A run of this instance is queued or running');
+    throw err;
+  }
+  return configured ? await configured : await inserted;
+}
+
+/** A task's changes as its row's columns. */
+function taskChanges(input: PutTaskInput) {
+  return {
+    ...(input.status !== undefined ? { status: input.status } : {}),
+    ...(input.assignedPersonaId !== undefined ? { assigned_persona_id: input.assignedPersonaId } : {}),
+    ...(input.assignedHuman !== undefined ? { assigned_human: input.assignedHuman || null } : {}),
+    ...(input.notes !== undefined ? { notes: input.notes } : {}),
+    ...(input.title !== undefined ? { title: input.title } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+  };
+}

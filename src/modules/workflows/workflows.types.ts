@@ -24,15 +24,16 @@ export interface RunHandle {
 
 /** Seams for the parts built beside this module: the orchestrator executes runs, the suggestions
  * configuration says whether execution start kicks one off and hears of each write, the
- * chat-platform adapter posts notifications. Each is optional: without an executor no run is started on entry and a rerun is
- * refused (503), without a notifier nothing is posted. */
+ * chat-platform adapter posts notifications. Each is optional: without an executor no run is
+ * started on entry and a rerun is refused (503), without a notifier nothing is posted. */
 export interface WorkflowPorts {
   /** Executes a committed run (called after commit). */
   runExecutor?: ((run: RunHandle) => void) | undefined;
-  /** The creator's `autoRunOrchestrator` (default true), read with the entry's transaction. */
+  /** The creator's `autoRunOrchestrator` (default true), read in the transaction of the write
+   * that enters the execution state. */
   autoRunOrchestrator?: ((userId: number, executor: Executor) => Promise<boolean>) | undefined;
-  /** Called inside each write's transaction for every event it records about an instance (the
-   * callee dedupes): the suggestions' pass after an instance write is enqueued with the write. */
+  /** Called inside each write's transaction, once for each instance its events name (the callee
+   * dedupes across writes): the suggestions' pass after an instance write is enqueued with it. */
   instanceWritten?: ((trx: Executor, instanceId: string) => Promise<void>) | undefined;
   /** Every `workflow_*` (and `verification_evidence`) event of an instance that names a channel,
    * for the chat-platform adapter to post (called after commit; must not throw). */
