@@ -5,7 +5,7 @@
 import { getNextSnapshot, setup, type AnyStateMachine } from 'xstate';
 import type { GuardName, TransitionDefinition, WorkflowDefinition } from './workflows.definitions.js';
 import { GUARDS } from './workflows.definitions.js';
-import type { TaskStatus } from './workflows.tables.js';
+import { TASK_MOVES, type TaskStatus } from './workflows.tables.js';
 
 /** What a guard counts: the approvals and evidence recorded in the current visit of the state. */
 export interface VisitRecords {
@@ -193,14 +193,6 @@ export function allowedTransitions(
     };
   });
 }
-
-/** Task moves (contract "Tasks, artifacts, orchestrator"); staying put is no move. */
-export const TASK_MOVES: Record<TaskStatus, readonly TaskStatus[]> = {
-  pending: ['in_progress', 'blocked'],
-  in_progress: ['completed', 'blocked', 'pending'],
-  blocked: ['pending', 'in_progress'],
-  completed: ['in_progress'],
-};
 
 export const taskMoveAllowed = (from: TaskStatus, to: TaskStatus): boolean =>
   from === to || TASK_MOVES[from].includes(to);

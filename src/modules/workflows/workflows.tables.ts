@@ -2,21 +2,15 @@ import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Json, UpdatedAt } from '../../platform/db/schema.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';
 
-// The values of the workflow tables' status and kind columns, each declared once: the column
-// types, the HTTP schemas (so the OpenAPI document and the generated client carry them) and the
-// rules all read these arrays.
-export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'blocked'] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const SPECIALTIES = ['code', 'docs', 'tests', 'design', 'ops', 'general'] as const;
-export type Specialty = (typeof SPECIALTIES)[number];
-export const ARTIFACT_STATUSES = ['draft', 'ready'] as const;
-export type ArtifactStatus = (typeof ARTIFACT_STATUSES)[number];
-export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
-export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
-export const RUN_STATUSES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const RUN_TRIGGERS = ['manual', 'state_entry', 'suggestion', 'command', 'rerun'] as const;
-export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+export * from './workflows.vocabulary.js';
+import type {
+  TaskStatus,
+  Specialty,
+  ArtifactStatus,
+  ReviewStatus,
+  RunStatus,
+  RunTrigger,
+} from './workflows.vocabulary.js';
 export type IssueStatus = 'pending' | 'created' | 'failed';
 /** An issue in the tracker, as an artifact names it. */
 export interface IssueRef {

@@ -8,7 +8,8 @@ import { AppError, notFound, validationFailed } from '../../platform/http/proble
 import type { AfterCommit } from '../timeline/index.js';
 import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
-import { TASK_MOVES, taskMoveAllowed } from './workflows.rules.js';
+import { taskMoveAllowed } from './workflows.rules.js';
+import { TASK_MOVES } from './workflows.tables.js';
 import type { Advanced, Artifact, PutTaskInput, Run, Task, WorkflowInstance } from './workflows.schemas.js';
 import type { InstanceParts, InstanceRead } from './workflows.service.js';
 import type { WorkflowDefinition } from './workflows.definitions.js';

@@ -3,23 +3,15 @@
 //
 // The status and specialty values are the generated client's (src/client/api.generated.ts, from
 // the service's OpenAPI document), so they change with the server's schema. The moves between
-// statuses are not in that document; they are the server's TASK_MOVES (workflows.rules.ts, which
-// the console cannot import: it carries the whole state-machine library), copied here once and
-// checked against the server's by tasks.test.ts.
+// statuses are not in that document: they are read from the server's own declaration, a file of
+// plain data with no import.
 import type { Schemas } from '../../api/client';
+import { TASK_MOVES } from '../../../../src/modules/workflows/workflows.vocabulary';
 
 export type Task = Schemas['WorkflowTask'];
 export type TaskStatus = Task['status'];
 export type TaskSpecialty = Task['specialty'];
 type Instance = Schemas['WorkflowInstance'];
-
-/** The task status moves of the contract ("Tasks, artifacts, orchestrator"); staying put is no move. */
-export const TASK_MOVES: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
-  pending: ['in_progress', 'blocked'],
-  in_progress: ['completed', 'blocked', 'pending'],
-  blocked: ['pending', 'in_progress'],
-  completed: ['in_progress'],
-};
 
 /** The statuses a task's form offers: where it is, then where it may move. */
 export const statusChoices = (status: TaskStatus): TaskStatus[] => [status, ...TASK_MOVES[status]];
