@@ -8318,7 +8318,7 @@ export interface paths {
         content: {
           /**
            * @example {
-           *       "targetState": "drafting",
+           *       "targetState": "triage",
            *       "expectedVersion": 3
            *     }
            */
@@ -16143,37 +16143,80 @@ export interface components {
      *           "name": "intake",
      *           "terminal": false,
      *           "checklist": [
-     *             "Describe the goal"
+     *             "Capture the goal",
+     *             "Break the work into tasks"
+     *           ],
+     *           "actions": []
+     *         },
+     *         {
+     *           "name": "triage",
+     *           "terminal": false,
+     *           "checklist": [
+     *             "Review tasks and assignees",
+     *             "Get the observer's approval"
      *           ],
      *           "actions": []
      *         },
      *         {
      *           "name": "execution",
      *           "terminal": false,
-     *           "checklist": [],
+     *           "checklist": [
+     *             "Run the tasks",
+     *             "Review every artifact",
+     *             "Attach tests or a demo"
+     *           ],
      *           "actions": [
      *             "announceExecutionStart"
+     *           ]
+     *         },
+     *         {
+     *           "name": "integration",
+     *           "terminal": false,
+     *           "checklist": [
+     *             "Merge approved artifacts",
+     *             "Get the observer's sign-off"
+     *           ],
+     *           "actions": [
+     *             "collectArtifacts"
      *           ]
      *         },
      *         {
      *           "name": "completed",
      *           "terminal": true,
      *           "checklist": [],
-     *           "actions": [
-     *             "collectArtifacts"
-     *           ]
+     *           "actions": []
      *         }
      *       ],
      *       "transitions": [
      *         {
      *           "from": "intake",
+     *           "to": "triage",
+     *           "guard": null
+     *         },
+     *         {
+     *           "from": "triage",
      *           "to": "execution",
      *           "guard": "observerApproval"
      *         },
      *         {
      *           "from": "execution",
-     *           "to": "completed",
+     *           "to": "integration",
      *           "guard": "testsOrDemoAttached"
+     *         },
+     *         {
+     *           "from": "execution",
+     *           "to": "triage",
+     *           "guard": null
+     *         },
+     *         {
+     *           "from": "integration",
+     *           "to": "completed",
+     *           "guard": "observerApproval"
+     *         },
+     *         {
+     *           "from": "integration",
+     *           "to": "execution",
+     *           "guard": null
      *         }
      *       ]
      *     }
@@ -16206,37 +16249,80 @@ export interface components {
      *           "name": "intake",
      *           "terminal": false,
      *           "checklist": [
-     *             "Describe the goal"
+     *             "Capture the goal",
+     *             "Break the work into tasks"
+     *           ],
+     *           "actions": []
+     *         },
+     *         {
+     *           "name": "triage",
+     *           "terminal": false,
+     *           "checklist": [
+     *             "Review tasks and assignees",
+     *             "Get the observer's approval"
      *           ],
      *           "actions": []
      *         },
      *         {
      *           "name": "execution",
      *           "terminal": false,
-     *           "checklist": [],
+     *           "checklist": [
+     *             "Run the tasks",
+     *             "Review every artifact",
+     *             "Attach tests or a demo"
+     *           ],
      *           "actions": [
      *             "announceExecutionStart"
+     *           ]
+     *         },
+     *         {
+     *           "name": "integration",
+     *           "terminal": false,
+     *           "checklist": [
+     *             "Merge approved artifacts",
+     *             "Get the observer's sign-off"
+     *           ],
+     *           "actions": [
+     *             "collectArtifacts"
      *           ]
      *         },
      *         {
      *           "name": "completed",
      *           "terminal": true,
      *           "checklist": [],
-     *           "actions": [
-     *             "collectArtifacts"
-     *           ]
+     *           "actions": []
      *         }
      *       ],
      *       "transitions": [
      *         {
      *           "from": "intake",
+     *           "to": "triage",
+     *           "guard": null
+     *         },
+     *         {
+     *           "from": "triage",
      *           "to": "execution",
      *           "guard": "observerApproval"
      *         },
      *         {
      *           "from": "execution",
-     *           "to": "completed",
+     *           "to": "integration",
      *           "guard": "testsOrDemoAttached"
+     *         },
+     *         {
+     *           "from": "execution",
+     *           "to": "triage",
+     *           "guard": null
+     *         },
+     *         {
+     *           "from": "integration",
+     *           "to": "completed",
+     *           "guard": "observerApproval"
+     *         },
+     *         {
+     *           "from": "integration",
+     *           "to": "execution",
+     *           "guard": null
      *         }
      *       ]
      *     }
@@ -16275,16 +16361,15 @@ export interface components {
      *       "stateVisit": 1,
      *       "stateEnteredAt": "2025-05-01T09:30:00.000Z",
      *       "checklist": [
-     *         "Describe the goal"
+     *         "Capture the goal",
+     *         "Break the work into tasks"
      *       ],
      *       "allowedTransitions": [
      *         {
-     *           "to": "execution",
-     *           "guard": "observerApproval",
-     *           "satisfied": false,
-     *           "missing": [
-     *             "an approval by an administrator or the observer's owner"
-     *           ]
+     *           "to": "triage",
+     *           "guard": null,
+     *           "satisfied": true,
+     *           "missing": []
      *         }
      *       ],
      *       "registryInstanceId": null,
@@ -16400,16 +16485,15 @@ export interface components {
      *       "stateVisit": 1,
      *       "stateEnteredAt": "2025-05-01T09:30:00.000Z",
      *       "checklist": [
-     *         "Describe the goal"
+     *         "Capture the goal",
+     *         "Break the work into tasks"
      *       ],
      *       "allowedTransitions": [
      *         {
-     *           "to": "execution",
-     *           "guard": "observerApproval",
-     *           "satisfied": false,
-     *           "missing": [
-     *             "an approval by an administrator or the observer's owner"
-     *           ]
+     *           "to": "triage",
+     *           "guard": null,
+     *           "satisfied": true,
+     *           "missing": []
      *         }
      *       ],
      *       "registryInstanceId": null,

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { pageFields, pageMeta } from '../../platform/http/pagination.js';
 import { jsonObject, timelineEventSchema } from '../timeline/index.js';
-import { ACTIONS, GUARDS } from './workflows.definitions.js';
+import { ACTIONS, GUARDS, WORKFLOW_DEFINITIONS } from './workflows.definitions.js';
 import {
   ARTIFACT_STATUSES,
   REVIEW_STATUSES,
@@ -37,23 +37,8 @@ export const definitionSchema = z
   })
   .meta({
     id: 'WorkflowDefinition',
-    examples: [
-      {
-        machineId: 'documentation_flow_v1',
-        version: 1,
-        protocolId: 'observer_onboarding_v1',
-        initial: 'intake',
-        states: [
-          { name: 'intake', terminal: false, checklist: ['Describe the goal'], actions: [] },
-          { name: 'execution', terminal: false, checklist: [], actions: ['announceExecutionStart'] },
-          { name: 'completed', terminal: true, checklist: [], actions: ['collectArtifacts'] },
-        ],
-        transitions: [
-          { from: 'intake', to: 'execution', guard: 'observerApproval' },
-          { from: 'execution', to: 'completed', guard: 'testsOrDemoAttached' },
-        ],
-      },
-    ],
+    // The real first definition, so the example cannot drift from what is served.
+    examples: [WORKFLOW_DEFINITIONS[0]!],
   });
 export const definitionListResponse = z.object({ definitions: z.array(definitionSchema) });
 export const machineIdParam = z.object({
@@ -154,15 +139,8 @@ export const instanceSchema = z
         version: 1,
         stateVisit: 1,
         stateEnteredAt: '2025-05-01T09:30:00.000Z',
-        checklist: ['Describe the goal'],
-        allowedTransitions: [
-          {
-            to: 'execution',
-            guard: 'observerApproval',
-            satisfied: false,
-            missing: ["an approval by an administrator or the observer's owner"],
-          },
-        ],
+        checklist: ['Capture the goal', 'Break the work into tasks'],
+        allowedTransitions: [{ to: 'triage', guard: null, satisfied: true, missing: [] }],
         registryInstanceId: null,
         activeRunId: null,
         archivedAt: null,
@@ -193,7 +171,7 @@ export const taskIdParam = z.object({
 
 export const transitionBody = z
   .strictObject({ targetState: z.string().min(1).max(100), expectedVersion })
-  .meta({ examples: [{ targetState: 'drafting', expectedVersion: 3 }] });
+  .meta({ examples: [{ targetState: 'triage', expectedVersion: 3 }] });
 
 export const approvalSchema = z
   .object({
