@@ -1,0 +1,266 @@
+// The whole system under a realistic mix (issue 43). Two service nodes (src/main.ts, processes of
+// their own) on one PostgreSQL database, as behind a load balancer; a fake OpenAI-compatible
+// model server that takes a real one's time (bench/system/model-server.ts); the load generator in
+// a process of its own (bench/system/loadgen.ts, its receivers in a worker thread). It seeds a
+// population through the public API, then runs the mix for --seconds after a warm-up:
+//   chat (300 sockets over both nodes, a turn each 15–30 s, streamed); memory searches and writes,
+//   profile and inventory reads, currency changes with idempotency keys; timeline ingest through
+//   the sync API (300 events/s), 50 /observer sockets over both nodes and a webhook per observer
+//   to a local receiver; workflow flows (transitions, approvals, an orchestrated run each);
+//   suggestions; a scheduled task every minute.
+// Reports per operation (rate, p50/p99, errors), per node (event-loop delay from its /metrics,
+// CPU, RSS after warm-up and at the end, the service's own chat overhead), PostgreSQL (commits/s,
+// connections), delivery (every acknowledged event checked at every socket and webhook), and the
+// targets as PASS / FAIL, in markdown.
+//   --ramp: the mix raised step by step (×--ramp-factor each --step-seconds) until a target
+//     breaks; prints the multiple of the base mix that held, and what broke first.
+//   --kill-node-at <s>: <s> seconds after the warm-up, kill -9 the second node; its clients move
+//     to the first; every acknowledged write is checked afterwards, and the switch is timed.
+// Run: npx tsx bench/system.ts [--small] [--seconds 600] [--ramp] [--kill-node-at 30] [--help]
+// Uses its own database (--database bench_system, dropped at the end unless --keep) on the server
+// of --database-url (default postgres://postgres@127.0.0.1:5432/test). Talks only to 127.0.0.1.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { baseEnv, spawnTs, type Child } from '../test/child-process.js';
+import type { LoadCommand } from './system/loadgen.js';
+import { modelEnv } from './system/model-server.js';
+import { killNode, scrape, startNode, stopNode, type NodeSample, type ServiceNode } from './system/nodes.js';
+import { benchDatabaseUrl, parseOptions } from './system/options.js';
+import { dropDatabase, freshDatabase, pgSampler, type PgSample, type PgSampler } from './system/postgres.js';
+import {
+  deliveryTable,
+  errorsOutsideLoss,
+  lossTable,
+  nodeFigures,
+  nodesTable,
+  opsTable,
+  pgFigures,
+  pgTable,
+  targetsTable,
+  type LoadSnapshot,
+  type Verification,
+} from './system/report.js';
+import { judge, LOSS_GRACE_SECONDS } from './system/targets.js';
+
+const o = parseOptions(process.argv.slice(2));
+const say = (line: string) => process.stderr.write(`system: ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const dbUrl = benchDatabaseUrl(o);
+
+// Everything started here, stopped in `cleanup` whatever happens.
+let model: Child | undefined;
+const nodes: ServiceNode[] = [];
+let loadgen: ChildProcess | undefined;
+let sampler: PgSampler | undefined;
+let sampling: NodeJS.Timeout | undefined;
+const nodeSamples: NodeSample[][] = [[], []];
+const pgSamples: PgSample[] = [];
+
+async function cleanup() {
+  clearInterval(sampling);
+  loadgen?.kill('SIGKILL');
+  await Promise.all(nodes.map((n) => stopNode(n).catch(() => undefined)));
+  model?.kill('SIGKILL');
+  await sampler?.close().catch(() => undefined);
+  if (!o.keep) await dropDatabase(o.databaseUrl, o.database).catch(() => undefined);
+}
+process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
+
+/** The load generator: a forked process answering `{ id, ...command }` with `{ id, result }`. */
+function startLoadgen() {
+  const child = fork(fileURLToPath(new URL('./system/loadgen.ts', import.meta.url)), [JSON.stringify(o)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiting = new Map<number, { ok: (v: any) => void; fail: (e: Error) => void }>();
+  let next = 1;
+  child.on('message', (m: { id: number; result?: unknown; error?: string }) => {
+    const w = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (m.error !== undefined) w?.fail(new Error(m.error));
+    else w?.ok(m.result);
+  });
+  child.on('exit', (code) => {
+    for (const w of waiting.values()) w.fail(new Error(`load generator exited ${code}`));
+  });
+  loadgen = child;
+  return <T>(c: LoadCommand) =>
+    new Promise<T>((ok, fail) => {
+      const id = next++;
+      waiting.set(id, { ok, fail });
+      child.send({ id, ...c });
+    });
+}
+
+async function sample() {
+  await Promise.all([
+    ...nodes.map(async (n, i) => {
+      if (!n.alive) return;
+      const s = await scrape(n);
+      if (s) nodeSamples[i]!.push(s);
+    }),
+    sampler!.sample().then((s) => void pgSamples.push(s)),
+  ]);
+}
+
+/** Everything measured over [from, to]: the load generator's window and the nodes' and
+ * PostgreSQL's samples in it. */
+function windowFigures(from: number, to: number) {
+  return {
+    nodes: nodes.map((n, i) => nodeFigures(n.name, !n.alive, nodeSamples[i]!, from, to)),
+    pg: pgFigures(pgSamples, from, to),
+  };
+}
+
+async function main() {
+  say(`fresh database ${o.database}`);
+  await freshDatabase(o.databaseUrl, o.database);
+  const failsafeMs = 1000 * (o.seconds + o.warmupSeconds + 3600 + (o.ramp ? o.rampStepSeconds * 20 : 0));
+  model = spawnTs(
+    fileURLToPath(new URL('./system/model-server.ts', import.meta.url)),
+    [JSON.stringify(o)],
+    baseEnv(),
+    { failsafeMs },
+  );
+  const modelUrl = (await model.waitFor(/"url":"([^"]+)"/))[1]!;
+  say(
+    `model server ${modelUrl}: first token ${o.firstTokenMs} ms, ${o.tokensPerSecond} tokens/s, embeddings ${o.embedMs} ms`,
+  );
+  const env = {
+    DATABASE_URL: dbUrl,
+    ...modelEnv(modelUrl, o.embedDims),
+    // With fewer users than chat clients, clients share accounts; each account keeps its own
+    // 30 turns a minute otherwise.
+    ...(o.chatClients > o.users ? { CHAT_RATE_LIMIT: '100000' } : {}),
+  };
+  // Both at once, as a deployment starts them (the migrations and the first start's seeding are
+  // meant to be safe so).
+  nodes.push(...(await Promise.all(['node-a', 'node-b'].map((name) => startNode(name, env, failsafeMs)))));
+  say(`nodes ${nodes.map((n) => n.url).join(', ')}`);
+  sampler = await pgSampler(dbUrl, o.database);
+
+  const ask = startLoadgen();
+  const seeded = await ask<any>({ cmd: 'seed', urls: nodes.map((n) => n.url) });
+  say(`seeded in ${seeded.seedSeconds.total.toFixed(0)} s; vacuum analyze`);
+  // A bulk load leaves the planner's statistics stale: measure the steady state a running
+  // service is in (as the other benches do after seeding).
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  await c.query('vacuum analyze');
+  await c.end();
+
+  await ask({ cmd: 'start' });
+  sampling = setInterval(() => void sample(), 5000);
+  await sample();
+  say(`warm-up ${o.warmupSeconds} s at load ${o.load}`);
+  await sleep(1000 * o.warmupSeconds);
+  await ask({ cmd: 'snapshot', reset: true });
+  await sample();
+  const measuredFrom = Date.now() - 1;
+
+  const out: string[] = [];
+  const header = [
+    `## System bench, ${new Date().toISOString().slice(0, 10)}`,
+    '',
+    `Two nodes on PostgreSQL ${o.database}; ${seeded.users} users × ${o.memoriesPerUser} memories of ~${o.memoryChars} characters (seeded in ${seeded.seedSeconds.total.toFixed(0)} s: users ${seeded.seedSeconds.users.toFixed(0)} s, memories ${seeded.seedSeconds.memories.toFixed(0)} s); ` +
+      `${o.chatClients} chat clients (a turn each ${o.turnMinSeconds}–${o.turnMaxSeconds} s), ${o.ingestRate} events/s ingested, ${o.observerSockets} observer sockets, ${o.workflowRate} workflow flows/s; ` +
+      `model: first token ${o.firstTokenMs} ms, ${o.tokensPerSecond} tokens/s, ${o.replyTokens} tokens a reply, embeddings ${o.embedMs} ms; warm-up ${o.warmupSeconds} s.`,
+    '',
+  ];
+
+  if (o.ramp) {
+    const steps: { load: number; targets: ReturnType<typeof judge> }[] = [];
+    let load = o.load;
+    let broke: ReturnType<typeof judge>;
+    for (;;) {
+      await ask({ cmd: 'load', load });
+      const from = Date.now();
+      say(`ramp: load ${load.toFixed(2)} for ${o.rampStepSeconds} s`);
+      await sleep(1000 * o.rampStepSeconds);
+      await sample();
+      const w = await ask<LoadSnapshot>({ cmd: 'snapshot', reset: true });
+      const fig = windowFigures(from, Date.now());
+      const targets = judge(w, fig.nodes, undefined);
+      steps.push({ load, targets });
+      out.push(
+        `### Load ×${load.toFixed(2)}`,
+        '',
+        ...opsTable(w.stats, w.delivery),
+        '',
+        ...nodesTable(fig.nodes),
+        '',
+        ...pgTable(fig.pg),
+        '',
+      );
+      broke = targets.filter((t) => !t.pass);
+      if (broke.length > 0 || load * o.rampFactor > o.rampMax) break;
+      load *= o.rampFactor;
+    }
+    const held = steps.filter((s) => s.targets.every((t) => t.pass)).at(-1);
+    out.unshift(
+      ...header,
+      `Ramp: ×${o.rampFactor} every ${o.rampStepSeconds} s from ×${o.load}. Headroom: **×${held ? (held.load / o.load).toFixed(2) : '< 1'}** of the base mix held every target` +
+        (broke.length
+          ? `; at ×${steps.at(-1)!.load.toFixed(2)} first broke: ${broke.map((t) => `${t.name} (${t.value})`).join('; ')}.`
+          : ' up to --ramp-max.'),
+      '',
+    );
+  } else {
+    const killAt = o.killNodeAt;
+    if (killAt !== undefined && killAt < o.seconds) {
+      await sleep(1000 * killAt);
+      say(`kill -9 ${nodes[1]!.name}`);
+      await killNode(nodes[1]!);
+      await ask({ cmd: 'killed' });
+      await sleep(1000 * (o.seconds - killAt));
+    } else await sleep(1000 * o.seconds);
+    await sample();
+    const to = Date.now();
+    const w = await ask<LoadSnapshot>({ cmd: 'snapshot', reset: false });
+    say('stopping the mix; checking every acknowledged write and delivery');
+    const v = await ask<Verification>({ cmd: 'finish' });
+    const fig = windowFigures(measuredFrom, to);
+    const targets = judge(w, fig.nodes, v);
+    const failedInWindow = w.switches
+      ? Object.values(w.stats.ops).reduce((n, op) => n + op.errors, 0) -
+        errorsOutsideLoss(w.stats, w.switches, LOSS_GRACE_SECONDS)
+      : 0;
+    out.push(
+      ...header,
+      `Mix for ${o.seconds} s at load ×${o.load}${killAt !== undefined ? `, node-b killed (kill -9) ${killAt} s in` : ''}.`,
+      '',
+      ...opsTable(w.stats, w.delivery),
+      '',
+      ...nodesTable(fig.nodes),
+      '',
+      ...pgTable(fig.pg),
+      '',
+      ...deliveryTable(v),
+      '',
+      `Acknowledged writes checked in the database afterwards: ${v.acked.memories} memories (${v.lost.memories} missing), ${v.acked.currency} currency changes (${v.lost.currency.missing} missing, ${v.lost.currency.duplicated} applied twice), ${v.acked.events} events (${v.lost.events} missing). Webhook deliveries by status: ${JSON.stringify(v.webhookDeliveries)}. Scheduled task runs recorded: ${v.scheduledRuns}. Load generator's event loop: p99 ${w.loadgenLoop.p99.toFixed(1)} ms, max ${w.loadgenLoop.max.toFixed(1)} ms.`,
+      '',
+      ...(w.switches ? [...lossTable(w.switches, failedInWindow), ''] : []),
+      ...targetsTable(targets),
+      '',
+    );
+  }
+  // What the nodes logged at warn and above: counted, the first lines shown.
+  for (const n of nodes) {
+    const lines = n.child.stdout.split('\n').filter((l) => l.includes('"level":'));
+    const errors = lines.filter((l) => /"level":(50|60)/.test(l));
+    say(`${n.name}: ${lines.length} warn+ log lines, ${errors.length} error+`);
+    for (const l of errors.slice(0, 3)) say(`  ${l.slice(0, 400)}`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+try {
+  await main();
+} catch (err) {
+  say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}
+process.exit(process.exitCode ?? 0);
