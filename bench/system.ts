@@ -20,6 +20,9 @@
 // Uses its own database (--database bench_system, dropped at the end unless --keep) on the server
 // of --database-url (default postgres://postgres@127.0.0.1:5432/test). Talks only to 127.0.0.1.
 import { fork, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { baseEnv, spawnTs, type Child } from '../test/child-process.js';
@@ -130,13 +133,16 @@ async function main() {
   const env = {
     DATABASE_URL: dbUrl,
     ...modelEnv(modelUrl, o.embedDims),
+    // The model calls a node has in flight (the service's default is 8: with replies streamed for
+    // ~1.7 s that caps a node at ~5 chat turns/s, below the mix's 13).
+    MODEL_CONCURRENCY: String(o.modelConcurrency),
     // With fewer users than chat clients, clients share accounts; each account keeps its own
     // 30 turns a minute otherwise.
     ...(o.chatClients > o.users ? { CHAT_RATE_LIMIT: '100000' } : {}),
   };
-  // Both at once, as a deployment starts them (the migrations and the first start's seeding are
-  // meant to be safe so).
-  nodes.push(...(await Promise.all(['node-a', 'node-b'].map((name) => startNode(name, env, failsafeMs)))));
+  // One after the other: started at once on a fresh database, the second node's pg-boss install
+  // fails on CREATE SCHEMA (duplicate key in pg_namespace) and the node exits (see the report).
+  for (const name of ['node-a', 'node-b']) nodes.push(await startNode(name, env, failsafeMs));
   say(`nodes ${nodes.map((n) => n.url).join(', ')}`);
   sampler = await pgSampler(dbUrl, o.database);
 
@@ -164,8 +170,8 @@ async function main() {
     `## System bench, ${new Date().toISOString().slice(0, 10)}`,
     '',
     `Two nodes on PostgreSQL ${o.database}; ${seeded.users} users × ${o.memoriesPerUser} memories of ~${o.memoryChars} characters (seeded in ${seeded.seedSeconds.total.toFixed(0)} s: users ${seeded.seedSeconds.users.toFixed(0)} s, memories ${seeded.seedSeconds.memories.toFixed(0)} s); ` +
-      `${o.chatClients} chat clients (a turn each ${o.turnMinSeconds}–${o.turnMaxSeconds} s), ${o.ingestRate} events/s ingested, ${o.observerSockets} observer sockets, ${o.workflowRate} workflow flows/s; ` +
-      `model: first token ${o.firstTokenMs} ms, ${o.tokensPerSecond} tokens/s, ${o.replyTokens} tokens a reply, embeddings ${o.embedMs} ms; warm-up ${o.warmupSeconds} s.`,
+      `${o.chatClients} chat clients (a turn each ${o.turnMinSeconds}–${o.turnMaxSeconds} s), ${o.ingestRate} events/s ingested, ${o.observerSockets} observer sockets, ${o.webhooks ? 'a webhook per observer' : 'no webhooks'}, ${o.workflowRate} workflow flows/s; ` +
+      `model: first token ${o.firstTokenMs} ms (MODEL_CONCURRENCY ${o.modelConcurrency}), ${o.tokensPerSecond} tokens/s, ${o.replyTokens} tokens a reply, embeddings ${o.embedMs} ms; warm-up ${o.warmupSeconds} s.`,
     '',
   ];
 
@@ -245,12 +251,22 @@ async function main() {
       '',
     );
   }
-  // What the nodes logged at warn and above: counted, the first lines shown.
+  // What the nodes logged at warn and above: counted, the most frequent messages shown, the whole
+  // log kept in a file.
   for (const n of nodes) {
     const lines = n.child.stdout.split('\n').filter((l) => l.includes('"level":'));
     const errors = lines.filter((l) => /"level":(50|60)/.test(l));
-    say(`${n.name}: ${lines.length} warn+ log lines, ${errors.length} error+`);
-    for (const l of errors.slice(0, 3)) say(`  ${l.slice(0, 400)}`);
+    const file = join(tmpdir(), `system-bench-${n.name}.log`);
+    writeFileSync(file, n.child.stdout + n.child.stderr);
+    say(`${n.name}: ${lines.length} warn+ log lines, ${errors.length} error+ (${file})`);
+    const kinds = new Map<string, number>();
+    for (const l of lines) {
+      const m =
+        /"level":(\d+).*?"message":"([^"]{0,120})/.exec(l) ?? /"level":(\d+).*"msg":"([^"]{0,120})/.exec(l);
+      const k = m ? `${m[1]} ${m[2]}` : l.slice(0, 120);
+      kinds.set(k, (kinds.get(k) ?? 0) + 1);
+    }
+    for (const [k, c] of [...kinds].sort((a, b) => b[1] - a[1]).slice(0, 5)) say(`  ${c} × level ${k}`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -9,9 +9,9 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerCommands } from '../worker-commands.js';
 import { IdSet } from './bitset.js';
+import { BENCH_EVENT } from './options.js';
 import { Latency } from './stats.js';
 
-export const BENCH_EVENT = 'system_bench';
 const NSP = '/observer';
 const now = () => performance.timeOrigin + performance.now();
 
@@ -21,6 +21,7 @@ export type DeliveryCommand =
       urls: string[];
       token: string;
       observerIds: number[];
+      webhooks: boolean;
       sockets: number;
       baseId: number;
     }
@@ -161,7 +162,7 @@ answerCommands<DeliveryCommand>({}, async (c) => {
     case 'start': {
       urls = c.urls;
       token = c.token;
-      for (const observerId of c.observerIds)
+      for (const observerId of c.webhooks ? c.observerIds : [])
         webhooks.set(observerId, { observerId, seen: new IdSet(c.baseId), recovered: 0 });
       for (let k = 0; k < c.sockets; k++)
         sockets.push({

@@ -9,9 +9,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startCommandWorker } from '../worker-commands.js';
 import { Balancer } from './balancer.js';
 import { connectChatClients, type ChatClient } from './chat-clients.js';
-import { BENCH_EVENT, type DeliveryCommand } from './delivery.js';
+import type { DeliveryCommand } from './delivery.js';
 import { flow, type FlowContext } from './flows.js';
-import { BASE_RATES, benchDatabaseUrl, type HttpOp, type Options } from './options.js';
+import { BASE_RATES, BENCH_EVENT, benchDatabaseUrl, type HttpOp, type Options } from './options.js';
 import { pgSampler } from './postgres.js';
 import { memoryText, prng, seed, seedHooks, TOPICS, type Population } from './seed.js';
 import { Stats } from './stats.js';
@@ -163,10 +163,11 @@ async function handle(c: LoadCommand): Promise<unknown> {
         urls: c.urls,
         token: pop.adminToken,
         observerIds: pop.observerIds,
+        webhooks: o.webhooks,
         sockets: o.observerSockets,
         baseId: probe.id,
       });
-      await seedHooks(pop, lb, started.webhookUrl);
+      await seedHooks(pop, lb, started.webhookUrl, o.webhooks);
       clients = await connectChatClients(o.chatClients, pop.users, lb, stats, turnInterval);
       say(`${started.connected} observer sockets and ${clients.length} chat clients connected`);
       return { seedSeconds: pop.seedSeconds, users: pop.users.length, observers: pop.observerIds };

@@ -28,10 +28,15 @@ export interface Options {
   embedMs: number;
   embedDims: number;
   seedConcurrency: number;
+  modelConcurrency: number;
+  webhooks: boolean;
   databaseUrl: string;
   database: string;
   keep: boolean;
 }
+
+/** The event type the bench ingests (the receivers count these only). */
+export const BENCH_EVENT = 'system_bench';
 
 /** Base rates of the HTTP part of the mix, per second, at load 1. */
 export const BASE_RATES = {
@@ -48,7 +53,7 @@ const USAGE = `npx tsx bench/system.ts [--seconds 600] [--small] [--users 1000] 
   [--chat-clients 300] [--ingest-rate 300] [--observers 50] [--workflow-rate 1] [--load 1]
   [--ramp [--step-seconds 60] [--ramp-factor 1.5] [--ramp-max 8]] [--kill-node-at <s>]
   [--first-token-ms 300] [--tokens-per-second 30] [--reply-tokens 40] [--embed-ms 20]
-  [--embed-dims 256] [--warmup 30] [--seed-concurrency 32] [--keep]`;
+  [--embed-dims 256] [--model-concurrency 64] [--no-webhooks] [--warmup 30] [--seed-concurrency 32] [--keep]`;
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -78,6 +83,8 @@ export function parseOptions(argv: string[]): Options {
       'embed-ms': { type: 'string', default: '20' },
       'embed-dims': { type: 'string', default: '256' },
       'seed-concurrency': { type: 'string', default: '32' },
+      'model-concurrency': { type: 'string', default: '64' },
+      'no-webhooks': { type: 'boolean', default: false },
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
       database: { type: 'string', default: 'bench_system' },
       keep: { type: 'boolean', default: false },
@@ -116,6 +123,8 @@ export function parseOptions(argv: string[]): Options {
     embedMs: num(values['embed-ms'], 20),
     embedDims: num(values['embed-dims'], 256),
     seedConcurrency: num(values['seed-concurrency'], 32),
+    modelConcurrency: num(values['model-concurrency'], 64),
+    webhooks: !values['no-webhooks'],
     databaseUrl: values['database-url'],
     database: values.database,
     keep: values.keep,

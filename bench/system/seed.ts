@@ -4,9 +4,8 @@
 // instances) with five Level-5 instances each, the users (registered), each user's memories (a few
 // hundred characters each, written as the user), a webhook per observer to the load generator's
 // receiver, and a scheduled task (diary compliance, every minute) on the first observer.
-import type { Options } from './options.js';
+import { BENCH_EVENT, type Options } from './options.js';
 import type { Balancer } from './balancer.js';
-import { BENCH_EVENT } from './delivery.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD } from './nodes.js';
 
 export interface User {
@@ -171,8 +170,13 @@ export async function seed(o: Options, lb: Balancer, say: (line: string) => void
 
 /** What needs the receiver's address: a webhook per observer (the bench's event type, that
  * observer's events only), and the scheduled task. */
-export async function seedHooks(p: Population, lb: Balancer, webhookUrl: string): Promise<void> {
-  for (const observerId of p.observerIds)
+export async function seedHooks(
+  p: Population,
+  lb: Balancer,
+  webhookUrl: string,
+  webhooks: boolean,
+): Promise<void> {
+  for (const observerId of webhooks ? p.observerIds : [])
     await lb.must('seed.webhook', 'POST', '/api/admin/webhooks', {
       token: p.adminToken,
       body: { url: `${webhookUrl}/hook/${observerId}`, eventTypes: [BENCH_EVENT], observerId },
