@@ -116,6 +116,9 @@ function windowFigures(from: number, to: number) {
   };
 }
 
+const ackedLine = (v: Verification) =>
+  `Acknowledged writes checked in the database afterwards: ${v.acked.memories} memories (${v.lost.memories} missing), ${v.acked.currency} currency changes (${v.lost.currency.missing} missing, ${v.lost.currency.duplicated} applied twice), ${v.acked.events} events (${v.lost.events} missing). Webhook deliveries by status: ${JSON.stringify(v.webhookDeliveries)}. Scheduled task runs recorded: ${v.scheduledRuns}.`;
+
 async function main() {
   say(`fresh database ${o.database}`);
   await freshDatabase(o.databaseUrl, o.database);
@@ -203,6 +206,16 @@ async function main() {
       if (broke.length > 0 || load * o.rampFactor > o.rampMax) break;
       load *= o.rampFactor;
     }
+    say('stopping the mix; checking every acknowledged write and delivery');
+    const v = await ask<Verification>({ cmd: 'finish' });
+    out.push(
+      '### Every step: delivery and acknowledged writes',
+      '',
+      ...deliveryTable(v),
+      '',
+      ackedLine(v),
+      '',
+    );
     const held = steps.filter((s) => s.targets.every((t) => t.pass)).at(-1);
     out.unshift(
       ...header,
@@ -244,7 +257,7 @@ async function main() {
       '',
       ...deliveryTable(v),
       '',
-      `Acknowledged writes checked in the database afterwards: ${v.acked.memories} memories (${v.lost.memories} missing), ${v.acked.currency} currency changes (${v.lost.currency.missing} missing, ${v.lost.currency.duplicated} applied twice), ${v.acked.events} events (${v.lost.events} missing). Webhook deliveries by status: ${JSON.stringify(v.webhookDeliveries)}. Scheduled task runs recorded: ${v.scheduledRuns}. Load generator's event loop: p99 ${w.loadgenLoop.p99.toFixed(1)} ms, max ${w.loadgenLoop.max.toFixed(1)} ms.`,
+      `${ackedLine(v)} Load generator's event loop: p99 ${w.loadgenLoop.p99.toFixed(1)} ms, max ${w.loadgenLoop.max.toFixed(1)} ms.`,
       '',
       ...(w.switches ? [...lossTable(w.switches, failedInWindow), ''] : []),
       ...targetsTable(targets),

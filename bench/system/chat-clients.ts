@@ -90,9 +90,10 @@ export class ChatClient {
         await new Promise((r) => setTimeout(r, 250));
       }
     }
-    // The lost turn again, under its id; it counts as served on the other node once answered.
-    const ok = retry ? await this.turn(retry.message, retry.clientMessageId, 'chat.resend') : true;
-    if (ok) lost.servedAt = performance.now();
+    // The lost turn again, under its id; served on the other node once answered (without one,
+    // the next turn of the loop says it).
+    if (retry && (await this.turn(retry.message, retry.clientMessageId, 'chat.resend')))
+      lost.servedAt = performance.now();
   }
 
   start(firstDelayMs: number) {
@@ -105,9 +106,10 @@ export class ChatClient {
       const rnd = prng(this.seedNo * 7919 + this.n++);
       const topic = TOPICS[Math.floor(rnd() * TOPICS.length)]!;
       const other = TOPICS[Math.floor(rnd() * TOPICS.length)]!;
-      await this.turn(`What do you remember about the ${topic} and the ${other}?`, randomUUID(), 'chat.turn');
+      const message = `What do you remember about the ${topic} and the ${other}?`;
+      const ok = await this.turn(message, randomUUID(), 'chat.turn');
       const last = this.switches.at(-1);
-      if (last && last.servedAt === undefined) last.servedAt = performance.now();
+      if (ok && last && last.servedAt === undefined) last.servedAt = performance.now();
     }
     if (!this.stopped) this.timer = setTimeout(() => void this.loop(), this.interval());
   }
