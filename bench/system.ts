@@ -21,7 +21,7 @@
 // of --database-url (default postgres://postgres@127.0.0.1:5432/test). Talks only to 127.0.0.1.
 import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -59,6 +59,7 @@ let sampler: PgSampler | undefined;
 let sampling: NodeJS.Timeout | undefined;
 const nodeSamples: NodeSample[][] = [[], []];
 const pgSamples: PgSample[] = [];
+let measuredFrom = 0;
 
 async function cleanup() {
   clearInterval(sampling);
@@ -166,7 +167,7 @@ async function main() {
   await sleep(1000 * o.warmupSeconds);
   await ask({ cmd: 'snapshot', reset: true });
   await sample();
-  const measuredFrom = Date.now() - 1;
+  measuredFrom = Date.now() - 1;
 
   const out: string[] = [];
   const header = [
@@ -264,6 +265,28 @@ async function main() {
       '',
     );
   }
+  // RSS each minute: what grows, and whether it levels off.
+  for (const [i, n] of nodes.entries()) {
+    const s = nodeSamples[i]!.filter((x) => x.t >= measuredFrom);
+    const perMinute = s.filter(
+      (x, k) =>
+        k === 0 ||
+        k === s.length - 1 ||
+        Math.floor((x.t - s[0]!.t) / 60_000) > Math.floor((s[k - 1]!.t - s[0]!.t) / 60_000),
+    );
+    out.push(
+      `${n.name} RSS MB each minute from the warm-up's end: ${perMinute.map((x) => (x.rssBytes / 2 ** 20).toFixed(0)).join(', ')}; heap used MB: ${perMinute.map((x) => (x.heapUsedBytes / 2 ** 20).toFixed(0)).join(', ')}.`,
+      '',
+    );
+  }
+  out.push(
+    `Machine: ${cpus().length} cores, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(
+        ' / ',
+      )} (1 / 5 / 15 min) at the end: the nodes, PostgreSQL, the model server and the load generator share them${loadavg()[0]! > cpus().length * 2 ? ', with other work besides' : ''}.`,
+    '',
+  );
   // What the nodes logged at warn and above: counted, the most frequent messages shown, the whole
   // log kept in a file.
   for (const n of nodes) {

@@ -178,8 +178,9 @@ async function handle(c: LoadCommand): Promise<unknown> {
       const acc: Record<string, number> = {};
       const last = { t: performance.now() };
       ticker = setInterval(() => tick(acc, last), 20);
-      const spread = 1000 * o.turnMaxSeconds;
-      for (const cl of clients) cl.start(rnd() * spread);
+      // The first turns spread over one pause at the current load, as if the clients had been
+      // talking for a while.
+      for (const cl of clients) cl.start(rnd() * turnInterval());
       return null;
     }
     case 'load':
