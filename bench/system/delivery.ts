@@ -5,8 +5,9 @@
 // (metadata.sentAt). A socket whose node goes away connects to another node, then reads the
 // events it may have missed from the observer's timeline (GET …/timeline?order=asc&from=), since
 // the namespace's handshake has no resume cursor; those count as recovered, not as delivered live.
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './body.js';
 import { answerCommands } from '../worker-commands.js';
 import { IdSet } from './bitset.js';
 import { BENCH_EVENT } from './options.js';
@@ -126,15 +127,6 @@ async function backfill(s: ObserverSocket) {
     for (const e of page.events) onEvent(s, e, true);
     cursor = page.nextCursor;
   } while (cursor);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
 }
 
 /** The webhook receiver: /hook/<observerId>, 204 for everything. */

@@ -5,8 +5,9 @@
 // and counts what it served. Runs as a process of its own: prints `{"url": …}` once listening,
 // then, on stdin's "stats", one line of counts.
 // argv[2]: JSON { firstTokenMs, tokensPerSecond, replyTokens, embedMs }
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from './body.js';
 import { createInterface } from 'node:readline';
 import { hashEmbedding } from '../../src/platform/models/lexical-embedder.js';
 
@@ -23,15 +24,6 @@ const WORDS =
   );
 const CHOICES = ' <choices>["Tell me more", "What else do you remember?"]</choices>';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => ok(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', fail);
-  });
-}
 
 /** The reply's tokens: words, then the suggested replies' block a chat turn asks for. */
 function replyTokens(n: number): string[] {

@@ -125,15 +125,11 @@ const f = (x: number | null | undefined, d = 1) =>
 /** The errors of a window outside [killAt, killAt + grace] (seconds of the load generator's clock). */
 export function errorsOutsideLoss(s: StatsSnapshot, sw: Switches | null, grace: number): number {
   let n = 0;
-  for (const op of Object.values(s.ops)) {
-    if (!sw) n += op.errors;
-    else {
-      const inside = op.errorLog.filter(
-        (e) => e.t >= sw.killedAtSecond && e.t <= sw.killedAtSecond + grace,
-      ).length;
-      n += op.errors - inside;
+  for (const op of Object.values(s.ops))
+    for (const [second, count] of Object.entries(op.bySecond)) {
+      const t = Number(second);
+      if (!sw || t < Math.floor(sw.killedAtSecond) || t > sw.killedAtSecond + grace) n += count;
     }
-  }
   return n;
 }
 

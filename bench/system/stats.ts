@@ -1,5 +1,5 @@
 // Per-operation figures of the load generator: a count, an HDR histogram of latencies (Node's own,
-// bounded memory however long the run) and each error with its time, so errors inside the
+// bounded memory however long the run) and the errors of each second, so errors inside the
 // node-loss window can be told from the others. Snapshots are plain JSON (they cross processes).
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 
@@ -9,8 +9,8 @@ export interface OpSnapshot {
   p50: number;
   p99: number;
   max: number;
-  /** Seconds since the run began, and what failed, for each error (at most 200 kept). */
-  errorLog: { t: number; what: string }[];
+  /** Errors by the second (of the load generator's clock) they happened in. */
+  bySecond: Record<number, number>;
   /** Errors by what failed (status and code, or the network error). */
   byKind: Record<string, number>;
 }
@@ -46,7 +46,7 @@ export class Latency {
 class OpStats {
   latency = new Latency();
   errors = 0;
-  errorLog: { t: number; what: string }[] = [];
+  bySecond: Record<number, number> = {};
   byKind: Record<string, number> = {};
 }
 
@@ -67,7 +67,8 @@ export class Stats {
     const s = this.op(name);
     s.errors++;
     s.byKind[what] = (s.byKind[what] ?? 0) + 1;
-    if (s.errorLog.length < 200) s.errorLog.push({ t: (performance.now() - this.runStart) / 1000, what });
+    const second = Math.floor((performance.now() - this.runStart) / 1000);
+    s.bySecond[second] = (s.bySecond[second] ?? 0) + 1;
   }
   /** Times `fn`; a throw is an error named by its message (the caller's `what`). */
   async time<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
@@ -90,7 +91,7 @@ export class Stats {
         p50: s.latency.percentile(50),
         p99: s.latency.percentile(99),
         max: s.latency.max,
-        errorLog: s.errorLog,
+        bySecond: s.bySecond,
         byKind: s.byKind,
       };
       if (reset) this.ops.set(name, new OpStats());
