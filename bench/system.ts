@@ -64,6 +64,7 @@ let sampling: NodeJS.Timeout | undefined;
 const nodeSamples: NodeSample[][] = [[], []];
 const pgSamples: PgSample[] = [];
 let measuredFrom = 0;
+let measuredTo = Infinity;
 
 async function cleanup() {
   clearInterval(sampling);
@@ -212,6 +213,7 @@ async function main() {
       if (broke.length > 0 || load * o.rampFactor > o.rampMax) break;
       load *= o.rampFactor;
     }
+    measuredTo = Date.now();
     say('stopping the mix; checking every acknowledged write and delivery');
     const v = await ask<Verification>({ cmd: 'finish' });
     out.push(
@@ -241,7 +243,7 @@ async function main() {
       await sleep(1000 * (o.seconds - killAt));
     } else await sleep(1000 * o.seconds);
     await sample();
-    const to = Date.now();
+    const to = (measuredTo = Date.now());
     const w = await ask<LoadSnapshot>({ cmd: 'snapshot', reset: false });
     say('stopping the mix; checking every acknowledged write and delivery');
     const v = await ask<Verification>({ cmd: 'finish' });
@@ -267,7 +269,7 @@ async function main() {
   }
   // RSS each minute: what grows, and whether it levels off.
   for (const [i, n] of nodes.entries()) {
-    const s = nodeSamples[i]!.filter((x) => x.t >= measuredFrom);
+    const s = nodeSamples[i]!.filter((x) => x.t >= measuredFrom && x.t <= measuredTo);
     const perMinute = s.filter(
       (x, k) =>
         k === 0 ||
