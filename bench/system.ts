@@ -238,8 +238,10 @@ async function main() {
     if (killAt !== undefined && killAt < o.seconds) {
       await sleep(1000 * killAt);
       say(`kill -9 ${nodes[1]!.name}`);
-      await killNode(nodes[1]!);
+      // The load generator notes the time first: its clients may see the failure before an
+      // answer to a message sent after the kill would reach it.
       await ask({ cmd: 'killed' });
+      await killNode(nodes[1]!);
       await sleep(1000 * (o.seconds - killAt));
     } else await sleep(1000 * o.seconds);
     await sample();

@@ -1,5 +1,5 @@
 // The load balancer in front of the nodes, as the load generator sees it: each request goes to
-// the next node in turn; a node that refuses connections (or resets them) is taken out, as a
+// the next node in turn; a node that refuses connections is taken out (never the last one), as a
 // balancer's passive health check does, and probed every second until it answers again. The
 // request that met the failure is an error (it is not retried: a client would see it), and the
 // time from the first failure to the first answer from another node is the switch's length.
@@ -37,12 +37,13 @@ export class Balancer {
     return this.next++ % this.urls.length;
   }
 
+  /** Takes node `i` out, unless it is the last one in. */
   markDown(i: number) {
-    if (this.down.has(i)) return;
+    if (this.down.has(i) || this.down.size + 1 >= this.urls.length) return;
     this.down.add(i);
     this.failedAt ??= performance.now();
     const probe = setInterval(() => {
-      fetch(`${this.urls[i]}/api/health`, { signal: AbortSignal.timeout(1000) }).then(
+      fetch(`${this.urls[i]}/api/health`, { signal: AbortSignal.timeout(5000) }).then(
         (res) => {
           if (res.status !== 200) return;
           this.down.delete(i);
@@ -86,8 +87,9 @@ export class Balancer {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
       const name = (err as Error).name;
       this.stats.error(op, cause ?? name ?? 'network');
-      if (cause === 'ECONNREFUSED' || cause === 'ECONNRESET' || cause === 'UND_ERR_SOCKET')
-        this.markDown(node);
+      // Refused: nothing listens there any more. (A reset or a timeout may be an overloaded node
+      // that still serves: it stays in.)
+      if (cause === 'ECONNREFUSED') this.markDown(node);
       return undefined;
     }
   }

@@ -50,6 +50,8 @@ export class ChatClient {
       transports: ['websocket'],
       reconnection: false,
       forceNew: true,
+      // A handshake an overloaded node does not answer is given up and tried again.
+      timeout: 10_000,
     });
     return new Promise((ok, fail) => {
       s.once('connect', () => {

@@ -67,6 +67,10 @@ function connect(s: ObserverSocket, node: number): Promise<void> {
     const ws = new WebSocket(`${urls[node]!.replace(/^http/, 'ws')}/socket.io/?EIO=4&transport=websocket`);
     const prefix = `42${NSP},`;
     let open = false;
+    // A handshake not answered in 10 s is given up (the caller tries again).
+    const timer = setTimeout(() => {
+      if (!open) ws.close();
+    }, 10_000);
     ws.addEventListener('message', ({ data }) => {
       const msg = String(data);
       if (msg.startsWith(prefix)) {
@@ -76,6 +80,7 @@ function connect(s: ObserverSocket, node: number): Promise<void> {
       else if (msg[0] === '0') ws.send(`40${NSP},${JSON.stringify({ token, observerId: s.observerId })}`);
       else if (msg.startsWith(`40${NSP},`)) {
         open = true;
+        clearTimeout(timer);
         s.ws = ws;
         s.node = node;
         resolve();
