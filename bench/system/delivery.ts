@@ -49,6 +49,9 @@ let token = '';
 const sockets: ObserverSocket[] = [];
 const webhooks = new Map<number, Receiver>();
 const live = new Latency();
+/** From the event's timeline_at (stamped at its insert, before the commit) to the socket: the
+ * delivery without the ingest's queue. */
+const fanout = new Latency();
 const hooked = new Latency();
 const down = new Set<number>();
 let server: ReturnType<typeof createServer> | undefined;
@@ -58,7 +61,10 @@ function onEvent(s: ObserverSocket, e: any, recovered: boolean) {
   if (!s.seen.add(Number(e.id))) return;
   if (!s.lastTimelineAt || e.timelineAt > s.lastTimelineAt) s.lastTimelineAt = e.timelineAt;
   if (recovered) s.recovered++;
-  else if (typeof e.metadata?.sentAt === 'number') live.record(now() - e.metadata.sentAt);
+  else if (typeof e.metadata?.sentAt === 'number') {
+    live.record(now() - e.metadata.sentAt);
+    fanout.record(now() - Date.parse(e.timelineAt));
+  }
 }
 
 /** Connects `s` to node `node`; resolves once the namespace admitted it. */
@@ -179,12 +185,14 @@ answerCommands<DeliveryCommand>({}, async (c) => {
     case 'collect': {
       const out = {
         observer: figures(live),
+        fanout: figures(fanout),
         webhook: figures(hooked),
         connected: sockets.filter((s) => s.ws).length,
         reconnects: sockets.flatMap((s) => s.reconnects),
       };
       if (c.reset) {
         live.reset();
+        fanout.reset();
         hooked.reset();
       }
       return out;

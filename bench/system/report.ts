@@ -15,7 +15,7 @@ export interface Figures {
 /** What the load generator answers to `snapshot`. */
 export interface LoadSnapshot {
   stats: StatsSnapshot;
-  delivery: { observer: Figures; webhook: Figures; connected: number };
+  delivery: { observer: Figures; fanout: Figures; webhook: Figures; connected: number };
   loadgenLoop: { p99: number; max: number };
   switches: Switches | null;
 }
@@ -149,6 +149,7 @@ export function opsTable(s: StatsSnapshot, d: LoadSnapshot['delivery']): string[
   }
   for (const [name, x] of [
     ['observer delivery (ingest sent → socket)', d.observer],
+    ['observer delivery (event inserted → socket)', d.fanout],
     ['webhook delivery (ingest sent → receiver)', d.webhook],
   ] as const)
     rows.push(`| ${name} | ${x.n} | ${f(x.n / s.seconds)} | ${f(x.p50)} | ${f(x.p99)} | ${f(x.max)} | | |`);
