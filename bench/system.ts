@@ -58,6 +58,8 @@ const dbUrl = benchDatabaseUrl(o);
 // Everything started here, stopped in `cleanup` whatever happens.
 let model: Child | undefined;
 const nodes: ServiceNode[] = [];
+/** Node processes not yet answering (killed by `cleanup` too). */
+const starting = new Set<Child>();
 let loadgen: ChildProcess | undefined;
 let sampler: PgSampler | undefined;
 let sampling: NodeJS.Timeout | undefined;
@@ -69,12 +71,14 @@ let measuredTo = Infinity;
 async function cleanup() {
   clearInterval(sampling);
   loadgen?.kill('SIGKILL');
+  for (const c of starting) c.kill('SIGKILL');
   await Promise.all(nodes.map((n) => stopNode(n).catch(() => undefined)));
   model?.kill('SIGKILL');
   await sampler?.close().catch(() => undefined);
   if (!o.keep) await dropDatabase(o.databaseUrl, o.database).catch(() => undefined);
 }
-process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.on(signal, () => void cleanup().then(() => process.exit(130)));
 
 /** The load generator: a forked process answering `{ id, ...command }` with `{ id, result }`. */
 function startLoadgen() {
@@ -161,7 +165,11 @@ async function main() {
   };
   // One after the other: started at once on a fresh database, the second node's pg-boss install
   // fails on CREATE SCHEMA (duplicate key in pg_namespace) and the node exits (see the report).
-  for (const name of ['node-a', 'node-b']) nodes.push(await startNode(name, env, failsafeMs));
+  for (const name of ['node-a', 'node-b']) {
+    const n = await startNode(name, env, failsafeMs, (c) => starting.add(c));
+    starting.delete(n.child);
+    nodes.push(n);
+  }
   say(`nodes ${nodes.map((n) => n.url).join(', ')}`);
   sampler = await pgSampler(dbUrl, o.database);
 

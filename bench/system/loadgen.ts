@@ -260,6 +260,8 @@ async function finish() {
   }
 }
 
+// The orchestrator gone (killed): nothing to report to.
+process.on('disconnect', () => process.exit(1));
 process.on('message', (m: { id: number } & LoadCommand) => {
   handle(m).then(
     (result) => send({ id: m.id, result }),

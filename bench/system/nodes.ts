@@ -54,6 +54,7 @@ export async function startNode(
   name: string,
   env: Record<string, string>,
   failsafeMs: number,
+  spawned: (child: Child) => void = () => undefined,
 ): Promise<ServiceNode> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `system-bench-${name}-`));
@@ -83,6 +84,7 @@ export async function startNode(
     },
     { failsafeMs },
   );
+  spawned(child);
   // Ready once /api/health answers 200 (the "service ready" line is at info, and LOG_LEVEL=info
   // would log every request).
   const url = `http://127.0.0.1:${port}`;
