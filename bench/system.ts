@@ -235,7 +235,7 @@ async function main() {
     const held = steps.filter((s) => s.targets.every((t) => t.pass)).at(-1);
     out.unshift(
       ...header,
-      `Ramp: ×${o.rampFactor} every ${o.rampStepSeconds} s from ×${o.load}. Headroom: **×${held ? (held.load / o.load).toFixed(2) : '< 1'}** of the base mix held every target` +
+      `Ramp: ×${o.rampFactor} every ${o.rampStepSeconds} s from ×${o.load}. Headroom: **×${held ? held.load.toFixed(2) : `< ${o.load}`}** of the base mix held every target` +
         (broke.length
           ? `; at ×${steps.at(-1)!.load.toFixed(2)} first broke: ${broke.map((t) => `${t.name} (${t.value})`).join('; ')}.`
           : ' up to --ramp-max.'),
