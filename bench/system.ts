@@ -163,8 +163,10 @@ async function main() {
     // 30 turns a minute otherwise.
     ...(o.chatClients > o.users ? { CHAT_RATE_LIMIT: '100000' } : {}),
   };
-  // One after the other: started at once on a fresh database, the second node's pg-boss install
-  // fails on CREATE SCHEMA (duplicate key in pg_namespace) and the node exits (see the report).
+  // One after the other: started at once on a fresh database, one node's pg-boss install loses
+  // the race (CREATE SCHEMA's duplicate key, or "type job_state already exists", which pg-boss
+  // takes for the race but which leaves the pooled connection in an aborted transaction) and the
+  // node exits at start. See the report of issue 43.
   for (const name of ['node-a', 'node-b']) {
     const n = await startNode(name, env, failsafeMs, (c) => starting.add(c));
     starting.delete(n.child);
