@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { redactUrl } from '../redact.js';
+import { isUniqueViolation } from './errors.js';
 import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 // Side effect: Kysely hands a transaction's connection straight on (see the file).
@@ -297,6 +298,10 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
   }
   try {
     if (schema) await first.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  } catch (err) {
+    // Two nodes creating it at once: IF NOT EXISTS does not cover the race, and the loser's
+    // unique violation means the schema now exists, which is all that was asked.
+    if (!isUniqueViolation(err)) throw err;
   } finally {
     await first.end();
   }

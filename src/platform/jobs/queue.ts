@@ -1,7 +1,7 @@
 // One durable job queue for the whole service: pg-boss on the same database, given our own pool
 // through a `db` adapter (never a pool of its own: PGlite has one connection). Jobs are enqueued
 // with the caller's transaction, so a job exists exactly when the change that asked for it does.
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
@@ -57,6 +57,9 @@ interface LocalWorker {
 export function fetchAgainAtOnce(fetched: number, batchSize: number): boolean {
   return fetched >= batchSize;
 }
+
+/** The advisory lock pg-boss's install runs under (any constant; every node uses the same). */
+const INSTALL_LOCK = 74_201_512;
 
 function adapter(executor: Executor) {
   return {
@@ -153,6 +156,23 @@ export class JobQueue {
     this.boss?.notifyWorker(idle.id);
   }
 
+  /** Runs pg-boss's install (its schema, its queues) one node at a time. Two nodes starting
+   * together on a fresh database would otherwise both create the schema, and the one that loses
+   * fails on the other's half-made objects (and leaves its pooled connection in an aborted
+   * transaction). The lock is a session lock on a connection of its own; on PGlite, one process
+   * with one connection, there is nobody to wait for. */
+  private async installing(install: () => Promise<void>): Promise<void> {
+    if (this.handle.kind !== 'postgres') return install();
+    await this.handle.db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(${INSTALL_LOCK})`.execute(conn);
+      try {
+        await install();
+      } finally {
+        await sql`select pg_advisory_unlock(${INSTALL_LOCK})`.execute(conn);
+      }
+    });
+  }
+
   /** Creates pg-boss's schema and queues; with `work`, starts a worker per defined job. */
   async start({ work, schedule = false, scheduleIntervalSeconds }: StartOptions): Promise<void> {
     if (this.started) return;
@@ -170,10 +190,12 @@ export class JobQueue {
       migrate: true,
     });
     boss.on('error', (err: unknown) => this.log.error({ err }, 'job queue error'));
-    await boss.start();
+    await this.installing(async () => {
+      await boss.start();
+      for (const def of this.defs.values()) await boss.createQueue(def.name);
+    });
     this.boss = boss;
     for (const def of this.defs.values()) {
-      await boss.createQueue(def.name);
       // Warm pg-boss's queue cache now, outside any transaction: on a cold cache `send` looks the
       // queue up on a connection of its own, which on PGlite's single connection would wait
       // forever behind the caller's open transaction.
