@@ -1,69 +1,28 @@
-// The Observer page as a person uses it, in a real browser against the real server: the unified
+// The Observer page as an admin uses it, in a real browser against the real server: the unified
 // timeline (filters, search, both orders, cursor pages, live events), 10,000 events in a
 // virtualised feed, playback, the state at a time (5D), Reflect and Run cycle, summary figures
-// updated by `summary_update`, reflections made elsewhere; an owner who is no admin (their own
-// observers only); axe-core (no serious or critical finding) and no console error, at
-// 1280×800 and 390 px wide. Screenshots go to $E2E_SCREENSHOTS (default: a temp directory).
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
-import { fixtures, type Fixtures } from '../observer-fixtures.js';
-import { openBrowser, expectAccessible, collectErrors, expectFailedRequest } from './browser.js';
+// updated by `summary_update`, reflections made elsewhere; axe-core (no serious or critical
+// finding) and no console error, at 1280×800 and 390 px wide. An owner who is no admin is in
+// observer-owner.e2e.ts; the server, observers and browser in observer-page-fixtures.ts.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectFailedRequest } from './browser.js';
+import {
+  accessible,
+  admin,
+  archive,
+  consoleErrors,
+  harbour,
+  ingest,
+  lighthouse,
+  page,
+  quay,
+  t,
+  useObserverApp,
+} from './observer-page-fixtures.js';
 
-const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-shots-'));
-mkdirSync(shots, { recursive: true });
-
-let t: TestApp;
-let browser: Browser;
-let page: Page;
-let admin: TestUser;
-let f: Fixtures;
-/** Coast watch: two Level-5 instances under it, a handful of events. */
-let harbour: { id: number; name: string };
-let quay: { id: number; name: string };
-let lighthouse: { id: number; name: string };
-/** Archive: 10,000 events. */
-let archive: { id: number; name: string };
-const consoleErrors: string[] = [];
-
-async function ingest(eventType: string, eventText: string, instanceId: number) {
-  const r = await t.api('POST', '/api/sync/ingest-event', {
-    token: admin.accessToken,
-    body: { userId: admin.id, eventType, eventText, metadata: { instanceId } },
-  });
-  expect(r.status, r.text).toBe(201);
-  return r.body as { id: number; timelineAt: string };
-}
+useObserverApp();
 
 beforeAll(async () => {
-  t = await createTestApp();
-  admin = await createUser(t, 'cso', { name: 'Ada Admin' });
-  f = fixtures(t, () => admin);
-  harbour = await f.instance({ name: 'Coast watch', level: 8, source: 'portal', userId: admin.id });
-  quay = await f.instance({
-    name: 'Quay shard',
-    level: 5,
-    source: 'game_client',
-    parentInstanceId: harbour.id,
-    userId: admin.id,
-  });
-  lighthouse = await f.instance({
-    name: 'Lighthouse shard',
-    level: 5,
-    source: 'portal',
-    parentInstanceId: harbour.id,
-  });
-  await ingest('quest_started', 'The harbour lights came on', quay.id);
-  await ingest('trade', 'Sold three lanterns', lighthouse.id);
-  await ingest('diary_entry', 'Dear diary: the harbour was quiet', quay.id);
-  await ingest('trade', 'Bought rope at the quay', quay.id);
-  archive = await f.instance({ name: 'Archive', level: 8, source: 'portal' });
-  await f.bulk(10_000, { observerId: archive.id, text: (i) => `Archived record ${i + 1}` });
-
-  ({ browser, page } = await openBrowser(consoleErrors));
   await page.goto(`${t.url}/`);
   await page.getByLabel('Email').fill(admin.email);
   await page.getByLabel('Password').fill(admin.password);
@@ -72,18 +31,6 @@ beforeAll(async () => {
   await page.getByRole('combobox', { name: 'Observer', exact: true }).selectOption(String(harbour.id));
   await status().getByText('Live').waitFor();
 });
-
-beforeEach(() => {
-  consoleErrors.length = 0;
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await t?.close();
-});
-
-const accessible = (name: string, target: Page = page) =>
-  expectAccessible(target, consoleErrors, shots, name);
 
 const feed = () => page.getByRole('feed', { name: 'Timeline' });
 const rows = () => feed().locator('article.event');
@@ -347,109 +294,5 @@ describe('the Observer page', () => {
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.setViewportSize({ width: 1280, height: 800 });
     await accessible('observer-desktop');
-  });
-});
-
-describe('an observer’s owner who is no admin', () => {
-  it('picks their own observer, sees its timeline and reflects; another tab’s reflection shows', async () => {
-    const owner = await createUser(t, 'public', { name: 'Otto Owner' });
-    // Made as the admin: the owner's observer and an instance below it, with an event.
-    const mine = await f.instance({ name: 'Orchard watch', level: 8, source: 'portal', userId: owner.id });
-    const tree = await f.instance({
-      name: 'Pear tree',
-      level: 5,
-      source: 'game_client',
-      parentInstanceId: mine.id,
-      userId: owner.id,
-    });
-    await ingest('harvest', 'Picked twelve pears', tree.id);
-    // What the admin tests made is no business of theirs.
-    const r = await t.api('GET', '/api/observer/observers', { token: owner.accessToken });
-    expect(r.body.observers.map((o: { id: number }) => o.id)).toEqual([mine.id]);
-
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const tab = async () => {
-      const p = collectErrors(await context.newPage(), consoleErrors);
-      // Each tab signs in (the refresh token lives in the tab's sessionStorage).
-      await p.goto(`${t.url}/`);
-      await p.getByLabel('Email').fill(owner.email);
-      await p.getByLabel('Password').fill(owner.password);
-      await p.getByRole('button', { name: 'Sign in' }).click();
-      await p.getByRole('navigation').getByRole('link', { name: 'Observer' }).click();
-      return p;
-    };
-    try {
-      const one = await tab();
-      const pick = one.getByRole('combobox', { name: 'Observer', exact: true });
-      // Their observer only, picked: no admin's observer, no refusal.
-      await expect
-        .poll(() => pick.locator('option').allTextContents())
-        .toEqual([`Orchard watch (#${mine.id})`]);
-      expect(await pick.inputValue()).toBe(String(mine.id));
-      const timeline = one.getByRole('region', { name: 'Timeline' });
-      await timeline.getByRole('status').getByText('Live').waitFor();
-      const rowsOf = (p: Page) =>
-        p.getByRole('feed', { name: 'Timeline' }).locator('article.event .event-text');
-      await expect
-        .poll(() => rowsOf(one).allTextContents())
-        .toEqual([
-          'Picked twelve pears',
-          expect.stringContaining('Pear tree'),
-          expect.stringContaining('Orchard watch'),
-        ]);
-      await timeline.getByRole('status').getByText('3 of 3 events · all loaded').waitFor();
-      // Live too.
-      await ingest('harvest', 'Picked four more', tree.id);
-      await expect.poll(() => rowsOf(one).first().textContent()).toBe('Picked four more');
-      expect(await one.getByRole('alert').count()).toBe(0);
-      await one.getByRole('region', { name: 'Summary' }).getByText('Cycles').waitFor();
-      await one.getByRole('region', { name: 'State at a time' }).waitFor();
-      await accessible('observer-owner', one);
-
-      // A second tab reflects; the first shows that reflection, made elsewhere.
-      const two = await tab();
-      const panelOf = (p: Page) => p.getByRole('region', { name: 'Reflection and cycle' });
-      await two.getByRole('region', { name: 'Timeline' }).getByRole('status').getByText('Live').waitFor();
-      await panelOf(two).getByRole('button', { name: 'Reflect' }).click();
-      await panelOf(two)
-        .getByRole('status')
-        .getByText(/Reflection on \d+ events/)
-        .waitFor();
-      const text = await panelOf(two).locator('.reflection').textContent();
-      expect(text).toBeTruthy();
-      await expect.poll(() => panelOf(one).locator('.reflection').textContent()).toBe(text);
-      expect(await panelOf(one).getByRole('status').textContent()).toContain('made elsewhere');
-      expect(await panelOf(two).getByRole('status').textContent()).not.toContain('made elsewhere');
-      expect(await one.getByRole('alert').count()).toBe(0);
-      await accessible('observer-owner-reflection', one);
-
-      // The owner's country dashboard is theirs to see too.
-      await one.getByRole('link', { name: 'Dashboard' }).click();
-      const country = one.getByRole('region', { name: 'Country dashboard' });
-      await country.waitFor();
-      await expect.poll(() => country.textContent()).toMatch(/Healthy|Warning|Critical/);
-      expect(await one.getByRole('alert').count()).toBe(0);
-      await accessible('dashboard-owner', one);
-    } finally {
-      await context.close();
-    }
-  });
-
-  it('a user with no observer is told so, with no error', async () => {
-    const nobody = await createUser(t, 'public');
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    try {
-      const p = collectErrors(await context.newPage(), consoleErrors);
-      await p.goto(`${t.url}/`);
-      await p.getByLabel('Email').fill(nobody.email);
-      await p.getByLabel('Password').fill(nobody.password);
-      await p.getByRole('button', { name: 'Sign in' }).click();
-      await p.getByRole('navigation').getByRole('link', { name: 'Observer' }).click();
-      await p.getByText('You have no observer to watch').waitFor();
-      expect(await p.getByRole('alert').count()).toBe(0);
-      await accessible('observer-none', p);
-    } finally {
-      await context.close();
-    }
   });
 });

@@ -1,8 +1,10 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- a test helper: it reads untyped JSON bodies, as the tests do */
 // Helpers shared by the suggestion tests: calls as a given user, a clock moved by hand, and
-// artifacts written through the orchestrator's own seams (the workflows service).
-import { expect } from 'vitest';
-import type { TestApp, TestUser } from '../../../test/harness.js';
+// artifacts written through the orchestrator's own seams (the workflows service); and the app,
+// clock and users of the endpoint tests (suggestions.test.ts, suggestions.answers.test.ts), which
+// such a file makes by calling `useSuggestionsApp()` once.
+import { afterAll, beforeAll, expect } from 'vitest';
+import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
 
 /** The suggestions' clock, moved by the test instead of waiting. */
 export function manualClock(start = '2026-03-01T10:00:00.000Z') {
@@ -69,4 +71,31 @@ export function suggestionsClient(t: TestApp) {
     },
   };
   return c;
+}
+
+export let clock: ReturnType<typeof manualClock>;
+export let t: TestApp;
+export let admin: TestUser;
+export let creator: TestUser;
+export let other: TestUser;
+export let c: ReturnType<typeof suggestionsClient>;
+
+/** The app on a clock of its own, an admin and two public users, made before a file's tests and
+ * closed after; the bindings above are set before its tests run. */
+export function useSuggestionsApp(): void {
+  beforeAll(async () => {
+    clock = manualClock();
+    t = await createTestApp({}, { clock: clock.now });
+    admin = await createUser(t, 'cso', { name: 'Admin' });
+    creator = await createUser(t, 'public', { name: 'Creator' });
+    other = await createUser(t, 'public', { name: 'Other' });
+    c = suggestionsClient(t);
+    // VIEW runs by itself by default; these tests watch VIEW_ARTIFACTS come and go instead. No run
+    // starts on entering execution (its tasks and artifacts would change the suggestions meanwhile).
+    await c.config(creator, { neverAutoExecute: ['VIEW'], autoRunOrchestrator: false });
+    await c.config(admin, { neverAutoExecute: ['VIEW'] });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 }

@@ -1,186 +1,23 @@
-// The console's later pieces as a person uses them, in a real browser against the real server:
-// external sign-in (a real identity provider on loopback), the Admin link for an admin listed in
-// ADMIN_USER_IDS, a workflow's suggestions (execute, undo an automatic move), task edit and
-// re-run, an artifact's content and review notes, the country dashboard, and the admin zones
-// (protocols, scheduled tasks, audit log). Each page is checked by axe-core (no serious or
-// critical finding) with no console error, and screenshotted at 1280×800 and 390 px wide into
-// $E2E_SCREENSHOTS (default: a temp directory).
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { createServer, connect, type Server } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sql } from 'kysely';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/platform/security/secrets.js';
-import { createTestApp, createUser, type TestApp, type TestUser } from '../harness.js';
-import { startOidcProvider, type TestIdp } from '../oidc-provider.js';
-import { openBrowser, expectAccessible, expectFailedRequest } from './browser.js';
+// The console's later pieces as an admin uses them, in a real browser against the real server: a
+// workflow's suggestions (execute, undo an automatic move), task edit and re-run, an artifact's
+// content and review notes, the country dashboard, and the admin zones (protocols, scheduled
+// tasks, audit log). Each page is checked by axe-core (no serious or critical finding) with no
+// console error, and screenshotted at 1280×800 and 390 px wide. Signing in is in
+// console-signin.e2e.ts; the server and browser in console-idp-fixtures.ts.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectFailedRequest } from './browser.js';
+import {
+  accessible,
+  admin,
+  consoleErrors,
+  onPhone,
+  page,
+  signIn,
+  t,
+  useConsoleApp,
+} from './console-idp-fixtures.js';
 
-const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'e2e-more-shots-'));
-mkdirSync(shots, { recursive: true });
-
-const LISTED_ID = 900001;
-const LISTED = { email: 'listed.admin@example.test', password: 'a listed admin password' };
-
-let t: TestApp;
-let idp: TestIdp;
-let proxy: Server;
-/** Where the browser reaches the service: PUBLIC_URL, a port fixed before the app starts (the
- * identity provider must know the callback URL), piped to the app's own port. */
-let base: string;
-let browser: Browser;
-let page: Page;
-let admin: TestUser;
-const consoleErrors: string[] = [];
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
-
-beforeAll(async () => {
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  idp = await startOidcProvider([
-    {
-      client_id: 'console-oidc',
-      client_secret: 'console-secret-0123456789',
-      redirect_uris: [`${base}/api/auth/oidc/callback`],
-    },
-  ]);
-  t = await createTestApp({
-    PUBLIC_URL: base,
-    APP_URL: base,
-    ADMIN_USER_IDS: String(LISTED_ID),
-    OAUTH_PROVIDERS: JSON.stringify([
-      {
-        name: 'oidc',
-        issuer: idp.issuer,
-        clientId: 'console-oidc',
-        clientSecret: 'console-secret-0123456789',
-      },
-    ]),
-  });
-  const target = Number(new URL(t.url).port);
-  proxy = createServer((socket) => {
-    const upstream = connect(target, '127.0.0.1');
-    socket.pipe(upstream).pipe(socket);
-    const end = () => {
-      socket.destroy();
-      upstream.destroy();
-    };
-    socket.on('error', end);
-    upstream.on('error', end);
-  });
-  await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
-
-  admin = await createUser(t, 'cso', { name: 'Ada Admin' });
-  // An account that is admin only because its id is listed in ADMIN_USER_IDS.
-  await sql`insert into users (id, email, password_hash, name, role, account_type) overriding system value
-    values (${LISTED_ID}, ${LISTED.email}, ${await hashPassword(LISTED.password)}, 'Lee Listed', 'carbon', 'public')`.execute(
-    t.deps.db,
-  );
-
-  ({ browser, page } = await openBrowser(consoleErrors));
-});
-
-beforeEach(() => {
-  consoleErrors.length = 0;
-});
-
-// A failed test leaves a picture of where it stopped.
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail')
-    await page?.screenshot({ path: join(shots, `failed-${ctx.task.name.slice(0, 40)}.png`), fullPage: true });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
-  await t?.close();
-  await idp?.close();
-});
-
-/** Screenshot, axe-core (no serious or critical finding), no console error. */
-const accessible = (name: string) => expectAccessible(page, consoleErrors, shots, name);
-
-/** The same page at a phone's width: accessible, and nothing wider than the screen. */
-async function onPhone(name: string, ready: () => Promise<unknown>) {
-  await page.setViewportSize({ width: 390, height: 844 });
-  try {
-    await ready();
-    await accessible(`${name}-phone`);
-    expect(await page.evaluate<number>('document.documentElement.scrollWidth'), name).toBeLessThanOrEqual(
-      390,
-    );
-  } finally {
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
-}
-
-async function signIn(email: string, password: string) {
-  await page.goto(`${base}/`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).waitFor();
-}
-
-async function signOut() {
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
-}
-
-describe('signing in', () => {
-  it('offers the configured external provider and signs in through it (#code= callback)', async () => {
-    await page.goto(`${base}/`);
-    const external = page.getByRole('navigation', { name: 'External sign-in' });
-    const link = external.getByRole('link', { name: 'Sign in with Oidc' });
-    await link.waitFor();
-    expect(await link.getAttribute('href')).toBe('/api/auth/oidc');
-    await accessible('signin-external');
-    await onPhone('signin-external', () => link.waitFor());
-
-    idp.nextLogin = {
-      sub: 'ext-42',
-      email: 'erin.external@idp.test',
-      email_verified: true,
-      name: 'Erin External',
-    };
-    await link.click();
-    // Provider, callback, then the console trades the one-time code and opens the chat.
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Chat' }).waitFor();
-    await page.locator('.who').getByText('Erin External').waitFor();
-    expect(page.url()).toBe(`${base}/chat`);
-    expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
-    await signOut();
-  });
-
-  it('a refused external login lands on the callback page with an alert', async () => {
-    // A fresh provider session (the last login's would sign in again without asking).
-    await page.context().clearCookies();
-    await page.goto(`${base}/`);
-    idp.nextLogin = 'deny';
-    await page.getByRole('link', { name: 'Sign in with Oidc' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/access_denied/);
-    expect(new URL(page.url()).hash).toBe('');
-    await accessible('auth-callback-error');
-  });
-
-  it('shows the Admin link to an admin listed in ADMIN_USER_IDS (role carbon)', async () => {
-    await signIn(LISTED.email, LISTED.password);
-    const nav = page.getByRole('navigation', { name: 'Main' });
-    await nav.getByRole('link', { name: 'Admin' }).click();
-    await page.getByRole('table', { name: 'Users' }).getByText(LISTED.email).waitFor();
-    expect(await page.getByRole('alert').count()).toBe(0);
-    await signOut();
-  });
-});
+useConsoleApp();
 
 describe('signed in as an admin', () => {
   let observerId: number;
