@@ -11,7 +11,7 @@
 // the CPU time of the service's main thread (HTTP, database client, Socket.IO; PGlite runs in a
 // thread of its own) and of the subscribers' thread per 1,000 deliveries.
 // Run: npx tsx bench/realtime.ts [--rates 2000,5000,10000] [--seconds 10] [--client plain|socket.io]
-//      (DATABASE_URL → Postgres)
+//      [--webhook] (DATABASE_URL → Postgres)
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
@@ -29,6 +29,9 @@ const { values } = parseArgs({
     rates: { type: 'string', default: '2000,5000,10000' },
     seconds: { type: 'string', default: '10' },
     client: { type: 'string', default: 'plain' },
+    // An enabled webhook for every event: each ingest then also writes a delivery and its job in
+    // its transaction (never sent: this node runs no workers).
+    webhook: { type: 'boolean', default: false },
   },
 });
 const rates = values.rates.split(',').map(Number);
@@ -48,6 +51,7 @@ const config = loadConfig({
   ...(pgUrl ? { DATABASE_URL: pgUrl } : embeddedDataDir()),
   DB_SCHEMA: schema,
   SERVICES: 'api',
+  ...(values.webhook ? { SSRF_ALLOW_LOOPBACK_FOR_TESTS: 'true' } : {}),
 });
 const deps = await createDeps(config);
 const { app } = await buildApp(deps);
@@ -68,6 +72,9 @@ for (let i = 0; i < OBSERVERS; i++)
   observerIds.push(
     (await deps.services.instances.create({ name: `bench-${i}`, level: 8, source: 'portal' }, cso.id)).id,
   );
+
+if (values.webhook)
+  await deps.services.webhooks.create({ url: 'http://127.0.0.1:9/bench', eventTypes: ['*'] }, cso.id);
 
 const worker = new Worker(new URL('./realtime-subscribers.mjs', import.meta.url), {
   workerData: { url, token: accessToken, observerIds, perObserver: PER_OBSERVER, client },

@@ -1,6 +1,6 @@
 // SQL only: the instance registry and timeline events.
 import { sql } from 'kysely';
-import { dbNow, type Executor } from '../../platform/db/database.js';
+import { dbNow, together, type Executor } from '../../platform/db/database.js';
 import type { InstanceSource, InstancesTable } from './timeline.tables.js';
 import type { Updateable } from 'kysely';
 
@@ -112,8 +112,31 @@ export function updateInstance(db: Executor, id: number, changes: Updateable<Ins
     .executeTakeFirst();
 }
 
-export function touchInstance(db: Executor, id: number, at: Date) {
-  return db.updateTable('instances').set({ last_seen_at: at }).where('id', '=', id).execute();
+/** Sets `last_seen_at` of several instances (each its own time), their rows locked first in
+ * ascending id order. Two nodes' ingest batches touch the same instances concurrently; a row each
+ * locked in the order its events came would deadlock them (PostgreSQL 40P01, the whole batch
+ * failing), as would one `UPDATE … WHERE id IN (…)`, which locks rows in whatever order its plan
+ * reads them (a join, or a scan in physical order, which an update changes). `SELECT … ORDER BY
+ * id FOR NO KEY UPDATE` locks as its sort hands the rows over, in id order; the update after it
+ * then only finds rows its transaction holds. Both are sent at once (one round trip), and the
+ * server runs the lock to its end before the update begins. `NO KEY UPDATE`, the lock the update
+ * takes anyway: it does not block the foreign-key checks of events inserted meanwhile. */
+export async function touchInstances(db: Executor, touches: readonly { id: number; at: Date }[]) {
+  const sorted = [...touches].sort((a, b) => a.id - b.id);
+  const ids = sorted.map((t) => t.id);
+  const ats = sorted.map((t) => t.at.toISOString());
+  await together([
+    db
+      .selectFrom('instances')
+      .select('id')
+      .where('id', '=', sql<number>`any(${ids}::int8[])`)
+      .orderBy('id')
+      .forNoKeyUpdate()
+      .execute(),
+    sql`update instances set last_seen_at = t.at
+      from unnest(${ids}::int8[], ${ats}::timestamptz[]) as t(id, at)
+      where instances.id = t.id`.execute(db),
+  ]);
 }
 
 export async function listInstances(

@@ -4,7 +4,7 @@
 // Callers write the event in the transaction of the change that causes it and pass that
 // transaction's afterCommit: the event is published on the bus only once the change committed,
 // and the realtime layer (observer module) broadcasts it to the observer's room.
-import type { Db, Executor } from '../../platform/db/database.js';
+import { together, type Db, type Executor } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/bus.js';
 import { validationFailed } from '../../platform/http/problem.js';
 import * as repo from './timeline.repository.js';
@@ -24,9 +24,15 @@ declare module '../../platform/events/bus.js' {
 
 export type AfterCommit = (cb: () => void) => void;
 
-/** Work that must commit exactly when an event does, run in the recording transaction (see
- * `TimelineService.addRecordHook`). */
-export type RecordHook = (trx: Executor, event: TimelineEvent, afterCommit: AfterCommit) => Promise<void>;
+/** Work that must commit exactly when events do, run in the recording transaction (see
+ * `TimelineService.addRecordHook`): called once per recording with all its events, in id order
+ * (a batch of ingests is one recording), so a hook writes what the whole batch needs in a few
+ * statements rather than some for each event. */
+export type RecordHook = (
+  trx: Executor,
+  events: readonly TimelineEvent[],
+  afterCommit: AfterCommit,
+) => Promise<void>;
 
 export interface RecordInput {
   eventType: string;
@@ -160,8 +166,9 @@ export class TimelineService {
   }
 
   /** Several events of one change, as `record` writes each, in one insert: they get ascending ids
-   * in the order given, the record hooks run for each in that order, each instance is touched (and
-   * its activity announced) once, and they are broadcast in that order after commit. */
+   * in the order given, each record hook runs once with all of them in that order, each instance
+   * is touched (and its activity announced) once, the touched instances' rows locked in ascending
+   * id order (see `repo.touchInstances`), and they are broadcast in that order after commit. */
   async recordMany(trx: Executor, inputs: RecordInput[], afterCommit: AfterCommit): Promise<TimelineEvent[]> {
     if (inputs.length === 0) return [];
     // The instances of the events, read in one statement.
@@ -220,18 +227,17 @@ export class TimelineService {
       events.map((e) => e.observerId),
       trx,
     );
-    for (const event of events) for (const hook of this.hooks) await hook(trx, event, afterCommit);
-
     // The first event of each instance touches it (a later one of the same change would find it
     // just seen).
-    const touched = new Set<number>();
+    const touches: { id: number; at: Date }[] = [];
+    const seen = new Set<number>();
     for (const [i, row] of rows.entries()) {
       const instance = row.instance_id === null ? undefined : instances.get(row.instance_id);
-      if (!instance || touched.has(instance.id)) continue;
-      touched.add(instance.id);
+      if (!instance || seen.has(instance.id)) continue;
+      seen.add(instance.id);
       const now = row.timeline_at;
       const { touch, announce } = activityUpdate(instance.last_seen_at, now);
-      if (touch) await repo.touchInstance(trx, instance.id, now);
+      if (touch) touches.push({ id: instance.id, at: now });
       if (announce) {
         const observerIds = chains.get(events[i]!.observerId)!;
         const activity = {
@@ -242,6 +248,12 @@ export class TimelineService {
         afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
       }
     }
+    // The hooks get the whole batch at once (their statements for all of it, not for each event),
+    // sent with the touch: neither waits for the other's answers.
+    await together([
+      this.runHooks(trx, events, afterCommit),
+      touches.length > 0 ? repo.touchInstances(trx, touches) : undefined,
+    ]);
     for (const event of events)
       afterCommit(() =>
         this.bus.publish('timeline.recorded', { event, observerIds: chains.get(event.observerId)! }),
@@ -249,12 +261,18 @@ export class TimelineService {
     return events;
   }
 
-  /** Runs `hook` in the transaction of every event recorded from now on, right after its insert:
-   * what must exist exactly when the event commits (the webhooks module's deliveries and their
-   * jobs), where a bus listener, called after commit, would lose it to a crash in between. A hook
-   * that throws fails the recording. */
+  /** Runs `hook` in the transaction of every recording from now on, right after its insert, once
+   * with all the events it wrote (one for `record`, a batch for `recordMany`): what must exist
+   * exactly when the events commit (the webhooks module's deliveries and their jobs), where a bus
+   * listener, called after commit, would lose it to a crash in between. A hook that throws fails
+   * the recording. */
   addRecordHook(hook: RecordHook): void {
     this.hooks.push(hook);
+  }
+
+  /** Each hook in turn, once for the batch. */
+  private async runHooks(trx: Executor, events: readonly TimelineEvent[], afterCommit: AfterCommit) {
+    for (const hook of this.hooks) await hook(trx, events, afterCommit);
   }
 
   /** Announces an instance's changed activity (e.g. an admin switched it on or off) to its

@@ -2,8 +2,15 @@
 // its observer and publishes only what committed; and the instance registry behind
 // /api/admin/instances (contract: "Instances, timeline and sync").
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, createUser, type TestApp, type TestUser } from '../../../test/harness.js';
-import { transaction } from '../../platform/db/database.js';
+import {
+  createTestApp,
+  createUser,
+  eventually,
+  isPostgres,
+  type TestApp,
+  type TestUser,
+} from '../../../test/harness.js';
+import { sql, transaction, type Executor } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
 import type { InstanceActivity, RecordInput, TimelineEvent } from './index.js';
 import { activityUpdate, IDLE_AFTER_MS, observerOf } from './timeline.rules.js';
@@ -205,6 +212,66 @@ describe('timeline.record', () => {
       personaId: null,
       metadata: {},
     });
+  });
+
+  it('touches each instance of a batch once, at its first event’s time, in one statement', async () => {
+    const first = await unseenInstance('batch first');
+    const second = await unseenInstance('batch second');
+    // The higher id first: the rows are locked in id order, whatever the events' order.
+    const events = await transaction(t.deps.db, (trx, afterCommit) =>
+      timeline().recordMany(
+        trx,
+        [second, first, second].map((instanceId) => ({ eventType: 'batch_touch', instanceId })),
+        afterCommit,
+      ),
+    );
+    expect((await lastSeenAt(second))?.toISOString()).toBe(events[0]!.timelineAt);
+    expect((await lastSeenAt(first))?.toISOString()).toBe(events[1]!.timelineAt);
+  });
+
+  // Deterministic without racing two batches: a transaction standing for another node's batch
+  // holds the lower row, then takes the higher one, as its batch, locking in id order, would.
+  // Touching in its events' order (the higher first), the batch would hold the higher row while it
+  // waits for the lower, and the other's NOWAIT would fail (the deadlock, 40P01 once the detector
+  // ran). Locking in id order, the batch waits holding nothing. PGlite has one connection.
+  it.skipIf(!isPostgres())('locks the instances it touches in ascending id order', async () => {
+    const low = await unseenInstance('lock order low');
+    const high = await unseenInstance('lock order high');
+    let release!: () => void;
+    const released = new Promise<void>((ok) => (release = ok));
+    let holding!: () => void;
+    const held = new Promise<void>((ok) => (holding = ok));
+    const lock = (trx: Executor, id: number, nowait = false) =>
+      sql`select id from instances where id = ${id} for no key update ${sql.raw(nowait ? 'nowait' : '')}`.execute(
+        trx,
+      );
+    const other = transaction(t.deps.db, async (trx) => {
+      await lock(trx, low);
+      holding();
+      await released;
+      await lock(trx, high, true);
+    });
+    await held;
+    const batch = transaction(t.deps.db, (trx, afterCommit) =>
+      timeline().recordMany(
+        trx,
+        [high, low].map((instanceId) => ({ eventType: 'lock_order', instanceId })),
+        afterCommit,
+      ),
+    );
+    // The batch waits for the lower row.
+    await eventually(async () => {
+      const r = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query like '%instances%'`.execute(
+        t.deps.db,
+      );
+      expect(r.rows[0]!.n).toBe(1);
+    });
+    release();
+    await other;
+    const events = await batch;
+    expect((await lastSeenAt(high))?.toISOString()).toBe(events[0]!.timelineAt);
+    expect((await lastSeenAt(low))?.toISOString()).toBe(events[1]!.timelineAt);
   });
 
   it('refuses an unknown instance as validation_failed, storing nothing', async () => {

@@ -8,7 +8,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
-import { transaction } from '../../platform/db/database.js';
+import type { KyselyPlugin } from 'kysely';
+import { sql, transaction } from '../../platform/db/database.js';
 
 interface Received {
   path: string;
@@ -330,6 +331,70 @@ describe('delivery', () => {
       return list;
     });
     expect(log.map((d) => d.eventId)).toEqual([event.id]);
+  });
+
+  it('writes a 100-event batch’s deliveries and jobs in a bounded number of statements', async () => {
+    const observerId = await newInstance({ name: 'batch observer', level: 8 });
+    const below = await newInstance({ name: 'batch child', level: 5, parentInstanceId: observerId });
+    const elsewhere = await newInstance({ name: 'batch elsewhere', level: 5 });
+    const all = await register('/batch-all', { eventTypes: ['batch_probe'] });
+    const scoped = await register('/batch-scoped', { eventTypes: ['batch_probe'], observerId });
+    // 100 events of a sync batch, alternating between the two instances, one of another type.
+    const inputs = Array.from({ length: 100 }, (_, i) => ({
+      eventType: i === 7 ? 'batch_other' : 'batch_probe',
+      eventText: `batch ${i}`,
+      instanceId: i % 2 === 0 ? below : elsewhere,
+    }));
+    // Every statement the recording sends on its transaction's connection (pg-boss's included).
+    let statements = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => (statements++, args.result),
+    };
+    const events = await transaction(t.deps.db, (trx, afterCommit) =>
+      t.deps.services.timeline.recordMany(trx.withPlugin(counter), inputs, afterCommit),
+    );
+    // The instances' read, the events' insert, an observer chain and the endpoints (read once
+    // after a change), the deliveries' insert with their jobs', the instances' lock and touch.
+    // Two statements per delivery, one after the other, before.
+    expect(statements).toBeLessThanOrEqual(9);
+
+    const probes = events.filter((e) => e.eventType === 'batch_probe');
+    const rows = await t.deps.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'webhook_id', 'event_id', 'body'])
+      .where('webhook_id', 'in', [all.id, scoped.id])
+      .execute();
+    const of = (id: string) =>
+      rows
+        .filter((r) => r.webhook_id === id)
+        .map((r) => r.event_id)
+        .sort((a, b) => a! - b!);
+    expect(of(all.id)).toEqual(probes.map((e) => e.id));
+    expect(of(scoped.id)).toEqual(probes.filter((e) => e.instanceId === below).map((e) => e.id));
+    const byEvent = new Map(probes.map((e) => [e.id, e]));
+    for (const r of rows)
+      expect(JSON.parse(r.body)).toEqual({
+        type: 'batch_probe',
+        timestamp: byEvent.get(r.event_id!)!.timelineAt,
+        data: byEvent.get(r.event_id!),
+      });
+    // One job per delivery, with the queue's retry options.
+    const jobs = await sql<{
+      delivery_id: string;
+      retry_limit: number;
+      retry_delay: number;
+      retry_backoff: boolean;
+    }>`
+      select data->>'deliveryId' as delivery_id, retry_limit, retry_delay, retry_backoff
+      from ${sql.table(`${t.deps.jobs.schema}.job`)} where name = 'webhooks.deliver'
+      and data->>'deliveryId' = any(${rows.map((r) => r.id)}::text[])`.execute(t.deps.db);
+    expect(jobs.rows.map((j) => j.delivery_id).sort()).toEqual(rows.map((r) => r.id).sort());
+    expect(new Set(jobs.rows.map((j) => `${j.retry_limit} ${j.retry_delay} ${j.retry_backoff}`))).toEqual(
+      new Set(['1 1 true']),
+    );
+    await eventually(() => expect(at('/batch-all')).toHaveLength(probes.length), { timeoutMs: 30_000 });
+    await eventually(() => expect(at('/batch-scoped')).toHaveLength(rows.length - probes.length));
   });
 
   it('stops delivering to a disabled endpoint, signs with a rotated secret, forgets a deleted one', async () => {

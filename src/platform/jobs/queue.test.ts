@@ -2,12 +2,14 @@
 // commits, a failing job is retried, and enqueueing on a node without workers never deadlocks on
 // the embedded database's single connection.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { KyselyPlugin } from 'kysely';
 import { z } from 'zod';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { sql, transaction } from '../db/database.js';
 import { fetchAgainAtOnce, JobQueue } from './queue.js';
 
 const NOOP = 'test.noop';
+const MANY = 'test.many';
 
 describe('job queue on an API-only node', () => {
   let t: TestApp;
@@ -17,6 +19,13 @@ describe('job queue on an API-only node', () => {
     // A queue with a job of this test's own, started as an API-only node starts it: no workers.
     q = new JobQueue(t.deps.database, t.deps.log);
     q.define({ name: NOOP, schema: z.object({}).strict(), handler: async () => undefined });
+    q.define({
+      name: MANY,
+      schema: z.object({ n: z.number() }).strict(),
+      retryLimit: 3,
+      retryDelay: 7,
+      handler: async () => undefined,
+    });
     await q.start({ work: false });
   });
   afterAll(async () => {
@@ -56,6 +65,43 @@ describe('job queue on an API-only node', () => {
       }),
     ).rejects.toThrow('abort');
     expect(await stored()).toBe(before);
+  });
+
+  it('enqueues many jobs in one statement, each as enqueue makes it, rolled back with the transaction', async () => {
+    const columns = sql`data->>'n' as n, priority, retry_limit, retry_delay, retry_backoff, retry_delay_max,
+      expire_seconds, deletion_seconds, policy, dead_letter, heartbeat_seconds, state, singleton_key,
+      singleton_on, (start_after - created_on)::text as delay, (keep_until - start_after)::text as kept`;
+    const rows = async () =>
+      (
+        await sql<Record<string, unknown>>`select ${columns} from ${sql.table(`${q.schema}.job`)}
+          where name = ${MANY} order by data->>'n'`.execute(t.deps.db)
+      ).rows;
+    let statements = 0;
+    const counter: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => (statements++, args.result),
+    };
+    await transaction(t.deps.db, (trx) => q.enqueue(trx, MANY, { n: 0 }, { startAfterSeconds: 30 }));
+    await transaction(t.deps.db, (trx) =>
+      q.enqueueMany(trx.withPlugin(counter), MANY, [{ n: 1 }, { n: 2 }], { startAfterSeconds: 30 }),
+    );
+    expect(statements).toBe(1);
+    const [one, ...many] = await rows();
+    expect(many.map((r) => r.n)).toEqual(['1', '2']);
+    for (const r of many) expect({ ...r, n: one!.n }).toEqual(one);
+    expect(one).toMatchObject({ retry_limit: 3, retry_delay: 7, retry_backoff: true, delay: '00:00:30' });
+
+    await expect(
+      transaction(t.deps.db, async (trx) => {
+        await q.enqueueMany(trx, MANY, [{ n: 3 }]);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    // Data that does not fit refuses them all, before anything is sent.
+    await expect(q.enqueueMany(t.deps.db, MANY, [{ n: 4 }, { n: 'five' }])).rejects.toMatchObject({
+      name: 'ZodError',
+    });
+    expect(await rows()).toHaveLength(3);
   });
 
   it('refuses a job that is not defined, and data that does not fit its schema', async () => {
