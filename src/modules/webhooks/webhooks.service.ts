@@ -135,6 +135,9 @@ export class WebhooksService {
       schema: deliveryJob,
       retryLimit: o.maxAttempts - 1,
       retryDelay: o.retryDelaySeconds,
+      // A delivery is one POST of at most timeoutMs: a node killed mid-delivery must not hold
+      // the job for pg-boss's default 15 minutes before another node retries it.
+      expireInSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
       localConcurrency: 4,
       handler: (data, ctx) => this.deliver(data.deliveryId, ctx.retryCount),
     });

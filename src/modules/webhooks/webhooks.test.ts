@@ -379,20 +379,24 @@ describe('delivery', () => {
         timestamp: byEvent.get(r.event_id!)!.timelineAt,
         data: byEvent.get(r.event_id!),
       });
-    // One job per delivery, with the queue's retry options.
+    // One job per delivery, with the queue's retry options, and an expiry a little longer than
+    // one POST (WEBHOOK_TIMEOUT_MS, 10 s by default) so a node killed mid-delivery frees it soon.
     const jobs = await sql<{
       delivery_id: string;
       retry_limit: number;
       retry_delay: number;
       retry_backoff: boolean;
+      expire_seconds: number;
     }>`
-      select data->>'deliveryId' as delivery_id, retry_limit, retry_delay, retry_backoff
+      select data->>'deliveryId' as delivery_id, retry_limit, retry_delay, retry_backoff, expire_seconds
       from ${sql.table(`${t.deps.jobs.schema}.job`)} where name = 'webhooks.deliver'
       and data->>'deliveryId' = any(${rows.map((r) => r.id)}::text[])`.execute(t.deps.db);
     expect(jobs.rows.map((j) => j.delivery_id).sort()).toEqual(rows.map((r) => r.id).sort());
-    expect(new Set(jobs.rows.map((j) => `${j.retry_limit} ${j.retry_delay} ${j.retry_backoff}`))).toEqual(
-      new Set(['1 1 true']),
-    );
+    expect(
+      new Set(
+        jobs.rows.map((j) => `${j.retry_limit} ${j.retry_delay} ${j.retry_backoff} ${j.expire_seconds}`),
+      ),
+    ).toEqual(new Set(['1 1 true 40']));
     await eventually(() => expect(at('/batch-all')).toHaveLength(probes.length), { timeoutMs: 30_000 });
     await eventually(() => expect(at('/batch-scoped')).toHaveLength(rows.length - probes.length));
   });

@@ -20,6 +20,9 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   /** Attempts after the first failure (default 5), with exponential backoff from retryDelay s. */
   retryLimit?: number;
   retryDelay?: number;
+  /** How long a fetched job may stay active before pg-boss fails it and it is retried (default
+   * pg-boss's 15 minutes). A node killed mid-job holds its jobs that long: a short job says so. */
+  expireInSeconds?: number;
   /** Jobs fetched per poll; the handler is still called once per job. */
   batchSize?: number;
   pollingIntervalSeconds?: number;
@@ -77,6 +80,7 @@ function jobOptions(def: JobDefinition, options: EnqueueOptions) {
     retryLimit: def.retryLimit ?? 5,
     retryDelay: def.retryDelay ?? 2,
     retryBackoff: true,
+    ...(def.expireInSeconds ? { expireInSeconds: def.expireInSeconds } : {}),
     ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
     ...(options.singletonSeconds ? { singletonSeconds: options.singletonSeconds } : {}),
     // As a string, as `send` turns a number into (`insert` takes it as given).
