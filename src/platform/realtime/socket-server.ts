@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { AppError, makeProblem, toProblem, type Problem } from '../http/problem.js';
 import { principalOf, type AuthDeps, type UserPrincipal } from '../http/auth.js';
 import type { AccessClaims } from '../security/jwt.js';
-import { coalesceWebSocketWrites } from './coalesce.js';
 
 export interface SocketData {
   user: UserPrincipal;
@@ -109,8 +108,6 @@ export function createSocketServer(
     cors: { origin: true, credentials: true },
     serveClient: false,
   });
-  // The frames queued for one connection in one turn of the event loop leave in one write.
-  coalesceWebSocketWrites(io);
   authenticateSocket(io.of('/'), deps, log);
   return io;
 }
