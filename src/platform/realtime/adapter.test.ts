@@ -11,7 +11,8 @@ import { Server } from 'socket.io';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/eventually.js';
 import { closeSockets, connectSocket, type TestSocket } from '../../../test/socket-client.js';
-import { coalescingNotifies, localFirst } from './adapter.js';
+import { coalescingNotifies } from './adapter.js';
+import { localFirst } from './local-first.js';
 
 const NOTIFY = 'SELECT pg_notify($1, $2)';
 

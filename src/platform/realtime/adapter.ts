@@ -4,10 +4,10 @@
 // the default in-memory adapter is right.
 import { createAdapter } from '@socket.io/postgres-adapter';
 import pg from 'pg';
-import type { Namespace, Server as SocketServer } from 'socket.io';
-import { Adapter, MessageType, type BroadcastOptions, type ClusterAdapter } from 'socket.io-adapter';
+import type { Server as SocketServer } from 'socket.io';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/database.js';
+import { localFirst } from './local-first.js';
 
 /** Attaches the adapter that fits the database; returns the function that releases it, to be
  * called after the Socket.IO server is closed. */
@@ -65,44 +65,6 @@ export function attachRealtimeAdapter(
       await new Promise((r) => setTimeout(r, 10));
     }
     await pool.end().catch(() => undefined);
-  };
-}
-
-/** The cluster adapter's broadcasts reach this node's sockets at once, not after their NOTIFY.
- *
- * socket.io-adapter's `ClusterAdapter.broadcast` awaits the publishing statement (for the offset
- * of connection-state recovery, which this service does not enable) before it delivers to the
- * node's own sockets: each delivery waited for a round trip to PostgreSQL, and under load for the
- * NOTIFYs queued before it (they are sent one statement after another), which put deliveries
- * about half a second behind the commits at 20,000/s. Here the broadcast is published as the
- * cluster adapter would (the message serialized when it is sent, before anything else touches the
- * packet) and delivered to the node's sockets in the same call. The order of one node's
- * broadcasts is kept on every node: locally they go out as they are called, elsewhere in the order
- * of the NOTIFYs. A failed NOTIFY is reported through the adapter's error handler as before.
- * Broadcasts with acks, and every other cluster operation, are the adapter's own. */
-export function localFirst(
-  make: (nsp: Namespace) => ClusterAdapter | Adapter,
-): (nsp: Namespace) => ClusterAdapter | Adapter {
-  // Socket.IO calls it with `new`: a function, not an arrow (what it returns is the adapter).
-  return function adapterOf(nsp) {
-    const adapter = make(nsp) as ClusterAdapter & {
-      publish(message: { type: MessageType; data: unknown }): void;
-    };
-    if (typeof adapter.publish !== 'function') return adapter;
-    adapter.broadcast = (packet: unknown, opts: BroadcastOptions): Promise<void> => {
-      if (!opts.flags?.local)
-        adapter.publish({
-          type: MessageType.BROADCAST,
-          // socket.io-adapter's encodeOptions (not exported).
-          data: {
-            packet,
-            opts: { rooms: [...opts.rooms], except: [...(opts.except ?? [])], flags: opts.flags },
-          },
-        });
-      Adapter.prototype.broadcast.call(adapter, packet, opts);
-      return Promise.resolve();
-    };
-    return adapter;
   };
 }
 
