@@ -180,6 +180,7 @@ function fail(err: unknown, verbose: boolean): never {
   let code = 'internal';
   let message: string;
   let text: string;
+  const service = commands?.describeError(err);
   if (err instanceof CliError) {
     code = err.code;
     message = err.message;
@@ -195,8 +196,8 @@ function fail(err: unknown, verbose: boolean): never {
     code = err.code;
     message = err.problem.detail ?? err.message;
     text = `${code}: ${message}`;
-  } else if (commands?.describeError(err)) {
-    ({ code, message, text } = commands.describeError(err)!);
+  } else if (service) {
+    ({ code, message, text } = service);
   } else {
     message = err instanceof Error ? err.message : String(err);
     text = err instanceof Error ? (err.stack ?? message) : message;
