@@ -24,7 +24,7 @@
 // Uses its own database (--database bench_system, dropped at the end unless --keep) on the server
 // of --database-url (default postgres://postgres@127.0.0.1:5432/test). Talks only to 127.0.0.1.
 import { fork, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +32,15 @@ import pg from 'pg';
 import { baseEnv, spawnTs, type Child } from '../test/child-process.js';
 import type { LoadCommand } from './system/loadgen.js';
 import { modelEnv } from './system/model-server.js';
-import { killNode, scrape, startNode, stopNode, type NodeSample, type ServiceNode } from './system/nodes.js';
+import {
+  JWT_SECRET,
+  killNode,
+  scrape,
+  startNode,
+  stopNode,
+  type NodeSample,
+  type ServiceNode,
+} from './system/nodes.js';
 import { benchDatabaseUrl, parseOptions } from './system/options.js';
 import { dropDatabase, freshDatabase, pgSampler, type PgSample, type PgSampler } from './system/postgres.js';
 import {
@@ -139,6 +147,36 @@ const windowTables = (w: LoadSnapshot, fig: ReturnType<typeof windowFigures>) =>
 const ackedLine = (v: Verification) =>
   `Acknowledged writes checked in the database afterwards: ${v.acked.memories} memories (${v.lost.memories} missing), ${v.acked.currency} currency changes (${v.lost.currency.missing} missing, ${v.lost.currency.duplicated} applied twice), ${v.acked.events} events (${v.lost.events} missing). Webhook deliveries by status: ${JSON.stringify(v.webhookDeliveries)}. Scheduled task runs recorded: ${v.scheduledRuns}.`;
 
+/** Writes every user's memories in bulk (seed-memories.ts) and waits until they are embedded;
+ * the seconds it took. */
+async function seedMemories(env: Record<string, string>, failsafeMs: number): Promise<number> {
+  if (o.memoriesPerUser === 0) return 0;
+  const seeder = spawnTs(
+    fileURLToPath(new URL('./system/seed-memories.ts', import.meta.url)),
+    [JSON.stringify(o)],
+    {
+      ...baseEnv(),
+      NODE_ENV: 'test',
+      JWT_SECRET,
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'system-bench-seeder-')),
+      ...env,
+    },
+    { failsafeMs },
+  );
+  const progress = setInterval(() => {
+    const lines = [...seeder.stdout.matchAll(/"say":"([^"]*)"/g)];
+    if (lines.length > 0) say(lines[lines.length - 1]![1]!);
+  }, 15_000);
+  try {
+    const code = await seeder.exited;
+    const done = /"done":\{"written":[\d.]+,"embedded":([\d.]+)\}/.exec(seeder.stdout);
+    if (code !== 0 || !done) throw new Error(`the memory seeder exited ${code}: ${seeder.stderr}`);
+    return Number(done[1]);
+  } finally {
+    clearInterval(progress);
+  }
+}
+
 async function main() {
   say(`fresh database ${o.database}`);
   await freshDatabase(o.databaseUrl, o.database);
@@ -177,7 +215,10 @@ async function main() {
 
   const ask = startLoadgen();
   const seeded = await ask<any>({ cmd: 'seed', urls: nodes.map((n) => n.url) });
-  say(`seeded in ${seeded.seedSeconds.total.toFixed(0)} s; vacuum analyze`);
+  const memories = await seedMemories(env, failsafeMs);
+  say(
+    `seeded: users in ${seeded.seedSeconds.users.toFixed(0)} s, memories in ${memories.toFixed(0)} s; vacuum analyze`,
+  );
   // A bulk load leaves the planner's statistics stale: measure the steady state a running
   // service is in (as the other benches do after seeding).
   const c = new pg.Client({ connectionString: dbUrl });
@@ -198,7 +239,7 @@ async function main() {
   const header = [
     `## System bench, ${new Date().toISOString().slice(0, 10)}`,
     '',
-    `Two nodes on PostgreSQL ${o.database}; ${seeded.users} users × ${o.memoriesPerUser} memories of ~${o.memoryChars} characters (seeded in ${seeded.seedSeconds.total.toFixed(0)} s: users ${seeded.seedSeconds.users.toFixed(0)} s, memories ${seeded.seedSeconds.memories.toFixed(0)} s); ` +
+    `Two nodes on PostgreSQL ${o.database}; ${seeded.users} users × ${o.memoriesPerUser} memories of ~${o.memoryChars} characters (seeded: users in ${seeded.seedSeconds.users.toFixed(0)} s through the API, memories in ${memories.toFixed(0)} s in bulk, embeddings included); ` +
       `${o.chatClients} chat clients (a turn each ${o.turnMinSeconds}–${o.turnMaxSeconds} s), ${o.ingestRate} events/s ingested, ${o.observerSockets} observer sockets, ${o.webhooks ? 'a webhook per observer' : 'no webhooks'}, ${o.workflowRate} workflow flows/s; ` +
       `model: first token ${o.firstTokenMs} ms (MODEL_CONCURRENCY ${o.modelConcurrency}), ${o.tokensPerSecond} tokens/s, ${o.replyTokens} tokens a reply, embeddings ${o.embedMs} ms; warm-up ${o.warmupSeconds} s.`,
     '',

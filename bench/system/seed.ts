@@ -1,9 +1,10 @@
 // The population, made through the public API on both nodes at once (the service has no batch
-// route for accounts or memories, so those are single requests, many in flight): the first
-// administrator signs in and makes an API key for the world platform, two observers (Level-8
-// instances) with five Level-5 instances each, the users (registered), each user's memories (a few
-// hundred characters each, written as the user), a webhook per observer to the load generator's
-// receiver, and a scheduled task (diary compliance, every minute) on the first observer.
+// route for accounts, so those are single requests, many in flight): the first administrator
+// signs in and makes an API key for the world platform, two observers (Level-8 instances) with
+// five Level-5 instances each, the users (registered), a webhook per observer to the load
+// generator's receiver, and a scheduled task (diary compliance, every minute) on the first
+// observer. Each user's memories (a few hundred characters each, `memoryText`) are written in bulk
+// afterwards by seed-memories.ts.
 import { BENCH_EVENT, type Options } from './options.js';
 import type { Balancer } from './balancer.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD } from './nodes.js';
@@ -20,7 +21,7 @@ export interface Population {
   /** Level-5 instances, with the observer each hangs from. */
   instances: { id: number; observerId: number }[];
   users: User[];
-  seedSeconds: { users: number; memories: number; total: number };
+  seedSeconds: { users: number };
 }
 
 /** A deterministic pseudo-random sequence. */
@@ -128,43 +129,13 @@ export async function seed(o: Options, lb: Balancer, say: (line: string) => void
   const usersAt = performance.now();
   say(`seed: ${o.users} users in ${((usersAt - t0) / 1000).toFixed(1)} s`);
 
-  const writes = Array.from({ length: o.users * o.memoriesPerUser }, (_, n) => n);
-  let done = 0;
-  const progress = setInterval(
-    () =>
-      say(
-        `seed: ${done} of ${writes.length} memories (${(done / ((performance.now() - usersAt) / 1000)).toFixed(0)}/s)`,
-      ),
-    10_000,
-  );
-  try {
-    await eachLimit(writes, o.seedConcurrency, async (n) => {
-      const user = users[n % o.users]!;
-      const i = Math.floor(n / o.users);
-      await lb.must('seed.memory', 'POST', '/api/assistant/memory', {
-        token: user.token,
-        body: { content: memoryText(user.id, i, o.memoryChars), source: 'shared' },
-      });
-      done++;
-    });
-  } finally {
-    clearInterval(progress);
-  }
-  const memoriesAt = performance.now();
-  say(
-    `seed: ${writes.length} memories in ${((memoriesAt - usersAt) / 1000).toFixed(1)} s (${(writes.length / ((memoriesAt - usersAt) / 1000)).toFixed(0)}/s)`,
-  );
   return {
     adminToken,
     apiKey,
     observerIds,
     instances,
     users,
-    seedSeconds: {
-      users: (usersAt - t0) / 1000,
-      memories: (memoriesAt - usersAt) / 1000,
-      total: (memoriesAt - t0) / 1000,
-    },
+    seedSeconds: { users: (usersAt - t0) / 1000 },
   };
 }
 
