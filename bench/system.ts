@@ -329,8 +329,10 @@ async function main() {
         k === s.length - 1 ||
         Math.floor((x.t - s[0]!.t) / 60_000) > Math.floor((s[k - 1]!.t - s[0]!.t) / 60_000),
     );
+    const mb = (pick: (x: NodeSample) => number) =>
+      perMinute.map((x) => (pick(x) / 2 ** 20).toFixed(0)).join(', ');
     out.push(
-      `${n.name} RSS MB each minute from the warm-up's end: ${perMinute.map((x) => (x.rssBytes / 2 ** 20).toFixed(0)).join(', ')}; heap used MB: ${perMinute.map((x) => (x.heapUsedBytes / 2 ** 20).toFixed(0)).join(', ')}.`,
+      `${n.name} MB each minute from the warm-up's end: RSS ${mb((x) => x.rssBytes)}; V8 heap used ${mb((x) => x.heapUsedBytes)}, heap total ${mb((x) => x.heapTotalBytes)}; external ${mb((x) => x.externalBytes)}; the sketch index (a cache, bounded) ${mb((x) => x.sketchIndexBytes)}.`,
       '',
     );
   }

@@ -117,6 +117,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     adminUserIds: deps.config.adminUserIds,
   });
   registerMetrics(app, deps.metrics);
+  deps.metrics.gauge(
+    'memory_sketch_index_bytes',
+    "Bytes of this process's sketch index (the vector side without pgvector; bounded by MEMORY_SKETCH_CACHE_MB)",
+    () => deps.services.memory.sketchIndexStats()?.bytes ?? 0,
+  );
   registerAuditLog(app, deps.services.audit);
   registerWeb(app, options.webDir);
 

@@ -266,6 +266,12 @@ describe('problem+json for framework errors', () => {
     const res = await t.api('GET', '/metrics');
     expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/api\/health",status="200"\} \d+/);
   });
+
+  it('reports the sketch index size in /metrics (0 with pgvector, which needs none)', async () => {
+    const res = await t.api('GET', '/metrics');
+    const bytes = Number(/\nmemory_sketch_index_bytes (\d+)\n/.exec(res.text)?.[1]);
+    expect(bytes).toBe(t.deps.services.memory.sketchIndexStats()?.bytes ?? 0);
+  });
 });
 
 describe('auth rate limit', () => {

@@ -29,6 +29,10 @@ export interface NodeSample {
   cpuSeconds: number;
   rssBytes: number;
   heapUsedBytes: number;
+  heapTotalBytes: number;
+  externalBytes: number;
+  /** The sketch index (the vector side without pgvector): a cache bounded by MEMORY_SKETCH_CACHE_MB. */
+  sketchIndexBytes: number;
   chatOverheadP50Ms: number;
   chatOverheadP99Ms: number;
   /** How long the scrape took: an outside probe of the node's responsiveness. */
@@ -139,6 +143,9 @@ export async function scrape(n: ServiceNode): Promise<NodeSample | undefined> {
       cpuSeconds: series(text, 'process_cpu_seconds_total'),
       rssBytes: series(text, 'process_resident_memory_bytes'),
       heapUsedBytes: series(text, 'nodejs_heap_size_used_bytes'),
+      heapTotalBytes: series(text, 'nodejs_heap_size_total_bytes'),
+      externalBytes: series(text, 'nodejs_external_memory_bytes'),
+      sketchIndexBytes: series(text, 'memory_sketch_index_bytes'),
       chatOverheadP50Ms: q('0.5'),
       chatOverheadP99Ms: q('0.99'),
       scrapeMs: performance.now() - t0,

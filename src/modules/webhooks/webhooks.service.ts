@@ -138,7 +138,11 @@ export class WebhooksService {
       // A delivery is one POST of at most timeoutMs: a node killed mid-delivery must not hold
       // the job for pg-boss's default 15 minutes before another node retries it.
       expireInSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
+      // Up to 40 POSTs in flight a node: a busy observer's endpoint gets an event for every
+      // ingest (one worker at a time each fell behind at 60 events a second).
       localConcurrency: 4,
+      batchSize: 10,
+      batchSideBySide: true,
       handler: (data, ctx) => this.deliver(data.deliveryId, ctx.retryCount),
     });
     d.timeline.addRecordHook((trx, events, afterCommit) => this.onRecorded(trx, events, afterCommit));

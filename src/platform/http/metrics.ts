@@ -2,7 +2,7 @@
 // which would explode the label set), chat turns' latency and the service's own share of it,
 // plus Node's default process metrics.
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Counter, Histogram, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -45,6 +45,19 @@ export function createMetrics() {
     requests,
     duration,
     chatTurnOverhead,
+    /** A gauge read when /metrics is scraped (e.g. a cache's size, to tell it from a leak). */
+    gauge(name: string, help: string, read: () => number) {
+      // The latest reader counts (an app built again on the same dependencies).
+      registry.removeSingleMetric(name);
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    },
     /** One chat turn: its latency and, when it was answered, its model calls' share of it (ms). */
     chatTurn(event: string, outcome: 'ok' | 'error', ms: number, modelMs: number) {
       chatTurns.observe({ event, outcome }, ms / 1000);

@@ -190,6 +190,48 @@ describe('job queue workers', () => {
     }
   });
 
+  it('handles a batch side by side when asked; a failed job fails its batch, run again', async () => {
+    const q = new JobQueue(t.deps.database, t.deps.log);
+    // Each handler waits until all three of the batch have started: one after the other, the first
+    // would wait forever and the drain would fail.
+    let started = 0;
+    let allStarted!: () => void;
+    const barrier = new Promise<void>((r) => (allStarted = r));
+    const runs: number[] = [];
+    const done = new Set<number>();
+    q.define({
+      name: 'test.side-by-side',
+      schema: z.object({ n: z.number() }),
+      batchSize: 3,
+      pollingIntervalSeconds: 1,
+      retryLimit: 2,
+      retryDelay: 1,
+      batchSideBySide: true,
+      handler: async ({ n }) => {
+        runs.push(n);
+        if (done.has(n)) return;
+        if (++started === 3) allStarted();
+        await barrier;
+        if (n === 2 && runs.filter((r) => r === 2).length === 1) throw new Error('first attempt fails');
+        done.add(n);
+      },
+    });
+    await q.start({ work: true });
+    try {
+      // One transaction, no wake-up: the worker's next poll fetches the three as one batch.
+      await transaction(t.deps.db, async (trx) => {
+        for (const n of [1, 2, 3]) await q.enqueue(trx, 'test.side-by-side', { n });
+      });
+      await q.drain(20_000);
+      expect([...done].sort()).toEqual([1, 2, 3]);
+      // The batch ran once side by side; its failure ran each of its jobs again.
+      expect(runs.slice(0, 3).sort()).toEqual([1, 2, 3]);
+      expect(runs.slice(3).sort()).toEqual([1, 2, 3]);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it('runs a job sent outside a transaction, and a backlog, without waiting for the poll', async () => {
     // Polls only every 5 minutes: a job runs before the test times out only because the send woke
     // an idle worker, and the backlog drains only because a worker that got a job fetches again

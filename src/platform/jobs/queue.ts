@@ -28,6 +28,11 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   pollingIntervalSeconds?: number;
   /** Jobs of this queue a node handles at once (pg-boss workers; default 1). */
   localConcurrency?: number;
+  /** The jobs of one fetched batch are handled side by side instead of one after the other: for
+   * handlers that mostly wait on the network. A batch with a failed job fails as a whole (pg-boss
+   * fails every job of a batch whose handler throws): its handler must find a job it already
+   * did done when it runs again. Not with `coalesceBy`. */
+  batchSideBySide?: boolean;
   /** Jobs of one fetched batch with the same key are handled by one call, the first's (the
    * others complete with it): for work that reads the state as it is when it runs, which every
    * job of the batch asked for after its own change committed (a job is fetched only once its
@@ -267,6 +272,13 @@ export class JobQueue {
   }
 
   private async runJobs(def: JobDefinition, jobs: { id: string; data: unknown }[]): Promise<void> {
+    if (def.batchSideBySide && jobs.length > 1) {
+      const failed = (await Promise.allSettled(jobs.map((job) => this.runJobs(def, [job])))).find(
+        (r) => r.status === 'rejected',
+      );
+      if (failed) throw failed.reason;
+      return;
+    }
     const handled = new Set<string>();
     for (const job of jobs) {
       const log = this.log.child({ job: def.name, jobId: job.id });
