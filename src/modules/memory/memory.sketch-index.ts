@@ -31,7 +31,7 @@ export const STALE_MS = 60 * 60_000;
 export const TOMBSTONE_HOURS = 24;
 /** Bytes a slot costs besides its embedding: id, owner, tier, source, model/size, sketch, the
  * chunk's keys (memory, position, conversation) and the embedding's reference. */
-const SLOT_BYTES = 8 + 8 + 1 + 1 + 2 + SKETCH_BYTES + 8 + 4 + 8 + 8;
+const SLOT_BYTES = 8 + 8 + 1 + 1 + 2 + SKETCH_BYTES + 8 + 4 + 8 + 4 + 2;
 
 const TIERS: MemoryTier[] = ['world', 'assistant_core', 'shared'];
 const NONE = 0xffff;
@@ -75,9 +75,15 @@ class Part {
   chunkIndexes = new Int32Array(0);
   /** NaN for none. */
   conversationIds = new Float64Array(0);
-  /** The int8 embeddings (views of the rows read). */
-  embeddings: Int8Array[] = [];
-  private embeddingBytes = 0;
+  /** The int8 embeddings, back to back in one buffer of the part's own (slot s's at
+   * vectorAt[s], vectorLength[s] long): a view of each row as read would keep the whole pooled
+   * buffer it was decoded into alive, about twice the bytes counted. */
+  private vectors = new Int8Array(0);
+  private vectorAt = new Int32Array(0);
+  private vectorLength = new Uint16Array(0);
+  private vectorsEnd = 0;
+  /** Bytes of `vectors` no slot uses (removed or replaced by one of another length). */
+  private vectorsUnused = 0;
   private readonly slots = new Map<number, number>();
   /** Requests for rows since `horizon`, and the latest applied: an older read finishing late is
    * not applied over a newer one (the newer saw everything it saw). */
@@ -96,18 +102,61 @@ class Part {
   }
 
   get bytes(): number {
-    return this.ids.length * SLOT_BYTES + this.embeddingBytes;
+    return this.ids.length * SLOT_BYTES + this.vectors.length;
+  }
+
+  /** Slot s's int8 embedding. */
+  embedding(s: number): Int8Array {
+    const at = this.vectorAt[s]!;
+    return this.vectors.subarray(at, at + this.vectorLength[s]!);
+  }
+
+  private storeVector(s: number, bytes: Uint8Array, replacing: boolean): void {
+    const v = int8View(bytes);
+    if (replacing && this.vectorLength[s] === v.length) {
+      this.vectors.set(v, this.vectorAt[s]);
+      return;
+    }
+    if (replacing) {
+      this.vectorsUnused += this.vectorLength[s]!;
+      this.vectorLength[s] = 0;
+    }
+    if (this.vectorsEnd + v.length > this.vectors.length) this.packVectors(v.length);
+    this.vectors.set(v, this.vectorsEnd);
+    this.vectorAt[s] = this.vectorsEnd;
+    this.vectorLength[s] = v.length;
+    this.vectorsEnd += v.length;
+  }
+
+  /** Moves the slots' vectors to a buffer of their own, with room for `more` bytes (doubling). */
+  private packVectors(more: number): void {
+    let used = 0;
+    for (let s = 0; s < this.size; s++) used += this.vectorLength[s]!;
+    const next = new Int8Array(Math.max(4096, 2 * (used + more)));
+    let end = 0;
+    for (let s = 0; s < this.size; s++) {
+      const at = this.vectorAt[s]!;
+      const n = this.vectorLength[s]!;
+      next.set(this.vectors.subarray(at, at + n), end);
+      this.vectorAt[s] = end;
+      end += n;
+    }
+    this.vectors = next;
+    this.vectorsEnd = end;
+    this.vectorsUnused = 0;
   }
 
   put(row: HeldRow, source: number, kind: number): void {
     let s = this.slots.get(row.chunk_id);
+    const replacing = s !== undefined;
     if (s === undefined) {
       if (this.size === this.ids.length) this.grow(Math.max(64, this.size * 2));
-      s = this.size++;
+      // Counted in `size` only once its vector is stored (a pack moves the first `size` slots).
+      s = this.size;
       this.slots.set(row.chunk_id, s);
-    } else this.embeddingBytes -= this.embeddings[s]!.length;
-    this.embeddings[s] = int8View(row.embedding_i8);
-    this.embeddingBytes += row.embedding_i8.byteLength;
+    }
+    this.storeVector(s, row.embedding_i8, replacing);
+    if (!replacing) this.size++;
     this.ids[s] = row.chunk_id;
     this.owners[s] = row.user_id;
     this.tiers[s] = TIERS.indexOf(row.tier);
@@ -135,11 +184,16 @@ class Part {
     const s = this.slots.get(chunkId);
     if (s === undefined) return;
     this.slots.delete(chunkId);
-    this.embeddingBytes -= this.embeddings[s]!.length;
+    this.vectorsUnused += this.vectorLength[s]!;
     const last = --this.size;
-    this.embeddings[s] = this.embeddings[last]!;
-    this.embeddings.length = last;
-    if (s === last) return;
+    if (s !== last) this.moveSlot(last, s);
+    // Most of the buffer left unused (many deletes): packed, so the bytes counted stay the bytes used.
+    if (this.vectorsUnused > this.vectorsEnd / 2) this.packVectors(0);
+  }
+
+  private moveSlot(last: number, s: number): void {
+    this.vectorAt[s] = this.vectorAt[last]!;
+    this.vectorLength[s] = this.vectorLength[last]!;
     this.ids[s] = this.ids[last]!;
     this.owners[s] = this.owners[last]!;
     this.tiers[s] = this.tiers[last]!;
@@ -167,6 +221,8 @@ class Part {
     this.memoryIds = grown(this.memoryIds, capacity);
     this.chunkIndexes = grown(this.chunkIndexes, capacity);
     this.conversationIds = grown(this.conversationIds, capacity);
+    this.vectorAt = grown(this.vectorAt, capacity);
+    this.vectorLength = grown(this.vectorLength, capacity);
   }
 }
 
@@ -268,7 +324,7 @@ export class SketchIndex implements search.VectorIndex {
           members.push({
             part,
             slot: s,
-            distance: cosineDistanceInt8(p.query, qNorm, part.embeddings[s]!),
+            distance: cosineDistanceInt8(p.query, qNorm, part.embedding(s)),
           });
         else if (d === limit) tied.push({ part, slot: s });
       }
@@ -276,7 +332,7 @@ export class SketchIndex implements search.VectorIndex {
     }
     if (below < pool)
       for (const x of tied.sort((a, b) => a.part.ids[a.slot]! - b.part.ids[b.slot]!).slice(0, pool - below))
-        members.push({ ...x, distance: cosineDistanceInt8(p.query, qNorm, x.part.embeddings[x.slot]!) });
+        members.push({ ...x, distance: cosineDistanceInt8(p.query, qNorm, x.part.embedding(x.slot)) });
     return members
       .sort((a, b) => a.distance - b.distance || a.part.ids[a.slot]! - b.part.ids[b.slot]!)
       .slice(0, p.count)
