@@ -226,6 +226,8 @@ async function main() {
   await c.query('vacuum analyze');
   await c.end();
 
+  const warm = await ask<{ seconds: number }>({ cmd: 'warm' });
+  say(`every user's memories searched once on each node in ${warm.seconds.toFixed(0)} s`);
   await ask({ cmd: 'start' });
   sampling = setInterval(() => void sample(), 5000);
   await sample();
@@ -241,7 +243,7 @@ async function main() {
     '',
     `Two nodes on PostgreSQL ${o.database}; ${seeded.users} users × ${o.memoriesPerUser} memories of ~${o.memoryChars} characters (seeded: users in ${seeded.seedSeconds.users.toFixed(0)} s through the API, memories in ${memories.toFixed(0)} s in bulk, embeddings included); ` +
       `${o.chatClients} chat clients (a turn each ${o.turnMinSeconds}–${o.turnMaxSeconds} s), ${o.ingestRate} events/s ingested, ${o.observerSockets} observer sockets, ${o.webhooks ? 'a webhook per observer' : 'no webhooks'}, ${o.workflowRate} workflow flows/s; ` +
-      `model: first token ${o.firstTokenMs} ms (MODEL_CONCURRENCY ${o.modelConcurrency}), ${o.tokensPerSecond} tokens/s, ${o.replyTokens} tokens a reply, embeddings ${o.embedMs} ms; warm-up ${o.warmupSeconds} s.`,
+      `model: first token ${o.firstTokenMs} ms (MODEL_CONCURRENCY ${o.modelConcurrency}), ${o.tokensPerSecond} tokens/s, ${o.replyTokens} tokens a reply, embeddings ${o.embedMs} ms; every user searched once on each node (${warm.seconds.toFixed(0)} s), then a warm-up of ${o.warmupSeconds} s.`,
     '',
   ];
 

@@ -13,11 +13,12 @@ import type { DeliveryCommand } from './delivery.js';
 import { flow, type FlowContext } from './flows.js';
 import { BASE_RATES, BENCH_EVENT, benchDatabaseUrl, type HttpOp, type Options } from './options.js';
 import { pgSampler } from './postgres.js';
-import { memoryText, prng, seed, seedHooks, TOPICS, type Population } from './seed.js';
+import { eachLimit, memoryText, prng, seed, seedHooks, TOPICS, type Population } from './seed.js';
 import { Stats } from './stats.js';
 
 export type LoadCommand =
   | { cmd: 'seed'; urls: string[] }
+  | { cmd: 'warm' }
   | { cmd: 'start' }
   | { cmd: 'load'; load: number }
   | { cmd: 'snapshot'; reset: boolean }
@@ -171,6 +172,21 @@ async function handle(c: LoadCommand): Promise<unknown> {
       clients = await connectChatClients(o.chatClients, pop.users, lb, stats, turnInterval);
       say(`${started.connected} observer sockets and ${clients.length} chat clients connected`);
       return { seedSeconds: pop.seedSeconds, users: pop.users.length, observers: pop.observerIds };
+    }
+    case 'warm': {
+      // One memory search per user on each node, outside the figures: each node's sketch index
+      // (a cache of the users searched, bounded) is full when the measurement starts, so memory
+      // growth over the run is growth, not the cache filling.
+      const t0 = performance.now();
+      for (const url of lb.urls)
+        await eachLimit(pop.users, 8, async (u) => {
+          const res = await fetch(`${url}/api/assistant/memory?query=the+${topic()}&limit=10`, {
+            headers: { authorization: `Bearer ${u.token}` },
+          });
+          await res.arrayBuffer();
+          if (!res.ok) throw new Error(`warm-up search: ${res.status}`);
+        });
+      return { seconds: (performance.now() - t0) / 1000 };
     }
     case 'start': {
       running = true;
