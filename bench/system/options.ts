@@ -27,6 +27,7 @@ export interface Options {
   replyTokens: number;
   embedMs: number;
   embedDims: number;
+  /** Registrations in flight while the users are made (the memories are written in bulk). */
   seedConcurrency: number;
   modelConcurrency: number;
   webhooks: boolean;
@@ -53,7 +54,7 @@ const USAGE = `npx tsx bench/system.ts [--seconds 600] [--small] [--users 1000] 
   [--chat-clients 300] [--ingest-rate 300] [--observers 50] [--workflow-rate 1] [--load 1]
   [--ramp [--step-seconds 60] [--ramp-factor 1.5] [--ramp-max 8]] [--kill-node-at <s>]
   [--first-token-ms 300] [--tokens-per-second 30] [--reply-tokens 40] [--embed-ms 20]
-  [--embed-dims 256] [--model-concurrency 64] [--no-webhooks] [--warmup 30] [--seed-concurrency 32] [--keep]`;
+  [--embed-dims 256] [--model-concurrency 64] [--no-webhooks] [--warmup 30] [--seed-concurrency 8] [--keep]`;
 
 export function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -82,7 +83,7 @@ export function parseOptions(argv: string[]): Options {
       'reply-tokens': { type: 'string', default: '40' },
       'embed-ms': { type: 'string', default: '20' },
       'embed-dims': { type: 'string', default: '256' },
-      'seed-concurrency': { type: 'string', default: '32' },
+      'seed-concurrency': { type: 'string', default: '8' },
       'model-concurrency': { type: 'string', default: '64' },
       'no-webhooks': { type: 'boolean', default: false },
       'database-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/test' },
@@ -122,7 +123,7 @@ export function parseOptions(argv: string[]): Options {
     replyTokens: num(values['reply-tokens'], 40),
     embedMs: num(values['embed-ms'], 20),
     embedDims: num(values['embed-dims'], 256),
-    seedConcurrency: num(values['seed-concurrency'], 32),
+    seedConcurrency: num(values['seed-concurrency'], 8),
     modelConcurrency: num(values['model-concurrency'], 64),
     webhooks: !values['no-webhooks'],
     databaseUrl: values['database-url'],

@@ -116,7 +116,7 @@ export async function seed(o: Options, lb: Balancer, say: (line: string) => void
 
   const tag = Date.now().toString(36);
   const users: User[] = new Array<User>(o.users);
-  await eachLimit([...users.keys()], Math.min(o.seedConcurrency, 8), async (_, u) => {
+  await eachLimit([...users.keys()], o.seedConcurrency, async (_, u) => {
     const r = await lb.must('seed.register', 'POST', '/api/auth/register', {
       body: {
         email: `player-${u}-${tag}@system-bench.test`,
