@@ -21,6 +21,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 
 const { dataDir, socketPath, loadFrom } = workerData;
 
@@ -144,7 +145,8 @@ function serve(database, path) {
 }
 
 async function main() {
-  const options = { extensions: { vector } };
+  // btree_gin: memory full text indexed by owner (migration 0104).
+  const options = { extensions: { vector, btree_gin } };
   if (loadFrom) options.loadDataDir = new Blob([await readFile(loadFrom)]);
   let db = dataDir ? await PGlite.create(dataDir, options) : await PGlite.create(options);
   const server = await serve(() => db, socketPath);
