@@ -38,14 +38,19 @@ export function tokenize(text: string): string[] {
 
 /** The offline embedding of a text: deterministic, L2-normalised, `dims` long. */
 export function hashEmbedding(text: string, dims: number = LEXICAL_DIMENSIONS): Float32Array {
-  const v = new Float32Array(dims);
+  return hashInto(new Float32Array(dims), text, tokenize(text));
+}
+
+/** Writes the hashed features of `text` (its `words`, from `tokenize`) into `v`, L2-normalised:
+ * the semantic embedder passes its surface-form channel, a view of its own vector. */
+export function hashInto(v: Float32Array, text: string, words: readonly string[]): Float32Array {
+  const dims = v.length;
   // A feature is hashed twice with FNV-1a: its text picks the dimension, and '~' + its text the
   // sign (a second hash, so collisions cancel out on average instead of piling up). Both hashes
   // run along the feature's pieces without building its string: `h` and `g` are the two states.
   const add = (h: number, g: number, weight: number) => {
     v[(h >>> 0) % dims]! += (g & 1 ? 1 : -1) * weight;
   };
-  const words = tokenize(text);
   if (words.length === 0) {
     const f = '∅' + text.trim();
     add(fnv1a(f), fnv1a(f, TILDE), 1);

@@ -10,7 +10,7 @@
 //     watercolour of the sunrise" come close here without a word in common;
 //   - surface form: the lexical embedder's hashed words, bigrams and character trigrams, so names,
 //     numbers, typos and words outside the vocabulary still match themselves.
-import { hashEmbedding, tokenize } from './lexical-embedder.js';
+import { hashInto, tokenize } from './lexical-embedder.js';
 import type { WordVectors } from './word-vectors.js';
 
 export const SEMANTIC_EMBEDDING_MODEL = 'offline-glove-sif-v1';
@@ -38,7 +38,10 @@ export const DEFAULT_SEMANTIC: SemanticOptions = {
 
 export class SemanticEmbedder {
   readonly dims: number;
+  /** A word's SIF weight, by rank. */
   private readonly weights: Float32Array;
+  /** A word's SIF weight times its row's scale (the int8 values' factor), by rank. */
+  private readonly rowFactors: Float64Array;
   private readonly common: Float32Array;
 
   constructor(
@@ -53,32 +56,37 @@ export class SemanticEmbedder {
     const harmonic = Math.log(words.sourceSize) + 0.5772;
     const n = words.scales.length;
     this.weights = new Float32Array(n);
+    this.rowFactors = new Float64Array(n);
     const common = new Float64Array(words.dims);
     for (let r = 0; r < n; r++) {
       const p = 1 / ((r + 1) * harmonic);
       const w = opts.a / (opts.a + p);
       this.weights[r] = w;
+      this.rowFactors[r] = words.scales[r]! * this.weights[r]!;
       const scale = words.scales[r]! * p * w;
       for (let i = 0; i < words.dims; i++) common[i]! += words.values[r * words.dims + i]! * scale;
     }
     this.common = normalise(Float32Array.from(common));
   }
 
-  /** The text's embedding: `dims` values, L2-normalised. */
+  /** The text's embedding: `dims` values, L2-normalised. Both channels are written into the one
+   * vector it returns (ingest embeds every memory: no array per channel). */
   embed(text: string): Float32Array {
-    const { dims: d, index, values, scales } = this.words;
-    const meaning = new Float32Array(d);
+    const { dims: d, index, values } = this.words;
+    const out = new Float32Array(this.dims);
+    const meaning = out.subarray(0, d);
+    const tokens = tokenize(text);
     // The weight of the words the vectors know, and of those they do not (as rare as it gets).
     let known = 0;
     let unknown = 0;
-    for (const w of tokenize(text)) {
+    for (const w of tokens) {
       const r = index.get(w);
       if (r === undefined) {
         unknown += 1;
         continue;
       }
       known += this.weights[r]!;
-      const scale = scales[r]! * this.weights[r]!;
+      const scale = this.rowFactors[r]!;
       const base = r * d;
       for (let i = 0; i < d; i++) meaning[i]! += values[base + i]! * scale;
     }
@@ -90,21 +98,20 @@ export class SemanticEmbedder {
       for (let i = 0; i < d; i++) meaning[i]! -= dot * this.common[i]!;
     }
     normalise(meaning);
-    const form = hashEmbedding(text, this.dims - d);
-    const out = new Float32Array(this.dims);
+    const form = hashInto(out.subarray(d), text, tokens);
     // The meaning channel speaks for the share of the text's weight its vectors know: without a
     // known word the text is its surface form alone.
     const m = Math.sqrt(this.opts.meaning * found);
     const f = Math.sqrt(1 - this.opts.meaning * found);
-    for (let i = 0; i < d; i++) out[i] = meaning[i]! * m;
-    for (let i = 0; i < form.length; i++) out[d + i] = form[i]! * f;
+    for (let i = 0; i < d; i++) meaning[i] = meaning[i]! * m;
+    for (let i = 0; i < form.length; i++) form[i] = form[i]! * f;
     return normalise(out);
   }
 }
 
 function normalise(v: Float32Array): Float32Array {
   let norm = 0;
-  for (const x of v) norm += x * x;
+  for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!;
   norm = Math.sqrt(norm);
   if (norm > 0) for (let i = 0; i < v.length; i++) v[i] = v[i]! / norm;
   return v;
