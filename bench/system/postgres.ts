@@ -42,17 +42,16 @@ export async function pgSampler(url: string, database: string) {
   await c.connect();
   return {
     async sample(): Promise<PgSample> {
-      const [db, act] = await Promise.all([
-        c.query<{ xact_commit: string; xact_rollback: string }>(
-          'select xact_commit, xact_rollback from pg_stat_database where datname = $1',
-          [database],
-        ),
-        c.query<{ state: string | null; n: string }>(
-          `select state, count(*) n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()
-           group by state`,
-          [database],
-        ),
-      ]);
+      // One after the other: a pg client runs one query at a time (queuing a second is deprecated).
+      const db = await c.query<{ xact_commit: string; xact_rollback: string }>(
+        'select xact_commit, xact_rollback from pg_stat_database where datname = $1',
+        [database],
+      );
+      const act = await c.query<{ state: string | null; n: string }>(
+        `select state, count(*) n from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()
+         group by state`,
+        [database],
+      );
       const by = (s: string) => Number(act.rows.find((r) => r.state === s)?.n ?? 0);
       return {
         t: Date.now(),
