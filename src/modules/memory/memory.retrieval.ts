@@ -12,8 +12,10 @@ import { fuseHits, type ChunkHit, type MemorySource } from './memory.rules.js';
 import * as search from './memory.search.repository.js';
 import { SketchIndex, TOMBSTONE_HOURS } from './memory.sketch-index.js';
 
-/** How many of the first stage's memories the second reranks (with their neighbours). */
-const RERANK_POOL = 30;
+/** How many of the first stage's memories the second reranks (with their neighbours). On LoCoMo's
+ * development split 20, 25 and 30 rank alike (recall@10 0.603, 0.603, 0.602) and 15 lower
+ * (0.594); 20 reads and reranks a third fewer rows than 30. */
+const RERANK_POOL = 20;
 /** A memory of the caller's conversation is raised this share of the way to 1 (spec: "The
  * conversation id boosts chunk continuity"). */
 const CONVERSATION_BOOST = 0.2;

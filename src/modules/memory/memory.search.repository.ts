@@ -267,7 +267,7 @@ const RETRIEVAL_COLUMNS = [
 
 export async function withNeighbours(db: Executor, ids: number[]) {
   if (ids.length === 0) return [];
-  // What a retrieved memory is made of (RetrievalRow): a pool and its neighbours are ninety rows
+  // What a retrieved memory is made of (RetrievalRow): a pool and its neighbours are sixty rows
   // a turn, whose metadata nobody reads.
   const cols = sql.join(RETRIEVAL_COLUMNS.map((c) => sql.ref(`x.${c}`)));
   const same = sql`x.tier = m.tier and x.conversation_id is not distinct from m.conversation_id`;
