@@ -122,10 +122,15 @@ export function sketchLiteral(v: ArrayLike<number>): string {
  * the memory bench measures recall@10 against float cosine. */
 export function quantize(v: ArrayLike<number>, out: Int8Array = new Int8Array(v.length)): Int8Array {
   let max = 0;
-  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(finite(v[i]!)));
   for (let i = 0; i < v.length; i++) {
-    const y = max === 0 ? 0 : (finite(v[i]!) * 127) / max;
-    out[i] = Math.sign(y) * Math.floor(Math.abs(y) + 0.5);
+    const a = Math.abs(finite(v[i]!));
+    if (a > max) max = a;
+  }
+  if (max === 0) return out.fill(0);
+  for (let i = 0; i < v.length; i++) {
+    const y = (finite(v[i]!) * 127) / max;
+    // Half away from zero on each side (Math.sign × Math.floor, without the calls).
+    out[i] = y >= 0 ? Math.floor(y + 0.5) : -Math.floor(0.5 - y);
   }
   return out;
 }
