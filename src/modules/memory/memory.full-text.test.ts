@@ -22,7 +22,12 @@ beforeAll(async () => {
     createUser(t, 'npc', { name: 'Mira' }),
   ]);
   const m = t.deps.services.memory;
-  const add = async (key: string, userId: number, content: string, source: 'shared' | 'world' | 'assistant_core') => {
+  const add = async (
+    key: string,
+    userId: number,
+    content: string,
+    source: 'shared' | 'world' | 'assistant_core',
+  ) => {
     const [made] = await m.addMemories([{ userId, content, source, createdBy: userId }]);
     ids[key] = made!.id;
   };
@@ -46,7 +51,9 @@ describe('memory full text by scope', () => {
     expect(await found({ userId: alice.id })).toEqual(idsOf('alice', 'world'));
     expect(await found({ userId: alice.id, npcUserId: npc.id })).toEqual(idsOf('alice', 'world', 'npcCore'));
     // The NPC asking for itself: its own memories, every tier, once.
-    expect(await found({ userId: npc.id, npcUserId: npc.id })).toEqual(idsOf('world', 'npcCore', 'npcShared'));
+    expect(await found({ userId: npc.id, npcUserId: npc.id })).toEqual(
+      idsOf('world', 'npcCore', 'npcShared'),
+    );
     expect(await found({ userId: alice.id, npcUserId: npc.id, source: 'world' })).toEqual(idsOf('world'));
     // A world memory written by Bob is Bob's through the world tier, not twice.
     expect(await found({ userId: bob.id })).toEqual(idsOf('bob', 'world'));
@@ -84,7 +91,12 @@ describe('memory full text by scope', () => {
       select id, user_id, 'shared', 'shared', 0, content from m`.execute(t.deps.db);
     await sql`analyze memory_chunks`.execute(t.deps.db);
     const [text] = await captureSql((db) =>
-      search.searchChunks(db, { userId: alice.id, text: 'harbour lantern', candidates: 10, index: search.pgvectorIndex }),
+      search.searchChunks(db, {
+        userId: alice.id,
+        text: 'harbour lantern',
+        candidates: 10,
+        index: search.pgvectorIndex,
+      }),
     );
     // With a sequential scan ruled out, the plan shows the index each branch reads.
     const plan = await transaction(t.deps.db, async (trx) => {
