@@ -58,8 +58,8 @@ function watchConnections() {
         return r;
       };
       undo.push(() => (client.query = query));
-      const stream = (client as unknown as { connection: { stream: Record<string, unknown> } }).connection
-        .stream;
+      // The socket the pool's client made and handed to pg (database.ts `ServiceClient`).
+      const stream = (client as unknown as { socket: Record<string, unknown> }).socket;
       for (const k of ['_write', '_writev']) {
         const f = stream[k] as (...a: unknown[]) => unknown;
         stream[k] = (...a: unknown[]) => (writes++, f.apply(stream, a));

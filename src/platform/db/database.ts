@@ -1,7 +1,7 @@
 // The only place that knows whether PGlite or PostgreSQL is running (ARCHITECTURE.md).
 // Everything above talks Kysely over `pg`; both engines speak the same wire protocol.
 import { resolve } from 'node:path';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -171,7 +171,7 @@ export class StatementAfterEndError extends Error {
  *   promise left running when the transaction's callback returned) would run on its own, outside
  *   the transaction. A rollback is let through: Kysely sends one after a commit that failed. */
 function pipelining(client: pg.PoolClient): void {
-  const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+  const stream = (client as unknown as ServiceClient).socket;
   const session = { ended: false };
   endedSessions.set(client, session);
   let begun: Promise<unknown> | undefined;
@@ -218,6 +218,19 @@ function pipelining(client: pg.PoolClient): void {
   }) as typeof client.query;
 }
 
+/** The pool's client: it makes its connection's socket itself and hands it to pg through pg's
+ * `stream` option, so that `pipelining` can cork the socket it holds. (With TLS, pg wraps this
+ * socket; corking it still joins the encrypted records of a turn into one write.) */
+class ServiceClient extends pg.Client {
+  readonly socket: Socket;
+
+  constructor(config?: pg.ClientConfig) {
+    const socket = new Socket();
+    super({ ...config, stream: () => socket });
+    this.socket = socket;
+  }
+}
+
 /** The connections set up for the guarded pool (`setUp`). */
 const readyClients = new WeakSet<pg.PoolClient>();
 
@@ -241,6 +254,7 @@ async function setUp(client: pg.PoolClient): Promise<void> {
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
   const pool = new pg.Pool({
     ...config,
+    Client: ServiceClient,
     connectionTimeoutMillis: timeoutMs,
     types: typeParsers,
     // Statements of one connection go out without waiting for the answers to those before:
