@@ -267,8 +267,8 @@ const RETRIEVAL_COLUMNS = [
 
 export async function withNeighbours(db: Executor, ids: number[]) {
   if (ids.length === 0) return [];
-  // What a retrieved memory is made of (RetrievalRow): a pool and its neighbours are sixty rows
-  // a turn, whose metadata nobody reads.
+  // What a retrieved memory is made of (RetrievalRow): a pool and its neighbours are up to three
+  // times its size (sixty rows for a search's twenty), whose metadata nobody reads.
   const cols = sql.join(RETRIEVAL_COLUMNS.map((c) => sql.ref(`x.${c}`)));
   const same = sql`x.tier = m.tier and x.conversation_id is not distinct from m.conversation_id`;
   const r = await sql<RetrievalRow & { of: number | null; side: 'previous' | 'next' | null }>`
