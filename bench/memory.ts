@@ -3,8 +3,9 @@
 // (DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test when it answers; without pgvector
 // there, so the sketch index with its int8 rerank; PGVECTOR=off runs PGlite on it too):
 //   - ingest throughput (memories/s, through addMemories, until every embedding is stored: by
-//     addMemories itself with the offline embedder, else by the jobs, drained) and its ratio to a
-//     plain batched INSERT of the same rows into a bare copy of the table;
+//     addMemories itself with the offline embedder, else by the jobs, drained), its ratio to a
+//     plain batched INSERT of the same rows into a bare copy of the table, and the process's CPU
+//     time per memory meanwhile (on PGlite that includes the database's worker thread);
 //   - hybrid top-10 latency (query embedding + both sides + fusion), p50 / p95;
 //   - recall@10 of the hybrid path's vector side against an exact float cosine scan computed here
 //     in JS (and the same counting exact ties with the 10th best as right);
@@ -282,11 +283,13 @@ async function run(kind: 'pglite' | 'postgres') {
     // Ours: addMemories (memory rows, chunks with tsvector and, with the offline embedder, their
     // embeddings; else the job; one transaction per batch), until every embedding is stored.
     const i0 = performance.now();
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < rows.length; i += BATCH)
       await memory.addMemories(rows.slice(i, i + BATCH).map(({ fact: _f, ...r }) => r));
     const insertedSec = (performance.now() - i0) / 1000;
     await deps.jobs.drain(30 * 60_000);
     const ingestSec = (performance.now() - i0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     const embedded = await memory.embeddingStatus();
     // A bulk load leaves the visibility map unset (no index-only scans) and the statistics stale
     // until autovacuum comes by: measure the steady state a running service is in.
@@ -389,6 +392,7 @@ async function run(kind: 'pglite' | 'postgres') {
       ingestPerSec: Math.round(rows.length / ingestSec),
       insertOnlySec: +insertedSec.toFixed(1),
       ingestSec: +ingestSec.toFixed(1),
+      ingestCpuUs: +((cpu.user + cpu.system) / rows.length).toFixed(1),
       plainInsertPerSec: Math.round(rows.length / plainSec),
       ingestRatio: +(plainSec / ingestSec).toFixed(2),
       hybridP50ms: pct(lat, 50),
