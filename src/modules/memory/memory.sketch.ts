@@ -1,80 +1,29 @@
 // Binary sketches of embeddings for the exact-scan fallback (no pgvector): SimHash over
-// structured random rotations. An embedding is zero-padded to P (a power of two), multiplied by a
-// fixed random ±1 diagonal and Walsh-Hadamard transformed (O(P log P)); the signs of the result
-// are P bits, and enough independent rotations make SKETCH_BITS. The Hamming distance between two
+// structured random rotations. An embedding is zero-padded to P (a power of two, at least 8),
+// multiplied by a fixed random ±1 diagonal and Walsh-Hadamard transformed (O(P log P), by a
+// WebAssembly kernel: memory.sketch-kernel.ts); the signs of the result are P bits, and enough
+// independent rotations make SKETCH_BITS. The Hamming distance between two
 // sketches estimates the angle between the embeddings (E[hamming / bits] = angle / π), which is
 // cheap in SQL (bit_count of a XOR) and good enough to prefilter: measured on the memory bench's
 // data, the exact top 10 is within the 150 nearest sketches 99% of the time. The service then
 // reranks the prefiltered candidates by the cosine of their int8 embeddings (`quantize`), which it
 // keeps beside the sketches (memory.sketch-index.ts).
 // Deterministic: the signs come from a fixed seed, so every node and every run agree.
+import { SketchKernel } from './memory.sketch-kernel.js';
 
 export const SKETCH_BITS = 2048;
 
-const signCache = new Map<number, Float64Array[]>();
-
+/** Each rotation's ±1 signs for the padded size p (made once per size, by its kernel). */
 function signs(p: number): Float64Array[] {
-  let s = signCache.get(p);
-  if (s) return s;
   let seed = 0x5eed1 ^ p;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0);
   const rounds = Math.ceil(SKETCH_BITS / p);
-  s = Array.from({ length: rounds }, () =>
+  return Array.from({ length: rounds }, () =>
     Float64Array.from({ length: p }, () => (rnd() & 0x10000 ? 1 : -1)),
   );
-  signCache.set(p, s);
-  return s;
 }
 
-const scratch = new Map<number, Float64Array>();
-
-/** In-place Walsh-Hadamard transform, two stages per pass (the same additions in the same order
- * as one stage at a time, so the result is bit for bit the same, in half the passes). */
-function fwht(a: Float64Array): void {
-  const n = a.length;
-  let h = 1;
-  if (n >= 4) {
-    for (let i = 0; i < n; i += 4) {
-      const y0 = a[i]! + a[i + 1]!;
-      const y1 = a[i]! - a[i + 1]!;
-      const y2 = a[i + 2]! + a[i + 3]!;
-      const y3 = a[i + 2]! - a[i + 3]!;
-      a[i] = y0 + y2;
-      a[i + 2] = y0 - y2;
-      a[i + 1] = y1 + y3;
-      a[i + 3] = y1 - y3;
-    }
-    h = 4;
-  }
-  for (; h * 4 <= n; h *= 4) {
-    for (let i = 0; i < n; i += h * 4) {
-      for (let j = i; j < i + h; j++) {
-        const x0 = a[j]!;
-        const x1 = a[j + h]!;
-        const x2 = a[j + 2 * h]!;
-        const x3 = a[j + 3 * h]!;
-        const y0 = x0 + x1;
-        const y1 = x0 - x1;
-        const y2 = x2 + x3;
-        const y3 = x2 - x3;
-        a[j] = y0 + y2;
-        a[j + 2 * h] = y0 - y2;
-        a[j + h] = y1 + y3;
-        a[j + 3 * h] = y1 - y3;
-      }
-    }
-  }
-  for (; h < n; h *= 2) {
-    for (let i = 0; i < n; i += h * 2) {
-      for (let j = i; j < i + h; j++) {
-        const x = a[j]!;
-        const y = a[j + h]!;
-        a[j] = x + y;
-        a[j + h] = x - y;
-      }
-    }
-  }
-}
+const kernels = new Map<number, SketchKernel>();
 
 /** The sketch's bits, most significant first in each byte (the order of Postgres `bit` input),
  * written to `out` at `offset` (SKETCH_BITS / 8 bytes). */
@@ -83,30 +32,11 @@ export function sketchBytes(
   out: Uint8Array = new Uint8Array(SKETCH_BITS / 8),
   offset = 0,
 ): Uint8Array {
-  const n = v.length;
-  let p = 1;
-  while (p < n) p *= 2;
-  let a = scratch.get(p);
-  if (!a) scratch.set(p, (a = new Float64Array(p)));
-  out.fill(0, offset, offset + SKETCH_BITS / 8);
-  let bit = 0;
-  for (const d of signs(p)) {
-    for (let i = 0; i < n; i++) a[i] = v[i]! * d[i]!;
-    a.fill(0, n);
-    fwht(a);
-    if (p >= 8) {
-      // Whole bytes (every rotation starts on a byte boundary), without branches: the signs are
-      // random, so a branch per bit would be mispredicted half the time.
-      for (let i = 0; i < p && bit < SKETCH_BITS; i += 8, bit += 8) {
-        let b = 0;
-        for (let k = i; k < i + 8; k++) b = (b << 1) | +(a[k]! > 0);
-        out[offset + (bit >> 3)] = b;
-      }
-    } else {
-      for (let i = 0; i < p && bit < SKETCH_BITS; i++, bit++)
-        if (a[i]! > 0) out[offset + (bit >> 3)]! |= 0x80 >> (bit & 7);
-    }
-  }
+  let p = 8;
+  while (p < v.length) p *= 2;
+  let kernel = kernels.get(p);
+  if (!kernel) kernels.set(p, (kernel = new SketchKernel(p, signs(p), SKETCH_BITS)));
+  kernel.sketch(v, out, offset);
   return out;
 }
 
