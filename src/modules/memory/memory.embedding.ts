@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Db, Executor } from '../../platform/db/database.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
+import type { EmbeddingValues } from '../../platform/models/provider.js';
 import * as embeddings from './memory.embeddings.repository.js';
 import * as encoding from './memory.encoding.js';
 import { EMBED_JOB } from './memory.jobs.js';
@@ -89,7 +90,7 @@ export class MemoryEmbedding {
     return this.types;
   }
 
-  private async encode(embeddings: number[][]): Promise<encoding.EncodedEmbeddings> {
+  private async encode(embeddings: EmbeddingValues[]): Promise<encoding.EncodedEmbeddings> {
     const types = this.opts.vector ? await this.vectorTypes(this.db) : undefined;
     return encoding.encodeEmbeddings(this.opts.vector, types, embeddings);
   }
@@ -249,7 +250,8 @@ export class MemoryEmbedding {
       }
     })();
     const embedding = request.then(
-      ({ result }) => result.embeddings[0],
+      // The query's vector goes on as plain numbers (it is read by several parts of the search).
+      ({ result }) => (result.embeddings[0] === undefined ? undefined : Array.from(result.embeddings[0])),
       (err: unknown) => {
         if (!refused)
           this.log.warn(

@@ -39,14 +39,6 @@ function lastUserText(req: ChatRequest): string {
   return '';
 }
 
-/** A plain array of the values (Array.from walks a typed array through its iterator: slower than
- * the embedding itself). */
-function toNumbers(f: Float32Array): number[] {
-  const out = new Array<number>(f.length);
-  for (let i = 0; i < f.length; i++) out[i] = f[i]!;
-  return out;
-}
-
 export class OfflineProvider implements ModelProvider {
   readonly name = 'offline';
   readonly offline = true;
@@ -117,7 +109,7 @@ export class OfflineProvider implements ModelProvider {
   async embed(texts: string[]): Promise<EmbedResult> {
     const embed = await this.embedder();
     return {
-      embeddings: texts.map((t) => toNumbers(embed(t))),
+      embeddings: texts.map((t) => embed(t)),
       provider: this.name,
       model: this.embeddingModel,
       dimensions: this.embeddingDimensions,

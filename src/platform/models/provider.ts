@@ -78,8 +78,12 @@ export interface ChatResult {
   offline: boolean;
 }
 
+/** An embedding's values: a model server's numbers as parsed, or the offline embedder's float32
+ * array as it made it (ingest stores them without a copy). */
+export type EmbeddingValues = number[] | Float32Array;
+
 export interface EmbedResult {
-  embeddings: number[][];
+  embeddings: EmbeddingValues[];
   provider: string;
   model: string;
   dimensions: number;

@@ -30,7 +30,7 @@ describe('the offline semantic embedder', () => {
       dimensions: SEMANTIC_DIMENSIONS,
       offline: true,
     });
-    expect(r.embeddings[0]).toEqual(Array.from(a));
+    expect(Array.from(r.embeddings[0]!)).toEqual(Array.from(a));
   });
 
   // Pairs that mean something alike, each beside a text about something else.
