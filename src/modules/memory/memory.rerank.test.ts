@@ -55,6 +55,27 @@ describe('the reranker', () => {
     expect(place(11)).toBeLessThan(place(20));
   });
 
+  it('reads a turn with the one before it: the answer to the question asked there', () => {
+    // "Who performed?" is asked in one turn and answered in the next, whose own words share none
+    // with the query; turns that do say "concert" or "birthday" but answer nothing come after it.
+    const told = candidate(1, 'Melanie: We celebrated my daughter birthday with music!', { next: 2 });
+    const asked = candidate(2, 'Caroline: Wow, who performed at the birthday concert?', {
+      previous: 1,
+      next: 3,
+    });
+    const tickets = candidate(4, 'Caroline: My brother likes concert tickets as presents.');
+    const cake = candidate(5, 'Caroline: The birthday cake was huge.');
+    const neighbours = new Map([
+      [3, { content: 'Melanie: It was Matt Patterson, so talented.', previous: 2 }],
+    ]);
+    const ranked = r.rerank(
+      'Who performed at the birthday concert?',
+      [told, asked, tickets, cake],
+      neighbours,
+    );
+    expect(ranked.map((x) => x.memoryId)).toEqual([2, 1, 3, 4, 5]);
+  });
+
   it('scores in [0, 1], best first; a lone exact match on full text alone scores 1', () => {
     const alone = r.rerank(
       'spare key',

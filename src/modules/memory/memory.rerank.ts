@@ -10,17 +10,20 @@
 //     for little, a rare word for much (full text ranks without it).
 //   - Plus the cosine of the embeddings (the vector side's, when the chunk was among its
 //     candidates; else the least of those, the most it can be).
-//   - Neighbours: a conversation answers across turns ("what did you paint?" / "a lake at
-//     sunrise"), so a memory adds NEIGHBOUR_SHARE of its better neighbour's score (a memory with
-//     no neighbour read stands on its own score).
+//   - Neighbours: a conversation answers across turns ("who performed at the concert?" / "it was
+//     Matt Patterson"), so a turn is read with the turns written just before and after it: a query
+//     word matched only there counts CONTEXT_WEIGHT of its match, and the turn adds NEIGHBOUR_SHARE
+//     of its better neighbour's score (a memory with no neighbour read stands on its own).
 import { contentWords, type WordSimilarity } from '../../platform/models/words.js';
 
 /** Word cosines below this count as no match. */
 const ALIGN_FLOOR = 0.3;
 /** The weight of the embeddings' cosine beside the alignment (normalised to the best). */
 const COSINE_WEIGHT = 1;
+/** What a query word matched only in a neighbouring turn counts, against a match in the memory. */
+const CONTEXT_WEIGHT = 0.7;
 /** The share of the better neighbour's score a memory adds. */
-const NEIGHBOUR_SHARE = 0.6;
+const NEIGHBOUR_SHARE = 0.3;
 /** Words of a memory considered (its first ones): bounds the cost of a very long memory. */
 const MAX_DOC_WORDS = 400;
 
@@ -48,15 +51,25 @@ export class Reranker {
     });
   }
 
-  /** How well a text's words answer the query's (the sum of weighted word matches: each query
-   * word's best match among the text's words, when it reaches ALIGN_FLOOR). */
-  static align(matchers: ((word: string) => number)[], weights: number[], doc: string[]): number {
-    let score = 0;
+  /** Each query word's best match among a text's words (1 for the word itself, else the cosine
+   * of their vectors). */
+  static matches(matchers: ((word: string) => number)[], doc: string[]): Float64Array {
+    const best = new Float64Array(matchers.length);
     matchers.forEach((match, k) => {
-      let best = 0;
-      for (const w of doc) best = Math.max(best, match(w));
-      if (best >= ALIGN_FLOOR) score += weights[k]! * best * best;
+      for (const w of doc) best[k] = Math.max(best[k]!, match(w));
     });
+    return best;
+  }
+
+  /** How well a text answers the query: the sum of its query words' weighted matches (those that
+   * reach ALIGN_FLOOR), each the better of its own match and CONTEXT_WEIGHT of its neighbours'. */
+  static align(weights: number[], own: Float64Array, context: Float64Array[]): number {
+    let score = 0;
+    for (let k = 0; k < weights.length; k++) {
+      let best = own[k]!;
+      for (const c of context) best = Math.max(best, CONTEXT_WEIGHT * c[k]!);
+      if (best >= ALIGN_FLOOR) score += weights[k]! * best * best;
+    }
     return score;
   }
 
@@ -80,10 +93,14 @@ export class Reranker {
     const weights = Reranker.weights(words, [...docs.values()]);
     const avg = [...docs.values()].reduce((n, d) => n + d.length, 0) / Math.max(1, docs.size) || 1;
     const matchers = words.map((w) => this.words.matcher(w));
+    const matched = new Map([...docs].map(([id, doc]) => [id, Reranker.matches(matchers, doc)]));
     let best = 0;
     const raw = new Map<number, number>();
     for (const [id, doc] of docs) {
-      const s = Reranker.align(matchers, weights, doc) / (0.25 + (0.75 * doc.length) / avg) ** 0.3;
+      const m = all.get(id)!;
+      const context = [m.previous, m.next].flatMap((n) => (n === undefined ? [] : (matched.get(n) ?? [])));
+      const s =
+        Reranker.align(weights, matched.get(id)!, context) / (0.25 + (0.75 * doc.length) / avg) ** 0.3;
       raw.set(id, s);
       best = Math.max(best, s);
     }
