@@ -42,21 +42,22 @@ export interface RerankCandidate {
 export class Reranker {
   constructor(private readonly words: WordSimilarity) {}
 
-  /** Each query word's weight: its inverse document frequency among the texts (BM25's form). */
-  static weights(query: string[], docs: string[][]): number[] {
-    const n = docs.length;
+  /** Each query word's weight: its inverse document frequency among the texts (BM25's form),
+   * from how many of the `n` texts hold each distinct word. */
+  static weights(query: string[], vocabulary: Map<string, number>, holding: Int32Array, n: number): number[] {
     return query.map((w) => {
-      const df = docs.filter((d) => d.includes(w)).length;
+      const i = vocabulary.get(w);
+      const df = i === undefined ? 0 : holding[i]!;
       return Math.log(1 + (n - df + 0.5) / (df + 0.5));
     });
   }
 
-  /** Each query word's best match among a text's words (1 for the word itself, else the cosine
-   * of their vectors). */
-  static matches(matchers: ((word: string) => number)[], doc: string[]): Float64Array {
-    const best = new Float64Array(matchers.length);
-    matchers.forEach((match, k) => {
-      for (const w of doc) best[k] = Math.max(best[k]!, match(w));
+  /** Each query word's best match among a text's words (given as indices into `similarity`, each
+   * query word's match with every distinct word of the pool). */
+  static matches(similarity: Float64Array[], doc: number[]): Float64Array {
+    const best = new Float64Array(similarity.length);
+    similarity.forEach((s, k) => {
+      for (const i of doc) best[k] = Math.max(best[k]!, s[i]!);
     });
     return best;
   }
@@ -87,13 +88,35 @@ export class Reranker {
       number,
       { content: string; previous?: number | undefined; next?: number | undefined }
     >([...neighbours, ...candidates.map((c) => [c.memoryId, c] as const)]);
-    const docs = new Map([...all].map(([id, m]) => [id, contentWords(m.content, MAX_DOC_WORDS)]));
+    // Every distinct word of the pool once: a pool repeats most of its words, so each query word
+    // is matched with each distinct word once (1 for itself, else the cosine of their vectors).
+    const vocabulary = new Map<string, number>();
+    const docs = new Map(
+      [...all].map(([id, m]) => [
+        id,
+        contentWords(m.content, MAX_DOC_WORDS).map(
+          (w) => vocabulary.get(w) ?? vocabulary.set(w, vocabulary.size).get(w)!,
+        ),
+      ]),
+    );
+    const holding = new Int32Array(vocabulary.size);
+    for (const doc of docs.values()) for (const i of doc) holding[i]!++;
     // The pool stands in for the scope: a word in most of it (a name said in every turn) is
     // common, one in few of them is telling.
-    const weights = Reranker.weights(words, [...docs.values()]);
+    const weights = Reranker.weights(words, vocabulary, holding, docs.size);
     const avg = [...docs.values()].reduce((n, d) => n + d.length, 0) / Math.max(1, docs.size) || 1;
-    const matchers = words.map((w) => this.words.matcher(w));
-    const matched = new Map([...docs].map(([id, doc]) => [id, Reranker.matches(matchers, doc)]));
+    // Each distinct word's row in the word vectors, looked up once (the table is large).
+    const ranks = [...vocabulary.keys()].map((w) => this.words.rank(w));
+    const similarity = words.map((w) => {
+      const q = this.words.rank(w);
+      const s = new Float64Array(vocabulary.size);
+      for (const [word, i] of vocabulary) {
+        const r = ranks[i];
+        s[i] = word === w ? 1 : q === undefined || r === undefined ? 0 : this.words.cosine(q, r);
+      }
+      return s;
+    });
+    const matched = new Map([...docs].map(([id, doc]) => [id, Reranker.matches(similarity, doc)]));
     let best = 0;
     const raw = new Map<number, number>();
     for (const [id, doc] of docs) {

@@ -55,25 +55,6 @@ export class WordSimilarity {
     return n > 0 ? dot / n : 0;
   }
 
-  /** How well `word` is matched by another word: 1 by itself, else the cosine of their vectors
-   * (0 outside the vocabulary). Each pair is computed once per matcher: a reranked pool repeats
-   * most of its words, and the cosines were most of a chat turn's reranking time. */
-  matcher(word: string): (other: string) => number {
-    const q = this.rank(word);
-    const known = new Map<string, number>();
-    return (other) => {
-      if (other === word) return 1;
-      if (q === undefined) return 0;
-      let s = known.get(other);
-      if (s === undefined) {
-        const r = this.rank(other);
-        s = r === undefined ? 0 : this.cosine(q, r);
-        known.set(other, s);
-      }
-      return s;
-    };
-  }
-
   private norm(row: number): number {
     let n = this.norms[row]!;
     if (n >= 0) return n;
