@@ -59,7 +59,11 @@ function serve(database, path) {
     // The database of this client: a reset swaps it only once every client is gone.
     const db = database();
     let started = false;
-    let pending = Buffer.alloc(0);
+    // The bytes read and not yet run. A large message (a batch of embeddings is megabytes) comes
+    // in many reads: they are kept apart and joined once the first message is complete, so its
+    // bytes are copied once, not once per read.
+    let parts = [];
+    let size = 0;
     // Batches run one after another, in the order the bytes came.
     let chain = Promise.resolve();
     const run = async (batch) => {
@@ -77,11 +81,21 @@ function serve(database, path) {
         socket.uncork();
       }
     };
+    /** The first message's length, once its header is in (Infinity before). */
+    const firstLength = () => {
+      const head = started ? 1 : 0;
+      if (size < head + 4) return Infinity;
+      if (parts[0].length < head + 4) parts = [Buffer.concat(parts, size)];
+      return head + parts[0].readInt32BE(head);
+    };
     const onData = (chunk) => {
-      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      parts.push(chunk);
+      size += chunk.length;
+      if (size < firstLength()) return;
+      let pending = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
       while (pending.length) {
         const length = completeLength(pending, started);
-        if (length === 0) return;
+        if (length === 0) break;
         const batch = pending.subarray(0, length);
         pending = pending.subarray(length);
         if (!started) {
@@ -95,6 +109,8 @@ function serve(database, path) {
         }
         chain = chain.then(() => run(batch)).catch((err) => socket.destroy(err));
       }
+      parts = pending.length ? [pending] : [];
+      size = pending.length;
     };
     socket.on('data', onData);
     socket.resume(); // a socket that waited its turn was paused: its bytes come now

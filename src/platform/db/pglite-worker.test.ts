@@ -1,8 +1,10 @@
 // The embedded database's socket server (pglite-worker.mjs): each read's complete protocol
 // messages go to PGlite in one call, so what must hold is the wire protocol's own behaviour:
-// an error ends its statement only, a large answer or parameter crosses whole, a client that
-// leaves mid-transaction leaves nothing open, and a second client waits for the first.
+// an error ends its statement only, a large answer or parameter crosses whole, a message runs
+// whole however the reads cut it, a client that leaves mid-transaction leaves nothing open, and
+// a second client waits for the first.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -62,6 +64,59 @@ describe.skipIf(isPostgres())('embedded database socket server', () => {
       expect(rows.rows.at(-1)).toEqual({ n: 5000, pad: 'x'.repeat(1000) });
     } finally {
       c.release();
+    }
+  });
+
+  it('runs each message whole whatever reads bring it, its header split too', async () => {
+    // A startup message and two simple queries sent three bytes at a time: the server joins each
+    // message's pieces however the reads cut them and answers each once.
+    const { host, port } = h.pool.options as { host: string; port: number };
+    const socket = connect(join(host, `.s.PGSQL.${port}`));
+    const received: Buffer[] = [];
+    /** The backend messages answered so far: their types and bodies. */
+    const messages = () => {
+      const all = Buffer.concat(received);
+      const out: { type: string; body: string }[] = [];
+      for (let at = 0; at + 5 <= all.length;) {
+        const end = at + 1 + all.readInt32BE(at + 1);
+        if (end > all.length) break;
+        out.push({ type: String.fromCharCode(all[at]!), body: all.toString('latin1', at + 5, end) });
+        at = end;
+      }
+      return out;
+    };
+    // Ready for a query after the startup and after each of the two queries.
+    const ready = new Promise<void>((done) =>
+      socket.on('data', (b: Buffer) => {
+        received.push(b);
+        if (messages().filter((m) => m.type === 'Z').length === 3) done();
+      }),
+    );
+    const params = Buffer.from('user\0postgres\0database\0postgres\0\0', 'latin1');
+    const startup = Buffer.alloc(8 + params.length);
+    startup.writeInt32BE(startup.length, 0);
+    startup.writeInt32BE(196608, 4); // protocol 3.0
+    params.copy(startup, 8);
+    const query = (text: string) => {
+      const body = Buffer.from(`${text}\0`, 'latin1');
+      const head = Buffer.from('Q\0\0\0\0', 'latin1');
+      head.writeInt32BE(body.length + 4, 1);
+      return Buffer.concat([head, body]);
+    };
+    const bytes = Buffer.concat([startup, query("select 'split-' || 41 + 1"), query("select 'whole'")]);
+    try {
+      await new Promise<void>((done) => socket.once('connect', done));
+      for (let at = 0; at < bytes.length; at += 3)
+        await new Promise<void>((done) => socket.write(bytes.subarray(at, at + 3), () => done()));
+      await ready;
+      const answered = messages();
+      expect(answered.filter((m) => m.type === 'E')).toEqual([]);
+      const rows = answered.filter((m) => m.type === 'D').map((m) => m.body);
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toContain('split-42');
+      expect(rows[1]).toContain('whole');
+    } finally {
+      socket.destroy();
     }
   });
 
