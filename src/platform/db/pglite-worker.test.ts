@@ -70,6 +70,8 @@ describe.skipIf(isPostgres())('embedded database socket server', () => {
   it('runs each message whole whatever reads bring it, its header split too', async () => {
     // A startup message and two simple queries sent three bytes at a time: the server joins each
     // message's pieces however the reads cut them and answers each once.
+    // The server serves one client at a time: the pool's idle one goes first.
+    (await h.pool.connect()).release(true);
     const { host, port } = h.pool.options as { host: string; port: number };
     const socket = connect(join(host, `.s.PGSQL.${port}`));
     const received: Buffer[] = [];
