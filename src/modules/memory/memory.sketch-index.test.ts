@@ -4,16 +4,14 @@
 // open at the index's previous read. Also: the int8 embeddings and migration 0017, which made
 // them from the float32 ones stored before.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
-import wabtInit from 'wabt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } from '../../../test/harness.js';
 import { dropSchema } from '../../../test/schema.js';
 import { openDatabase, transaction, type Trx } from '../../platform/db/database.js';
 import { migrate } from '../../platform/db/migrate.js';
 import { hashEmbedding, LEXICAL_EMBEDDING_MODEL } from '../../platform/models/lexical-embedder.js';
-import { HAMMING_WASM_BASE64, HammingKernel } from './memory.hamming.js';
+import { HammingKernel } from './memory.hamming.js';
 import type { Scope } from './memory.search.repository.js';
 import type { MemorySource } from './memory.rules.js';
 import { SketchIndex, STALE_MS } from './memory.sketch-index.js';
@@ -41,13 +39,6 @@ const text = (who: string, i: number) =>
   `${who} note ${i}: ${TOPICS[i % 8]} and ${TOPICS[(i * 5) % 8]} near the ${TOPICS[(i * 3) % 8]}, day ${i}.`;
 
 describe('the Hamming kernel', () => {
-  it('is memory.hamming.wat assembled', async () => {
-    const wabt = await wabtInit();
-    const source = readFileSync(new URL('./memory.hamming.wat', import.meta.url), 'utf8');
-    const assembled = Buffer.from(wabt.parseWat('memory.hamming.wat', source).toBinary({}).buffer);
-    expect(assembled.toString('base64')).toBe(HAMMING_WASM_BASE64);
-  });
-
   it('counts the differing bits of each sketch, across windows', () => {
     const bytes = SKETCH_BITS / 8;
     const count = 20_000; // more than one window of the kernel's memory

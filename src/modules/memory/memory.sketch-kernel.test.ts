@@ -1,10 +1,7 @@
-// The sketch kernel: memory.sketch.wat assembled, and each sketch bit for bit the plain
-// computation's (zero-pad to p, multiply by each rotation's signs, Walsh-Hadamard transform one
-// stage at a time, one bit per sign), whatever the vector's length and values.
-import { readFileSync } from 'node:fs';
-import wabtInit from 'wabt';
+// The sketch kernel (its bytes are checked in memory.wasm.test.ts): each sketch bit for bit the
+// plain computation's (zero-pad to p, multiply by each rotation's signs, Walsh-Hadamard transform
+// one stage at a time, one bit per sign), whatever the vector's length and values.
 import { describe, expect, it } from 'vitest';
-import { SKETCH_WASM_BASE64 } from './memory.sketch-kernel.js';
 import { SKETCH_BITS, sketchBytes } from './memory.sketch.js';
 
 /** The sketch computed the plain way, the definition the kernel must match. */
@@ -28,13 +25,6 @@ function plainSketch(v: number[]): Uint8Array {
 }
 
 describe('the sketch kernel', () => {
-  it('is memory.sketch.wat assembled', async () => {
-    const wabt = await wabtInit();
-    const source = readFileSync(new URL('./memory.sketch.wat', import.meta.url), 'utf8');
-    const assembled = Buffer.from(wabt.parseWat('memory.sketch.wat', source).toBinary({}).buffer);
-    expect(assembled.toString('base64')).toBe(SKETCH_WASM_BASE64);
-  });
-
   it('gives the plain computation bit for bit, at every size', () => {
     let seed = 11;
     const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
