@@ -250,8 +250,12 @@ export class MemoryEmbedding {
       }
     })();
     const embedding = request.then(
-      // The query's vector goes on as plain numbers (it is read by several parts of the search).
-      ({ result }) => (result.embeddings[0] === undefined ? undefined : Array.from(result.embeddings[0])),
+      // The query's vector goes on as plain numbers (it is read by several parts of the search);
+      // a model server's already are.
+      ({ result }) => {
+        const v = result.embeddings[0];
+        return v === undefined || Array.isArray(v) ? v : Array.from(v);
+      },
       (err: unknown) => {
         if (!refused)
           this.log.warn(

@@ -1,5 +1,5 @@
 // Hamming distances between binary sketches, computed by a small WebAssembly kernel
-// (memory.hamming.wat, assembled below; its test checks the bytes against the source).
+// (memory.hamming.wat, assembled below; memory.wasm.test.ts checks the bytes against the source).
 import { SKETCH_BITS } from './memory.sketch.js';
 import { instantiate, type WasmMemory } from './memory.wasm.js';
 

@@ -3,8 +3,8 @@
 ;; byte 0, written as u16 from byte `out`. WebAssembly's i64.popcnt is one instruction where
 ;; JavaScript needs a dozen for a 32-bit popcount (measured: 10,000 sketches of 2,048 bits in
 ;; ~0.25 ms here against ~1.5 ms in JavaScript).
-;; memory.hamming.ts holds the assembled bytes; its test assembles this file with wabt and checks
-;; they match.
+;; memory.hamming.ts holds the assembled bytes; memory.wasm.test.ts assembles this file with
+;; wabt and checks they match.
 (module
   (memory (export "memory") 1)
   (func (export "hamming") (param $base i32) (param $count i32) (param $words i32) (param $out i32)

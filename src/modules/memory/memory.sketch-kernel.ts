@@ -1,6 +1,7 @@
 // The sketch of memory.sketch.ts computed by a WebAssembly kernel (memory.sketch.wat, assembled
-// below; its test checks the bytes against the source and the sketches against the plain
-// computation). Without pgvector every embedding stored and every query is sketched.
+// below; memory.wasm.test.ts checks the bytes against the source, memory.sketch-kernel.test.ts the
+// sketches against the plain computation). Without pgvector every embedding stored and every
+// query is sketched.
 import { instantiate } from './memory.wasm.js';
 
 /** memory.sketch.wat, assembled by wabt (`wat2wasm`). */
@@ -15,11 +16,7 @@ export class SketchKernel {
   private readonly output: Uint8Array;
   private readonly run: () => void;
 
-  constructor(
-    readonly p: number,
-    signs: Float64Array[],
-    bits: number,
-  ) {
+  constructor(p: number, signs: Float64Array[], bits: number) {
     if (p < 8 || (p & (p - 1)) !== 0) throw new Error(`sketch size ${p}: not a power of two of at least 8`);
     const rounds = signs.length;
     const inputAt = rounds * p * 8;

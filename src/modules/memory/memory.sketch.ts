@@ -2,9 +2,9 @@
 // structured random rotations. An embedding is zero-padded to P (a power of two, at least 8),
 // multiplied by a fixed random ±1 diagonal and Walsh-Hadamard transformed (O(P log P), by a
 // WebAssembly kernel: memory.sketch-kernel.ts); the signs of the result are P bits, and enough
-// independent rotations make SKETCH_BITS. The Hamming distance between two
-// sketches estimates the angle between the embeddings (E[hamming / bits] = angle / π), which is
-// cheap in SQL (bit_count of a XOR) and good enough to prefilter: measured on the memory bench's
+// independent rotations make SKETCH_BITS. The Hamming distance between two sketches estimates
+// the angle between the embeddings (E[hamming / bits] = angle / π), which is cheap in SQL
+// (bit_count of a XOR) and good enough to prefilter: measured on the memory bench's
 // data, the exact top 10 is within the 150 nearest sketches 99% of the time. The service then
 // reranks the prefiltered candidates by the cosine of their int8 embeddings (`quantize`), which it
 // keeps beside the sketches (memory.sketch-index.ts).

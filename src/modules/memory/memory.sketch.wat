@@ -1,8 +1,8 @@
 ;; The sketch kernel of memory.sketch.ts: the SimHash sketch of one vector, bit for bit what the
 ;; plain computation gives (the same additions on each value, two values at a time: f64x2), in
 ;; less than half the time the same computation takes in JavaScript (bench/RESULTS.md).
-;; memory.sketch-kernel.ts holds the assembled bytes; its test assembles this file with wabt and
-;; checks they match.
+;; memory.sketch-kernel.ts holds the assembled bytes; memory.wasm.test.ts assembles this file with
+;; wabt and checks they match.
 (module
   (memory (export "memory") 1)
 

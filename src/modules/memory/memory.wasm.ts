@@ -1,6 +1,6 @@
 // The memory module's WebAssembly kernels (memory.hamming.wat, memory.sketch.wat) are held as the
-// base64 of their assembled bytes (wabt's `wat2wasm`; each kernel's test assembles its source and
-// checks the bytes). This instantiates one, each instance with its own memory.
+// base64 of their assembled bytes (wabt's `wat2wasm`; memory.wasm.test.ts assembles each source
+// and checks the bytes). This instantiates one, each instance with its own memory.
 
 // The few WebAssembly types used here (the project compiles against ES2023 and Node's types,
 // which do not declare the JavaScript API's classes).
