@@ -4,7 +4,7 @@
 // service's memory.sketch-index.ts, from rows read here); which one runs follows the migration
 // variant applied (the database's vector capability), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
-import type { Executor } from '../../platform/db/database.js';
+import { together, type Executor } from '../../platform/db/database.js';
 import { vectorLiteral } from './memory.encoding.js';
 import { memoryColumns, type RetrievalRow } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
@@ -68,24 +68,28 @@ export interface VectorQuery {
 }
 
 /** The vector side of retrieval, one interface for both forms: `open` is called as soon as the
- * search starts (the sketch index brings the scope's sketches up to date while the query is being
- * embedded); the scan then gives the `count` nearest chunks of the scope by cosine, nearest first
- * (ties by id). pgvector's exact scan (`pgvectorIndex`) or the sketch index's Hamming ranking with
- * an int8 cosine rerank of the `pool` nearest (memory.sketch-index.ts). */
+ * search starts, with the connection the full-text side runs on (the sketch index brings the
+ * scope's sketches up to date there, while the query is being embedded; `ready` settles once that
+ * read is answered); the scan then gives the `count` nearest chunks of the scope by cosine, nearest
+ * first (ties by id), reading through `db` if it reads at all. pgvector's exact scan
+ * (`pgvectorIndex`) or the sketch index's Hamming ranking with an int8 cosine rerank of the `pool`
+ * nearest (memory.sketch-index.ts). */
 export interface VectorIndex {
   open(db: Executor, scope: Scope): VectorScan;
 }
 
 export interface VectorScan {
-  nearest(q: VectorQuery): Promise<(ChunkKey & { distance: number })[]>;
+  ready: Promise<unknown>;
+  nearest(q: VectorQuery, db: Executor): Promise<(ChunkKey & { distance: number })[]>;
 }
 
 /** With pgvector: an exact `<=>` scan of the scope in the database (never an index that filters
  * after the scan, which could return fewer than `count` rows). Each hit's chunk is read by primary
  * key in a lateral subquery. */
 export const pgvectorIndex: VectorIndex = {
-  open: (db, scope) => ({
-    async nearest(q) {
+  open: (_reads, scope) => ({
+    ready: Promise.resolve(),
+    async nearest(q, db) {
       const owned = sql`${scopeFilter('e', scope)} and e.model = ${q.model} and e.dim = ${q.dim}`;
       const r = await sql<ChunkKey & { distance: number }>`
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
@@ -120,35 +124,42 @@ export function rerankPool(candidates: number): number {
 /** Both sides of the hybrid search: the `candidates` nearest chunks by cosine distance (over the
  * whole scope, never a post-filtered index) and the `candidates` best full-text matches (any
  * query word; ts_rank with length normalisation), merged by chunk id.
- * The two sides are separate statements: the full-text side starts at once, the vector side when
- * the embedding (which may be a promise) arrives; on PostgreSQL they run at once on separate pool
- * connections (the turn waits for the slower, not the sum); on PGlite's one connection they
- * queue. Each side reads its chunks' columns itself, by primary key on the few rows it keeps
- * (lateral subqueries with `limit 1`, which the planner cannot flatten into a hash join that scans
- * every chunk of the scope again), so no plan depends on row estimates for CTEs (a nested loop
- * over mis-estimated CTE scans once cost more than both sides together).
+ * The full-text side starts at once, the vector side when the embedding (which may be a promise)
+ * arrives. The full-text statement and the sketch index's catch-up read go out together on one
+ * connection: one write and one round trip (a system call costs a third of a millisecond in this
+ * service's sandbox, and PGlite's one connection answered them one after the other). Each side
+ * reads its chunks' columns itself, by primary key on the few rows it keeps (lateral subqueries
+ * with `limit 1`, which the planner cannot flatten into a hash join that scans every chunk of the
+ * scope again), so no plan depends on row estimates for CTEs (a nested loop over mis-estimated CTE
+ * scans once cost more than both sides together).
  * With pgvector the database scans the scope exactly. Without it, the scope is ranked by the
  * Hamming distance of the embeddings' sketches in this process (`sketches`, kept up to date from
  * the database on every search), and the `rerankPool` nearest are reranked there by the cosine
  * of their int8 embeddings: the vector side reads nothing once the index is up to date. */
 export async function searchChunks(db: Executor, p: SearchParams): Promise<SearchRow[]> {
-  // Opened at once: the sketch index is brought up to date while the query is being embedded (not
-  // at all for a search by full text alone).
-  const scan = p.embedding === undefined ? undefined : p.index.open(db, p);
-  const [near, text] = await Promise.all([
-    Promise.resolve(p.embedding).then((embedding) =>
-      embedding && scan
-        ? scan.nearest({
+  const embedded = Promise.resolve(p.embedding);
+  // Awaited below, unless the full-text side fails first.
+  embedded.catch(() => undefined);
+  const [scan, text] = await db.connection().execute(async (conn) => {
+    // Not opened for a search by full text alone.
+    const opened = p.embedding === undefined ? undefined : p.index.open(conn, p);
+    const [, rows] = await together([opened?.ready, textSide(conn, p)]);
+    return [opened, rows] as const;
+  });
+  const embedding = await embedded;
+  const near =
+    embedding && scan
+      ? await scan.nearest(
+          {
             model: embedding.model,
             dim: embedding.values.length,
             query: embedding.values,
             pool: rerankPool(p.candidates),
             count: p.candidates,
-          })
-        : [],
-    ),
-    textSide(db, p),
-  ]);
+          },
+          db,
+        )
+      : [];
   const byId = new Map<number, SearchRow>();
   for (const r of near) byId.set(r.id, { ...r, rank: null });
   for (const r of text) {

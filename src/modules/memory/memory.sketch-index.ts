@@ -260,7 +260,7 @@ export class SketchIndex implements search.VectorIndex {
     const ready = this.refresh(db, this.keysOf(scope));
     // Awaited by `nearest`; a search that never gets its embedding leaves it unawaited.
     ready.catch(() => undefined);
-    return { nearest: async (p) => this.rank(await ready, { ...scope, ...p }) };
+    return { ready, nearest: async (p) => this.rank(await ready, { ...scope, ...p }) };
   }
 
   /** The `count` nearest chunks of a scope (up to date first) by the cosine of their int8
@@ -269,7 +269,7 @@ export class SketchIndex implements search.VectorIndex {
     db: Executor,
     p: search.Scope & search.VectorQuery,
   ): Promise<(search.ChunkKey & { distance: number })[]> {
-    return this.open(db, p).nearest(p);
+    return this.open(db, p).nearest(p, db);
   }
 
   private rank(
