@@ -6,7 +6,8 @@
 //     addMemories itself with the offline embedder, else by the jobs, drained), its ratio to a
 //     plain batched INSERT of the same rows into a bare copy of the table, and the process's CPU
 //     time per memory meanwhile (on PGlite that includes the database's worker thread);
-//   - hybrid top-10 latency (query embedding + both sides + fusion), p50 / p95;
+//   - hybrid top-10 latency (query embedding + both sides + fusion + rerank), p50 / p95, and the
+//     process's CPU time per search (on PGlite with the database's);
 //   - recall@10 of the hybrid path's vector side against an exact float cosine scan computed here
 //     in JS (and the same counting exact ties with the 10th best as right);
 //   - retrieval quality against plain lexical search (ts_rank over the same chunks) on queries
@@ -318,6 +319,7 @@ async function run(kind: 'pglite' | 'postgres') {
     const lat: number[] = [];
     let hybridHits = 0;
     let hybridRR = 0;
+    const searchCpu0 = process.cpuUsage();
     for (const q of queries) {
       const s = performance.now();
       const found = await memory.retrieve({ userId: q.userId }, q.text, 10);
@@ -328,6 +330,7 @@ async function run(kind: 'pglite' | 'postgres') {
         hybridRR += 1 / (rank + 1);
       }
     }
+    const searchCpu = process.cpuUsage(searchCpu0);
     lat.sort((a, b) => a - b);
 
     // Plain lexical search on the same data and scope.
@@ -395,6 +398,7 @@ async function run(kind: 'pglite' | 'postgres') {
       ingestCpuUs: +((cpu.user + cpu.system) / rows.length).toFixed(1),
       plainInsertPerSec: Math.round(rows.length / plainSec),
       ingestRatio: +(plainSec / ingestSec).toFixed(2),
+      hybridCpuUs: Math.round((searchCpu.user + searchCpu.system) / queries.length),
       hybridP50ms: pct(lat, 50),
       hybridP95ms: pct(lat, 95),
       lexicalP50ms: pct(llat, 50),
