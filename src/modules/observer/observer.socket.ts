@@ -67,15 +67,31 @@ export function observerSockets(io: SocketServer, { instances, bus, authenticate
   });
 
   bus.on('timeline.recorded', ({ event, observerIds }) => {
-    nsp.to(observerIds.map(observerRoom)).emit('timeline_update', event);
+    later(() => nsp.to(observerIds.map(observerRoom)).emit('timeline_update', event));
   });
   bus.on('instance.activity', ({ observerIds, activity }) => {
-    nsp.to(observerIds.map(observerRoom)).emit('instance_activity', activity);
+    later(() => nsp.to(observerIds.map(observerRoom)).emit('instance_activity', activity));
   });
   bus.on('observer.summary', ({ observerId, summary }) => {
-    nsp.to(observerRoom(observerId)).emit('summary_update', summary);
+    later(() => nsp.to(observerRoom(observerId)).emit('summary_update', summary));
   });
   bus.on('observer.reflection', ({ observerId, reflection }) => {
-    nsp.to(observerRoom(observerId)).emit('reflection_generated', reflection);
+    later(() => nsp.to(observerRoom(observerId)).emit('reflection_generated', reflection));
+  });
+}
+
+/** A broadcast sent once the current turn of the event loop is done: the request whose commit
+ * published it is answered first, rather than after a write to every socket of this node that
+ * watches the observer (a hundred for a busy one; a game server's ingest waited for them all).
+ * Broadcasts keep their order (callbacks run in the order queued), and this namespace sends
+ * nothing but broadcasts, so nothing overtakes them. A broadcast that throws (the server closing
+ * meanwhile) is dropped, as an after-commit listener's failure is. */
+function later(broadcast: () => void): void {
+  setImmediate(() => {
+    try {
+      broadcast();
+    } catch {
+      // Nothing to deliver to once the server is closed.
+    }
   });
 }
