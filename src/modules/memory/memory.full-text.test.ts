@@ -67,6 +67,20 @@ describe('memory full text by scope', () => {
     expect(rows.every((r) => r.rank !== null && r.rank > 0 && r.distance === null)).toBe(true);
   });
 
+  it('searches inside a transaction as outside one', async () => {
+    // Outside one, the full-text side takes a connection of its own for its first reads; a
+    // transaction is one connection already.
+    const rows = await transaction(t.deps.db, (trx) =>
+      search.searchChunks(trx, {
+        userId: alice.id,
+        text: 'harbour lantern',
+        candidates: 10,
+        index: search.pgvectorIndex,
+      }),
+    );
+    expect(rows.map((r) => Number(r.memory_id)).sort((a, b) => a - b)).toEqual(idsOf('alice', 'world'));
+  });
+
   it("reads the owner's and the world's own index entries", async () => {
     const indexes = await sql<{ indexname: string }>`
       select indexname from pg_indexes where schemaname = current_schema() and tablename = 'memory_chunks'`.execute(

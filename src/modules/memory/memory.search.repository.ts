@@ -140,12 +140,14 @@ export async function searchChunks(db: Executor, p: SearchParams): Promise<Searc
   const embedded = Promise.resolve(p.embedding);
   // Awaited below, unless the full-text side fails first.
   embedded.catch(() => undefined);
-  const [scan, text] = await db.connection().execute(async (conn) => {
+  const firstReads = async (conn: Executor) => {
     // Not opened for a search by full text alone.
     const opened = p.embedding === undefined ? undefined : p.index.open(conn, p);
     const [, rows] = await together([opened?.ready, textSide(conn, p)]);
     return [opened, rows] as const;
-  });
+  };
+  // A transaction is one connection already (and Kysely reserves none inside one).
+  const [scan, text] = await (db.isTransaction ? firstReads(db) : db.connection().execute(firstReads));
   const embedding = await embedded;
   const near =
     embedding && scan
