@@ -143,11 +143,14 @@ describe('coalescingNotifies', () => {
       try {
         const onA = await connectSocket(a.url);
         const onB = await connectSocket(b.url);
-        // Both adapters listen once node B hears node A.
+        // Each adapter listens once it hears the other: node B hears node A, node A hears node B
+        // (each sets up its LISTEN on its own; on a busy machine B's broadcast at the end once
+        // went out before A listened, and was lost).
         let sent = 0;
         await eventually(() => {
-          if (got(onB, 'warm').length > 0) return true;
-          a.io.to('r').emit('warm', sent++);
+          if (got(onB, 'warm').length > 0 && got(onA, 'warm-b').length > 0) return true;
+          if (got(onB, 'warm').length === 0) a.io.to('r').emit('warm', sent++);
+          if (got(onA, 'warm-b').length === 0) b.io.to('r').emit('warm-b', sent++);
           return false;
         });
         expect(got(onB, 'warm')[0]).toEqual(expect.any(Number));
