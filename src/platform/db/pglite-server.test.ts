@@ -1,7 +1,7 @@
 // The embedded server's reset (what the test harness reuses its servers with): the data goes back
 // to the tarball's, the clients of before are cut off, and a server not loaded from a tarball
-// refuses it.
-import { mkdtempSync, rmSync } from 'node:fs';
+// refuses it. And a new cluster: made once by initdb and kept, then loaded from what was kept.
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -72,5 +72,53 @@ describe.skipIf(isPostgres())('embedded server reset', () => {
 
   it('is refused by a server that was not loaded from a tarball', async () => {
     await expect(maker.reset()).rejects.toThrow(/only a database loaded from a tarball can be reset/);
+  });
+});
+
+describe.skipIf(isPostgres())('a new embedded cluster', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pglite-cluster-test-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const query = async (s: EmbeddedServer, text: string) => {
+    const c = new pg.Client({ host: s.socketDir, port: s.port, user: 'postgres', database: 'postgres' });
+    await c.connect();
+    try {
+      return (await c.query(text)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+
+  it('is made by initdb and kept once, then started from what was kept; a cluster on disk stays its own', async () => {
+    const kept = join(dir, 'empty.tar');
+    const made = await startEmbeddedServer({ dataDir: null, emptyClusterPlaces: [kept] });
+    // Kept before the server answered: nothing written after the start is in it.
+    expect(existsSync(kept)).toBe(true);
+    await query(made, 'create table marker (id int)');
+    // A cluster with a marker stands in for the kept one: a new cluster is loaded from it.
+    const marked = join(dir, 'marked.tar');
+    await made.dumpTo(marked);
+    await made.stop();
+    copyFileSync(marked, kept);
+    const loaded = await startEmbeddedServer({ dataDir: null, emptyClusterPlaces: [kept] });
+    expect(await query(loaded, 'select count(*)::int as n from marker')).toEqual([{ n: 0 }]);
+    await loaded.stop();
+
+    // A data directory: its new cluster comes from the kept one, then it is its own.
+    const dataDir = join(dir, 'data');
+    const first = await startEmbeddedServer({ dataDir, emptyClusterPlaces: [kept] });
+    await query(first, 'drop table marker; create table mine (id int)');
+    await first.stop();
+    const again = await startEmbeddedServer({ dataDir, emptyClusterPlaces: [kept] });
+    expect(
+      await query(
+        again,
+        "select to_regclass('mine') is not null as mine, to_regclass('marker') is null as no_marker",
+      ),
+    ).toEqual([{ mine: true, no_marker: true }]);
+    await again.stop();
   });
 });

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { emptyCluster, isNewCluster } from './empty-cluster.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 
 export interface EmbeddedServer {
@@ -26,6 +27,8 @@ export interface EmbeddedServerOptions {
   dataDir: string | null;
   /** Start from this data-directory tarball instead of an empty cluster. */
   loadFrom?: string | undefined;
+  /** Where the machine's empty cluster is kept (empty-cluster.ts; tests name their own). */
+  emptyClusterPlaces?: string[];
 }
 
 type Reply = 'ready' | 'dumped' | 'reset' | 'closed';
@@ -41,8 +44,16 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   const socketDir = mkdtempSync(join(tmpdir(), `apdb-${randomBytes(4).toString('hex')}-`));
   const port = 5432;
   const socketPath = join(socketDir, `.s.PGSQL.${port}`);
+  // A new cluster starts from the machine's kept empty one, or keeps it (empty-cluster.ts).
+  const fresh = !opts.loadFrom && isNewCluster(dataDir) ? emptyCluster(opts.emptyClusterPlaces) : {};
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
-    workerData: { dataDir, socketPath, loadFrom: opts.loadFrom ?? null },
+    workerData: {
+      dataDir,
+      socketPath,
+      loadFrom: opts.loadFrom ?? null,
+      emptyCluster: fresh.load ?? null,
+      keepEmptyClusterAt: fresh.keepAt ?? null,
+    },
     name: 'pglite', // the thread's name in ps and /proc (bench/chat.ts reads its CPU time)
   });
 

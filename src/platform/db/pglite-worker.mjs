@@ -9,7 +9,11 @@
 // message a read brought goes to PGlite in one call and its answer out in one write
 // (bench/pglite-roundtrip.ts measures a statement's round trip; figures in bench/RESULTS.md).
 //
-// workerData: { dataDir: string | null, socketPath: string, loadFrom: string | null }
+// workerData: { dataDir: string | null, socketPath: string, loadFrom: string | null,
+//               emptyCluster: string | null, keepEmptyClusterAt: string | null }
+//   loadFrom: a tarball to start from (and to reset to); emptyCluster: a new cluster starts from
+//   this tarball of an empty one instead of running initdb; keepEmptyClusterAt: a new cluster made
+//   by initdb is kept there as a tarball before anything writes to it (empty-cluster.ts).
 // messages in:  { type: 'dump', path } → writes a tarball of the data directory, answers 'dumped'
 //               { type: 'reset' }      → (loadFrom only) drops its clients and swaps the database
 //                                        for a fresh copy of the tarball, answers 'reset'
@@ -17,13 +21,13 @@
 // messages out: { type: 'ready' } | { type: 'error', message } | { type: 'dumped' } | { type: 'reset' }
 //               | { type: 'closed' }
 import { parentPort, workerData } from 'node:worker_threads';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 
-const { dataDir, socketPath, loadFrom } = workerData;
+const { dataDir, socketPath, loadFrom, emptyCluster, keepEmptyClusterAt } = workerData;
 
 const SSL_REQUEST = 80877103;
 const CANCEL_REQUEST = 80877102;
@@ -160,11 +164,26 @@ function serve(database, path) {
   });
 }
 
+/** Writes the new cluster's tarball aside, then renames it into place, so that processes starting
+ * together never load half a file. A failure costs only the next start's speed. */
+async function keepEmptyCluster(db, path) {
+  const aside = `${path}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    const file = await db.dumpDataDir('none');
+    await writeFile(aside, Buffer.from(await file.arrayBuffer()));
+    await rename(aside, path);
+  } catch {
+    await unlink(aside).catch(() => undefined);
+  }
+}
+
 async function main() {
   // btree_gin: memory full text indexed by owner (migration 0104).
   const options = { extensions: { vector, btree_gin } };
-  if (loadFrom) options.loadDataDir = new Blob([await readFile(loadFrom)]);
+  const tarball = loadFrom ?? emptyCluster;
+  if (tarball) options.loadDataDir = new Blob([await readFile(tarball)]);
   let db = dataDir ? await PGlite.create(dataDir, options) : await PGlite.create(options);
+  if (keepEmptyClusterAt) await keepEmptyCluster(db, keepEmptyClusterAt);
   const server = await serve(() => db, socketPath);
 
   parentPort.on('message', (msg) => {
