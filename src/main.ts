@@ -2,12 +2,11 @@
 // A start that fails for a reason the operator can fix (bad configuration, busy port, database
 // unreachable, DATA_DIR in use) prints what to do on stderr, without a stack, and exits 1.
 import { createServer } from 'node:net';
-import { buildApp, type BuiltApp } from './app.js';
+import type { BuiltApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createDeps, type Deps } from './deps.js';
+import type { Deps } from './deps.js';
 import { DatabaseUnreachableError } from './platform/db/database.js';
 import { DataDirLockedError } from './platform/db/lock.js';
-import { createLogger } from './platform/logging.js';
 
 /** The one line for a failure the operator can fix; undefined for anything else (a bug). */
 function startFailure(err: unknown, config: Config | undefined): string | undefined {
@@ -50,6 +49,13 @@ async function main() {
   try {
     config = loadConfig();
     if (config.services.includes('api')) await probePort(config.port, config.host);
+    // The service's modules (a second or more to load) only once the configuration and the port
+    // are known good: a start that fails on either says so at once.
+    const [{ createLogger }, { createDeps }, { buildApp }] = await Promise.all([
+      import('./platform/logging.js'),
+      import('./deps.js'),
+      import('./app.js'),
+    ]);
     const log = await createLogger({ level: config.logLevel, format: config.logFormat });
     deps = await createDeps(config, { log });
     built = await buildApp(deps);
