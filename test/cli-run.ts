@@ -1,11 +1,15 @@
-// The CLI as an operator runs it (`npm run cli -- …`), for the CLI's test files: each file gets
-// its own data directory (PGlite) or schema (PostgreSQL), so the files run side by side.
+// The CLI for the CLI's test files, two ways: as an operator runs it (`npm run cli -- …`, a process
+// of its own: its exit code and what it prints), and the same command line run in this process
+// (cli/main.ts: the same code, without the second or two a process spends loading the service).
+// Each file gets its own data directory (PGlite) or schema (PostgreSQL), so the files run side by
+// side.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll } from 'vitest';
+import { runCli } from '../src/cli/main.js';
 import { baseEnv, spawnTs } from './child-process.js';
 import { isPostgres } from './harness.js';
 
@@ -23,6 +27,19 @@ export interface CliDatabase {
   env: Record<string, string>;
   /** Runs `src/cli.ts` with `args` on this file's database, stdin closed. */
   cli: (...args: string[]) => Promise<Run>;
+  /** Runs the same command line in this process (no stdin). */
+  run: (...args: string[]) => Promise<Run>;
+}
+
+/** The run's result, its last line of stdout read as JSON. */
+function result(code: number, stdout: string, stderr: string): Run {
+  let out: unknown;
+  try {
+    out = JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null');
+  } catch {
+    out = undefined;
+  }
+  return { code, out, stdout, stderr };
 }
 
 /** A data directory (or schema) for this test file's CLI runs, removed after the file. */
@@ -50,13 +67,16 @@ export function cliDatabase(): CliDatabase {
     const p = spawnTs('src/cli.ts', args, env);
     p.end();
     const code = await p.exited;
-    let out: unknown;
-    try {
-      out = JSON.parse(p.stdout.trim().split('\n').at(-1) ?? 'null');
-    } catch {
-      out = undefined;
-    }
-    return { code, out, stdout: p.stdout, stderr: p.stderr };
+    return result(code, p.stdout, p.stderr);
   }
-  return { dataDir, schema, env, cli };
+  async function run(...args: string[]): Promise<Run> {
+    const out = { stdout: '', stderr: '' };
+    const code = await runCli(args, {
+      stdout: { write: (text: string) => (out.stdout += text) },
+      stderr: { write: (text: string) => (out.stderr += text) },
+      env,
+    });
+    return result(code, out.stdout, out.stderr);
+  }
+  return { dataDir, schema, env, cli, run };
 }

@@ -1,5 +1,7 @@
 // The CLI's API-key commands, the embedded database's lock, and the first administrator made by
-// the server at start, each as an operator runs it (cli.test.ts has the rest).
+// the server at start (cli.test.ts has the rest). The first command, the lock's refusal and the
+// server run as an operator runs them, as processes of their own; the other commands run the same
+// command line in this process (`run`), which skips loading the service again for each.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,35 +12,35 @@ import { spawnTs } from './child-process.js';
 import { cliDatabase } from './cli-run.js';
 import { isPostgres } from './harness.js';
 
-const { dataDir, schema, env, cli } = cliDatabase();
+const { dataDir, schema, env, cli, run } = cliDatabase();
 
-// Each test starts one or more child processes, each opening the database and checking its
-// migrations: a generous failsafe for a busy machine, not a timing claim.
+// Each run opens the database and checks its migrations (the first makes them): a generous
+// failsafe for a busy machine, not a timing claim.
 describe('cli', { timeout: 180_000 }, () => {
   it('api-keys create, list and revoke', async () => {
     const r = await cli('api-keys', 'create', '--name', 'world platform', '--scopes', 'sync:read,sync:write');
     expect(r.code).toBe(0);
     expect(r.out.key).toMatch(/^apk_/);
     expect(r.out.scopes).toEqual(['sync:read', 'sync:write']);
-    const bad = await cli('api-keys', 'create', '--name', 'x', '--scopes', 'admin', '--verbose');
+    const bad = await run('api-keys', 'create', '--name', 'x', '--scopes', 'admin', '--verbose');
     expect(bad).toMatchObject({ code: 2, out: { code: 'usage' } });
     // The usage names every scope.
     expect(bad.stderr).toMatch(/scopes: sync:read, sync:write, chat-platform:command/);
 
-    const nobody = await cli('api-keys', 'create', '--name', 'editor', '--scopes', 'mcp', '--user', '999999');
+    const nobody = await run('api-keys', 'create', '--name', 'editor', '--scopes', 'mcp', '--user', '999999');
     expect(nobody).toMatchObject({ code: 1, out: { code: 'validation_failed' } });
 
-    const list = await cli('api-keys', 'list');
+    const list = await run('api-keys', 'list');
     expect(list.code).toBe(0);
     const listed = list.out.apiKeys.find((k: any) => k.id === r.out.id);
     expect(listed).toMatchObject({ name: 'world platform', revokedAt: null });
     expect(JSON.stringify(list.out)).not.toContain(r.out.key);
 
-    const revoked = await cli('api-keys', 'revoke', '--id', String(r.out.id));
+    const revoked = await run('api-keys', 'revoke', '--id', String(r.out.id));
     expect(revoked).toMatchObject({ code: 0, out: { id: r.out.id, revoked: true } });
-    const after = await cli('api-keys', 'list');
+    const after = await run('api-keys', 'list');
     expect(after.out.apiKeys.find((k: any) => k.id === r.out.id).revokedAt).toEqual(expect.any(String));
-    const unknown = await cli('api-keys', 'revoke', '--id', '999999');
+    const unknown = await run('api-keys', 'revoke', '--id', '999999');
     expect(unknown).toMatchObject({ code: 1, out: { code: 'not_found' } });
   });
 

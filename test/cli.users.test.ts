@@ -1,23 +1,25 @@
-// The CLI's database commands as an operator runs them: migrate and the users commands, each a
-// child process printing one JSON object (cli.test.ts has the rest).
+// The CLI's database commands: migrate and the users commands, each printing one JSON object
+// (cli.test.ts has the rest). A first migrate and a refusal run as an operator runs them, as
+// processes of their own (their exit codes and output); the other commands run the same command
+// line in this process (`run`), which skips loading the service again for each.
 import { describe, expect, it } from 'vitest';
 import { cliDatabase } from './cli-run.js';
 
-const { cli } = cliDatabase();
+const { cli, run } = cliDatabase();
 
-// Each test starts one or more child processes, each opening the database and checking its
-// migrations: a generous failsafe for a busy machine, not a timing claim.
+// Each run opens the database and checks its migrations (the first makes them): a generous
+// failsafe for a busy machine, not a timing claim.
 describe('cli', { timeout: 180_000 }, () => {
   it('migrate applies the migrations once and prints { applied }', async () => {
     const first = await cli('migrate');
     expect(first.code).toBe(0);
     expect(first.out.applied).toContain('0001_identity');
-    const again = await cli('migrate');
+    const again = await run('migrate');
     expect(again.out).toEqual({ applied: [] });
   });
 
   it('users create, list and set-role', async () => {
-    const r = await cli(
+    const r = await run(
       'users',
       'create',
       '--email',
@@ -31,7 +33,7 @@ describe('cli', { timeout: 180_000 }, () => {
     );
     expect(r.code).toBe(0);
     expect(r.out).toMatchObject({ email: 'root@example.test', role: 'cso', accountType: 'public' });
-    const plain = await cli(
+    const plain = await run(
       'users',
       'create',
       '--email',
@@ -41,17 +43,17 @@ describe('cli', { timeout: 180_000 }, () => {
     );
     expect(plain.out).toMatchObject({ role: 'carbon', accountType: 'public' });
 
-    const list = await cli('users', 'list', '--q', 'example.test');
+    const list = await run('users', 'list', '--q', 'example.test');
     expect(list.code).toBe(0);
     expect(list.out).toMatchObject({ total: 2, limit: 20, offset: 0 });
     expect(list.out.users.map((u: any) => u.email).sort()).toEqual([
       'plain@example.test',
       'root@example.test',
     ]);
-    const csos = await cli('users', 'list', '--role', 'cso');
+    const csos = await run('users', 'list', '--role', 'cso');
     expect(csos.out.users.map((u: any) => u.email)).toEqual(['root@example.test']);
 
-    const promoted = await cli(
+    const promoted = await run(
       'users',
       'set-role',
       '--id',
@@ -64,7 +66,7 @@ describe('cli', { timeout: 180_000 }, () => {
     expect(promoted.code).toBe(0);
     expect(promoted.out).toMatchObject({ id: plain.out.id, role: 'silicon', accountType: 'developer' });
     // A pair outside the spec is refused with the service's code.
-    const bad = await cli(
+    const bad = await run(
       'users',
       'set-role',
       '--id',
@@ -76,9 +78,9 @@ describe('cli', { timeout: 180_000 }, () => {
     );
     expect(bad).toMatchObject({ code: 1, out: { code: 'validation_failed' } });
     expect(bad.out.error).toMatch(/npc is not allowed for role cso/);
-    const missing = await cli('users', 'set-role', '--id', '999999', '--role', 'cso');
+    const missing = await run('users', 'set-role', '--id', '999999', '--role', 'cso');
     expect(missing).toMatchObject({ code: 1, out: { code: 'not_found' } });
-    const noRole = await cli('users', 'set-role', '--id', '1');
+    const noRole = await run('users', 'set-role', '--id', '1');
     expect(noRole).toMatchObject({ code: 2, out: { code: 'usage' } });
     expect(noRole.out.error).toMatch(/^--role/);
   });
@@ -98,7 +100,7 @@ describe('cli', { timeout: 180_000 }, () => {
     );
     expect(bad.code).toBe(1);
     expect(bad.out.code).toBe('validation_failed');
-    const missing = await cli('users', 'create', '--email', 'x@example.test');
+    const missing = await run('users', 'create', '--email', 'x@example.test');
     expect(missing).toMatchObject({ code: 2, out: { code: 'usage' } });
     expect(missing.out.error).toMatch(/--password/);
   });

@@ -3,15 +3,16 @@
 // running server. `--help` after any command says what it takes. A failure prints
 // `{ "error", "code" }` on stdout and exits non-zero (2: bad usage, 1: anything else); `--verbose`
 // also writes it as text on stderr (with the stack of an unexpected error). This file describes
-// the commands and reads their options; what they do is in cli/commands.ts, loaded only when one
-// runs, so that help and usage errors answer without loading the service.
+// the commands, reads their options and says how a run ended (src/cli.ts, the process's entry,
+// exits with that code); what they do is in commands.ts, loaded only when one runs, so that help
+// and usage errors answer without loading the service.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
-import { DataDirLockedError } from './platform/db/lock.js';
-import { ACCOUNT_TYPES, API_SCOPES, ROLES } from './platform/security/identity.rules.js';
-import { ApiError } from './client/index.js';
-import type { CommandName } from './cli/commands.js';
-import { CliError, type Values } from './cli/usage.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { DataDirLockedError } from '../platform/db/lock.js';
+import { ACCOUNT_TYPES, API_SCOPES, ROLES } from '../platform/security/identity.rules.js';
+import { ApiError } from '../client/index.js';
+import type { CommandName } from './commands.js';
+import { CliError, type Values } from './usage.js';
 
 interface Description {
   summary: string;
@@ -126,7 +127,16 @@ function help(prefix: string): string {
   ].join('\n');
 }
 
-async function main(argv: string[]): Promise<void> {
+/** Where a run writes, and the environment its configuration is read from (the process's own when
+ * run as `npm run cli`). */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Record<string, string | undefined>;
+}
+
+/** Runs one command line; resolves with the process's exit code (0, 1, or 2 for bad usage). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const words: string[] = [];
   for (const a of argv) {
     if (a.startsWith('-')) break;
@@ -136,14 +146,16 @@ async function main(argv: string[]): Promise<void> {
   const wantsHelp = argv.includes('--help') || argv.includes('-h') || words[0] === 'help';
   const named = words[0] === 'help' ? words.slice(1) : words;
   const command = NAMES.find((name) => name === named.slice(0, name.split(' ').length).join(' '));
+  // The commands' module once a command has run: it knows the service's errors.
+  let commands: typeof import('./commands.js') | undefined;
   try {
     if (wantsHelp || named.length === 0) {
       const prefix = command ?? named.join(' ');
       if (!command && prefix && !NAMES.some((name) => name.startsWith(prefix + ' ')))
         throw new CliError('usage', `unknown command: ${prefix}`, help(''));
       if (named.length === 0 && !wantsHelp) throw new CliError('usage', 'no command given', help(''));
-      process.stdout.write(help(prefix) + '\n');
-      return;
+      io.stdout.write(help(prefix) + '\n');
+      return 0;
     }
     if (!command) {
       const group = NAMES.some((name) => name.startsWith(named[0] + ' ')) ? named[0]! : '';
@@ -160,23 +172,27 @@ async function main(argv: string[]): Promise<void> {
     } catch (err) {
       throw new CliError('usage', (err as Error).message, help(command));
     }
-    const config = loadConfig();
-    commands = await import('./cli/commands.js');
+    const config = loadConfig(io.env);
+    commands = await import('./commands.js');
     const result = await commands.RUNS[command](values, config).catch((err: unknown) => {
       if (err instanceof CliError && err.code === 'usage') err.usage ??= help(command);
       throw err;
     });
-    if (result !== undefined) process.stdout.write(JSON.stringify(result) + '\n');
+    if (result !== undefined) io.stdout.write(JSON.stringify(result) + '\n');
+    return 0;
   } catch (err) {
-    fail(err, verbose);
+    return fail(err, verbose, io, commands);
   }
 }
 
-/** The commands' module once a command has run: it knows the service's errors. */
-let commands: typeof import('./cli/commands.js') | undefined;
-
-/** Prints the error once: JSON on stdout; text on stderr as well with --verbose. */
-function fail(err: unknown, verbose: boolean): never {
+/** Prints the error once: JSON on stdout; text on stderr as well with --verbose. Returns the exit
+ * code. */
+function fail(
+  err: unknown,
+  verbose: boolean,
+  io: CliIo,
+  commands: typeof import('./commands.js') | undefined,
+): number {
   let code = 'internal';
   let message: string;
   let text: string;
@@ -202,12 +218,7 @@ function fail(err: unknown, verbose: boolean): never {
     message = err instanceof Error ? err.message : String(err);
     text = err instanceof Error ? (err.stack ?? message) : message;
   }
-  process.stdout.write(JSON.stringify({ error: message, code }) + '\n');
-  if (verbose) process.stderr.write(text + '\n');
-  process.exit(code === 'usage' ? 2 : 1);
+  io.stdout.write(JSON.stringify({ error: message, code }) + '\n');
+  if (verbose) io.stderr.write(text + '\n');
+  return code === 'usage' ? 2 : 1;
 }
-
-main(process.argv.slice(2)).then(
-  () => process.exit(0),
-  (err: unknown) => fail(err, true),
-);
