@@ -1,6 +1,6 @@
 // SQL only: the audit log.
 import { sql } from 'kysely';
-import type { Db, Executor } from '../../platform/db/database.js';
+import { transaction, type Db, type Executor } from '../../platform/db/database.js';
 import type { AuditEntry, LogCursor } from './audit.rules.js';
 
 /** Many entries in one statement (columns sent as arrays), committed without waiting for the WAL
@@ -8,7 +8,7 @@ import type { AuditEntry, LogCursor } from './audit.rules.js';
  * written. */
 export function insertMany(db: Db, entries: AuditEntry[]) {
   const col = <T>(f: (e: AuditEntry) => T) => entries.map(f);
-  return db.transaction().execute(async (trx) => {
+  return transaction(db, async (trx) => {
     await sql`select set_config('synchronous_commit', 'off', true)`.execute(trx);
     await sql`
     insert into audit_logs

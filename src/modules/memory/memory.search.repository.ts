@@ -4,7 +4,7 @@
 // service's memory.sketch-index.ts, from rows read here); which one runs follows the migration
 // variant applied (the database's vector capability), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
-import { together, type Executor } from '../../platform/db/database.js';
+import { reserved, together, type Executor } from '../../platform/db/database.js';
 import { vectorLiteral } from './memory.encoding.js';
 import { memoryColumns, type RetrievalRow } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
@@ -146,8 +146,8 @@ export async function searchChunks(db: Executor, p: SearchParams): Promise<Searc
     const [, rows] = await together([opened?.ready, textSide(conn, p)]);
     return [opened, rows] as const;
   };
-  // A transaction is one connection already (and Kysely reserves none inside one).
-  const [scan, text] = await (db.isTransaction ? firstReads(db) : db.connection().execute(firstReads));
+  // A transaction is one connection already.
+  const [scan, text] = await (db.isTransaction ? firstReads(db) : reserved(db, firstReads));
   const embedding = await embedded;
   const near =
     embedding && scan

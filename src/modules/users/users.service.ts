@@ -1,6 +1,6 @@
 // Users: profiles, admin listing and role changes, account creation (register, CLI, characters).
 import { batchedByKey } from '../../platform/db/batched.js';
-import type { Db, Executor } from '../../platform/db/database.js';
+import { transaction, type Db, type Executor } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { isAllowedCombination, type AccountType, type Role } from '../../platform/security/identity.rules.js';
@@ -130,7 +130,7 @@ export class UsersService {
     id: number,
     changes: { role?: Role | undefined; accountType?: AccountType | undefined; name?: string | undefined },
   ): Promise<UserRow> {
-    return this.db.transaction().execute(async (trx) => {
+    return transaction(this.db, async (trx) => {
       const current = await trx
         .selectFrom('users')
         .select(['role', 'account_type'])

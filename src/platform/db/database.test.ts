@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, isPostgres, type TestApp } from '../../../test/harness.js';
 import {
   openDatabase,
+  reserved,
   together,
   transaction,
   DatabaseBusyError,
@@ -228,6 +229,28 @@ describe('database layer', () => {
     } finally {
       w.restore();
     }
+  });
+
+  it('a reserved connection sends statements made together in one write; one made after it is refused', async () => {
+    const w = watchConnections();
+    let conn!: Parameters<Parameters<typeof reserved>[1]>[0];
+    try {
+      const seen = await reserved(t.deps.db, async (c) => {
+        conn = c;
+        w.watch();
+        const [a, b] = await together([
+          sql<{ n: number }>`select 1 as n`.execute(c),
+          sql<{ n: number }>`select 2 as n`.execute(c),
+        ]);
+        return { a: a.rows, b: b.rows, writes: w.writes(), transaction: c.isTransaction };
+      });
+      expect(seen).toEqual({ a: [{ n: 1 }], b: [{ n: 2 }], writes: 1, transaction: false });
+      expect(w.log.slice(0, 2)).toEqual(['sent select 1 as n', 'sent select 2 as n']);
+    } finally {
+      w.restore();
+    }
+    // Its connection went back to the pool: a statement still holding it would run on another's.
+    await expect(sql`select 3`.execute(conn)).rejects.toBeInstanceOf(StatementAfterEndError);
   });
 
   it("refuses a statement made after its transaction's commit went out (never runs it on its own)", async () => {

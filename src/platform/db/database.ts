@@ -9,8 +9,9 @@ import { redactUrl } from '../redact.js';
 import { isUniqueViolation } from './errors.js';
 import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
-// Side effect: Kysely hands a transaction's connection straight on (see the file).
-import './kysely-provider.js';
+import { HeldConnections, StatementAfterEndError } from './held-connection.js';
+
+export { StatementAfterEndError };
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -146,15 +147,6 @@ const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [], oid: 0 }
  * or rollback went out (until the pool hands the connection out again or it begins another). */
 const endedSessions = new WeakMap<pg.PoolClient, { ended: boolean }>();
 
-/** A statement made on a transaction's connection after its commit or rollback went out: refused,
- * so it never runs outside its transaction (or in the next one on that connection). */
-export class StatementAfterEndError extends Error {
-  constructor(text: string) {
-    super(`a statement made after its transaction's commit or rollback went out: ${text.slice(0, 80)}`);
-    this.name = 'StatementAfterEndError';
-  }
-}
-
 /** The connection is pipelined (pg sends a statement without waiting for the answers to those
  * before it). On top of that:
  * - The statements made in one turn of the event loop leave in one write (the socket is corked
@@ -167,9 +159,10 @@ export class StatementAfterEndError extends Error {
  *   `begin`'s outcome: should the `begin` fail (the connection lost), so does the statement.
  * - Once a transaction's commit or rollback went out, a statement made on the connection is
  *   refused (StatementAfterEndError) until the connection begins another or is handed out again.
- *   Kysely refuses a transaction's statements only once the commit is answered; between, one (a
- *   promise left running when the transaction's callback returned) would run on its own, outside
- *   the transaction. A rollback is let through: Kysely sends one after a commit that failed. */
+ *   `transaction()` refuses such statements itself (held-connection.ts); Kysely's own transactions
+ *   (the migrations') refuse them only once the commit is answered, and between, one (a promise
+ *   left running when the transaction's callback returned) would run on its own, outside the
+ *   transaction. A rollback is let through: Kysely sends one after a commit that failed. */
 function pipelining(client: pg.PoolClient): void {
   const stream = (client as unknown as ServiceClient).socket;
   const session = { ended: false };
@@ -292,6 +285,17 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
   return { pool, guarded };
 }
 
+/** Each database's transactions and reserved connections (held-connection.ts). */
+const heldBy = new WeakMap<Db, HeldConnections<Database>>();
+
+/** The Kysely of a pool, with its transactions and reserved connections. */
+function kyselyOn(guarded: ReturnType<typeof makePool>['guarded']): Db {
+  const dialect = new PostgresDialect({ pool: guarded as unknown as pg.Pool });
+  const db = new Kysely<Database>({ dialect });
+  heldBy.set(db, new HeldConnections(dialect));
+  return db;
+}
+
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) return openPostgres(opts.url, opts);
   return openPglite(opts);
@@ -327,7 +331,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     },
     opts.poolTimeoutMs,
   );
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
+  const db = kyselyOn(guarded);
   return {
     kind: 'postgres',
     db,
@@ -352,7 +356,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
     { host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres', max: 1 },
     opts.poolTimeoutMs,
   );
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded as unknown as pg.Pool }) });
+  const db = kyselyOn(guarded);
   let closed = false;
   return {
     kind: 'pglite',
@@ -400,7 +404,10 @@ export async function transaction<T>(
   fn: (trx: Trx, afterCommit: (cb: () => void) => void) => Promise<T>,
 ): Promise<T> {
   const after: (() => void)[] = [];
-  const result = await db.transaction().execute((trx) => fn(trx, (cb) => after.push(cb)));
+  const body = (trx: Trx) => fn(trx, (cb) => after.push(cb));
+  // A Kysely made elsewhere (not by openDatabase) runs Kysely's own transaction.
+  const held = heldBy.get(db);
+  const result = await (held ? held.transaction(body) : db.transaction().execute(body));
   for (const cb of after) {
     try {
       cb();
@@ -409,6 +416,13 @@ export async function transaction<T>(
     }
   }
   return result;
+}
+
+/** Runs fn on one connection of its own, outside any transaction: statements sent `together` go
+ * out in one write. */
+export function reserved<T>(db: Db, fn: (conn: Executor) => Promise<T>): Promise<T> {
+  const held = heldBy.get(db);
+  return held ? held.reserved(fn) : db.connection().execute(fn);
 }
 
 export { sql };
