@@ -180,9 +180,13 @@ async function keepEmptyCluster(db, path) {
 async function main() {
   // btree_gin: memory full text indexed by owner (migration 0104).
   const options = { extensions: { vector, btree_gin } };
-  const tarball = loadFrom ?? emptyCluster;
-  if (tarball) options.loadDataDir = new Blob([await readFile(tarball)]);
-  let db = dataDir ? await PGlite.create(dataDir, options) : await PGlite.create(options);
+  if (loadFrom) options.loadDataDir = new Blob([await readFile(loadFrom)]);
+  // The empty cluster's 40 MB are not kept in `options` (only a tarball to reset to is).
+  const first =
+    !loadFrom && emptyCluster
+      ? { ...options, loadDataDir: new Blob([await readFile(emptyCluster)]) }
+      : options;
+  let db = dataDir ? await PGlite.create(dataDir, first) : await PGlite.create(first);
   if (keepEmptyClusterAt) await keepEmptyCluster(db, keepEmptyClusterAt);
   const server = await serve(() => db, socketPath);
 
