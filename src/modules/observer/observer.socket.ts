@@ -4,11 +4,13 @@
 // it, up to the root (the timeline module's observer chain), since their timelines hold it
 // (contract: "Observer"); one broadcast names them all, so a socket in several of those rooms
 // (watching a parent and its child) gets it once, and on PostgreSQL the Socket.IO adapter carries
-// that one broadcast, rooms and all, to the sockets held by other nodes. Reflections and summaries
+// that one broadcast, rooms and all, to the sockets held by other nodes (platform/realtime/
+// broadcast.ts: this node's sockets get it at once). Reflections and summaries
 // are an observer's own and go to its room only.
 import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
 import { AppError, toProblem, makeProblem, safeParseInput } from '../../platform/http/problem.js';
+import { broadcaster } from '../../platform/realtime/broadcast.js';
 import { connectError, type SocketData } from '../../platform/realtime/socket-server.js';
 import type { InstancesService } from '../timeline/index.js';
 import { observerHandshake } from './observer.schemas.js';
@@ -66,17 +68,18 @@ export function observerSockets(io: SocketServer, { instances, bus, authenticate
     void socket.join((socket.data as ObserverSocketData).observerIds.map(observerRoom));
   });
 
+  const send = broadcaster(nsp);
   bus.on('timeline.recorded', ({ event, observerIds }) => {
-    later(() => nsp.to(observerIds.map(observerRoom)).emit('timeline_update', event));
+    later(() => send(observerIds.map(observerRoom), 'timeline_update', event));
   });
   bus.on('instance.activity', ({ observerIds, activity }) => {
-    later(() => nsp.to(observerIds.map(observerRoom)).emit('instance_activity', activity));
+    later(() => send(observerIds.map(observerRoom), 'instance_activity', activity));
   });
   bus.on('observer.summary', ({ observerId, summary }) => {
-    later(() => nsp.to(observerRoom(observerId)).emit('summary_update', summary));
+    later(() => send(observerRoom(observerId), 'summary_update', summary));
   });
   bus.on('observer.reflection', ({ observerId, reflection }) => {
-    later(() => nsp.to(observerRoom(observerId)).emit('reflection_generated', reflection));
+    later(() => send(observerRoom(observerId), 'reflection_generated', reflection));
   });
 }
 

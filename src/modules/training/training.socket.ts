@@ -4,6 +4,7 @@
 // run on a worker node).
 import type { Namespace, Server } from 'socket.io';
 import type { EventBus } from '../../platform/events/bus.js';
+import { broadcaster } from '../../platform/realtime/broadcast.js';
 import type { SocketData } from '../../platform/realtime/socket-server.js';
 import type { TrainingProgress } from './training.schemas.js';
 
@@ -19,7 +20,8 @@ export function trainingSockets(io: Server, { bus }: { bus: EventBus }) {
   nsp.on('connection', (socket) => {
     void socket.join(userRoom((socket.data as SocketData).user.id));
   });
+  const send = broadcaster(nsp);
   bus.on('training.progress', ({ userId, progress }) => {
-    nsp.to(userRoom(userId)).emit('trainingProgress', progress);
+    send(userRoom(userId), 'trainingProgress', progress);
   });
 }

@@ -1,20 +1,23 @@
 // The realtime adapter's NOTIFYs, coalesced per turn of the event loop: against a recording pool,
 // and (when DATABASE_URL names a PostgreSQL server) against the server, whose listener must hear
-// every notification once, in order, duplicates included. Broadcasts reach the node's own sockets
-// without waiting for their NOTIFY, and the other nodes' after it (two Socket.IO servers on one
-// PostgreSQL).
+// every notification once, in order, duplicates included. Broadcasts (broadcast.ts) reach the
+// node's own sockets without waiting for their NOTIFY, and the other nodes' after it (two
+// Socket.IO servers on one PostgreSQL).
 import { createAdapter } from '@socket.io/postgres-adapter';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { Server } from 'socket.io';
+import { Server, type Namespace } from 'socket.io';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/eventually.js';
 import { closeSockets, connectSocket, type TestSocket } from '../../../test/socket-client.js';
 import { coalescingNotifies } from './adapter.js';
-import { localFirst } from './local-first.js';
+import { broadcaster } from './broadcast.js';
 
 const NOTIFY = 'SELECT pg_notify($1, $2)';
+
+/** The test's events: any name, one payload. */
+type TestEvents = Record<string, (payload: unknown) => void>;
 
 function recordingPool(fail = false) {
   const statements: { text: string; values: unknown[] }[] = [];
@@ -131,10 +134,11 @@ describe('coalescingNotifies', () => {
       const node = async (pool: pg.Pool) => {
         const http = createServer();
         const io = new Server(http, { serveClient: false });
-        io.adapter(localFirst(createAdapter(pool, { channelPrefix })));
+        io.adapter(createAdapter(pool, { channelPrefix }));
         io.on('connection', (socket) => void socket.join('r'));
         await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-        return { io, url: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
+        const send = broadcaster(io.of('/') as unknown as Namespace<Record<string, never>, TestEvents>);
+        return { io, send, url: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
       };
       const a = await node(poolA);
       const b = await node(rawB);
@@ -149,14 +153,14 @@ describe('coalescingNotifies', () => {
         let sent = 0;
         await eventually(() => {
           if (got(onB, 'warm').length > 0 && got(onA, 'warm-b').length > 0) return true;
-          if (got(onB, 'warm').length === 0) a.io.to('r').emit('warm', sent++);
-          if (got(onA, 'warm-b').length === 0) b.io.to('r').emit('warm-b', sent++);
+          if (got(onB, 'warm').length === 0) a.send('r', 'warm', sent++);
+          if (got(onA, 'warm-b').length === 0) b.send('r', 'warm-b', sent++);
           return false;
         });
         expect(got(onB, 'warm')[0]).toEqual(expect.any(Number));
 
         holding = true;
-        for (let i = 0; i < 5; i++) a.io.to('r').emit('n', i);
+        for (let i = 0; i < 5; i++) a.send('r', 'n', i);
         await onA.next('n', { match: (n) => n === 4 });
         expect(got(onA, 'n')).toEqual([0, 1, 2, 3, 4]);
         expect(held.length).toBeGreaterThan(0);
@@ -168,7 +172,7 @@ describe('coalescingNotifies', () => {
         expect(got(onB, 'n')).toEqual([0, 1, 2, 3, 4]);
         // A local-only broadcast stays on its node.
         a.io.local.to('r').emit('only-a', 1);
-        b.io.to('r').emit('n', 5);
+        b.send('r', 'n', 5);
         await onA.next('n', { match: (n) => n === 5 });
         expect(got(onB, 'only-a')).toEqual([]);
         expect(got(onA, 'only-a')).toEqual([1]);

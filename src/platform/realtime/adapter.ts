@@ -7,7 +7,6 @@ import pg from 'pg';
 import type { Server as SocketServer } from 'socket.io';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/database.js';
-import { localFirst } from './local-first.js';
 
 /** Attaches the adapter that fits the database; returns the function that releases it, to be
  * called after the Socket.IO server is closed. */
@@ -38,14 +37,12 @@ export function attachRealtimeAdapter(
   });
   pool.on('release', (_err, client) => held.delete(client));
   io.adapter(
-    localFirst(
-      createAdapter(coalescingNotifies(pool), {
-        // NOTIFY channels are database-wide; deployments (or test schemas) sharing one database
-        // must not hear each other's broadcasts.
-        channelPrefix: `socket.io#${schema ?? 'public'}`,
-        errorHandler: (err) => log.warn({ err }, 'realtime adapter error'),
-      }),
-    ),
+    createAdapter(coalescingNotifies(pool), {
+      // NOTIFY channels are database-wide; deployments (or test schemas) sharing one database
+      // must not hear each other's broadcasts.
+      channelPrefix: `socket.io#${schema ?? 'public'}`,
+      errorHandler: (err) => log.warn({ err }, 'realtime adapter error'),
+    }),
   );
   return async () => {
     // Called after io.close(), which closed the adapter and released its LISTEN connection, unless
