@@ -13,6 +13,7 @@ import { registerMetrics } from './platform/http/metrics.js';
 import {
   AppError,
   clientErrorHandler,
+  trackResponses,
   frameworkErrorHandler,
   registerProblemHandlers,
   rejectUnsafeText,
@@ -78,6 +79,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
+  trackResponses(app.server);
   app.setValidatorCompiler(validatorCompiler);
   // Before every route's schemas: no U+0000 or unpaired surrogate in params, body, query, headers.
   app.addHook('preValidation', rejectUnsafeText);

@@ -1,7 +1,7 @@
 // RFC 9457 problem+json for every error, with the stable codes of contract: "Errors".
 // Services throw AppError; the handler below turns it (and Fastify's own errors) into a body.
 // Unknown errors are logged with the request id and answered with a generic 500.
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type {
   FastifyError,
@@ -362,6 +362,21 @@ export function clientErrorProblem(err: { code?: string }): Problem {
   });
 }
 
+/** The response being written on each socket, from its request's arrival until it is done. */
+const responding = new WeakMap<Socket, ServerResponse>();
+
+/** Notes each request's response on its socket (app.ts, on the Node server under Fastify), for
+ * `clientErrorHandler`. */
+export function trackResponses(server: Server): void {
+  server.on('request', (req, res: ServerResponse) => {
+    const socket = req.socket;
+    responding.set(socket, res);
+    res.once('close', () => {
+      if (responding.get(socket) === res) responding.delete(socket);
+    });
+  });
+}
+
 /**
  * Fastify's `clientErrorHandler` (a server option, app.ts): errors of Node's HTTP parser, raised
  * before any request exists (a request line and headers over the size limit, a request that did
@@ -376,8 +391,8 @@ export function clientErrorHandler(
 ): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   this.log.debug({ err: err.message, code: err.code }, 'client error');
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) socket.write(rawProblemResponse(clientErrorProblem(err)));
+  if (socket.writable && !responding.get(socket)?.headersSent)
+    socket.write(rawProblemResponse(clientErrorProblem(err)));
   socket.destroy(err);
 }
 
