@@ -21,6 +21,7 @@ export function attachRealtimeAdapter(
   const pool = new pg.Pool({
     connectionString: url,
     max: 3,
+    Client: CountingClient,
     ...(schema ? { options: `-c search_path="${schema}",public` } : {}),
   });
   pool.on('error', (err) => log.warn({ err }, 'realtime adapter connection error'));
@@ -126,15 +127,30 @@ export function coalescingNotifies(pool: pg.Pool): pg.Pool {
   return { connect: () => pool.connect(), query } as unknown as pg.Pool;
 }
 
+/** The adapter's connections: each counts its statements not yet answered, so that shutdown can
+ * tell when a connection's are done (node-postgres keeps its queue to itself). */
+class CountingClient extends pg.Client {
+  running = 0;
+
+  // Every form of pg's `query`; only the promise form (the one the adapter uses) is counted.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's overloads, passed through
+  override query(...args: any[]): any {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called on this client below
+    const query = super.query as (this: pg.Client, ...a: unknown[]) => unknown;
+    const sent = query.apply(this, args);
+    if (sent instanceof Promise) {
+      this.running++;
+      const done = () => void this.running--;
+      sent.then(done, done);
+    }
+    return sent;
+  }
+}
+
 /** Resolves once the client runs no statement and has none queued, and the code awaiting its last
  * one has run (at most 5 s). */
 async function statementsDone(client: pg.PoolClient): Promise<void> {
-  // node-postgres keeps these on the client, outside its type declarations (pg 8's public getters
-  // for them print a deprecation warning; the socket-server test's quick close fails if they move).
-  const busy = () => {
-    const c = client as unknown as { _activeQuery?: unknown; _queryQueue?: unknown[] };
-    return Boolean(c._activeQuery) || (c._queryQueue?.length ?? 0) > 0;
-  };
+  const busy = () => (client as unknown as CountingClient).running > 0;
   for (let waited = 0; waited < 5000; waited += 10) {
     if (!busy()) {
       await new Promise((r) => setImmediate(r));
