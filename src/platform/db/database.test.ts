@@ -59,7 +59,7 @@ function watchConnections() {
         return r;
       };
       undo.push(() => (client.query = query));
-      // The socket the pool's client made and handed to pg (database.ts `ServiceClient`).
+      // The socket the pool's client made and handed to pg (service-client.ts `ServiceClient`).
       const stream = (client as unknown as { socket: Record<string, unknown> }).socket;
       for (const k of ['_write', '_writev']) {
         const f = stream[k] as (...a: unknown[]) => unknown;

@@ -1,7 +1,6 @@
 // The only place that knows whether PGlite or PostgreSQL is running (ARCHITECTURE.md).
 // Everything above talks Kysely over `pg`; both engines speak the same wire protocol.
 import { resolve } from 'node:path';
-import { Socket } from 'node:net';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -10,6 +9,7 @@ import { isUniqueViolation } from './errors.js';
 import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 import { HeldConnections, StatementAfterEndError } from './held-connection.js';
+import { ServiceClient } from './service-client.js';
 
 export { StatementAfterEndError };
 
@@ -116,117 +116,6 @@ const typeParsers = {
   },
 };
 
-/** Statements a connection keeps prepared at most (the service has a few hundred shapes). */
-const PREPARED_PER_CONNECTION = 500;
-/** `in ($1, $2, …)` and multi-row `values (…), (…)`: shapes that change with the input's
- * length, so preparing them would only fill the connection's cache. */
-const LIST_SHAPED = /\bin \(\$\d+,|\), \(\$\d+/i;
-
-/** Makes the client run parameterised statements as named prepared statements: the server
- * parses and analyses each shape once per connection (every run is still planned for its
- * parameters: setUp). Statements without parameters and list-shaped ones stay unnamed. */
-function preparing(client: pg.PoolClient): void {
-  const names = new Map<string, string>();
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0) {
-      // A known shape costs a lookup; only a new one is checked and named.
-      let name = names.get(text);
-      if (!name && names.size < PREPARED_PER_CONNECTION && !LIST_SHAPED.test(text))
-        names.set(text, (name = `s${names.size + 1}`));
-      if (name) return query({ name, text, values }, ...rest);
-    }
-    return query(text, values, ...rest);
-  }) as typeof client.query;
-}
-
-/** What `begin` answers (Kysely reads only `command`, `rowCount` and `rows`). */
-const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [], oid: 0 };
-
-/** Each connection's transaction state as `pipelining` sees it: whether its transaction's commit
- * or rollback went out (until the pool hands the connection out again or it begins another). */
-const endedSessions = new WeakMap<pg.PoolClient, { ended: boolean }>();
-
-/** The connection is pipelined (pg sends a statement without waiting for the answers to those
- * before it). On top of that:
- * - The statements made in one turn of the event loop leave in one write (the socket is corked
- *   at the first and uncorked once the turn's synchronous work and promise callbacks are done).
- *   pg writes each protocol message of a statement on its own (parse, bind, describe, execute,
- *   sync): one system call each, and each may wake the server for a part of the statement; and
- *   statements sent `together` would be a write each.
- * - A transaction's `begin` costs no round trip of its own: it is answered here at once, and
- *   leaves in the same write as the transaction's first statement. That statement carries the
- *   `begin`'s outcome: should the `begin` fail (the connection lost), so does the statement.
- * - Once a transaction's commit or rollback went out, a statement made on the connection is
- *   refused (StatementAfterEndError) until the connection begins another or is handed out again.
- *   `transaction()` refuses such statements itself (held-connection.ts); Kysely's own transactions
- *   (the migrations') refuse them only once the commit is answered, and between, one (a promise
- *   left running when the transaction's callback returned) would run on its own, outside the
- *   transaction. A rollback is let through: Kysely sends one after a commit that failed. */
-function pipelining(client: pg.PoolClient): void {
-  const stream = (client as unknown as ServiceClient).socket;
-  const session = { ended: false };
-  endedSessions.set(client, session);
-  let begun: Promise<unknown> | undefined;
-  let corked = false;
-  // process.nextTick from a promise callback runs once the promise callbacks queued are all done:
-  // a statement made a few awaits after another (each goes through Kysely's) still joins its write.
-  const flush = () => {
-    corked = false;
-    stream.uncork();
-  };
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  client.query = ((...args: unknown[]) => {
-    const text = args[0];
-    if (typeof text === 'string' && args.length === 2) {
-      // Kysely's statements: `query(text, parameters)`.
-      if (text === 'begin') session.ended = false;
-      else if (text === 'commit' || text === 'rollback') session.ended = true;
-      else if (session.ended) return Promise.reject(new StatementAfterEndError(text));
-    }
-    if (!corked) {
-      corked = true;
-      stream.cork();
-      process.nextTick(flush);
-    }
-    // Kysely's `begin`: `query('begin', [])`. It stays corked until the next statement, in
-    // whichever turn that comes.
-    if (args[0] === 'begin' && args.length === 2 && !begun) {
-      stream.cork();
-      const sent = query(...args) as Promise<unknown>;
-      sent.catch(() => undefined); // its failure reaches the next statement instead
-      begun = sent;
-      return Promise.resolve(BEGUN);
-    }
-    const before = begun;
-    begun = undefined;
-    let r;
-    try {
-      r = query(...args);
-    } finally {
-      if (before) stream.uncork();
-    }
-    if (!before || !(r instanceof Promise)) return r;
-    return Promise.all([before, r]).then(([, result]) => result as unknown);
-  }) as typeof client.query;
-}
-
-/** The pool's client: it makes its connection's socket itself and hands it to pg through pg's
- * `stream` option, so that `pipelining` can cork the socket it holds. (With TLS, pg wraps this
- * socket; corking it still joins the encrypted records of a turn into one write.) */
-class ServiceClient extends pg.Client {
-  readonly socket: Socket;
-
-  constructor(config?: pg.ClientConfig) {
-    const socket = new Socket();
-    super({ ...config, stream: () => socket });
-    this.socket = socket;
-  }
-}
-
-/** The connections set up for the guarded pool (`setUp`). */
-const readyClients = new WeakSet<pg.PoolClient>();
-
 /** A connection's first use: its session settings, set and awaited before its first statement
  * (a statement sent while another runs is queued by pg, which warns that it will stop doing so),
  * then its statements prepared. Prepared statements are planned for their parameters every time:
@@ -239,9 +128,7 @@ async function setUp(client: pg.PoolClient): Promise<void> {
   // and the pool drops it when it is released.
   client.on('error', () => undefined);
   await client.query('set plan_cache_mode = force_custom_plan');
-  preparing(client);
-  pipelining(client);
-  readyClients.add(client);
+  (client as unknown as ServiceClient).serve();
 }
 
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
@@ -252,16 +139,13 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
     types: typeParsers,
     // Statements of one connection go out without waiting for the answers to those before:
     // independent statements of a transaction (its events and its job) take one round trip, and a
-    // transaction's `begin` none of its own (`pipelining`).
+    // transaction's `begin` none of its own (service-client.ts).
     pipeline: true,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   // Handed out again (by any path: Kysely's, pg-boss's): its last transaction is over.
-  pool.on('acquire', (client) => {
-    const session = endedSessions.get(client);
-    if (session) session.ended = false;
-  });
+  pool.on('acquire', (client) => (client as unknown as ServiceClient).handedOut());
   const guarded = {
     async connect() {
       let client: pg.PoolClient;
@@ -271,7 +155,7 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
         if (err instanceof Error && /timeout/i.test(err.message)) throw new DatabaseBusyError(timeoutMs, err);
         throw err;
       }
-      if (readyClients.has(client)) return client;
+      if ((client as unknown as ServiceClient).serving) return client;
       try {
         await setUp(client);
       } catch (err) {
