@@ -132,11 +132,21 @@ export function coalescingNotifies(pool: pg.Pool): pg.Pool {
 class CountingClient extends pg.Client {
   running = 0;
 
-  // Every form of pg's `query`; only the promise form (the one the adapter uses) is counted.
+  // Every form of pg's `query` the adapter and the pool use: with a callback (the pool's own
+  // `query`, the NOTIFYs) or a promise (the adapter's LISTENs).
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's overloads, passed through
   override query(...args: any[]): any {
     // eslint-disable-next-line @typescript-eslint/unbound-method -- called on this client below
     const query = super.query as (this: pg.Client, ...a: unknown[]) => unknown;
+    const last: unknown = args.at(-1);
+    if (typeof last === 'function') {
+      this.running++;
+      args[args.length - 1] = (...answer: unknown[]) => {
+        this.running--;
+        return (last as (...a: unknown[]) => unknown)(...answer);
+      };
+      return query.apply(this, args);
+    }
     const sent = query.apply(this, args);
     if (sent instanceof Promise) {
       this.running++;
