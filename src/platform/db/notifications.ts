@@ -71,7 +71,10 @@ export class PgChangeFeed implements ChangeFeed {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      if (this.client) void this.client.query(`LISTEN ${pg.escapeIdentifier(this.channel(channel))}`);
+      // A connection lost meanwhile listens to every channel again when it reconnects, and one
+      // being closed needs none: the LISTEN's failure is nobody's error.
+      if (this.client)
+        this.client.query(`LISTEN ${pg.escapeIdentifier(this.channel(channel))}`).catch(() => undefined);
     }
     set.add(listener);
     if (!this.client && !this.connecting) this.connecting = this.connect();
