@@ -3,12 +3,12 @@
 // Loading the same cluster from a tarball takes 0.5 s (1.1 s onto disk). So the first new
 // embedded database a machine starts keeps a tarball of its cluster as initdb left it, and every
 // later new one (a fresh DATA_DIR, memory://) starts from it. The tarball is named by PGlite's
-// version (a cluster is good only for the PGlite that made it) and kept beside the packages, so a
-// fresh install makes it afresh; in the temporary folder when that cannot be written.
+// version (a cluster is good only for the PGlite that made it) and kept where the machine's other
+// derived files are (machine-cache.ts).
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cachePlaces, findCached } from '../machine-cache.js';
 
 /** Where the tarball may be, in order of preference. */
 export function emptyClusterPlaces(): string[] {
@@ -18,15 +18,13 @@ export function emptyClusterPlaces(): string[] {
   const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
     version: string;
   };
-  const name = `pglite-${version}-empty-cluster.tar`;
-  const modules = dirname(dirname(packageDir));
-  return [join(modules, '.cache', 'assistant-platform', name), join(tmpdir(), 'assistant-platform', name)];
+  return cachePlaces(dirname(dirname(packageDir)), `pglite-${version}-empty-cluster.tar`);
 }
 
 /** How a new cluster starts: from the kept tarball (`load`), or by initdb with its tarball then
  * kept at `keepAt` (the first place whose folder can be made). */
 export function emptyCluster(places = emptyClusterPlaces()): { load?: string; keepAt?: string } {
-  const load = places.find((p) => existsSync(p));
+  const load = findCached(places);
   if (load) return { load };
   for (const place of places) {
     try {

