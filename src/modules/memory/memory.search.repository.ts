@@ -146,8 +146,7 @@ export async function searchChunks(db: Executor, p: SearchParams): Promise<Searc
     const [, rows] = await together([opened?.ready, textSide(conn, p)]);
     return [opened, rows] as const;
   };
-  // A transaction is one connection already.
-  const [scan, text] = await (db.isTransaction ? firstReads(db) : reserved(db, firstReads));
+  const [scan, text] = await reserved(db, firstReads);
   const embedding = await embedded;
   const near =
     embedding && scan

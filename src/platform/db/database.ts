@@ -302,9 +302,10 @@ export async function transaction<T>(
   return result;
 }
 
-/** Runs fn on one connection of its own, outside any transaction: statements sent `together` go
- * out in one write. */
-export function reserved<T>(db: Db, fn: (conn: Executor) => Promise<T>): Promise<T> {
+/** Runs fn on one connection of its own: statements sent `together` go out in one write. Inside a
+ * transaction, on the transaction's (it is one connection already). */
+export function reserved<T>(db: Executor, fn: (conn: Executor) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return fn(db);
   const held = heldBy.get(db);
   return held ? held.reserved(fn) : db.connection().execute(fn);
 }
