@@ -39,10 +39,16 @@ class HeldConnection implements ConnectionProvider {
 export class HeldConnections<DB> {
   private readonly driver;
   private readonly ready: Promise<void>;
+  // Shared by every transaction, as a Kysely shares its own (compiling holds no state between
+  // statements).
+  private readonly compiler;
+  private readonly adapter;
 
   constructor(private readonly dialect: Dialect) {
     this.driver = dialect.createDriver();
     this.ready = this.driver.init();
+    this.compiler = dialect.createQueryCompiler();
+    this.adapter = dialect.createAdapter();
   }
 
   private async hold() {
@@ -53,11 +59,7 @@ export class HeldConnections<DB> {
       config: { dialect: this.dialect },
       dialect: this.dialect,
       driver: this.driver,
-      executor: new DefaultQueryExecutor(
-        this.dialect.createQueryCompiler(),
-        this.dialect.createAdapter(),
-        provider,
-      ),
+      executor: new DefaultQueryExecutor(this.compiler, this.adapter, provider),
     };
     return { connection, provider, props };
   }
