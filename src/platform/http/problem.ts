@@ -362,19 +362,13 @@ export function clientErrorProblem(err: { code?: string }): Problem {
   });
 }
 
-/** The response being written on each socket, from its request's arrival until it is done. */
+/** The response of each socket's latest request. */
 const responding = new WeakMap<Socket, ServerResponse>();
 
 /** Notes each request's response on its socket (app.ts, on the Node server under Fastify), for
  * `clientErrorHandler`. */
 export function trackResponses(server: Server): void {
-  server.on('request', (req, res: ServerResponse) => {
-    const socket = req.socket;
-    responding.set(socket, res);
-    res.once('close', () => {
-      if (responding.get(socket) === res) responding.delete(socket);
-    });
-  });
+  server.on('request', (req, res: ServerResponse) => responding.set(req.socket, res));
 }
 
 /**
@@ -391,8 +385,10 @@ export function clientErrorHandler(
 ): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   this.log.debug({ err: err.message, code: err.code }, 'client error');
-  if (socket.writable && !responding.get(socket)?.headersSent)
-    socket.write(rawProblemResponse(clientErrorProblem(err)));
+  // A response whose headers went out and which has not finished is under way.
+  const res = responding.get(socket);
+  const underWay = res !== undefined && res.headersSent && !res.writableFinished;
+  if (socket.writable && !underWay) socket.write(rawProblemResponse(clientErrorProblem(err)));
   socket.destroy(err);
 }
 
