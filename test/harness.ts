@@ -51,6 +51,9 @@ export interface TestAppOptions {
   /** PostgreSQL only: a second node on the same database as this app (it leaves the database to
    * the first node to drop). */
   sameDatabaseAs?: TestApp;
+  /** PGlite on a DATA_DIR that holds a database already (a restart): opened as it is, not loaded
+   * from the migrated template. */
+  reopen?: boolean;
   /** The suggestions' clock (createDeps' `clock`): a test moves it instead of waiting. */
   clock?: () => Date;
   /** The app's logger (createDeps' `log`): a test that reads what is logged gives its own. */
@@ -83,7 +86,7 @@ export async function createTestApp(
     }),
   );
   // The template was migrated with pgvector: a database without it is migrated from scratch.
-  const pgliteTemplate = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
+  const pgliteTemplate = env.PGVECTOR === 'off' || opts.reopen ? null : inject('pgliteTemplate');
   const embedded =
     pgliteTemplate && config.database.url === 'memory://' ? await takeServer(pgliteTemplate) : undefined;
   const deps = await createDeps(config, {
@@ -170,12 +173,12 @@ async function dropOwnDatabase(
 }
 
 /** An app whose process can be stopped and started again on the same database (PGlite on a
- * temporary data directory, without pgvector as it is migrated from scratch; or the PostgreSQL
- * schema of the first app): `restart()` stops the first and starts the second; `close()` ends
- * whichever runs and removes the database. */
+ * temporary data directory, loaded from the migrated template at the first start; or the
+ * PostgreSQL schema of the first app): `restart()` stops the first and starts the second;
+ * `close()` ends whichever runs and removes the database. */
 export async function createRestartableApp(env: Record<string, string | undefined> = {}) {
   const dir = isPostgres() ? null : mkdtempSync(join(tmpdir(), 'ap-restart-'));
-  const dbEnv = dir ? { ...env, DATA_DIR: dir, PGVECTOR: 'off', DATABASE_URL: undefined } : env;
+  const dbEnv = dir ? { ...env, DATA_DIR: dir, DATABASE_URL: undefined } : env;
   const first = await createTestApp(dbEnv);
   let second: TestApp | undefined;
   return {
@@ -185,7 +188,7 @@ export async function createRestartableApp(env: Record<string, string | undefine
       await first.app.close();
       await first.deps.close();
       between?.();
-      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : {});
+      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : { reopen: true });
       return second;
     },
     async close(): Promise<void> {

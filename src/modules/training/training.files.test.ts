@@ -361,7 +361,7 @@ describe('offline', () => {
 });
 
 describe('restart', () => {
-  // Two starts of the service (one migrating a database from scratch) and waits of up to 60 s
+  // Two starts of the service (the first loads a migrated tarball) and waits of up to 60 s
   // inside: the failsafe covers them on a busy machine; nothing is timed.
   it(
     'a job interrupted by its worker stopping is retried by the next one and stores its beliefs once',

@@ -58,7 +58,7 @@ describe('offline', () => {
 });
 
 describe('restart', () => {
-  // Two starts of the service (one migrating a database from scratch) and waits of up to 60 s
+  // Two starts of the service (the first loads a migrated tarball) and waits of up to 60 s
   // inside: the failsafe covers them on a busy machine; nothing is timed.
   it(
     'a run interrupted by its worker stopping resumes on the next one: no duplicate artifact or call',
