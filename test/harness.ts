@@ -85,7 +85,8 @@ export async function createTestApp(
       ...env,
     }),
   );
-  // The template was migrated with pgvector: a database without it is migrated from scratch.
+  // The template was migrated with pgvector: a database without it is migrated from scratch. A
+  // reopened data directory keeps the database it holds.
   const pgliteTemplate = env.PGVECTOR === 'off' || opts.reopen ? null : inject('pgliteTemplate');
   const embedded =
     pgliteTemplate && config.database.url === 'memory://' ? await takeServer(pgliteTemplate) : undefined;
