@@ -285,6 +285,16 @@ describe('the unified timeline', () => {
     expect(plan).not.toContain('Seq Scan');
   });
 
+  it('keeps no pending list on the full-text index: no insert merges one into it', async () => {
+    // With GIN's `fastupdate`, the insert that overflows the pending list merges it (over 100 ms);
+    // migration 0105 turns it off.
+    const r = await sql<{ reloptions: string[] | null }>`select reloptions from pg_class
+      where relname = 'timeline_events_text_search' and relnamespace = current_schema()::regnamespace`.execute(
+      t.deps.db,
+    );
+    expect(r.rows).toEqual([{ reloptions: ['fastupdate=off'] }]);
+  });
+
   it('refuses bad input with problem+json, naming the field', async () => {
     const bad = async (params: Record<string, string>, path: string) => {
       const r = await t.api('GET', `/api/observer/observer/${A.id}/timeline${query(params)}`, {
