@@ -286,7 +286,7 @@ describe('the unified timeline', () => {
   });
 
   it('keeps no pending list on the full-text index: no insert merges one into it', async () => {
-    // With GIN's `fastupdate`, the insert that overflows the pending list merges it (over 100 ms);
+    // With GIN's `fastupdate`, the insert that overflows the pending list merges it (about 90 ms);
     // migration 0105 turns it off.
     const r = await sql<{ reloptions: string[] | null }>`select reloptions from pg_class
       where relname = 'timeline_events_text_search' and relnamespace = current_schema()::regnamespace`.execute(
