@@ -210,6 +210,7 @@ async function main() {
     for (const name of values.conversations.split(',')) {
       const c = JSON.parse(readFileSync(join(folder!, `${name}.json`), 'utf8')) as Conversation;
       const turns = turnsOf(c);
+      const lowered = turns.map((t) => t.text.toLowerCase());
       const reg = await fetch(`${base}/api/auth/register`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -244,10 +245,12 @@ async function main() {
         if (short !== undefined) {
           const needle = short.toLowerCase();
           const ids = new Set(evidence);
+          const inEvidence = turns.some((t, i) => ids.has(t.id) && lowered[i]!.includes(needle));
+          const inAnyTurn = lowered.some((text) => text.includes(needle));
           for (const key of [category, 'all']) {
             const r = (reachable[key] ??= { evidence: 0, anyTurn: 0 });
-            if (turns.some((t) => ids.has(t.id) && t.text.toLowerCase().includes(needle))) r.evidence++;
-            if (turns.some((t) => t.text.toLowerCase().includes(needle))) r.anyTurn++;
+            if (inEvidence) r.evidence++;
+            if (inAnyTurn) r.anyTurn++;
           }
         }
         const s0 = performance.now();
