@@ -6,12 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
+import { isNewCluster } from '../src/platform/db/empty-cluster.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../src/platform/db/pglite-server.js';
 import type { AccountType, Role } from '../src/platform/security/identity.rules.js';
 import { testEnv } from './env.js';
@@ -51,9 +52,6 @@ export interface TestAppOptions {
   /** PostgreSQL only: a second node on the same database as this app (it leaves the database to
    * the first node to drop). */
   sameDatabaseAs?: TestApp;
-  /** PGlite on a DATA_DIR that holds a database already (a restart): opened as it is, not loaded
-   * from the migrated template. */
-  reopen?: boolean;
   /** The suggestions' clock (createDeps' `clock`): a test moves it instead of waiting. */
   clock?: () => Date;
   /** The app's logger (createDeps' `log`): a test that reads what is logged gives its own. */
@@ -86,8 +84,10 @@ export async function createTestApp(
     }),
   );
   // The template was migrated with pgvector: a database without it is migrated from scratch. A
-  // reopened data directory keeps the database it holds.
-  const pgliteTemplate = env.PGVECTOR === 'off' || opts.reopen ? null : inject('pgliteTemplate');
+  // data directory that holds a database already (a restart) is opened as it is.
+  const holdsDatabase =
+    config.database.url !== 'memory://' && !isNewCluster(resolve(config.dataDir, 'pglite'));
+  const pgliteTemplate = env.PGVECTOR === 'off' || holdsDatabase ? null : inject('pgliteTemplate');
   const embedded =
     pgliteTemplate && config.database.url === 'memory://' ? await takeServer(pgliteTemplate) : undefined;
   const deps = await createDeps(config, {
@@ -189,7 +189,7 @@ export async function createRestartableApp(env: Record<string, string | undefine
       await first.app.close();
       await first.deps.close();
       between?.();
-      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : { reopen: true });
+      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : {});
       return second;
     },
     async close(): Promise<void> {
