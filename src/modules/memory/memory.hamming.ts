@@ -1,7 +1,7 @@
 // Hamming distances between binary sketches, computed by a small WebAssembly kernel
 // (memory.hamming.wat, assembled below; memory.wasm.test.ts checks the bytes against the source).
 import { SKETCH_BITS } from './memory.sketch.js';
-import { instantiate, type WasmMemory } from './memory.wasm.js';
+import { instantiate, type WasmMemory } from '../../platform/wasm.js';
 
 /** memory.hamming.wat, assembled by wabt (`wat2wasm`). */
 export const HAMMING_WASM_BASE64 =

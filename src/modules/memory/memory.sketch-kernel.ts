@@ -2,7 +2,7 @@
 // below; memory.wasm.test.ts checks the bytes against the source, memory.sketch-kernel.test.ts the
 // sketches against the plain computation). Without pgvector every embedding stored and every
 // query is sketched.
-import { instantiate } from './memory.wasm.js';
+import { instantiate } from '../../platform/wasm.js';
 
 /** memory.sketch.wat, assembled by wabt (`wat2wasm`). */
 export const SKETCH_WASM_BASE64 =

@@ -1,5 +1,5 @@
 // The memory module's WebAssembly kernels: the bytes each holds are its .wat source assembled
-// (memory.wasm.ts loads them; each kernel's own test checks what it computes).
+// (platform/wasm.ts loads them; each kernel's own test checks what it computes).
 import { readFileSync } from 'node:fs';
 import wabtInit from 'wabt';
 import { describe, expect, it } from 'vitest';

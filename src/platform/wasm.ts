@@ -1,6 +1,7 @@
-// The memory module's WebAssembly kernels (memory.hamming.wat, memory.sketch.wat) are held as the
-// base64 of their assembled bytes (wabt's `wat2wasm`; memory.wasm.test.ts assembles each source
-// and checks the bytes). This instantiates one, each instance with its own memory.
+// The service's WebAssembly kernels (the memory module's memory.hamming.wat and memory.sketch.wat,
+// the word vectors' models/word-dots.wat) are held as the base64 of their assembled bytes (wabt's
+// `wat2wasm`; each kernel's test assembles its source and checks the bytes). This instantiates
+// one, each instance with its own memory.
 
 // The few WebAssembly types used here (the project compiles against ES2023 and Node's types,
 // which do not declare the JavaScript API's classes).
