@@ -1,6 +1,7 @@
 // Words as the offline models read them: the content words of a text, and how close two words are
 // in meaning (the cosine of their word vectors) and how common a word is (its frequency rank).
 // Used by memory retrieval's reranker and by the offline chat model's answer.
+import { WordDots } from './word-dots.js';
 import { loadWordVectors, type WordVectors } from './word-vectors.js';
 
 /** English function words: they carry no topic. */
@@ -26,10 +27,12 @@ export function contentWords(text: string, max = 400): string[] {
 }
 
 export class WordSimilarity {
-  private readonly norms: Float32Array;
+  private readonly norms: Float64Array;
+  /** The WebAssembly kernel for many products at once, made on first use (it copies the vectors). */
+  private kernel: WordDots | undefined;
 
   constructor(private readonly words: WordVectors) {
-    this.norms = new Float32Array(words.scales.length).fill(-1);
+    this.norms = new Float64Array(words.scales.length).fill(-1);
   }
 
   /** The word's frequency rank in the vectors' source (0: the most frequent); undefined for a
@@ -48,13 +51,31 @@ export class WordSimilarity {
   /** The cosine of two words' vectors by their ranks. */
   cosine(a: number, b: number): number {
     if (a === b) return 1;
+    const n = this.norm(a) * this.norm(b);
+    return n > 0 ? this.dot(a, b) / n : 0;
+  }
+
+  /** One word's cosine with each of `rows` (-1: a word outside the vocabulary, 0), into `out`. */
+  cosines(a: number, rows: Int32Array, out: Float64Array): void {
+    (this.kernel ??= new WordDots(this.words)).dots(a, rows, out);
+    const na = this.norm(a);
+    for (let i = 0; i < rows.length; i++) {
+      const b = rows[i]!;
+      const n = b < 0 ? 0 : na * this.norm(b);
+      out[i] = b === a ? 1 : n > 0 ? out[i]! / n : 0;
+    }
+  }
+
+  /** The dot product of two rows' int8 values. */
+  private dot(a: number, b: number): number {
     const { dims, values } = this.words;
     let dot = 0;
     for (let i = 0, x = a * dims, y = b * dims; i < dims; i++) dot += values[x + i]! * values[y + i]!;
-    const n = this.norm(a) * this.norm(b);
-    return n > 0 ? dot / n : 0;
+    return dot;
   }
 
+  /** A row's norm, computed once. Kept in float64, so a cosine is the same on its first
+   * computation and every later one. */
   private norm(row: number): number {
     let n = this.norms[row]!;
     if (n >= 0) return n;
