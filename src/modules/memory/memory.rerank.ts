@@ -24,6 +24,9 @@ const COSINE_WEIGHT = 1;
 const CONTEXT_WEIGHT = 0.7;
 /** The share of the better neighbour's score a memory adds. */
 const NEIGHBOUR_SHARE = 0.3;
+/** How many memories' words the reranker keeps read (about 1 KB each; a chat turn reranks up to
+ * 72 memories). */
+const READ_CACHE = 5_000;
 /** Words of a memory considered (its first ones): bounds the cost of a very long memory. */
 const MAX_DOC_WORDS = 400;
 
@@ -40,7 +43,28 @@ export interface RerankCandidate {
 }
 
 export class Reranker {
-  constructor(private readonly words: WordSimilarity) {}
+  /** The content words of the memories reranked lately and their rows in the word vectors (-1 for
+   * a word outside them), least recently used first: a user's turns bring back the same memories,
+   * and every user the world's, and reading a pool's words anew costs about a third of a rerank. */
+  private readonly seen = new Map<number, { content: string; words: string[]; rows: Int32Array }>();
+
+  constructor(
+    private readonly words: WordSimilarity,
+    private readonly remember = READ_CACHE,
+  ) {}
+
+  /** A memory's content words and their rows, from the cache when its content is the same. */
+  private read(id: number, content: string): { words: string[]; rows: Int32Array } {
+    let read = this.seen.get(id);
+    this.seen.delete(id);
+    if (read?.content !== content) {
+      const words = contentWords(content, MAX_DOC_WORDS);
+      read = { content, words, rows: Int32Array.from(words, (w) => this.words.rank(w) ?? -1) };
+    }
+    this.seen.set(id, read);
+    if (this.seen.size > this.remember) this.seen.delete(this.seen.keys().next().value!);
+    return read;
+  }
 
   /** Each query word's weight: its inverse document frequency among the texts (BM25's form),
    * from how many of the `n` texts hold each distinct word. */
@@ -91,13 +115,22 @@ export class Reranker {
     // Every distinct word of the pool once: a pool repeats most of its words, so each query word
     // is matched with each distinct word once (1 for itself, else the cosine of their vectors).
     const vocabulary = new Map<string, number>();
+    const rows: number[] = [];
     const docs = new Map(
-      [...all].map(([id, m]) => [
-        id,
-        contentWords(m.content, MAX_DOC_WORDS).map(
-          (w) => vocabulary.get(w) ?? vocabulary.set(w, vocabulary.size).get(w)!,
-        ),
-      ]),
+      [...all].map(([id, m]) => {
+        const read = this.read(id, m.content);
+        return [
+          id,
+          read.words.map((w, k) => {
+            let i = vocabulary.get(w);
+            if (i === undefined) {
+              vocabulary.set(w, (i = rows.length));
+              rows.push(read.rows[k]!);
+            }
+            return i;
+          }),
+        ] as const;
+      }),
     );
     const holding = new Int32Array(vocabulary.size);
     for (const doc of docs.values()) for (const i of doc) holding[i]!++;
@@ -105,15 +138,14 @@ export class Reranker {
     // common, one in few of them is telling.
     const weights = Reranker.weights(words, vocabulary, holding, docs.size);
     const avg = [...docs.values()].reduce((n, d) => n + d.length, 0) / Math.max(1, docs.size) || 1;
-    // Each distinct word's row in the word vectors, looked up once (the table is large).
-    const ranks = [...vocabulary.keys()].map((w) => this.words.rank(w));
+    const pool = Int32Array.from(rows);
     const similarity = words.map((w) => {
+      const s = new Float64Array(pool.length);
       const q = this.words.rank(w);
-      const s = new Float64Array(vocabulary.size);
-      for (const [word, i] of vocabulary) {
-        const r = ranks[i];
-        s[i] = word === w ? 1 : q === undefined || r === undefined ? 0 : this.words.cosine(q, r);
-      }
+      if (q !== undefined) this.words.cosines(q, pool, s);
+      // A word outside the vocabulary still matches itself.
+      const self = vocabulary.get(w);
+      if (self !== undefined) s[self] = 1;
       return s;
     });
     const matched = new Map([...docs].map(([id, doc]) => [id, Reranker.matches(similarity, doc)]));
