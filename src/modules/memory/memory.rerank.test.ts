@@ -73,7 +73,17 @@ describe('the reranker', () => {
       [told, asked, tickets, cake],
       neighbours,
     );
-    expect(ranked.map((x) => x.memoryId)).toEqual([2, 1, 3, 4, 5]);
+    // The answer ranks just after the question it answers (ANSWER_SHARE), before the turn that
+    // told of the birthday.
+    expect(ranked.map((x) => x.memoryId)).toEqual([2, 3, 1, 4, 5]);
+    // Said, not asked, the same turn lends its follower only a neighbour's share.
+    const said = { ...asked, content: 'Caroline: Wow, who performed at the birthday concert.' };
+    const unasked = r.rerank(
+      'Who performed at the birthday concert?',
+      [told, said, tickets, cake],
+      neighbours,
+    );
+    expect(unasked.map((x) => x.memoryId)).toEqual([2, 1, 3, 4, 5]);
   });
 
   it('scores in [0, 1], best first; a lone exact match on full text alone scores 1', () => {

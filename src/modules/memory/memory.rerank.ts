@@ -13,7 +13,9 @@
 //   - Neighbours: a conversation answers across turns ("who performed at the concert?" / "it was
 //     Matt Patterson"), so a turn is read with the turns written just before and after it: a query
 //     word matched only there counts CONTEXT_WEIGHT of its match, and the turn adds NEIGHBOUR_SHARE
-//     of its better neighbour's score (a memory with no neighbour read stands on its own).
+//     of its better neighbour's score (a memory with no neighbour read stands on its own). A turn
+//     just after a question ("How often do you all work out together?" / "Three times a week") is
+//     read as its answer and ranks with it (ANSWER_SHARE).
 import { contentWords, type WordSimilarity } from '../../platform/models/words.js';
 
 /** Word cosines below this count as no match. */
@@ -27,6 +29,12 @@ const NEIGHBOUR_SHARE = 0.3;
 /** How many memories' words the reranker keeps read (about 1 KB each; a chat turn reranks up to
  * 72 memories). */
 const READ_CACHE = 5_000;
+/** A memory written just after one that asks (its last character a "?") is read as the answer: it
+ * scores at least the mean of its own score and the question's, the question's weighted
+ * NEIGHBOUR_SHARE + ANSWER_SHARE. On LoCoMo's development split, 2, 3 and 5 give the same figures
+ * (bench/RESULTS.md). */
+const ANSWER_SHARE = 3;
+const ASKS = /\?\s*$/;
 /** Words of a memory considered (its first ones): bounds the cost of a very long memory. */
 const MAX_DOC_WORDS = 400;
 
@@ -174,8 +182,13 @@ export class Reranker {
       const around = [m.previous, m.next].flatMap((n) =>
         n !== undefined && own.has(n) ? [own.get(n)!] : [],
       );
-      const similarity =
+      let similarity =
         around.length > 0 ? (s + NEIGHBOUR_SHARE * Math.max(...around)) / (1 + NEIGHBOUR_SHARE) : s;
+      const question = m.previous === undefined ? undefined : own.get(m.previous);
+      if (question !== undefined && ASKS.test(all.get(m.previous!)!.content)) {
+        const weight = NEIGHBOUR_SHARE + ANSWER_SHARE;
+        similarity = Math.max(similarity, (s + weight * question) / (1 + weight));
+      }
       out.push({ memoryId: id, similarity: Math.min(1, similarity), fused: byId.get(id)?.fused ?? 0 });
     }
     return out
