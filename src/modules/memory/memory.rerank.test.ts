@@ -110,22 +110,4 @@ describe('the reranker', () => {
     // The cosine counts for half when the vector side took part: 0.8 → (1 + 0.8) / 2.
     expect(ranked[0]!.similarity).toBeCloseTo(0.9, 6);
   });
-
-  it('scores a memory met before as the first time, and reads one whose content changed anew', async () => {
-    const words = await loadWordSimilarity();
-    const pool = () => [
-      candidate(1, 'Mel: The pottery class was on Tuesday.', { cosine: 0.4 }),
-      candidate(2, 'Mel: I went to the beach with the kids.', { cosine: 0.2 }),
-    ];
-    // Remembers one memory's words: the second rerank meets memory 2 again and memory 1 anew.
-    const small = new Reranker(words, 1);
-    const first = small.rerank('Did Mel go to the pottery class?', pool(), new Map());
-    expect(small.rerank('Did Mel go to the pottery class?', pool(), new Map())).toEqual(first);
-    expect(first.map((x) => x.memoryId)).toEqual([1, 2]);
-    // Memory 1 edited: it no longer mentions pottery, and ranks as a fresh reranker ranks it.
-    const edited = [candidate(1, 'Mel: The beach was sunny.', { cosine: 0.4 }), pool()[1]!];
-    const again = small.rerank('Did Mel go to the pottery class?', edited, new Map());
-    expect(again).toEqual(new Reranker(words).rerank('Did Mel go to the pottery class?', edited, new Map()));
-    expect(again).not.toEqual(first);
-  });
 });

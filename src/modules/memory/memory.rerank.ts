@@ -26,9 +26,6 @@ const COSINE_WEIGHT = 1;
 const CONTEXT_WEIGHT = 0.7;
 /** The share of the better neighbour's score a memory adds. */
 const NEIGHBOUR_SHARE = 0.3;
-/** How many memories' words the reranker keeps read (about 1 KB each; a chat turn reranks up to
- * 72 memories). */
-const READ_CACHE = 5_000;
 /** A memory written just after one that asks (its last character a "?") is read as the answer: it
  * scores at least the mean of its own score and the question's, the question's weighted
  * NEIGHBOUR_SHARE + ANSWER_SHARE. On LoCoMo's development split, 2, 3 and 5 give the same figures
@@ -51,28 +48,7 @@ export interface RerankCandidate {
 }
 
 export class Reranker {
-  /** The content words of the memories reranked lately and their rows in the word vectors (-1 for
-   * a word outside them), least recently used first: a user's turns bring back the same memories,
-   * and every user the world's, and reading a pool's words anew costs about a third of a rerank. */
-  private readonly seen = new Map<number, { content: string; words: string[]; rows: Int32Array }>();
-
-  constructor(
-    private readonly words: WordSimilarity,
-    private readonly remember = READ_CACHE,
-  ) {}
-
-  /** A memory's content words and their rows, from the cache when its content is the same. */
-  private read(id: number, content: string): { words: string[]; rows: Int32Array } {
-    let read = this.seen.get(id);
-    this.seen.delete(id);
-    if (read?.content !== content) {
-      const words = contentWords(content, MAX_DOC_WORDS);
-      read = { content, words, rows: Int32Array.from(words, (w) => this.words.rank(w) ?? -1) };
-    }
-    this.seen.set(id, read);
-    if (this.seen.size > this.remember) this.seen.delete(this.seen.keys().next().value!);
-    return read;
-  }
+  constructor(private readonly words: WordSimilarity) {}
 
   /** Each query word's weight: its inverse document frequency among the texts (BM25's form),
    * from how many of the `n` texts hold each distinct word. */
@@ -123,22 +99,13 @@ export class Reranker {
     // Every distinct word of the pool once: a pool repeats most of its words, so each query word
     // is matched with each distinct word once (1 for itself, else the cosine of their vectors).
     const vocabulary = new Map<string, number>();
-    const rows: number[] = [];
     const docs = new Map(
-      [...all].map(([id, m]) => {
-        const read = this.read(id, m.content);
-        return [
-          id,
-          read.words.map((w, k) => {
-            let i = vocabulary.get(w);
-            if (i === undefined) {
-              vocabulary.set(w, (i = rows.length));
-              rows.push(read.rows[k]!);
-            }
-            return i;
-          }),
-        ] as const;
-      }),
+      [...all].map(([id, m]) => [
+        id,
+        contentWords(m.content, MAX_DOC_WORDS).map(
+          (w) => vocabulary.get(w) ?? vocabulary.set(w, vocabulary.size).get(w)!,
+        ),
+      ]),
     );
     const holding = new Int32Array(vocabulary.size);
     for (const doc of docs.values()) for (const i of doc) holding[i]!++;
@@ -146,7 +113,9 @@ export class Reranker {
     // common, one in few of them is telling.
     const weights = Reranker.weights(words, vocabulary, holding, docs.size);
     const avg = [...docs.values()].reduce((n, d) => n + d.length, 0) / Math.max(1, docs.size) || 1;
-    const pool = Int32Array.from(rows);
+    // Each distinct word's row in the word vectors (-1: none), looked up once (the table is large).
+    const pool = new Int32Array(vocabulary.size);
+    for (const [w, i] of vocabulary) pool[i] = this.words.rank(w) ?? -1;
     const similarity = words.map((w) => {
       const s = new Float64Array(pool.length);
       const q = this.words.rank(w);
