@@ -27,7 +27,7 @@ const CONTEXT_WEIGHT = 0.7;
 /** The share of the better neighbour's score a memory adds. */
 const NEIGHBOUR_SHARE = 0.3;
 /** A memory written just after one that asks (its last character a "?") is read as the answer: it
- * scores at least the mean of its own score and the question's, the question's weighted
+ * scores at least the mean of its own score and the question's, the question's score weighted
  * NEIGHBOUR_SHARE + ANSWER_SHARE. On LoCoMo's development split, 2, 3 and 5 give the same figures
  * (bench/RESULTS.md). */
 const ANSWER_SHARE = 3;
