@@ -6,13 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, type BuiltApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
-import { isNewCluster } from '../src/platform/db/empty-cluster.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../src/platform/db/pglite-server.js';
 import type { AccountType, Role } from '../src/platform/security/identity.rules.js';
 import { testEnv } from './env.js';
@@ -83,11 +82,9 @@ export async function createTestApp(
       ...env,
     }),
   );
-  // The template was migrated with pgvector: a database without it is migrated from scratch. A
-  // data directory that holds a database already (a restart) is opened as it is.
-  const holdsDatabase =
-    config.database.url !== 'memory://' && !isNewCluster(resolve(config.dataDir, 'pglite'));
-  const pgliteTemplate = env.PGVECTOR === 'off' || holdsDatabase ? null : inject('pgliteTemplate');
+  // The template was migrated with pgvector: a database without it is migrated from scratch. (A
+  // data directory that holds a database already, a restart's, opens as it is: pglite-server.ts.)
+  const pgliteTemplate = env.PGVECTOR === 'off' ? null : inject('pgliteTemplate');
   const embedded =
     pgliteTemplate && config.database.url === 'memory://' ? await takeServer(pgliteTemplate) : undefined;
   const deps = await createDeps(config, {

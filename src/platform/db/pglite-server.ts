@@ -16,7 +16,7 @@ export interface EmbeddedServer {
   port: number;
   /** Writes a tarball of the data directory (used for the test template). */
   dumpTo(path: string): Promise<void>;
-  /** Back to the tarball it was loaded from (only a server started with `loadFrom`): its
+  /** Back to the tarball it was loaded from (only a server whose cluster `loadFrom` made): its
    * clients are disconnected and a fresh PGlite takes over the socket. */
   reset(): Promise<void>;
   stop(): Promise<void>;
@@ -25,7 +25,8 @@ export interface EmbeddedServer {
 export interface EmbeddedServerOptions {
   /** The data directory, locked for this process; null keeps the database in memory. */
   dataDir: string | null;
-  /** Start from this data-directory tarball instead of an empty cluster. */
+  /** A new cluster starts from this data-directory tarball instead of an empty cluster (a data
+   * directory that holds a cluster already opens as it is: PGlite loads no tarball over one). */
   loadFrom?: string | undefined;
   /** Where the machine's empty cluster is kept (empty-cluster.ts; tests name their own). */
   emptyClusterPlaces?: string[];
@@ -44,13 +45,16 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   const socketDir = mkdtempSync(join(tmpdir(), `apdb-${randomBytes(4).toString('hex')}-`));
   const port = 5432;
   const socketPath = join(socketDir, `.s.PGSQL.${port}`);
-  // A new cluster starts from the machine's kept empty one, or keeps it (empty-cluster.ts).
-  const fresh = !opts.loadFrom && isNewCluster(dataDir) ? emptyCluster(opts.emptyClusterPlaces) : {};
+  // A new cluster starts from `loadFrom`, else from the machine's kept empty one, or keeps it
+  // (empty-cluster.ts).
+  const isNew = isNewCluster(dataDir);
+  const loadFrom = isNew ? (opts.loadFrom ?? null) : null;
+  const fresh = isNew && !loadFrom ? emptyCluster(opts.emptyClusterPlaces) : {};
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
     workerData: {
       dataDir,
       socketPath,
-      loadFrom: opts.loadFrom ?? null,
+      loadFrom,
       emptyCluster: fresh.load ?? null,
       keepEmptyClusterAt: fresh.keepAt ?? null,
     },
