@@ -20,8 +20,7 @@ export class WordDots {
   private readonly query: Int8Array;
   private readonly list: Int32Array;
   private readonly products: Int32Array;
-  private readonly run: () => void;
-  private count = 0;
+  private readonly run: (count: number) => void;
 
   constructor(private readonly words: Pick<WordVectors, 'dims' | 'values'>) {
     const chunks = Math.ceil(words.dims / 16);
@@ -35,7 +34,7 @@ export class WordDots {
     this.list = new Int32Array(buffer, listAt, WINDOW);
     this.products = new Int32Array(buffer, productsAt, WINDOW);
     const dots = exports.dots as (...args: number[]) => void;
-    this.run = () => dots(chunks, tableAt, words.dims, listAt, this.count, productsAt);
+    this.run = (count) => dots(chunks, tableAt, words.dims, listAt, count, productsAt);
   }
 
   /** The dot product of row `a` with each row of `rows` (a negative row: 0), into `out`. */
@@ -43,10 +42,10 @@ export class WordDots {
     const { dims, values } = this.words;
     this.query.set(values.subarray(a * dims, (a + 1) * dims));
     for (let start = 0; start < rows.length; start += WINDOW) {
-      this.count = Math.min(WINDOW, rows.length - start);
-      this.list.set(rows.subarray(start, start + this.count));
-      this.run();
-      for (let i = 0; i < this.count; i++) out[start + i] = this.products[i]!;
+      const count = Math.min(WINDOW, rows.length - start);
+      this.list.set(rows.subarray(start, start + count));
+      this.run(count);
+      for (let i = 0; i < count; i++) out[start + i] = this.products[i]!;
     }
   }
 }

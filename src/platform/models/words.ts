@@ -1,5 +1,5 @@
-// Words as the offline models read them: the content words of a text, and how close two words are
-// in meaning (the cosine of their word vectors) and how common a word is (its frequency rank).
+// Words as the offline models read them: the content words of a text, and how close words are
+// in meaning (the cosines of their word vectors) and how common a word is (its frequency rank).
 // Used by memory retrieval's reranker and by the offline chat model's answer.
 import { WordDots } from './word-dots.js';
 import { loadWordVectors, type WordVectors } from './word-vectors.js';
@@ -48,13 +48,6 @@ export class WordSimilarity {
     return Math.log(r + 2);
   }
 
-  /** The cosine of two words' vectors by their ranks. */
-  cosine(a: number, b: number): number {
-    if (a === b) return 1;
-    const n = this.norm(a) * this.norm(b);
-    return n > 0 ? this.dot(a, b) / n : 0;
-  }
-
   /** One word's cosine with each of `rows` (-1: a word outside the vocabulary, 0), into `out`. */
   cosines(a: number, rows: Int32Array, out: Float64Array): void {
     (this.kernel ??= new WordDots(this.words)).dots(a, rows, out);
@@ -64,14 +57,6 @@ export class WordSimilarity {
       const n = b < 0 ? 0 : na * this.norm(b);
       out[i] = b === a ? 1 : n > 0 ? out[i]! / n : 0;
     }
-  }
-
-  /** The dot product of two rows' int8 values. */
-  private dot(a: number, b: number): number {
-    const { dims, values } = this.words;
-    let dot = 0;
-    for (let i = 0, x = a * dims, y = b * dims; i < dims; i++) dot += values[x + i]! * values[y + i]!;
-    return dot;
   }
 
   /** A row's norm, computed once. Kept in float64, so a cosine is the same on its first
