@@ -16,6 +16,7 @@ import { loadWordSimilarity } from '../src/platform/models/words.js';
 import { Reranker, type RerankCandidate } from '../src/modules/memory/memory.rerank.js';
 import { corpusOf } from './chat/corpus.js';
 import { pct } from './percentile.js';
+import { prng } from './prng.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -35,23 +36,13 @@ interface Conversation {
   [key: string]: unknown;
 }
 
-/** A deterministic generator (mulberry32), so both codes of an A/B see the same pools. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const pools: {
   query: string;
   candidates: RerankCandidate[];
   neighbours: Map<number, { content: string; previous?: number; next?: number }>;
 }[] = [];
 const size = Number(values.pool);
-const next = random(38);
+const next = prng(38);
 /** A pool of `size` of the turns (ids from `base`), each with the turns before and after it. */
 function poolOf(query: string, turns: string[], base: number) {
   const picked = new Set<number>();

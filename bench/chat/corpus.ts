@@ -2,20 +2,14 @@
 // every run and database. `varied`: sentences drawn from 5,000 made-up words by a
 // Zipf-Mandelbrot law; `narrow`: 20 words each in most memories (see bench/chat.ts).
 
+import { prng } from '../prng.js';
+
 export type CorpusName = 'varied' | 'narrow';
 
 const NARROW =
   'dragon sword castle river forest potion merchant quest gold silver ember winter harbor lantern map tower bridge wolf raven crown'.split(
     ' ',
   );
-
-/** A deterministic pseudo-random sequence (the same corpus on every run and database). */
-function prng(seed: number) {
-  return () => {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
-}
 
 /** 5,000 distinct made-up words of two to four syllables, and a sampler following the
  * Zipf-Mandelbrot law p(rank) ∝ 1 / (rank + 50). */

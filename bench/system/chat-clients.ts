@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { io, type Socket } from 'socket.io-client';
 import type { Balancer } from './balancer.js';
-import { prng, TOPICS, type User } from './seed.js';
+import { prng } from '../prng.js';
+import { TOPICS, type User } from './seed.js';
 import type { Stats } from './stats.js';
 
 interface Pending {

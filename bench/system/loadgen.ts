@@ -13,7 +13,8 @@ import type { DeliveryCommand } from './delivery.js';
 import { flow, type FlowContext } from './flows.js';
 import { BASE_RATES, BENCH_EVENT, benchDatabaseUrl, type HttpOp, type Options } from './options.js';
 import { pgSampler } from './postgres.js';
-import { eachLimit, memoryText, prng, seed, seedHooks, TOPICS, type Population } from './seed.js';
+import { prng } from '../prng.js';
+import { eachLimit, memoryText, seed, seedHooks, TOPICS, type Population } from './seed.js';
 import { Stats } from './stats.js';
 
 export type LoadCommand =

@@ -5,6 +5,7 @@
 // generator's receiver, and a scheduled task (diary compliance, every minute) on the first
 // observer. Each user's memories (a few hundred characters each, `memoryText`) are written in bulk
 // afterwards by seed-memories.ts.
+import { prng } from '../prng.js';
 import { BENCH_EVENT, type Options } from './options.js';
 import type { Balancer } from './balancer.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD } from './nodes.js';
@@ -22,14 +23,6 @@ export interface Population {
   instances: { id: number; observerId: number }[];
   users: User[];
   seedSeconds: { users: number };
-}
-
-/** A deterministic pseudo-random sequence. */
-export function prng(seed: number) {
-  return () => {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    return seed / 2 ** 32;
-  };
 }
 
 export const TOPICS = [
