@@ -119,10 +119,14 @@ function serve(database, path) {
     socket.on('data', onData);
     socket.resume(); // a socket that waited its turn was paused: its bytes come now
     socket.once('close', () => {
-      // A client gone mid-transaction must not leave it open for the next one.
+      // The next client gets a session of its own, as a PostgreSQL connection would: nothing of
+      // this one's stays open or named. PGlite has one session for all of them, so a transaction
+      // left open is rolled back, and the prepared statements, settings and cursors are dropped
+      // (a pool's new connection names its statements from the start again).
       void chain
         .then(async () => {
           if (db.isInTransaction()) await db.exec('ROLLBACK');
+          await db.exec('DISCARD ALL');
         })
         .catch(() => undefined)
         .finally(() => {

@@ -1,8 +1,9 @@
 // The embedded database's socket server (pglite-worker.mjs): each read's complete protocol
 // messages go to PGlite in one call, so what must hold is the wire protocol's own behaviour:
 // an error ends its statement only, a large answer or parameter crosses whole, a message runs
-// whole however the reads cut it, a client that leaves mid-transaction leaves nothing open, and
-// a second client waits for the first.
+// whole however the reads cut it, a client that leaves mid-transaction leaves nothing open, a
+// client's session (its prepared statements, its settings) ends with it, and a second client
+// waits for the first.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -138,6 +139,24 @@ describe.skipIf(isPostgres())('embedded database socket server', () => {
     }
     const r = await h.pool.query('select note from kept order by id');
     expect(r.rows).toEqual([{ note: 'committed' }]);
+  });
+
+  it("ends a client's session with it: the next one prepares the same names and starts from the defaults", async () => {
+    // What the pool does after its connection idled out (ten seconds by default) or broke: a new
+    // connection, whose statements are named from the first again (service-client.ts).
+    const named = { name: 's1', text: 'select $1::int + 1 as n', values: [1] };
+    const first = await h.pool.connect();
+    await first.query(named);
+    await first.query('set plan_cache_mode = force_generic_plan');
+    first.release(true); // the connection closes
+    const next = await h.pool.connect();
+    try {
+      await expect(next.query({ ...named, values: [41] })).resolves.toMatchObject({ rows: [{ n: 42 }] });
+      const mode = await next.query('show plan_cache_mode');
+      expect(mode.rows).toEqual([{ plan_cache_mode: 'auto' }]);
+    } finally {
+      next.release();
+    }
   });
 
   it('serves a second client once the first one has gone, never both at once', async () => {
