@@ -1,15 +1,17 @@
 // The CLI for the CLI's test files, two ways: as an operator runs it (`npm run cli -- …`, a process
 // of its own: its exit code and what it prints), and the same command line run in this process
-// (cli/main.ts: the same code, without the second or two a process spends loading the service).
-// Each file gets its own data directory (PGlite) or schema (PostgreSQL), so the files run side by
-// side.
+// (cli/main.ts: the same code, without the second or two a process spends loading the service;
+// on PGlite the runs of a test share one server of the data directory, where each would start its
+// own). Each file gets its own data directory (PGlite) or schema (PostgreSQL), so the files run
+// side by side.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { runCli } from '../src/cli/main.js';
+import { startEmbeddedServer, type EmbeddedServer } from '../src/platform/db/pglite-server.js';
 import { baseEnv, spawnTs } from './child-process.js';
 import { isPostgres } from './harness.js';
 
@@ -63,7 +65,18 @@ export function cliDatabase(): CliDatabase {
       await c.end();
     }
   });
+  // PGlite: the server the runs of a test share, started by the first. It holds the data
+  // directory's lock, so it is stopped before a process of its own opens the directory, and after
+  // each test (a test may take the lock itself).
+  let server: Promise<EmbeddedServer> | undefined;
+  async function release() {
+    const held = server;
+    server = undefined;
+    await (await held?.catch(() => undefined))?.stop();
+  }
+  afterEach(release);
   async function cli(...args: string[]): Promise<Run> {
+    await release();
     const p = spawnTs('src/cli.ts', args, env);
     p.end();
     const code = await p.exited;
@@ -71,10 +84,12 @@ export function cliDatabase(): CliDatabase {
   }
   async function run(...args: string[]): Promise<Run> {
     const out = { stdout: '', stderr: '' };
+    if (!isPostgres()) server ??= startEmbeddedServer({ dataDir: join(dataDir, 'pglite') });
     const code = await runCli(args, {
       stdout: { write: (text: string) => (out.stdout += text) },
       stderr: { write: (text: string) => (out.stderr += text) },
       env,
+      ...(server ? { embedded: await server } : {}),
     });
     return result(code, out.stdout, out.stderr);
   }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { createDeps, type Deps } from '../deps.js';
 import { openDatabase, DatabaseUnreachableError } from '../platform/db/database.js';
+import type { EmbeddedServer } from '../platform/db/pglite-server.js';
 import { migrate } from '../platform/db/migrate.js';
 import { createLogger } from '../platform/logging.js';
 import { AppError } from '../platform/http/problem.js';
@@ -14,12 +15,18 @@ import { emailSchema, passwordSchema, scopeSchema } from '../modules/auth/index.
 import { runChat } from './chat.js';
 import { CliError, options, parse, type Values } from './usage.js';
 
-type Run = (values: Values, config: Config) => Promise<unknown>;
+/** A command: its options, the configuration, and (embedded database only) a running server to
+ * use instead of starting one: the tests keep one between the runs of a file. */
+type Run = (values: Values, config: Config, embedded?: EmbeddedServer) => Promise<unknown>;
 
 /** Runs fn with the services (jobs off: the CLI runs no workers) and closes them after. */
-async function withDeps<T>(config: Config, fn: (deps: Deps) => Promise<T>): Promise<T> {
+async function withDeps<T>(
+  config: Config,
+  embedded: EmbeddedServer | undefined,
+  fn: (deps: Deps) => Promise<T>,
+): Promise<T> {
   const log = await createLogger({ level: config.logLevel, format: config.logFormat }, 2);
-  const deps = await createDeps(config, { log, jobs: false });
+  const deps = await createDeps(config, { log, jobs: false, ...(embedded ? { embedded } : {}) });
   try {
     return await fn(deps);
   } finally {
@@ -30,8 +37,9 @@ async function withDeps<T>(config: Config, fn: (deps: Deps) => Promise<T>): Prom
 const positiveInt = z.coerce.number().int().positive();
 
 export const RUNS = {
-  async migrate(_values, config) {
+  async migrate(_values, config, embedded) {
     const handle = await openDatabase({
+      embedded,
       url: config.database.url,
       dataDir: config.dataDir,
       poolSize: 2,
@@ -45,7 +53,7 @@ export const RUNS = {
     }
   },
 
-  async 'users create'(values, config) {
+  async 'users create'(values, config, embedded) {
     const input = parse(
       z.object({
         email: emailSchema,
@@ -57,13 +65,13 @@ export const RUNS = {
       options(values, ['email', 'password', 'role', 'accountType', 'name']),
     );
     const accountType = input.accountType ?? (input.role === 'silicon' ? 'developer' : 'public');
-    return withDeps(config, async (deps) => {
+    return withDeps(config, embedded, async (deps) => {
       const u = await deps.services.users.create({ ...input, accountType, emailVerified: true });
       return { id: u.id, email: u.email, role: u.role, accountType: u.account_type };
     });
   },
 
-  async 'users list'(values, config) {
+  async 'users list'(values, config, embedded) {
     const q = parse(
       z.object({
         q: z.string().max(200).optional(),
@@ -74,25 +82,25 @@ export const RUNS = {
       }),
       options(values, ['q', 'role', 'accountType', 'limit', 'offset']),
     );
-    return withDeps(config, async (deps) => {
+    return withDeps(config, embedded, async (deps) => {
       const { rows, total } = await deps.services.users.list(q);
       return { users: rows.map(toProfile), total, limit: q.limit, offset: q.offset };
     });
   },
 
-  async 'users set-role'(values, config) {
+  async 'users set-role'(values, config, embedded) {
     const input = parse(
       z.object({ id: positiveInt, role: roleSchema, accountType: accountTypeSchema.optional() }),
       options(values, ['id', 'role', 'accountType']),
     );
-    return withDeps(config, async (deps) =>
+    return withDeps(config, embedded, async (deps) =>
       toProfile(
         await deps.services.users.patch(input.id, { role: input.role, accountType: input.accountType }),
       ),
     );
   },
 
-  async 'api-keys create'(values, config) {
+  async 'api-keys create'(values, config, embedded) {
     const input = parse(
       z.object({
         name: z.string().min(1).max(100),
@@ -105,26 +113,26 @@ export const RUNS = {
         scopes: typeof values.scopes === 'string' ? values.scopes.split(',').map((s) => s.trim()) : undefined,
       },
     );
-    return withDeps(config, async (deps) => {
+    return withDeps(config, embedded, async (deps) => {
       const k = await deps.services.auth.createApiKey(input.name, input.scopes, input.user ?? null);
       return { id: k.id, key: k.key, scopes: k.scopes, userId: input.user ?? null };
     });
   },
 
-  async 'api-keys list'(_values, config) {
-    return withDeps(config, async (deps) => ({ apiKeys: await deps.services.auth.listApiKeys() }));
+  async 'api-keys list'(_values, config, embedded) {
+    return withDeps(config, embedded, async (deps) => ({ apiKeys: await deps.services.auth.listApiKeys() }));
   },
 
-  async 'api-keys revoke'(values, config) {
+  async 'api-keys revoke'(values, config, embedded) {
     const { id } = parse(z.object({ id: positiveInt }), { id: values.id });
-    return withDeps(config, async (deps) => {
+    return withDeps(config, embedded, async (deps) => {
       await deps.services.auth.revokeApiKey(id);
       return { id, revoked: true };
     });
   },
 
-  async 'memory reembed'(values, config) {
-    return withDeps(config, async (deps) => {
+  async 'memory reembed'(values, config, embedded) {
+    return withDeps(config, embedded, async (deps) => {
       const memory = deps.services.memory;
       if (values.status) return memory.embeddingStatus();
       const line = (s: Awaited<ReturnType<typeof memory.embeddingStatus>>) =>

@@ -12,6 +12,7 @@ import { DataDirLockedError } from '../platform/db/lock.js';
 import { ACCOUNT_TYPES, API_SCOPES, ROLES } from '../platform/security/identity.rules.js';
 import { ApiError } from '../client/index.js';
 import type { CommandName } from './commands.js';
+import type { EmbeddedServer } from '../platform/db/pglite-server.js';
 import { CliError, type Values } from './usage.js';
 
 interface Description {
@@ -133,6 +134,9 @@ export interface CliIo {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
   env: Record<string, string | undefined>;
+  /** Embedded database only: a running server of the configured data directory, used instead of
+   * starting one (the tests keep one between the runs of a test). */
+  embedded?: EmbeddedServer;
 }
 
 /** Runs one command line; resolves with the process's exit code (0, 1, or 2 for bad usage). */
@@ -174,7 +178,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     const config = loadConfig(io.env);
     commands = await import('./commands.js');
-    const result = await commands.RUNS[command](values, config).catch((err: unknown) => {
+    const result = await commands.RUNS[command](values, config, io.embedded).catch((err: unknown) => {
       if (err instanceof CliError && err.code === 'usage') err.usage ??= help(command);
       throw err;
     });

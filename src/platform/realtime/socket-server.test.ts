@@ -103,9 +103,11 @@ describe('default namespace authentication', () => {
 describe('shutdown', () => {
   // On PostgreSQL the realtime adapter takes its LISTEN connection asynchronously at start; a
   // server closed meanwhile once kept that connection and never finished closing (the test then
-  // fails on its timeout), or could leave it behind.
+  // fails on its timeout), or could leave it behind. The race needs a few tries to show. The
+  // embedded database has no such connection (one process, the in-memory adapter): one app
+  // closed right after its start is all there is to check there.
   it('closes right after it started, leaving no LISTEN connection behind', { timeout: 60_000 }, async () => {
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < (isPostgres() ? 6 : 1); i++) {
       const other = await createTestApp();
       const schema = other.deps.database.schema;
       const database = other.databaseUrl && new URL(other.databaseUrl).pathname.slice(1);
