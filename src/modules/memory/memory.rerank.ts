@@ -60,30 +60,39 @@ export class Reranker {
     });
   }
 
-  /** Each query word's best match among a text's words (given as indices into `similarity`, each
-   * query word's match with every distinct word of the pool). */
-  static matches(similarity: Float64Array[], doc: number[]): Float64Array {
-    const best = new Float64Array(similarity.length);
-    similarity.forEach((s, k) => {
-      for (const i of doc) best[k] = Math.max(best[k]!, s[i]!);
+  /** Each query word's best match in each text: row `i` of the result (its `query` entries from
+   * `i * query`) is text `i`'s, the best of `similarity[k]` (query word `k`'s match with every
+   * distinct word of the pool) over the text's words (indices into it). */
+  static matches(similarity: Float64Array[], docs: number[][]): Float64Array {
+    const q = similarity.length;
+    const best = new Float64Array(docs.length * q);
+    docs.forEach((doc, i) => {
+      for (let k = 0; k < q; k++) {
+        const s = similarity[k]!;
+        let b = 0;
+        for (const w of doc) if (s[w]! > b) b = s[w]!;
+        best[i * q + k] = b;
+      }
     });
     return best;
   }
 
-  /** How well a text answers the query: the sum of its query words' weighted matches (those that
-   * reach ALIGN_FLOOR), each the better of its own match and CONTEXT_WEIGHT of its neighbours'. */
-  static align(weights: number[], own: Float64Array, context: Float64Array[]): number {
+  /** How well text `i` answers the query: the sum of its query words' weighted matches (those that
+   * reach ALIGN_FLOOR), each the better of its own match and CONTEXT_WEIGHT of its neighbours'
+   * (texts `around`, -1 for none). */
+  static align(weights: number[], matched: Float64Array, i: number, around: number[]): number {
+    const q = weights.length;
     let score = 0;
-    for (let k = 0; k < weights.length; k++) {
-      let best = own[k]!;
-      for (const c of context) best = Math.max(best, CONTEXT_WEIGHT * c[k]!);
+    for (let k = 0; k < q; k++) {
+      let best = matched[i * q + k]!;
+      for (const j of around) if (j >= 0) best = Math.max(best, CONTEXT_WEIGHT * matched[j * q + k]!);
       if (best >= ALIGN_FLOOR) score += weights[k]! * best * best;
     }
     return score;
   }
 
   /** The candidates rescored (and any neighbour that scored), best first, with a similarity in
-   * [0, 1]. `texts` holds the content of every memory named, candidates and neighbours. */
+   * [0, 1]. `neighbours` holds the content of the memories named around the candidates. */
   rerank(
     query: string,
     candidates: RerankCandidate[],
@@ -91,28 +100,40 @@ export class Reranker {
   ): { memoryId: number; similarity: number }[] {
     const words = contentWords(query, 32);
     const floor = Math.min(...candidates.flatMap((c) => (c.cosine === undefined ? [] : [c.cosine])), 1);
-    const byId = new Map(candidates.map((c) => [c.memoryId, c]));
-    const all = new Map<
-      number,
-      { content: string; previous?: number | undefined; next?: number | undefined }
-    >([...neighbours, ...candidates.map((c) => [c.memoryId, c] as const)]);
+    // Every memory named once, by position (the neighbours, then the candidates), and each one's
+    // neighbours by position (-1: not read).
+    const texts: {
+      id: number;
+      content: string;
+      previous?: number | undefined;
+      next?: number | undefined;
+      candidate?: RerankCandidate;
+    }[] = [];
+    const at = new Map<number, number>();
+    const place = (id: number, text: (typeof texts)[number]) => {
+      const i = at.get(id);
+      if (i === undefined) at.set(id, texts.push(text) - 1);
+      else texts[i] = text;
+    };
+    for (const [id, m] of neighbours) place(id, { id, ...m });
+    for (const c of candidates) place(c.memoryId, { id: c.memoryId, ...c, candidate: c });
+    const position = (id: number | undefined) => (id === undefined ? -1 : (at.get(id) ?? -1));
+    const previous = texts.map((t) => position(t.previous));
+    const next = texts.map((t) => position(t.next));
     // Every distinct word of the pool once: a pool repeats most of its words, so each query word
     // is matched with each distinct word once (1 for itself, else the cosine of their vectors).
     const vocabulary = new Map<string, number>();
-    const docs = new Map(
-      [...all].map(([id, m]) => [
-        id,
-        contentWords(m.content, MAX_DOC_WORDS).map(
-          (w) => vocabulary.get(w) ?? vocabulary.set(w, vocabulary.size).get(w)!,
-        ),
-      ]),
+    const docs = texts.map((t) =>
+      contentWords(t.content, MAX_DOC_WORDS).map(
+        (w) => vocabulary.get(w) ?? vocabulary.set(w, vocabulary.size).get(w)!,
+      ),
     );
     const holding = new Int32Array(vocabulary.size);
-    for (const doc of docs.values()) for (const i of doc) holding[i]!++;
+    for (const doc of docs) for (const i of doc) holding[i]!++;
     // The pool stands in for the scope: a word in most of it (a name said in every turn) is
     // common, one in few of them is telling.
-    const weights = Reranker.weights(words, vocabulary, holding, docs.size);
-    const avg = [...docs.values()].reduce((n, d) => n + d.length, 0) / Math.max(1, docs.size) || 1;
+    const weights = Reranker.weights(words, vocabulary, holding, docs.length);
+    const avg = docs.reduce((n, d) => n + d.length, 0) / Math.max(1, docs.length) || 1;
     // Each distinct word's row in the word vectors (-1: none), looked up once (the table is large).
     const pool = new Int32Array(vocabulary.size);
     for (const [w, i] of vocabulary) pool[i] = this.words.rank(w) ?? -1;
@@ -125,41 +146,33 @@ export class Reranker {
       if (self !== undefined) s[self] = 1;
       return s;
     });
-    const matched = new Map([...docs].map(([id, doc]) => [id, Reranker.matches(similarity, doc)]));
-    let best = 0;
-    const raw = new Map<number, number>();
-    for (const [id, doc] of docs) {
-      const m = all.get(id)!;
-      const context = [m.previous, m.next].flatMap((n) => (n === undefined ? [] : (matched.get(n) ?? [])));
-      const s =
-        Reranker.align(weights, matched.get(id)!, context) / (0.25 + (0.75 * doc.length) / avg) ** 0.3;
-      raw.set(id, s);
-      best = Math.max(best, s);
-    }
+    const matched = Reranker.matches(similarity, docs);
+    const raw = docs.map(
+      (doc, i) =>
+        Reranker.align(weights, matched, i, [previous[i]!, next[i]!]) /
+        (0.25 + (0.75 * doc.length) / avg) ** 0.3,
+    );
+    const best = Math.max(0, ...raw);
     // A memory's own score in [0, 1]: its alignment relative to the best, with the cosine when the
     // vector side took part.
     const vector = candidates.some((c) => c.cosine !== undefined);
-    const own = new Map<number, number>();
-    for (const [id, s] of raw) {
-      const aligned = best > 0 ? s / best : 0;
-      const cosine = Math.max(0, byId.get(id)?.cosine ?? floor);
-      own.set(id, vector ? (aligned + COSINE_WEIGHT * cosine) / (1 + COSINE_WEIGHT) : aligned);
-    }
-    const out: { memoryId: number; similarity: number; fused: number }[] = [];
-    for (const [id, s] of own) {
-      const m = all.get(id)!;
-      const around = [m.previous, m.next].flatMap((n) =>
-        n !== undefined && own.has(n) ? [own.get(n)!] : [],
-      );
-      let similarity =
-        around.length > 0 ? (s + NEIGHBOUR_SHARE * Math.max(...around)) / (1 + NEIGHBOUR_SHARE) : s;
-      const question = m.previous === undefined ? undefined : own.get(m.previous);
-      if (question !== undefined && ASKS.test(all.get(m.previous!)!.content)) {
+    const own = texts.map((t, i) => {
+      const aligned = best > 0 ? raw[i]! / best : 0;
+      const cosine = Math.max(0, t.candidate?.cosine ?? floor);
+      return vector ? (aligned + COSINE_WEIGHT * cosine) / (1 + COSINE_WEIGHT) : aligned;
+    });
+    const out = texts.map((t, i) => {
+      const s = own[i]!;
+      const p = previous[i]!;
+      const n = next[i]!;
+      const around = Math.max(p >= 0 ? own[p]! : -1, n >= 0 ? own[n]! : -1);
+      let similarity = around >= 0 ? (s + NEIGHBOUR_SHARE * around) / (1 + NEIGHBOUR_SHARE) : s;
+      if (p >= 0 && ASKS.test(texts[p]!.content)) {
         const weight = NEIGHBOUR_SHARE + ANSWER_SHARE;
-        similarity = Math.max(similarity, (s + weight * question) / (1 + weight));
+        similarity = Math.max(similarity, (s + weight * own[p]!) / (1 + weight));
       }
-      out.push({ memoryId: id, similarity: Math.min(1, similarity), fused: byId.get(id)?.fused ?? 0 });
-    }
+      return { memoryId: t.id, similarity: Math.min(1, similarity), fused: t.candidate?.fused ?? 0 };
+    });
     return out
       .sort((a, b) => b.similarity - a.similarity || b.fused - a.fused || b.memoryId - a.memoryId)
       .map(({ memoryId, similarity }) => ({ memoryId, similarity }));
