@@ -59,7 +59,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
       keepEmptyClusterAt: fresh.keepAt ?? null,
     },
     // The worker is plain JavaScript: none of the process's flags, tsx's loader hooks among them
-    // (they add a third to its start, 0.3-0.4 s on this machine).
+    // (they cost 0.3-0.4 s of a 2 s start on this machine).
     execArgv: [],
     name: 'pglite', // the thread's name in ps and /proc (bench/chat.ts reads its CPU time)
   });
