@@ -4550,14 +4550,21 @@ export interface paths {
           /**
            * @example {
            *       "name": "Mira",
-           *       "description": "The blacksmith of the harbour town; gruff, fair, proud of her forge.",
+           *       "description": "The blacksmith of the harbour town.",
            *       "personaType": "crafter",
            *       "metadata": {
            *         "specialties": [
            *           "writing",
            *           "review"
            *         ]
-           *       }
+           *       },
+           *       "personality": "Gruff, fair, proud of her forge; softens for apprentices.",
+           *       "speakingStyle": "Short sentences, smithing words, never says please.",
+           *       "goals": [
+           *         "Forge a blade worthy of the harbour guard",
+           *         "Find an apprentice"
+           *       ],
+           *       "playerMemory": "own"
            *     }
            */
           'application/json': {
@@ -4568,6 +4575,27 @@ export interface paths {
             metadata?: {
               [key: string]: unknown;
             };
+            /**
+             * @description who the character is, in a few sentences
+             * @default
+             */
+            personality?: string;
+            /**
+             * @description how the character speaks
+             * @default
+             */
+            speakingStyle?: string;
+            /**
+             * @description what the character wants
+             * @default []
+             */
+            goals?: string[];
+            /**
+             * @description `own`: what a player tells this character stays this character's knowledge of the player; `shared`: it joins one pool read by every character set to `shared`
+             * @default own
+             * @enum {string}
+             */
+            playerMemory?: 'own' | 'shared';
           };
         };
       };
@@ -4705,14 +4733,21 @@ export interface paths {
           /**
            * @example {
            *       "name": "Mira",
-           *       "description": "The blacksmith of the harbour town; gruff, fair, proud of her forge.",
+           *       "description": "The blacksmith of the harbour town.",
            *       "personaType": "crafter",
            *       "metadata": {
            *         "specialties": [
            *           "writing",
            *           "review"
            *         ]
-           *       }
+           *       },
+           *       "personality": "Gruff, fair, proud of her forge; softens for apprentices.",
+           *       "speakingStyle": "Short sentences, smithing words, never says please.",
+           *       "goals": [
+           *         "Forge a blade worthy of the harbour guard",
+           *         "Find an apprentice"
+           *       ],
+           *       "playerMemory": "own"
            *     }
            */
           'application/json': {
@@ -4723,6 +4758,27 @@ export interface paths {
             metadata?: {
               [key: string]: unknown;
             };
+            /**
+             * @description who the character is, in a few sentences
+             * @default
+             */
+            personality?: string;
+            /**
+             * @description how the character speaks
+             * @default
+             */
+            speakingStyle?: string;
+            /**
+             * @description what the character wants
+             * @default []
+             */
+            goals?: string[];
+            /**
+             * @description `own`: what a player tells this character stays this character's knowledge of the player; `shared`: it joins one pool read by every character set to `shared`
+             * @default own
+             * @enum {string}
+             */
+            playerMemory?: 'own' | 'shared';
           };
         };
       };
@@ -5263,6 +5319,11 @@ export interface paths {
            * @example {
            *       "title": "Relight the lighthouse",
            *       "description": "Bring oil from the market to the old lighthouse.",
+           *       "objectives": [
+           *         "Buy oil at the market",
+           *         "Climb the lighthouse",
+           *         "Light the lamp"
+           *       ],
            *       "metadata": {
            *         "reward": 50
            *       }
@@ -5272,6 +5333,11 @@ export interface paths {
             title: string;
             /** @default  */
             description?: string;
+            /**
+             * @description the quest's steps in order; a player's `step` is an index into them
+             * @default []
+             */
+            objectives?: string[];
             metadata?: {
               [key: string]: unknown;
             };
@@ -5413,6 +5479,11 @@ export interface paths {
            * @example {
            *       "title": "Relight the lighthouse",
            *       "description": "Bring oil from the market to the old lighthouse.",
+           *       "objectives": [
+           *         "Buy oil at the market",
+           *         "Climb the lighthouse",
+           *         "Light the lamp"
+           *       ],
            *       "metadata": {
            *         "reward": 50
            *       }
@@ -5422,6 +5493,11 @@ export interface paths {
             title: string;
             /** @default  */
             description?: string;
+            /**
+             * @description the quest's steps in order; a player's `step` is an index into them
+             * @default []
+             */
+            objectives?: string[];
             metadata?: {
               [key: string]: unknown;
             };
@@ -5572,13 +5648,15 @@ export interface paths {
           /**
            * @example {
            *       "status": "active",
-           *       "progress": 0.5
+           *       "progress": 0.5,
+           *       "step": 1
            *     }
            */
           'application/json': {
             /** @enum {string} */
             status?: 'active' | 'completed' | 'failed';
             progress?: number;
+            step?: number | null;
           };
         };
       };
@@ -12998,7 +13076,14 @@ export interface components {
      *           "review"
      *         ]
      *       },
-     *       "isAssistant": false
+     *       "isAssistant": false,
+     *       "personality": "Gruff, fair, proud of her forge; softens for apprentices.",
+     *       "speakingStyle": "Short sentences, smithing words, never says please.",
+     *       "goals": [
+     *         "Forge a blade worthy of the harbour guard",
+     *         "Find an apprentice"
+     *       ],
+     *       "playerMemory": "own"
      *     }
      */
     Npc: {
@@ -13011,6 +13096,11 @@ export interface components {
         [key: string]: unknown;
       };
       isAssistant: boolean;
+      personality: string;
+      speakingStyle: string;
+      goals: string[];
+      /** @enum {string} */
+      playerMemory: 'own' | 'shared';
     };
     /**
      * @example {
@@ -13024,7 +13114,14 @@ export interface components {
      *           "review"
      *         ]
      *       },
-     *       "isAssistant": false
+     *       "isAssistant": false,
+     *       "personality": "Gruff, fair, proud of her forge; softens for apprentices.",
+     *       "speakingStyle": "Short sentences, smithing words, never says please.",
+     *       "goals": [
+     *         "Forge a blade worthy of the harbour guard",
+     *         "Find an apprentice"
+     *       ],
+     *       "playerMemory": "own"
      *     }
      */
     NpcInput: {
@@ -13037,6 +13134,11 @@ export interface components {
         [key: string]: unknown;
       };
       isAssistant: boolean;
+      personality: string;
+      speakingStyle: string;
+      goals: string[];
+      /** @enum {string} */
+      playerMemory: 'own' | 'shared';
     };
     ObserverMetaState: {
       cycles: number;
@@ -13482,17 +13584,28 @@ export interface components {
      * @example {
      *       "questId": 3,
      *       "title": "Relight the lighthouse",
+     *       "description": "Bring oil from the market to the old lighthouse.",
+     *       "objectives": [
+     *         "Buy oil at the market",
+     *         "Climb the lighthouse",
+     *         "Light the lamp"
+     *       ],
      *       "status": "active",
      *       "progress": 0.5,
+     *       "step": 1,
      *       "updatedAt": "2025-05-01T09:30:00.000Z"
      *     }
      */
     PlayerQuest: {
       questId: number;
       title: string;
+      description: string;
+      objectives: string[];
       /** @enum {string} */
       status: 'active' | 'completed' | 'failed';
       progress: number;
+      /** @description the objective the player is on (an index), or null */
+      step: number | null;
       /** Format: date-time */
       updatedAt: string;
     };
@@ -13500,17 +13613,28 @@ export interface components {
      * @example {
      *       "questId": 3,
      *       "title": "Relight the lighthouse",
+     *       "description": "Bring oil from the market to the old lighthouse.",
+     *       "objectives": [
+     *         "Buy oil at the market",
+     *         "Climb the lighthouse",
+     *         "Light the lamp"
+     *       ],
      *       "status": "active",
      *       "progress": 0.5,
+     *       "step": 1,
      *       "updatedAt": "2025-05-01T09:30:00.000Z"
      *     }
      */
     PlayerQuestInput: {
       questId: number;
       title: string;
+      description: string;
+      objectives: string[];
       /** @enum {string} */
       status: 'active' | 'completed' | 'failed';
       progress: number;
+      /** @description the objective the player is on (an index), or null */
+      step: number | null;
       /** Format: date-time */
       updatedAt: string;
     };
@@ -14285,6 +14409,11 @@ export interface components {
      *       "id": 3,
      *       "title": "Relight the lighthouse",
      *       "description": "Bring oil from the market to the old lighthouse.",
+     *       "objectives": [
+     *         "Buy oil at the market",
+     *         "Climb the lighthouse",
+     *         "Light the lamp"
+     *       ],
      *       "metadata": {
      *         "reward": 50
      *       },
@@ -14295,6 +14424,7 @@ export interface components {
       id: number;
       title: string;
       description: string;
+      objectives: string[];
       metadata: {
         [key: string]: unknown;
       };
@@ -14306,6 +14436,11 @@ export interface components {
      *       "id": 3,
      *       "title": "Relight the lighthouse",
      *       "description": "Bring oil from the market to the old lighthouse.",
+     *       "objectives": [
+     *         "Buy oil at the market",
+     *         "Climb the lighthouse",
+     *         "Light the lamp"
+     *       ],
      *       "metadata": {
      *         "reward": 50
      *       },
@@ -14316,6 +14451,7 @@ export interface components {
       id: number;
       title: string;
       description: string;
+      objectives: string[];
       metadata: {
         [key: string]: unknown;
       };

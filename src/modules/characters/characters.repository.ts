@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
-import type { QuestStatus } from './characters.tables.js';
+import type { PlayerMemory, QuestStatus } from './characters.tables.js';
 
 const now = () => dbNow();
 
@@ -20,6 +20,10 @@ const profileColumns = [
   'emotions',
   'config',
   'is_assistant',
+  'personality',
+  'speaking_style',
+  'goals',
+  'player_memory',
 ] as const;
 
 export function findProfile(db: Executor, userId: number) {
@@ -94,6 +98,7 @@ export function insertProfile(
     personaType: string | null;
     metadata: Record<string, unknown>;
     isAssistant: boolean;
+    card?: CardColumns | undefined;
   },
 ) {
   return db
@@ -106,8 +111,27 @@ export function insertProfile(
       emotions: {},
       config: {},
       is_assistant: v.isAssistant,
+      ...(v.card && cardValues(v.card)),
     })
     .execute();
+}
+
+/** A character card's columns beside its description (migration 0110). */
+export interface CardColumns {
+  personality: string;
+  speakingStyle: string;
+  goals: string[];
+  playerMemory: PlayerMemory;
+}
+
+/** `goals` is a jsonb array: pg would send a JS array as a PostgreSQL array. */
+export function cardValues(c: CardColumns) {
+  return {
+    personality: c.personality,
+    speaking_style: c.speakingStyle,
+    goals: JSON.stringify(c.goals),
+    player_memory: c.playerMemory,
+  };
 }
 
 export function updateProfile(
@@ -119,7 +143,8 @@ export function updateProfile(
     metadata: Record<string, unknown>;
     emotions: Record<string, number>;
     config: Record<string, unknown>;
-  }>,
+  }> &
+    Partial<ReturnType<typeof cardValues>>,
 ) {
   return db
     .updateTable('character_profiles')
@@ -163,23 +188,18 @@ export function listRelationships(
   return (f.limit !== undefined ? q.limit(f.limit) : q).execute();
 }
 
-const questColumns = ['id', 'title', 'description', 'metadata', 'created_at'] as const;
+const questColumns = ['id', 'title', 'description', 'objectives', 'metadata', 'created_at'] as const;
 
-export function insertQuest(
-  db: Executor,
-  v: { title: string; description: string; metadata: Record<string, unknown> },
-) {
+type QuestValues = { title: string; description: string; objectives: string; metadata: Record<string, unknown> };
+
+export function insertQuest(db: Executor, v: QuestValues) {
   return db.insertInto('quests').values(v).returning(questColumns).executeTakeFirstOrThrow();
 }
 export function findQuest(db: Executor, id: number) {
   return db.selectFrom('quests').select(questColumns).where('id', '=', id).executeTakeFirst();
 }
 export type QuestRow = NonNullable<Awaited<ReturnType<typeof findQuest>>>;
-export function updateQuest(
-  db: Executor,
-  id: number,
-  v: { title: string; description: string; metadata: Record<string, unknown> },
-) {
+export function updateQuest(db: Executor, id: number, v: QuestValues) {
   return db
     .updateTable('quests')
     .set({ ...v, updated_at: now() })
@@ -203,7 +223,13 @@ export async function listQuests(db: Executor, p: { limit: number; offset: numbe
 
 export function upsertPlayerQuest(
   db: Executor,
-  v: { questId: number; userId: number; status?: QuestStatus | undefined; progress?: number | undefined },
+  v: {
+    questId: number;
+    userId: number;
+    status?: QuestStatus | undefined;
+    progress?: number | undefined;
+    step?: number | null | undefined;
+  },
 ) {
   return db
     .insertInto('player_quests')
@@ -212,11 +238,13 @@ export function upsertPlayerQuest(
       user_id: v.userId,
       status: v.status ?? 'active',
       progress: v.progress ?? 0,
+      step: v.step ?? null,
     })
     .onConflict((oc) =>
       oc.columns(['user_id', 'quest_id']).doUpdateSet({
         ...(v.status !== undefined ? { status: v.status } : {}),
         ...(v.progress !== undefined ? { progress: v.progress } : {}),
+        ...(v.step !== undefined ? { step: v.step } : {}),
         updated_at: now(),
       }),
     )
@@ -231,8 +259,11 @@ function playerQuestsQuery(db: Executor, userId: number) {
     .select([
       'player_quests.quest_id',
       'quests.title',
+      'quests.description',
+      'quests.objectives',
       'player_quests.status',
       'player_quests.progress',
+      'player_quests.step',
       'player_quests.updated_at',
     ])
     .where('player_quests.user_id', '=', userId)
@@ -244,6 +275,7 @@ export function listPlayerQuests(db: Executor, userId: number, questId?: number)
   const q = playerQuestsQuery(db, userId);
   return (questId === undefined ? q : q.where('player_quests.quest_id', '=', questId)).execute();
 }
+export type PlayerQuestRow = Awaited<ReturnType<typeof listPlayerQuests>>[number];
 
 /** A chat turn's read of the player: their quests (newest change first) and their relationships
  * (the speaker's first), at most `limit` of each, in one statement. */

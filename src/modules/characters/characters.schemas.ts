@@ -10,24 +10,48 @@ export const idParam = z.object({
     .meta({ examples: [7] }),
 });
 
+export const PLAYER_MEMORY = ['own', 'shared'] as const;
+/** A character card's fields beside name and description (who it is, how it speaks, what it wants). */
+const cardFields = {
+  personality: z.string().max(4_000).default('').describe('who the character is, in a few sentences'),
+  speakingStyle: z.string().max(2_000).default('').describe('how the character speaks'),
+  goals: z.array(z.string().trim().min(1).max(500)).max(20).default([]).describe('what the character wants'),
+  playerMemory: z
+    .enum(PLAYER_MEMORY)
+    .default('own')
+    .describe(
+      "`own`: what a player tells this character stays this character's knowledge of the player; " +
+        '`shared`: it joins one pool read by every character set to `shared`',
+    ),
+};
+
 export const npcBody = z
   .object({
     name: z.string().trim().min(1).max(100),
     description: z.string().max(10_000).default(''),
     personaType: z.string().trim().min(1).max(50).optional(),
     metadata: jsonObject.optional(),
+    ...cardFields,
   })
   .meta({
     examples: [
       {
         name: 'Mira',
-        description: 'The blacksmith of the harbour town; gruff, fair, proud of her forge.',
+        description: 'The blacksmith of the harbour town.',
         personaType: 'crafter',
         metadata: { specialties: ['writing', 'review'] },
+        personality: 'Gruff, fair, proud of her forge; softens for apprentices.',
+        speakingStyle: 'Short sentences, smithing words, never says please.',
+        goals: ['Forge a blade worthy of the harbour guard', 'Find an apprentice'],
+        playerMemory: 'own',
       },
     ],
   });
-export type NpcInput = z.infer<typeof npcBody>;
+type NpcBody = z.infer<typeof npcBody>;
+type CardKey = keyof typeof cardFields;
+/** A character to create or replace: the route's parsed body, or a caller's own (the card's fields
+ * take their defaults when left out). */
+export type NpcInput = Omit<NpcBody, CardKey> & Partial<Pick<NpcBody, CardKey>>;
 
 export const npcSchema = z
   .object({
@@ -37,6 +61,10 @@ export const npcSchema = z
     personaType: z.string().nullable(),
     metadata: jsonObject,
     isAssistant: z.boolean(),
+    personality: z.string(),
+    speakingStyle: z.string(),
+    goals: z.array(z.string()),
+    playerMemory: z.enum(PLAYER_MEMORY),
   })
   .meta({
     id: 'Npc',
@@ -48,6 +76,10 @@ export const npcSchema = z
         personaType: 'crafter',
         metadata: { specialties: ['writing', 'review'] },
         isAssistant: false,
+        personality: 'Gruff, fair, proud of her forge; softens for apprentices.',
+        speakingStyle: 'Short sentences, smithing words, never says please.',
+        goals: ['Forge a blade worthy of the harbour guard', 'Find an apprentice'],
+        playerMemory: 'own',
       },
     ],
   });
@@ -118,6 +150,11 @@ export const questBody = z
   .object({
     title: z.string().trim().min(1).max(200),
     description: z.string().max(10_000).default(''),
+    objectives: z
+      .array(z.string().trim().min(1).max(500))
+      .max(50)
+      .default([])
+      .describe("the quest's steps in order; a player's `step` is an index into them"),
     metadata: jsonObject.optional(),
   })
   .meta({
@@ -125,16 +162,18 @@ export const questBody = z
       {
         title: 'Relight the lighthouse',
         description: 'Bring oil from the market to the old lighthouse.',
+        objectives: ['Buy oil at the market', 'Climb the lighthouse', 'Light the lamp'],
         metadata: { reward: 50 },
       },
     ],
   });
-export type QuestInput = z.infer<typeof questBody>;
+export type QuestInput = Omit<z.infer<typeof questBody>, 'objectives'> & { objectives?: string[] | undefined };
 export const questSchema = z
   .object({
     id: z.number().int(),
     title: z.string(),
     description: z.string(),
+    objectives: z.array(z.string()),
     metadata: jsonObject,
     createdAt: z.iso.datetime(),
   })
@@ -145,6 +184,7 @@ export const questSchema = z
         id: 3,
         title: 'Relight the lighthouse',
         description: 'Bring oil from the market to the old lighthouse.',
+        objectives: ['Buy oil at the market', 'Climb the lighthouse', 'Light the lamp'],
         metadata: { reward: 50 },
         createdAt: '2025-05-01T09:30:00.000Z',
       },
@@ -161,8 +201,11 @@ export const playerQuestSchema = z
   .object({
     questId: z.number().int(),
     title: z.string(),
+    description: z.string(),
+    objectives: z.array(z.string()),
     status: z.enum(QUEST_STATUSES),
     progress: z.number().min(0).max(1),
+    step: z.number().int().nullable().describe('the objective the player is on (an index), or null'),
     updatedAt: z.iso.datetime(),
   })
   .meta({
@@ -171,17 +214,24 @@ export const playerQuestSchema = z
       {
         questId: 3,
         title: 'Relight the lighthouse',
+        description: 'Bring oil from the market to the old lighthouse.',
+        objectives: ['Buy oil at the market', 'Climb the lighthouse', 'Light the lamp'],
         status: 'active',
         progress: 0.5,
+        step: 1,
         updatedAt: '2025-05-01T09:30:00.000Z',
       },
     ],
   });
 export type PlayerQuest = z.infer<typeof playerQuestSchema>;
 export const playerQuestBody = z
-  .object({ status: z.enum(QUEST_STATUSES).optional(), progress: z.number().min(0).max(1).optional() })
+  .object({
+    status: z.enum(QUEST_STATUSES).optional(),
+    progress: z.number().min(0).max(1).optional(),
+    step: z.number().int().min(0).max(49).nullable().optional(),
+  })
   .strict()
-  .meta({ examples: [{ status: 'active', progress: 0.5 }] });
+  .meta({ examples: [{ status: 'active', progress: 0.5, step: 1 }] });
 export const playerQuestParams = z.object({
   id: z.coerce
     .number()

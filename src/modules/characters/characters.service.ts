@@ -28,8 +28,20 @@ export function toNpc(r: repo.CharacterRow): Npc {
     personaType: r.persona_type,
     metadata: r.metadata,
     isAssistant: r.is_assistant,
+    personality: r.personality,
+    speakingStyle: r.speaking_style,
+    goals: r.goals,
+    playerMemory: r.player_memory,
   };
 }
+
+/** The card's columns from a create or replace body (the schema's defaults filled in). */
+const cardOf = (input: NpcInput): repo.CardColumns => ({
+  personality: input.personality ?? '',
+  speakingStyle: input.speakingStyle ?? '',
+  goals: input.goals ?? [],
+  playerMemory: input.playerMemory ?? 'own',
+});
 
 export function toState(r: repo.CharacterRow): CharacterState {
   return {
@@ -53,8 +65,22 @@ function toQuest(r: repo.QuestRow): Quest {
     id: r.id,
     title: r.title,
     description: r.description,
+    objectives: r.objectives,
     metadata: r.metadata,
     createdAt: r.created_at.toISOString(),
+  };
+}
+
+function toPlayerQuest(r: repo.PlayerQuestRow): PlayerQuest {
+  return {
+    questId: r.quest_id,
+    title: r.title,
+    description: r.description,
+    objectives: r.objectives,
+    status: r.status,
+    progress: r.progress,
+    step: r.step,
+    updatedAt: r.updated_at.toISOString(),
   };
 }
 
@@ -131,6 +157,7 @@ export class CharactersService {
         personaType: input.personaType ?? null,
         metadata: input.metadata ?? {},
         isAssistant: false,
+        card: cardOf(input),
       });
       return toNpc((await this.findCharacter(trx, user.id))!);
     });
@@ -190,7 +217,7 @@ export class CharactersService {
     }
   }
 
-  /** PUT: replaces name, description, persona type and metadata. */
+  /** PUT: replaces name, description, persona type, metadata and the card. */
   async replaceNpc(id: number, input: NpcInput): Promise<Npc> {
     return transaction(this.db, async (trx) => {
       await this.character(id, trx);
@@ -199,6 +226,7 @@ export class CharactersService {
         description: input.description,
         persona_type: input.personaType ?? null,
         metadata: input.metadata ?? {},
+        ...repo.cardValues(cardOf(input)),
       });
       return toNpc((await this.findCharacter(trx, id))!);
     });
@@ -281,13 +309,7 @@ export class CharactersService {
     const read = await repo.playerContext(this.db, userId, speakerId, limit);
     const names = await this.users.identities(read.relationships.map((r) => r.npc_user_id));
     return {
-      quests: read.quests.map((q) => ({
-        questId: q.quest_id,
-        title: q.title,
-        status: q.status,
-        progress: q.progress,
-        updatedAt: q.updated_at.toISOString(),
-      })),
+      quests: read.quests.map(toPlayerQuest),
       relationships: read.relationships.map((r) => ({
         userId,
         npcUserId: r.npc_user_id,
@@ -304,6 +326,7 @@ export class CharactersService {
       await repo.insertQuest(this.db, {
         title: input.title,
         description: input.description,
+        objectives: JSON.stringify(input.objectives ?? []),
         metadata: input.metadata ?? {},
       }),
     );
@@ -324,6 +347,7 @@ export class CharactersService {
     const q = await repo.updateQuest(this.db, id, {
       title: input.title,
       description: input.description,
+      objectives: JSON.stringify(input.objectives ?? []),
       metadata: input.metadata ?? {},
     });
     if (!q) throw notFound('quest');
@@ -339,7 +363,11 @@ export class CharactersService {
   async setPlayerQuest(
     questId: number,
     userId: number,
-    change: { status?: QuestStatus | undefined; progress?: number | undefined },
+    change: {
+      status?: QuestStatus | undefined;
+      progress?: number | undefined;
+      step?: number | null | undefined;
+    },
   ): Promise<PlayerQuest> {
     return transaction(this.db, async (trx) => {
       if (!(await repo.findQuest(trx, questId))) throw notFound('quest');
@@ -362,12 +390,6 @@ export class CharactersService {
   }
 
   async playerQuests(userId: number, questId?: number, executor: Executor = this.db): Promise<PlayerQuest[]> {
-    return (await repo.listPlayerQuests(executor, userId, questId)).map((r) => ({
-      questId: r.quest_id,
-      title: r.title,
-      status: r.status,
-      progress: r.progress,
-      updatedAt: r.updated_at.toISOString(),
-    }));
+    return (await repo.listPlayerQuests(executor, userId, questId)).map(toPlayerQuest);
   }
 }

@@ -8,9 +8,17 @@ export interface CharacterProfilesTable {
   emotions: Json<Record<string, number>>;
   config: Json;
   is_assistant: Generated<boolean>;
+  personality: Generated<string>;
+  speaking_style: Generated<string>;
+  goals: Json<string[]>;
+  player_memory: Generated<PlayerMemory>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
+
+/** Whether what the player tells a character is that character's alone or shared among the
+ * characters set to `shared`. */
+export type PlayerMemory = 'own' | 'shared';
 
 export interface RelationshipsTable {
   user_id: number;
@@ -25,6 +33,7 @@ export interface QuestsTable {
   title: string;
   description: string;
   metadata: Json;
+  objectives: Json<string[]>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
@@ -36,6 +45,8 @@ export interface PlayerQuestsTable {
   user_id: number;
   status: QuestStatus;
   progress: number;
+  /** The objective the player is on (an index into the quest's objectives), or none. */
+  step: number | null;
   updated_at: UpdatedAt;
 }
 

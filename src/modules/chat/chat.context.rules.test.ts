@@ -55,8 +55,26 @@ const gathered = (): GatheredContext => ({
     relationship(OREN, 'Oren', -0.2, { rival: true }),
   ],
   quests: [
-    { questId: 1, title: 'Relight the lighthouse', status: 'active', progress: 0.5, updatedAt: '' },
-    { questId: 2, title: 'Find the map', status: 'completed', progress: 1, updatedAt: '' },
+    {
+      questId: 1,
+      title: 'Relight the lighthouse',
+      description: 'Bring oil to the old lighthouse.',
+      objectives: ['Buy oil', 'Climb the tower', 'Light the lamp'],
+      status: 'active',
+      progress: 0.5,
+      step: 1,
+      updatedAt: '',
+    },
+    {
+      questId: 2,
+      title: 'Find the map',
+      description: 'A map hidden in the archive.',
+      objectives: ['Search the archive'],
+      status: 'completed',
+      progress: 1,
+      step: null,
+      updatedAt: '',
+    },
   ],
   inventory: { items: [{ item_id: 1, name: 'Sword', quantity: 1 }], energyCoins: 42 },
 });
@@ -88,6 +106,12 @@ describe('fitContext', () => {
     expect(values.stateSummary).toContain('Mira and Alice: affinity 0.4; flags: metAtForge');
     expect(values.stateSummary.includes('Oren and Alice: affinity -0.2; flags: rival')).toBe(want.others);
     expect(values.questSummary).toContain('- Relight the lighthouse: active, 50% done');
+    // An active quest reaches the model with its description, objectives and current step.
+    expect(values.questSummary).toContain('Bring oil to the old lighthouse.');
+    expect(values.questSummary).toContain('1. Buy oil (done)');
+    expect(values.questSummary).toContain('2. Climb the tower (current step)');
+    expect(values.questSummary).toContain('3. Light the lamp');
+    expect(values.questSummary).not.toContain('A map hidden in the archive.');
     expect(values.questSummary.includes('Find the map: completed')).toBe(want.closed);
     expect(values.inventorySummary).toBe('Sword x 1\nEnergy coins: 42');
     expect(context.systemWideKnowledge).toEqual({ protocol: protocol(access) });

@@ -76,11 +76,22 @@ export const tokensOf = (text: string) => Math.ceil(text.length / 4);
 
 const percent = (p: number) => `${Math.round(p * 100)}%`;
 
+/** A quest as the model reads it: title, status and progress, then (for an active quest) its
+ * description and its objectives with the player's current step marked. */
+function questLine(q: PlayerQuest): string {
+  const head = `- ${q.title}: ${q.status}${q.status === 'active' ? `, ${percent(q.progress)} done` : ''}`;
+  if (q.status !== 'active') return head;
+  const lines = [head];
+  if (q.description) lines.push(`  ${q.description}`);
+  q.objectives.forEach((o, i) => {
+    const mark = q.step === null ? '' : i < q.step ? ' (done)' : i === q.step ? ' (current step)' : '';
+    lines.push(`  ${i + 1}. ${o}${mark}`);
+  });
+  return lines.join('\n');
+}
+
 function questLines(quests: PlayerQuest[]): string {
-  if (quests.length === 0) return '';
-  return quests
-    .map((q) => `- ${q.title}: ${q.status}${q.status === 'active' ? `, ${percent(q.progress)} done` : ''}`)
-    .join('\n');
+  return quests.map(questLine).join('\n');
 }
 
 function relationshipLine(r: Relationship, playerName: string): string {
