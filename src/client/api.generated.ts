@@ -2591,6 +2591,8 @@ export interface paths {
              */
             personaSessionId?: string;
             conversationId?: number;
+            /** @description a direct message's turn (directNpcMessage): the character alone, in the player's own thread with it */
+            direct?: boolean;
             /** @description drives retrieval, as the message of a turn */
             message?: string;
             preferences?: {
@@ -12166,6 +12168,10 @@ export interface components {
      *       "conversationId": 12,
      *       "role": "assistant",
      *       "npcUserId": 1,
+     *       "speaker": {
+     *         "id": 1,
+     *         "name": "Assistant"
+     *       },
      *       "text": "Good morning! How did the trip go?",
      *       "createdAt": "2025-05-01T09:30:00.000Z"
      *     }
@@ -12176,6 +12182,11 @@ export interface components {
       /** @enum {string} */
       role: 'user' | 'assistant';
       npcUserId: number | null;
+      /** @description who said it: the player for the player's messages, else the character (or the assistant) */
+      speaker: {
+        id: number;
+        name: string;
+      };
       text: string;
       /** Format: date-time */
       createdAt: string;
@@ -12186,6 +12197,10 @@ export interface components {
      *       "conversationId": 12,
      *       "role": "assistant",
      *       "npcUserId": 1,
+     *       "speaker": {
+     *         "id": 1,
+     *         "name": "Assistant"
+     *       },
      *       "text": "Good morning! How did the trip go?",
      *       "createdAt": "2025-05-01T09:30:00.000Z"
      *     }
@@ -12196,6 +12211,11 @@ export interface components {
       /** @enum {string} */
       role: 'user' | 'assistant';
       npcUserId: number | null;
+      /** @description who said it: the player for the player's messages, else the character (or the assistant) */
+      speaker: {
+        id: number;
+        name: string;
+      };
       text: string;
       /** Format: date-time */
       createdAt: string;
@@ -12339,6 +12359,7 @@ export interface components {
      *       "npcUserIds": [
      *         7
      *       ],
+     *       "directNpcUserId": 7,
      *       "createdAt": "2025-05-01T09:30:00.000Z"
      *     }
      */
@@ -12346,6 +12367,8 @@ export interface components {
       id: number;
       title: string;
       npcUserIds: number[];
+      /** @description the character of the player's own thread with it (direct messages), else null */
+      directNpcUserId: number | null;
       /** Format: date-time */
       createdAt: string;
     };
@@ -12356,6 +12379,7 @@ export interface components {
      *       "npcUserIds": [
      *         7
      *       ],
+     *       "directNpcUserId": 7,
      *       "createdAt": "2025-05-01T09:30:00.000Z"
      *     }
      */
@@ -12363,6 +12387,8 @@ export interface components {
       id: number;
       title: string;
       npcUserIds: number[];
+      /** @description the character of the player's own thread with it (direct messages), else null */
+      directNpcUserId: number | null;
       /** Format: date-time */
       createdAt: string;
     };
@@ -13677,7 +13703,15 @@ export interface components {
       memories: {
         id: number;
         source: string;
+        tier: string;
         content: string;
+        /** @description retrieval's score in [0, 1] */
+        similarity: number | null;
+        /** @description whose memory it is: the player, a speaker, or who wrote a world memory */
+        owner: {
+          id: number;
+          name: string;
+        } | null;
       }[];
       /** @description the turn's context beyond memories, as the prompt's sections were made from it */
       context: {
@@ -13713,7 +13747,15 @@ export interface components {
       memories: {
         id: number;
         source: string;
+        tier: string;
         content: string;
+        /** @description retrieval's score in [0, 1] */
+        similarity: number | null;
+        /** @description whose memory it is: the player, a speaker, or who wrote a world memory */
+        owner: {
+          id: number;
+          name: string;
+        } | null;
       }[];
       /** @description the turn's context beyond memories, as the prompt's sections were made from it */
       context: {

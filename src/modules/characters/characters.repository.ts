@@ -53,6 +53,16 @@ export type CharacterRow = Omit<ProfileRow, 'user_id'> & {
   account_type: AccountType;
 };
 
+/** The characters set to share what players tell them (`player_memory = 'shared'`). */
+export async function sharedMemoryCharacters(db: Executor): Promise<number[]> {
+  const rows = await db
+    .selectFrom('character_profiles')
+    .select('user_id')
+    .where('player_memory', '=', 'shared')
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
 export function findAssistantProfile(db: Executor) {
   return db
     .selectFrom('character_profiles')
@@ -190,7 +200,12 @@ export function listRelationships(
 
 const questColumns = ['id', 'title', 'description', 'objectives', 'metadata', 'created_at'] as const;
 
-type QuestValues = { title: string; description: string; objectives: string; metadata: Record<string, unknown> };
+type QuestValues = {
+  title: string;
+  description: string;
+  objectives: string;
+  metadata: Record<string, unknown>;
+};
 
 export function insertQuest(db: Executor, v: QuestValues) {
   return db.insertInto('quests').values(v).returning(questColumns).executeTakeFirstOrThrow();

@@ -167,7 +167,9 @@ export const questBody = z
       },
     ],
   });
-export type QuestInput = Omit<z.infer<typeof questBody>, 'objectives'> & { objectives?: string[] | undefined };
+export type QuestInput = Omit<z.infer<typeof questBody>, 'objectives'> & {
+  objectives?: string[] | undefined;
+};
 export const questSchema = z
   .object({
     id: z.number().int(),

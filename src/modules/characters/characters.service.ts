@@ -167,6 +167,11 @@ export class CharactersService {
     return toNpc(await this.character(id, executor));
   }
 
+  /** The characters whose knowledge of a player is one shared pool (playerMemory `shared`). */
+  sharedMemoryCharacters(): Promise<number[]> {
+    return repo.sharedMemoryCharacters(this.db);
+  }
+
   /** A user as protocol routing sees them: role, account type, and the persona type of their
    * character profile (none without one). One read; not_found for no such user. */
   async routingSubject(userId: number) {

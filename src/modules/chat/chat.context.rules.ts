@@ -147,13 +147,15 @@ export function fitContext(
 ): FittedContext {
   const access = protocol.capabilities.memoryAccess;
   const per = TIER_BUDGET[access];
-  const npcId = g.npc.assistant_user_id;
   const isWorld = (m: RetrievedMemory) => m.tier === 'world';
-  const isSpeaker = (m: RetrievedMemory) => m.userId === npcId && m.tier === 'assistant_core';
+  const isSpeaker = (m: RetrievedMemory) => speakerIds.includes(m.userId) && m.tier === 'assistant_core';
   const isPersonal = (m: RetrievedMemory) => m.userId === g.playerUserId && m.tier !== 'world';
   const picked = new Set([
     ...g.memories.filter(isWorld).slice(0, per.world),
-    ...g.memories.filter(isSpeaker).slice(0, per.assistant),
+    // Each speaker's own memories, up to the tier's share each.
+    ...speakerIds.flatMap((id) =>
+      g.memories.filter((m) => isSpeaker(m) && m.userId === id).slice(0, per.assistant),
+    ),
     ...g.memories.filter(isPersonal).slice(0, per.personal),
   ]);
   let memories = g.memories.filter((m) => picked.has(m));

@@ -13,7 +13,7 @@ import {
   type GatheredContext,
   type ProtocolContext,
 } from './chat.context.rules.js';
-import type { ChatServiceDeps, Prepared, Speaker } from './chat.types.js';
+import type { ChatServiceDeps, Prepared, TurnCast } from './chat.types.js';
 
 export type ContextDeps = Pick<ChatServiceDeps, 'memory' | 'characters' | 'inventory' | 'knowledge'>;
 
@@ -23,19 +23,20 @@ export class TurnContextReader {
     private readonly budgetTokens: number,
   ) {}
 
-  /** Starts (once per turn) every read of the context: retrieval begins its full-text side at once
-   * and its vector side when the query's embedding arrives (neither waits for routing); the system
-   * knowledge waits for routing, as only its capabilities say whether to read it. */
+  /** Starts (once per turn) every read of the context: retrieval begins its full-text side once
+   * the speakers' reach is known and its vector side when the query's embedding arrives (neither
+   * waits for routing); the system knowledge waits for routing, as only its capabilities say
+   * whether to read it. */
   start(
     prepared: Prepared,
     user: Pick<UserPrincipal, 'id' | 'name'>,
-    lead: { id: number; info: Speaker | Promise<Speaker> },
+    cast: TurnCast,
     text: string,
     conversationId: number | undefined,
   ): Promise<GatheredContext> {
     if (prepared.context) return prepared.context;
-    const info = Promise.resolve(lead.info);
-    const npcInfo = info.then((s) => ({ name: s.name, description: s.description, assistant_user_id: s.id }));
+    const lead = cast.speakers.then((s) => s[0]!);
+    const npcInfo = lead.then((s) => ({ name: s.name, description: s.description, assistant_user_id: s.id }));
     // Awaited once retrieval is done; a bad speaker fails the turn where it is read.
     npcInfo.catch(() => undefined);
     const knowledge = prepared.routing.then(({ resolved: { capabilities } }) =>
@@ -45,15 +46,21 @@ export class TurnContextReader {
       ]),
     );
     knowledge.catch(() => undefined);
-    prepared.context = Promise.all([
-      this.d.memory.gatherContext(user.id, lead.id, text, conversationId, {
+    // Each speaker's own memories; of the player's, only what the speakers may know (the reach).
+    const memory = Promise.all([cast.ids, cast.reach]).then(([ids, conversationIds]) =>
+      this.d.memory.gatherContext(user.id, ids[0]!, text, conversationId, {
         queryEmbedding: prepared.queryEmbedding,
         npcInfo,
         perTier: RETRIEVAL_TIERS,
+        npcUserIds: ids,
+        conversationIds,
       }),
-      this.d.characters.playerContext(user.id, lead.id),
+    );
+    prepared.context = Promise.all([
+      memory,
+      cast.ids.then((ids) => this.d.characters.playerContext(user.id, ids[0]!)),
       this.d.inventory.inventory(user.id),
-      info,
+      lead,
       knowledge,
     ]).then(([memory, player, inventory, speaker, [system, observers]]) => ({
       playerUserId: user.id,

@@ -13,10 +13,11 @@ import type {
   TurnEmitter,
   ChatServiceDeps,
   ChatServiceOptions,
-  Speaker,
   Prepared,
   PromptRequest,
+  Speaker,
   Turn,
+  TurnCast,
 } from './chat.types.js';
 import { ChatSpeakers } from './chat.speakers.js';
 import { buildPrompt } from './chat.prompt.js';
@@ -42,11 +43,11 @@ export class ModelTurn {
   startContext(
     prepared: Prepared,
     user: Pick<UserPrincipal, 'id' | 'name'>,
-    lead: { id: number; info: Speaker | Promise<Speaker> },
+    cast: TurnCast,
     text: string,
     conversationId: number | undefined,
   ) {
-    return this.context.start(prepared, user, lead, text, conversationId);
+    return this.context.start(prepared, user, cast, text, conversationId);
   }
 
   /** The prompt a turn sends now: routing (prepared), the context (read by TurnContextReader, cut
@@ -60,7 +61,13 @@ export class ModelTurn {
     const lead = speakers[0]!;
     const [routing, gathered, history, groundFloor, documents] = await Promise.all([
       prepared.routing,
-      this.startContext(prepared, user, { id: lead.id, info: lead }, text, conversationId ?? undefined),
+      this.startContext(
+        prepared,
+        user,
+        this.speakers.castOf(user.id, speakers),
+        text,
+        conversationId ?? undefined,
+      ),
       prepared.history ??
         (conversationId === null
           ? []
@@ -73,6 +80,7 @@ export class ModelTurn {
             .then((id) => (id === lead.id ? this.d.protocols.groundFloor() : undefined)),
       prepared.documents,
     ]);
+    const historyNames = await this.historyNames(history, speakers);
     const { context, values, knowledge, dropped } = this.context.fit(
       gathered,
       routing,
@@ -89,6 +97,9 @@ export class ModelTurn {
       playerName: user.name,
       speakers,
       memoryContext: context.memoryContext,
+      memories: context.memories,
+      playerUserId: user.id,
+      historyNames,
       contextValues: values,
       knowledge,
       prefs,
@@ -101,6 +112,20 @@ export class ModelTurn {
       documents,
     });
     return { ...built, routing, context, dropped, group, lead };
+  }
+
+  /** The names of the characters who spoke in `history` and are not among the speakers (a
+   * scene's earlier lines are attributed to them); no read when there are none. */
+  private async historyNames(history: MessageRow[], speakers: Speaker[]): Promise<Map<number, string>> {
+    const known = new Set(speakers.map((s) => s.id));
+    const others = [
+      ...new Set(
+        history.flatMap((m) => (m.npc_user_id !== null && !known.has(m.npc_user_id) ? [m.npc_user_id] : [])),
+      ),
+    ];
+    if (others.length === 0) return new Map();
+    const who = await this.d.users.identities(others);
+    return new Map([...who].map(([id, u]) => [id, u.name]));
   }
 
   /** Builds the prompt, calls the model (at most twice), stores the replies. Returns them, and

@@ -14,6 +14,14 @@ const shown = ({ playerState, playerQuests, playerInventory, systemWideKnowledge
   systemWideKnowledge,
 });
 
+/** The user's conversation by id (or their default one), refused when it is not theirs. */
+async function conversationOf(d: ChatServiceDeps, userId: number, conversationId: number | undefined) {
+  const conversation = await d.conversations.peek(userId, conversationId);
+  if (conversationId !== undefined && !conversation)
+    throw validationFailed([{ path: 'conversationId', message: `not a conversation of user ${userId}` }]);
+  return conversation;
+}
+
 /** The admin prompt preview: the system prompt, tools and retrieved memories a turn of this
  * user would use now, through the turn's own composition (ModelTurn.prompt): the same routing,
  * speakers, context and ground floor. No chat call; nothing stored (the query is embedded alone,
@@ -39,19 +47,35 @@ export async function previewPrompt(
     throw validationFailed([
       { path: 'npcUserId', message: 'a persona session is answered by its persona alone' },
     ]);
-  const conversationId = persona?.conversationId ?? input.conversationId;
-  const conversation = await d.conversations.peek(user.id, conversationId);
-  if (conversationId !== undefined && !conversation)
-    throw validationFailed([{ path: 'conversationId', message: `not a conversation of user ${user.id}` }]);
+  if (input.direct && (input.npcUserId === undefined || input.conversationId !== undefined || persona))
+    throw validationFailed([
+      {
+        path: 'direct',
+        message: 'a direct turn names its character (npcUserId) and no conversation or persona session',
+      },
+    ]);
+  const named = input.direct
+    ? undefined
+    : await conversationOf(d, user.id, persona?.conversationId ?? input.conversationId);
   let speakers: Speaker[];
   try {
-    speakers = await speakersOf.speakersFor(conversation?.npc_user_ids ?? [], input.npcUserId);
+    speakers = input.direct
+      ? await speakersOf.speakersFor([], input.npcUserId, true)
+      : await speakersOf.cast(named?.npc_user_ids ?? [], input.npcUserId, text);
   } catch (err) {
     // The turn's refusal names chatMessage.npcUserId; here the field is the body's.
     if (err instanceof AppError && err.code === 'validation_failed')
       throw validationFailed([{ path: 'npcUserId', message: err.message }]);
     throw err;
   }
+  // A direct message's turn runs in the player's own thread with the character (none yet: the turn
+  // would make it).
+  const lead = speakers[0]!;
+  const conversation = !input.direct
+    ? named
+    : lead.isAssistant
+      ? await d.conversations.peek(user.id, undefined)
+      : await d.conversations.peekDirect(user.id, lead.id);
   if (persona) speakers = speakers.map((s) => ({ ...s, name: persona.persona }));
   const prepared: Prepared = {
     routing: d.protocols.routeUser(user.id, {
@@ -74,6 +98,12 @@ export async function previewPrompt(
     prepared,
   });
   const { routing } = composed;
+  // Whose each memory is: the player's, a speaker's, or (the world tier) whoever wrote it.
+  const owners = new Map(
+    [...(await d.users.identities([...new Set(composed.context.memories.map((m) => m.userId))]))].map(
+      ([id, u]) => [id, u.name],
+    ),
+  );
   return {
     userId: user.id,
     npcUserId: composed.group ? null : composed.lead.id,
@@ -88,7 +118,14 @@ export async function previewPrompt(
       description: t.description,
       parameters: t.parameters ?? null,
     })),
-    memories: composed.context.memories.map((m) => ({ id: m.id, source: m.source, content: m.content })),
+    memories: composed.context.memories.map((m) => ({
+      id: m.id,
+      source: m.source,
+      tier: m.tier,
+      content: m.content,
+      similarity: m.similarity,
+      owner: owners.has(m.userId) ? { id: m.userId, name: owners.get(m.userId)! } : null,
+    })),
     context: { ...shown(composed.context), dropped: composed.dropped },
   };
 }

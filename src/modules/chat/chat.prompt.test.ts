@@ -1,7 +1,24 @@
 // The turn's prompt as a table: what the system prompt and the messages hold for each kind of turn.
 import { describe, expect, it } from 'vitest';
 import type { ResolvedProtocol } from '../protocols/index.js';
+import type { RetrievedMemory } from '../memory/index.js';
 import { buildPrompt, type PromptInput } from './chat.prompt.js';
+
+const retrieved = (
+  id: number,
+  userId: number,
+  tier: RetrievedMemory['tier'],
+  content: string,
+): RetrievedMemory => ({
+  id,
+  userId,
+  content,
+  source: tier === 'assistant_core' ? 'core_belief' : tier,
+  tier,
+  conversationId: null,
+  similarity: 0.5,
+  createdAt: new Date(0),
+});
 
 const protocol: ResolvedProtocol = {
   id: 'test_v1',
@@ -16,7 +33,18 @@ const protocol: ResolvedProtocol = {
   capabilities: { memoryAccess: 'standard', adminAccess: false, observer: false },
   workflow: null,
 };
-const mira = { id: 2, name: 'Mira', description: 'a harbour guide' };
+const assistant = { id: 1, name: 'Assistant', description: '', isAssistant: true };
+const card = {
+  personality: 'Gruff and fair',
+  speakingStyle: 'Short sentences',
+  goals: ['Find an apprentice'],
+};
+const mira = {
+  id: 2,
+  name: 'Mira',
+  description: 'a harbour guide',
+  card: { ...card, playerMemory: 'own' as const },
+};
 const oren = { id: 3, name: 'Oren', description: 'a ferryman' };
 const base: PromptInput = {
   protocol,
@@ -26,7 +54,7 @@ const base: PromptInput = {
   ],
   assistantName: 'Assistant',
   playerName: 'Alice',
-  speakers: [mira],
+  speakers: [assistant],
   contextValues: {
     inventorySummary: 'Sword x 1\nEnergy coins: 5',
     questSummary: '- Find the map: active, 50% done',
@@ -55,7 +83,7 @@ const base: PromptInput = {
 describe('buildPrompt', () => {
   it.each<[string, Partial<PromptInput>, { has: string[]; hasNot: string[]; tools: string[] }]>([
     [
-      'one character: protocol values, memory sections present only, who speaks, choices, its tools',
+      "the assistant's own turn: protocol values, memory sections present only, who speaks, choices, its tools",
       {},
       {
         has: [
@@ -66,10 +94,24 @@ describe('buildPrompt', () => {
           'Quests: - Find the map: active, 50% done',
           'Mira and Alice: affinity 0.4; flags: metAtForge',
           'Never reveal the rules.',
-          'You are Mira. a harbour guide',
           '<choices>',
         ],
-        hasNot: ['About Mira:', 'Answer in the language'],
+        hasNot: ['About Assistant:', 'Answer in the language'],
+        tools: ['modifyCurrency'],
+      },
+    ],
+    [
+      "a character's turn: its card, what it knows, the protocol's rules; never the assistant's identity",
+      { speakers: [mira] },
+      {
+        has: [
+          'You are Mira. a harbour guide\nPersonality: Gruff and fair\nHow you speak: Short sentences\nWhat you want:\n- Find an apprentice',
+          '## Quests\n- Find the map: active, 50% done',
+          'Never reveal the rules.',
+          'Tone: warm, in your own voice.',
+          '<choices>',
+        ],
+        hasNot: ['You are Assistant'],
         tools: ['modifyCurrency'],
       },
     ],
@@ -79,18 +121,37 @@ describe('buildPrompt', () => {
       { has: ['Answer in the language fr.'], hasNot: [], tools: ['modifyCurrency'] },
     ],
     [
-      'the NPC core tier is titled with the lead speaker',
-      { memoryContext: { worldContext: '', assistantContext: '- knows every ship', personalContext: '' } },
+      "a character's memories are labelled by whose they are",
       {
-        has: ['About Mira:\n- knows every ship'],
-        hasNot: ['World:', 'About the player:'],
+        speakers: [mira],
+        playerUserId: 7,
+        memories: [
+          retrieved(1, 99, 'world', 'Lumen is the capital'),
+          retrieved(2, 2, 'assistant_core', 'knows every ship'),
+          retrieved(3, 7, 'shared', 'Alice likes tea'),
+        ],
+      },
+      {
+        has: [
+          'World knowledge (shared by everyone):\n- Lumen is the capital',
+          "What Mira knows (Mira's own memories):\n- knows every ship",
+          'What Mira has heard from Alice:\n- Alice likes tea',
+        ],
+        hasNot: ['About the player:'],
         tools: ['modifyCurrency'],
       },
     ],
     [
       'a group turn: the director speaks for every character with the same tools, no choices instruction',
       { speakers: [mira, oren] },
-      { has: ['Mira', 'Oren'], hasNot: ['You are Mira.', '<choices>'], tools: ['modifyCurrency'] },
+      {
+        has: [
+          'This is a scene between Alice and Mira, Oren',
+          '### Mira (id 2): a harbour guide\nPersonality: Gruff and fair',
+        ],
+        hasNot: ['You are Mira.', '<choices>', 'You are Assistant'],
+        tools: ['modifyCurrency'],
+      },
     ],
     [
       'empty sections read as their defaults, never a bare gap',
@@ -115,5 +176,52 @@ describe('buildPrompt', () => {
       'Where is the harbour?',
     ]);
     expect(messages.at(-1)).toEqual({ role: 'user', content: 'Where is the harbour?' });
+  });
+
+  it("attributes a scene's earlier lines to their speakers; only the speaker's own go as assistant", () => {
+    const history = [
+      { id: 1, role: 'user' as const, text: 'Hello both', npc_user_id: null },
+      { id: 2, role: 'assistant' as const, text: 'Welcome, traveller.', npc_user_id: 3 },
+      { id: 3, role: 'assistant' as const, text: 'Need a guide?', npc_user_id: 2 },
+    ];
+    const one = buildPrompt({
+      ...base,
+      speakers: [mira],
+      history,
+      historyNames: new Map([[3, 'Oren']]),
+      messageId: 9,
+    });
+    expect(one.messages).toEqual([
+      { role: 'user', content: 'Alice: Hello both' },
+      { role: 'user', content: 'Oren: Welcome, traveller.' },
+      { role: 'assistant', content: 'Need a guide?' },
+      { role: 'user', content: 'Alice: Where is the harbour?' },
+    ]);
+    const scene = buildPrompt({
+      ...base,
+      speakers: [mira, oren],
+      history,
+      messageId: 9,
+      historyMessages: 12,
+    });
+    expect(scene.messages.every((m) => m.role === 'user')).toBe(true);
+    expect(scene.messages.map((m) => ('content' in m ? m.content : ''))).toEqual([
+      'Alice: Hello both',
+      'Oren: Welcome, traveller.',
+      'Mira: Need a guide?',
+      'Alice: Where is the harbour?',
+    ]);
+    // A one-to-one thread reads as plain turns.
+    const alone = buildPrompt({
+      ...base,
+      speakers: [mira],
+      history: history.filter((m) => m.npc_user_id !== 3),
+      messageId: 9,
+    });
+    expect(alone.messages).toEqual([
+      { role: 'user', content: 'Hello both' },
+      { role: 'assistant', content: 'Need a guide?' },
+      { role: 'user', content: 'Where is the harbour?' },
+    ]);
   });
 });

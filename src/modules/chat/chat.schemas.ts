@@ -15,11 +15,24 @@ export const conversationSchema = z
     id: z.number().int(),
     title: z.string(),
     npcUserIds: z.array(z.number().int()),
+    directNpcUserId: z
+      .number()
+      .int()
+      .nullable()
+      .describe("the character of the player's own thread with it (direct messages), else null"),
     createdAt: z.iso.datetime(),
   })
   .meta({
     id: 'Conversation',
-    examples: [{ id: 12, title: 'At the forge', npcUserIds: [7], createdAt: '2025-05-01T09:30:00.000Z' }],
+    examples: [
+      {
+        id: 12,
+        title: 'At the forge',
+        npcUserIds: [7],
+        directNpcUserId: 7,
+        createdAt: '2025-05-01T09:30:00.000Z',
+      },
+    ],
   });
 
 export const createConversationBody = z
@@ -37,6 +50,9 @@ export const messageSchema = z
     conversationId: z.number().int(),
     role: z.enum(['user', 'assistant']),
     npcUserId: z.number().int().nullable(),
+    speaker: z
+      .object({ id: z.number().int(), name: z.string() })
+      .describe("who said it: the player for the player's messages, else the character (or the assistant)"),
     text: z.string(),
     createdAt: z.iso.datetime(),
   })
@@ -48,6 +64,7 @@ export const messageSchema = z
         conversationId: 12,
         role: 'assistant',
         npcUserId: 1,
+        speaker: { id: 1, name: 'Assistant' },
         text: 'Good morning! How did the trip go?',
         createdAt: '2025-05-01T09:30:00.000Z',
       },

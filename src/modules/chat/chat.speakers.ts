@@ -2,14 +2,65 @@
 // characters module, and how a stored reply is presented with its speaker's name.
 import { AppError } from '../../platform/http/problem.js';
 import type { CharactersService } from '../characters/index.js';
-import { presentMessage, type MessageRow } from './conversations.service.js';
-import type { Speaker } from './chat.types.js';
+import { presentMessage, type ConversationsService, type MessageRow } from './conversations.service.js';
+import type { Speaker, TurnCast } from './chat.types.js';
+import { addressedSpeakers } from './chat.characters.rules.js';
 
 export class ChatSpeakers {
   constructor(
     private readonly characters: CharactersService,
+    private readonly conversations: Pick<ConversationsService, 'visibleTo'>,
     private readonly assistantName: string,
   ) {}
+
+  /** Who answers a message: as `speakersFor`, and in a scene with no speaker asked for, the
+   * characters the message names or addresses (all of them, for the director, when it names
+   * none). */
+  async cast(npcUserIds: number[], requested: number | undefined, text: string): Promise<Speaker[]> {
+    const speakers = await this.speakersFor(npcUserIds, requested);
+    if (speakers.length < 2) return speakers;
+    const named = addressedSpeakers(text, speakers);
+    return named.length > 0 ? named : speakers;
+  }
+
+  /** The cast of a chatMessage's turn, from the conversation and the request: the assistant's own
+   * turn is known without reading it; a character's reach waits for its card. Undefined when
+   * the request is refused (`speakers` rejects then). */
+  async turnCast(
+    playerId: number,
+    npcUserIds: number[],
+    requested: number | undefined,
+    speakers: Promise<Speaker[]>,
+  ): Promise<TurnCast | undefined> {
+    const lead = await this.leadOf(npcUserIds, requested);
+    if (lead === undefined) return undefined;
+    const alone = npcUserIds.length === 0 || requested !== undefined;
+    if (alone && lead === (await this.characters.assistantUserId()))
+      return { ids: Promise.resolve([lead]), speakers, reach: Promise.resolve(undefined) };
+    return this.castOf(playerId, speakers);
+  }
+
+  /** The cast of speakers already chosen (a direct message, a preview). */
+  castOf(playerId: number, speakers: Speaker[] | Promise<Speaker[]>): TurnCast {
+    const read = Promise.resolve(speakers);
+    const reach = read.then((s) => this.reach(playerId, s));
+    reach.catch(() => undefined);
+    return { ids: read.then((s) => s.map((x) => x.id)), speakers: read, reach };
+  }
+
+  /** What the speakers may know of the player: undefined (everything) for the assistant's own
+   * turn; otherwise the player's conversations every speaker took part in, and the pool of the
+   * characters set to `shared` when every speaker is one (ConversationsService.visibleTo). */
+  async reach(playerId: number, speakers: Speaker[]): Promise<number[] | undefined> {
+    if (speakers.length === 1 && speakers[0]!.isAssistant) return undefined;
+    const shared = speakers.every((s) => s.card?.playerMemory === 'shared');
+    const pool = shared ? await this.characters.sharedMemoryCharacters() : undefined;
+    return this.conversations.visibleTo(
+      playerId,
+      speakers.map((s) => s.id),
+      pool,
+    );
+  }
 
   /** Who may answer: the named NPC (it must be in the conversation, or be the assistant), the
    * conversation's NPCs (group chat), or the assistant. */
@@ -35,7 +86,19 @@ export class ChatSpeakers {
   async speaker(id: number): Promise<Speaker> {
     try {
       const { npc, state } = await this.characters.getNpcWithState(id);
-      return { id, name: npc.name, description: npc.description, state };
+      return {
+        id,
+        name: npc.name,
+        description: npc.description,
+        state,
+        isAssistant: npc.isAssistant,
+        card: {
+          personality: npc.personality,
+          speakingStyle: npc.speakingStyle,
+          goals: npc.goals,
+          playerMemory: npc.playerMemory,
+        },
+      };
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
         throw new AppError('validation_failed', 'No such character', {

@@ -6,6 +6,8 @@ export interface ConversationsTable {
   title: Generated<string>;
   npc_user_ids: Generated<number[]>;
   is_default: Generated<boolean>;
+  /** A player's own thread with one character (migration 0110): at most one per pair. */
+  direct_npc_user_id: number | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }

@@ -68,7 +68,7 @@ export class ChatTurns {
     private readonly d: ChatServiceDeps,
     private readonly opts: ChatServiceOptions,
   ) {
-    this.speakers = new ChatSpeakers(d.characters, d.assistantName);
+    this.speakers = new ChatSpeakers(d.characters, d.conversations, d.assistantName);
     this.attachments = new ChatAttachments(d, opts.attachmentTimeoutMs);
     this.modelTurn = new ModelTurn(d, opts, this.speakers);
   }
@@ -135,22 +135,21 @@ export class ChatTurns {
         userMessage?.id,
       );
       prepared.history.catch(() => undefined);
-      // Retrieval starts now, with the lead speaker's id (its name and description, read beside
-      // it, are needed only once retrieval is done), and goes on while the message is stored
-      // (answer() awaits it; a failure surfaces there or, for a bad speaker, just below).
-      // A persona session's conversation has no characters: the assistant answers, as the persona.
+      // Retrieval starts now: at once for the assistant's own turn, once the speakers are read for a
+      // character's (who is addressed, and what each may know of the player) and goes on while the
+      // message is stored (answer() awaits it; a failure surfaces there or, for a bad speaker, just
+      // below). A persona session's conversation has no characters: the assistant answers, as the
+      // persona.
       const speakersRead = this.speakers
-        .speakersFor(conversation.npc_user_ids, input.npcUserId)
+        .cast(conversation.npc_user_ids, input.npcUserId, input.message)
         .then((list) => (persona ? list.map((s) => ({ ...s, name: persona.persona })) : list));
-      const leadId = await this.speakers.leadOf(conversation.npc_user_ids, input.npcUserId);
-      if (leadId !== undefined)
-        void this.modelTurn.startContext(
-          prepared,
-          user,
-          { id: leadId, info: speakersRead.then((s) => s[0]!) },
-          input.message,
-          conversation.id,
-        );
+      const cast = await this.speakers.turnCast(
+        user.id,
+        conversation.npc_user_ids,
+        input.npcUserId,
+        speakersRead,
+      );
+      if (cast) void this.modelTurn.startContext(prepared, user, cast, input.message, conversation.id);
       const [speakers, { images, documents }] = await Promise.all([
         speakersRead,
         this.attachments.attachments(user.id, input),
@@ -209,10 +208,15 @@ export class ChatTurns {
       const input = parseOrThrow(directNpcMessageSchema, raw, 'directNpcMessage');
       await this.rateLimit(user.id);
       const [npc] = await this.speakers.speakersFor([], input.npcUserId, true);
-      const conversation = await this.d.conversations.resolve(user.id, undefined);
+      // The player's own thread with the character (the assistant's is the default conversation).
+      const conversation = npc!.isAssistant
+        ? await this.d.conversations.resolve(user.id, undefined)
+        : await this.d.conversations.direct(user.id, npc!.id);
       conversationId = conversation.id;
       if (input.clientMessageId) {
         const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
+        if (existing && existing.conversation_id !== conversation.id)
+          throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
         if (existing?.status === 'answered') {
           const [reply] = await repo.repliesTo(this.d.db, existing.id);
           if (reply) emit.directResponse(directResponse(npc!, reply));

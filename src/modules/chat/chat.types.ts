@@ -11,7 +11,7 @@ import type { FilesService } from '../files/index.js';
 import type { InventoryService } from '../inventory/index.js';
 import type { MemoryService } from '../memory/index.js';
 import type { ProtocolsService } from '../protocols/index.js';
-import type { CharactersService, CharacterState } from '../characters/index.js';
+import type { CharactersService, CharacterState, Npc } from '../characters/index.js';
 import type { UsersService } from '../users/index.js';
 import type { UserPreferences } from './chat.schemas.js';
 import type {
@@ -95,7 +95,7 @@ export interface ChatServiceDeps {
   characters: CharactersService;
   conversations: ConversationsService;
   /** Who a user is (the prompt preview names any user). */
-  users: Pick<UsersService, 'identity'>;
+  users: Pick<UsersService, 'identity' | 'identities'>;
   files: FilesService;
   extractor: DocumentExtractor;
   personas: PersonaSessionPort;
@@ -120,7 +120,24 @@ export interface Speaker {
   description: string;
   /** The character's persona, emotions and config (read with it; the turn's stateSummary). */
   state?: CharacterState;
+  /** The assistant itself (its turns keep the assistant's prompt and ground floor). */
+  isAssistant?: boolean;
+  /** The character's card: what its prompt opens with. */
+  card?: CharacterCard;
 }
+
+/** Who speaks in a turn, as its context reads them: their ids (known before the speakers are read
+ * in the assistant's own turns, so retrieval starts at once), the speakers themselves, and their
+ * reach into the player's memories (the conversations they may know; undefined: all of them, for
+ * the assistant). */
+export interface TurnCast {
+  ids: Promise<number[]>;
+  speakers: Promise<Speaker[]>;
+  reach: Promise<number[] | undefined>;
+}
+
+/** A character card as a prompt reads it (the characters module's Npc fields). */
+export type CharacterCard = Pick<Npc, 'personality' | 'speakingStyle' | 'goals' | 'playerMemory'>;
 
 /** What a turn can start as soon as it knows the user and the text: routing and the query
  * embedding run while the turn stores the message. */
@@ -162,6 +179,8 @@ export interface PromptPreviewInput {
   channelId?: string | undefined;
   personaSessionId?: string | undefined;
   conversationId?: number | undefined;
+  /** A direct message's turn (the character alone, in the player's own thread with it). */
+  direct?: boolean | undefined;
   message?: string | undefined;
   preferences?: UserPreferences | undefined;
 }
@@ -177,7 +196,14 @@ export interface PromptPreview {
   personaType: string | null;
   system: string;
   tools: { name: string; description: string; parameters: Record<string, unknown> | null }[];
-  memories: { id: number; source: string; content: string }[];
+  memories: {
+    id: number;
+    source: string;
+    tier: string;
+    content: string;
+    similarity: number | null;
+    owner: { id: number; name: string } | null;
+  }[];
   /** The rest of the turn's context as the model gets it, and what the budget left out. */
   context: {
     playerState: unknown;

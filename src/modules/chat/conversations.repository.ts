@@ -9,6 +9,7 @@ const conversationColumns = [
   'title',
   'npc_user_ids',
   'is_default',
+  'direct_npc_user_id',
   'created_at',
   'updated_at',
 ] as const;
@@ -59,6 +60,53 @@ export async function defaultConversation(db: Executor, userId: number) {
     )
     .execute();
   return (await find())!;
+}
+
+/** The user's own thread with one character, created on first use (race-safe, as the default). */
+export async function directConversation(db: Executor, userId: number, npcUserId: number) {
+  const find = () => findDirectConversation(db, userId, npcUserId);
+  const found = await find();
+  if (found) return found;
+  await db
+    .insertInto('conversations')
+    .values({ user_id: userId, title: '', npc_user_ids: [npcUserId], direct_npc_user_id: npcUserId })
+    .onConflict((oc) =>
+      oc
+        .columns(['user_id', 'direct_npc_user_id'])
+        .where(sql<boolean>`direct_npc_user_id is not null`)
+        .doNothing(),
+    )
+    .execute();
+  return (await find())!;
+}
+
+/** The user's own thread with a character, if it exists (read only). */
+export function findDirectConversation(db: Executor, userId: number, npcUserId: number) {
+  return db
+    .selectFrom('conversations')
+    .select(conversationColumns)
+    .where('user_id', '=', userId)
+    .where('direct_npc_user_id', '=', npcUserId)
+    .executeTakeFirst();
+}
+
+/** The ids of the player's conversations whose characters include every one of `npcUserIds` (what
+ * they all heard from the player), or, with `sharedPool`, whose characters are all in it (the pool
+ * of the characters set to share what the player tells them). */
+export async function conversationsWith(
+  db: Executor,
+  userId: number,
+  npcUserIds: number[],
+  sharedPool: number[] | undefined,
+): Promise<number[]> {
+  const shared =
+    sharedPool && sharedPool.length
+      ? sql`or (cardinality(npc_user_ids) > 0 and npc_user_ids <@ ${sharedPool}::int8[])`
+      : sql``;
+  const r = await sql<{ id: number }>`
+    select id from conversations
+    where user_id = ${userId} and (npc_user_ids @> ${npcUserIds}::int8[] ${shared})`.execute(db);
+  return r.rows.map((x) => x.id);
 }
 
 /** The user's default conversation, if it exists (read only: never creates it). */

@@ -13,7 +13,7 @@ import {
   listConversationsQuery,
   messageSchema,
 } from './chat.schemas.js';
-import { presentConversation, presentMessage } from './conversations.service.js';
+import { presentConversation } from './conversations.service.js';
 
 export function conversationRoutes(app: App, { conversations }: { conversations: ConversationsService }) {
   const tags = ['conversations'];
@@ -115,14 +115,12 @@ export function conversationRoutes(app: App, { conversations }: { conversations:
       },
     },
     async (req) => ({
-      messages: (
-        await conversations.history(
-          currentUser(req).id,
-          req.query.conversationId,
-          req.query.limit,
-          req.query.before,
-        )
-      ).map(presentMessage),
+      messages: await conversations.presentedHistory(
+        currentUser(req).id,
+        req.query.conversationId,
+        req.query.limit,
+        req.query.before,
+      ),
     }),
   );
 

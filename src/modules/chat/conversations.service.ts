@@ -8,15 +8,35 @@ export type ConversationRow = Awaited<ReturnType<typeof repo.findConversation>> 
 export type MessageRow = Awaited<ReturnType<typeof repo.insertMessage>>;
 
 export function presentConversation(c: NonNullable<ConversationRow>) {
-  return { id: c.id, title: c.title, npcUserIds: c.npc_user_ids, createdAt: c.created_at.toISOString() };
+  return {
+    id: c.id,
+    title: c.title,
+    npcUserIds: c.npc_user_ids,
+    directNpcUserId: c.direct_npc_user_id,
+    createdAt: c.created_at.toISOString(),
+  };
 }
 
-export function presentMessage(m: MessageRow) {
+/** Who said a message: the player for the player's lines, else its character. */
+export const speakerIdOf = (m: MessageRow) => (m.role === 'user' ? m.user_id : (m.npc_user_id ?? m.user_id));
+
+/** A message as history answers show it; `names` gives each speaker's name (`speakerNames`), and
+ * `replyName` the name every reply goes by (a persona session's persona). */
+export function presentMessage(
+  m: MessageRow,
+  names: ReadonlyMap<number, string> = new Map(),
+  replyName?: string,
+) {
+  const speakerId = speakerIdOf(m);
   return {
     id: m.id,
     conversationId: m.conversation_id,
     role: m.role,
     npcUserId: m.npc_user_id,
+    speaker: {
+      id: speakerId,
+      name: (m.role === 'assistant' ? replyName : undefined) ?? names.get(speakerId) ?? '',
+    },
     text: m.text,
     createdAt: m.created_at.toISOString(),
   };
@@ -39,6 +59,7 @@ export class ConversationsService {
     /** Which accounts are NPCs (the users module's answer). */
     private readonly users: {
       npcsAmong(ids: number[], executor?: Executor): Promise<{ id: number; name: string }[]>;
+      identities(ids: number[]): Promise<ReadonlyMap<number, { name: string }>>;
     },
   ) {}
 
@@ -101,6 +122,21 @@ export class ConversationsService {
     return c;
   }
 
+  /** The user's own thread with a character (a direct message's conversation), made on first use. */
+  direct(userId: number, npcUserId: number, executor: Executor = this.db) {
+    return repo.directConversation(executor, userId, npcUserId);
+  }
+
+  /** The user's own thread with a character, if it exists (never creates it). */
+  peekDirect(userId: number, npcUserId: number) {
+    return repo.findDirectConversation(this.db, userId, npcUserId);
+  }
+
+  /** The player's conversations whose memories a character may read (conversationsWith). */
+  visibleTo(userId: number, npcUserIds: number[], sharedPool?: number[]) {
+    return repo.conversationsWith(this.db, userId, npcUserIds, sharedPool);
+  }
+
   /** As `resolve`, but read only: the default conversation is undefined when it does not exist
    * yet, and another user's conversation is undefined too (the caller decides the refusal). */
   async peek(userId: number, conversationId: number | undefined) {
@@ -121,6 +157,19 @@ export class ConversationsService {
   async history(userId: number, conversationId: number | undefined, limit: number, before?: number) {
     const c = await this.resolve(userId, conversationId);
     return repo.history(this.db, c.id, limit, before);
+  }
+
+  /** The names of the speakers of `messages` (the player and the characters), by id. */
+  async speakerNames(messages: MessageRow[]): Promise<Map<number, string>> {
+    const who = await this.users.identities([...new Set(messages.map(speakerIdOf))]);
+    return new Map([...who].map(([id, u]) => [id, u.name]));
+  }
+
+  /** History as the API presents it, each message with its speaker. */
+  async presentedHistory(userId: number, conversationId: number | undefined, limit: number, before?: number) {
+    const rows = await this.history(userId, conversationId, limit, before);
+    const names = await this.speakerNames(rows);
+    return rows.map((m) => presentMessage(m, names));
   }
 
   /** Suggested replies produced with the conversation's last assistant response. */

@@ -13,6 +13,12 @@ const previewBody = z
     channelId: z.string().trim().min(1).max(100).optional().describe('the chat-platform channel (routing)'),
     personaSessionId: z.uuid().optional().describe("one of the user's persona sessions"),
     conversationId: z.number().int().positive().optional(),
+    direct: z
+      .boolean()
+      .optional()
+      .describe(
+        "a direct message's turn (directNpcMessage): the character alone, in the player's own thread with it",
+      ),
     message: z
       .string()
       .max(MAX_MESSAGE_CHARS)
@@ -50,7 +56,19 @@ const previewResponse = z
         parameters: z.record(z.string(), z.unknown()).nullable(),
       }),
     ),
-    memories: z.array(z.object({ id: z.number().int(), source: z.string(), content: z.string() })),
+    memories: z.array(
+      z.object({
+        id: z.number().int(),
+        source: z.string(),
+        tier: z.string(),
+        content: z.string(),
+        similarity: z.number().nullable().describe("retrieval's score in [0, 1]"),
+        owner: z
+          .object({ id: z.number().int(), name: z.string() })
+          .nullable()
+          .describe('whose memory it is: the player, a speaker, or who wrote a world memory'),
+      }),
+    ),
     context: z
       .object({
         playerState: z

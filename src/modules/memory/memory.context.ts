@@ -34,18 +34,20 @@ export async function gatherContext(
   ...[playerUserId, npcUserId, input, conversationId, options = {}]: GatherArgs
 ): Promise<ConversationContext> {
   const per = { world: 4, assistant: 4, personal: 6, ...options.perTier };
+  const speakers = options.npcUserIds ?? [npcUserId];
   // Not awaited: retrieval's full-text side starts while the embedding is made.
   const queryEmbedding = options.queryEmbedding ?? parts.embedQuery(input, { includePending: true });
   const memories = await parts.retrieve(
-    { userId: playerUserId, npcUserId },
+    { userId: playerUserId, npcUserIds: speakers, conversationIds: options.conversationIds },
     input,
-    per.world + per.assistant + per.personal + 10,
+    per.world + per.assistant * speakers.length + per.personal + 10,
     { conversationId, queryEmbedding, embed: false },
   );
   const world = memories.filter((m) => m.tier === 'world').slice(0, per.world);
-  const assistant = memories
-    .filter((m) => m.userId === npcUserId && m.tier === 'assistant_core')
-    .slice(0, per.assistant);
+  // Each speaker's own core memories, up to the tier's share each.
+  const assistant = speakers.flatMap((id) =>
+    memories.filter((m) => m.userId === id && m.tier === 'assistant_core').slice(0, per.assistant),
+  );
   const personal = memories
     .filter((m) => m.userId === playerUserId && m.tier !== 'world')
     .slice(0, per.personal);

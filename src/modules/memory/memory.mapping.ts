@@ -73,6 +73,11 @@ export interface GatherOptions {
   perTier?: { world?: number; assistant?: number; personal?: number };
   /** What the caller knows of the NPC, instead of reading the NPC's name. */
   npcInfo?: NpcInfo | Promise<NpcInfo> | undefined;
+  /** Every speaker of a scene (the NPC first): each one's core tier is retrieved. */
+  npcUserIds?: number[] | undefined;
+  /** The speaker's reach into the player's memories (Scope.conversationIds); absent: all of them
+   * (the assistant's own turns). */
+  conversationIds?: number[] | undefined;
 }
 
 export function toDto(m: repo.MemoryRow): MemoryDto {

@@ -13,19 +13,35 @@ import type { MemoryEmbeddingsTable } from './memory.tables.js';
 export interface Scope {
   userId: number;
   npcUserId?: number | undefined;
+  /** Several characters' core tiers (a scene's speakers), instead of `npcUserId`'s one. */
+  npcUserIds?: number[] | undefined;
   source?: MemorySource | undefined;
+  /** A character's reach into the player's memories: given, the player's memories (the world tier
+   * aside) count only when they belong to no conversation or to one of these. */
+  conversationIds?: number[] | undefined;
+}
+
+/** The characters whose core tier a scope reads. */
+export function scopeCharacters(s: Scope): number[] {
+  return s.npcUserIds ?? (s.npcUserId !== undefined ? [s.npcUserId] : []);
 }
 
 // spec: Memory rule 1, contract: "Memory": the caller's (or named user's) memories, the
-// whole world tier, and the named NPC's core tier.
+// whole world tier, and the named NPCs' core tiers.
 function scopeFilter(alias: string, s: Scope): RawBuilder<unknown> {
   const a = sql.ref(alias);
+  const npcs = scopeCharacters(s);
   const npc =
-    s.npcUserId !== undefined
-      ? sql` or (${a}.user_id = ${s.npcUserId} and ${a}.tier = 'assistant_core')`
-      : sql``;
+    npcs.length === 1
+      ? sql` or (${a}.user_id = ${npcs[0]} and ${a}.tier = 'assistant_core')`
+      : npcs.length > 1
+        ? sql` or (${a}.user_id = any(${npcs}::int8[]) and ${a}.tier = 'assistant_core')`
+        : sql``;
+  const player = s.conversationIds
+    ? sql`(${a}.user_id = ${s.userId} and (${a}.conversation_id is null or ${a}.conversation_id = any(${s.conversationIds}::int8[])))`
+    : sql`${a}.user_id = ${s.userId}`;
   const source = s.source ? sql` and ${a}.source = ${s.source}` : sql``;
-  return sql`(${a}.user_id = ${s.userId} or ${a}.tier = 'world'${npc})${source}`;
+  return sql`(${player} or ${a}.tier = 'world'${npc})${source}`;
 }
 
 /** Newest first within the scope (a query without text). */
@@ -90,11 +106,17 @@ export const pgvectorIndex: VectorIndex = {
   open: (_reads, scope) => ({
     ready: Promise.resolve(),
     async nearest(q, db) {
-      const owned = sql`${scopeFilter('e', scope)} and e.model = ${q.model} and e.dim = ${q.dim}`;
+      // This variant's embeddings carry no conversation: a reach into the player's memories
+      // (Scope.conversationIds) is checked on each embedding's chunk.
+      const reach = scope.conversationIds !== undefined;
+      const owned = sql`${scopeFilter(reach ? 'k' : 'e', scope)} and e.model = ${q.model} and e.dim = ${q.dim}`;
+      const from = reach
+        ? sql`memory_embeddings e join memory_chunks k on k.id = e.chunk_id`
+        : sql`memory_embeddings e`;
       const r = await sql<ChunkKey & { distance: number }>`
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
       from (select e.chunk_id, (e.embedding <=> ${vectorLiteral(q.query, true)}::vector)::float8 as distance
-            from memory_embeddings e where ${owned} order by 2, 1 limit ${q.count}) n
+            from ${from} where ${owned} order by 2, 1 limit ${q.count}) n
       cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c`.execute(
         db,
       );

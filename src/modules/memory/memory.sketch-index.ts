@@ -60,6 +60,8 @@ interface PartUse extends PartId {
   tier?: number;
   /** Rows of this owner are excluded (the caller's own world rows are in their own part). */
   notOwner?: number;
+  /** Rows outside the world tier count only without a conversation or in one of these. */
+  conversations?: ReadonlySet<number>;
 }
 
 /** One part's rows in slots: parallel typed arrays, the sketches back to back. */
@@ -246,11 +248,16 @@ export class SketchIndex implements search.VectorIndex {
   /** The parts a scope reads from, with the rows each contributes. */
   private keysOf(s: search.Scope): PartUse[] {
     const keys: PartUse[] = [
-      { key: `user:${s.userId}`, userId: s.userId },
+      {
+        key: `user:${s.userId}`,
+        userId: s.userId,
+        ...(s.conversationIds && { conversations: new Set(s.conversationIds) }),
+      },
       { key: 'world', tier: TIERS.indexOf('world'), notOwner: s.userId },
     ];
-    if (s.npcUserId !== undefined && s.npcUserId !== s.userId)
-      keys.push({ key: `user:${s.npcUserId}`, userId: s.npcUserId, tier: TIERS.indexOf('assistant_core') });
+    for (const npc of new Set(search.scopeCharacters(s)))
+      if (npc !== s.userId)
+        keys.push({ key: `user:${npc}`, userId: npc, tier: TIERS.indexOf('assistant_core') });
     return keys;
   }
 
@@ -289,15 +296,21 @@ export class SketchIndex implements search.VectorIndex {
       this.distances = new Uint16Array(Math.max(total, this.distances.length * 2));
     const histogram = new Uint32Array(SKETCH_BITS + 1);
     let at = 0;
-    for (const { part, tier, notOwner } of uses) {
+    const world = TIERS.indexOf('world');
+    for (const { part, tier, notOwner, conversations } of uses) {
       const d = this.distances.subarray(at, at + part.size);
       this.kernel.distances(query, part.sketches, part.size, d);
       for (let s = 0; s < part.size; s++) {
+        const conversation = part.conversationIds[s]!;
         if (
           part.kinds[s] !== kind ||
           (source !== undefined && part.sources[s] !== source) ||
           (tier !== undefined && part.tiers[s] !== tier) ||
-          (notOwner !== undefined && part.owners[s] === notOwner)
+          (notOwner !== undefined && part.owners[s] === notOwner) ||
+          (conversations !== undefined &&
+            part.tiers[s] !== world &&
+            !Number.isNaN(conversation) &&
+            !conversations.has(conversation))
         )
           d[s] = NONE;
         else histogram[d[s]!]!++;
@@ -368,7 +381,12 @@ export class SketchIndex implements search.VectorIndex {
     await Promise.all([this.update(db, held), ...joined]);
     if (joined.length) await this.update(db, await Promise.all(joined));
     const resolved = await Promise.all(parts);
-    return keys.map((k, i) => ({ part: resolved[i]!, tier: k.tier, notOwner: k.notOwner }));
+    return keys.map((k, i) => ({
+      part: resolved[i]!,
+      tier: k.tier,
+      notOwner: k.notOwner,
+      conversations: k.conversations,
+    }));
   }
 
   /** One statement reads the rows of `parts` written, and the embeddings deleted, since each one's

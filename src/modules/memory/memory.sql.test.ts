@@ -21,6 +21,16 @@ describe('memory repository SQL', () => {
           embedding,
           index: search.pgvectorIndex,
         }),
+      "searchChunks (a scene's characters, and their reach into the player's memories)": (db) =>
+        search.searchChunks(db, {
+          userId: 7,
+          npcUserIds: [2, 3],
+          conversationIds: [11, 12],
+          text: 'harbour lights',
+          candidates: 40,
+          embedding,
+          index: search.pgvectorIndex,
+        }),
       'searchChunks (full text only)': (db) =>
         search.searchChunks(db, {
           ...scope,

@@ -78,7 +78,13 @@ export function personaRoutes(app: App, { persona }: PersonaRoutesOptions) {
         req.query.limit,
         req.query.before,
       );
-      return { sessionId: session.id, persona: session.persona, messages: messages.map(presentMessage) };
+      return {
+        sessionId: session.id,
+        persona: session.persona,
+        messages: messages.map((m) =>
+          presentMessage(m, new Map([[currentUser(req).id, currentUser(req).name]]), session.persona),
+        ),
+      };
     },
   );
 }

@@ -224,6 +224,10 @@ export interface Persona {
   id: number;
   name: string;
   description: string;
+  /** The character's card (a simulation's speakers speak from it). */
+  personality?: string;
+  speakingStyle?: string;
+  goals?: string[];
 }
 
 /** The synthesis call of one group of chunks. */
@@ -277,17 +281,30 @@ export function roundRobin(initiatorId: number, participantIds: readonly number[
   return Array.from({ length: turns }, (_, i) => order[i % order.length]!);
 }
 
+/** One speaker of a simulation as the prompt introduces it: its card, then what it knows. */
+function castEntry(c: Persona, knows: readonly string[]): string {
+  const lines = [`- id ${c.id}: ${c.name}${c.description ? ` (${c.description})` : ''}`];
+  if (c.personality) lines.push(`  Personality: ${c.personality}`);
+  if (c.speakingStyle) lines.push(`  How ${c.name} speaks: ${c.speakingStyle}`);
+  if (c.goals?.length) lines.push(`  What ${c.name} wants: ${c.goals.join('; ')}`);
+  if (knows.length)
+    lines.push(`  What ${c.name} knows (only ${c.name} knows this):`, ...knows.map((k) => `    - ${k}`));
+  return lines.join('\n');
+}
+
 export function simulationPrompt(
   cast: readonly Persona[],
   initiatorId: number,
   topic: string,
   turns: number,
+  /** Each speaker's own memories bearing on the topic, by id. */
+  knowledge: ReadonlyMap<number, readonly string[]> = new Map(),
 ): { system: string; user: string } {
   const initiator = cast.find((c) => c.id === initiatorId)!;
   return {
     system: [
-      'You write a conversation between these characters, each in their own voice:',
-      ...cast.map((c) => `- id ${c.id}: ${c.name}${c.description ? ` (${c.description})` : ''}`),
+      'You write a conversation between these characters, each in their own voice and from their own knowledge:',
+      ...cast.map((c) => castEntry(c, knowledge.get(c.id) ?? [])),
       `Write exactly ${turns} turns. ${initiator.name} (id ${initiator.id}) speaks first; only the characters listed speak.`,
       'Reply with JSON only, exactly of this form: {"turns":[{"npcUserId":<id>,"text":"<what they say>"}]}',
     ].join('\n'),

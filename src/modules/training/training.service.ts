@@ -73,7 +73,14 @@ export class TrainingService {
   async character(id: number, path: string): Promise<Persona> {
     try {
       const npc = await this.d.characters.getNpc(id);
-      return { id: npc.id, name: npc.name, description: npc.description };
+      return {
+        id: npc.id,
+        name: npc.name,
+        description: npc.description,
+        personality: npc.personality,
+        speakingStyle: npc.speakingStyle,
+        goals: npc.goals,
+      };
     } catch (err) {
       if (err instanceof AppError && err.code === 'not_found')
         throw validationFailed([

@@ -1,5 +1,6 @@
 // A simulated conversation between characters (contract: "Training (admin)", simulation): one
-// structured model call writes every turn; offline, the characters speak in turn from the
+// structured model call writes every turn, each speaker introduced by its card and its own
+// memories of the topic; offline, the characters speak in turn from the
 // initiator, each line the speaker's offline answer to the topic from their own memories. The
 // turns are stored as assistant messages of the caller's conversation (the conversations module
 // owns messages), all in one transaction after the model answered: a failed call stores nothing.
@@ -26,12 +27,24 @@ export interface SimulationInput {
 /** Memories a speaker draws an offline line from. */
 const OFFLINE_MEMORIES = 8;
 
+/** A speaker's own memories bearing on the topic (its core tier and the world's). */
+function memoriesOf(d: TrainingDeps, speaker: Persona, topic: string) {
+  return d.memory.retrieve({ userId: speaker.id, npcUserId: speaker.id }, topic, OFFLINE_MEMORIES);
+}
+
 async function modelTurns(
   d: TrainingDeps,
   input: SimulationInput,
   cast: Persona[],
 ): Promise<SimulatedTurn[]> {
-  const p = simulationPrompt(cast, input.initiatorId, input.topic, input.turns);
+  // Each speaker is grounded in what it was trained on, as offline.
+  const knowledge = new Map<number, string[]>();
+  for (const speaker of cast)
+    knowledge.set(
+      speaker.id,
+      (await memoriesOf(d, speaker, input.topic)).map((m) => m.content),
+    );
+  const p = simulationPrompt(cast, input.initiatorId, input.topic, input.turns, knowledge);
   const r = await d.models.chat({
     purpose: 'training.simulation',
     system: p.system,
@@ -51,11 +64,7 @@ async function offlineTurns(
 ): Promise<SimulatedTurn[]> {
   const lines = new Map<number, string>();
   for (const speaker of cast) {
-    const memories = await d.memory.retrieve(
-      { userId: speaker.id, npcUserId: speaker.id },
-      input.topic,
-      OFFLINE_MEMORIES,
-    );
+    const memories = await memoriesOf(d, speaker, input.topic);
     const r = await d.models.chat({
       purpose: 'training.simulation',
       messages: [{ role: 'user', content: `Say what you know about this: ${input.topic}` }],

@@ -1,5 +1,5 @@
 -- defaultConversation
-select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "user_id" = $1 and "is_default" = $2;
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "user_id" = $1 and "is_default" = $2;
 -- parameters: [7,true]
 
 -- defaultConversation
@@ -7,20 +7,44 @@ insert into "conversations" ("user_id", "title", "npc_user_ids", "is_default") v
 -- parameters: [7,"",[],true]
 
 -- defaultConversation
-select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "user_id" = $1 and "is_default" = $2;
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "user_id" = $1 and "is_default" = $2;
 -- parameters: [7,true]
 
 -- findConversation
-select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "id" = $1;
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "id" = $1;
 -- parameters: [4]
 
 -- findConversations
-select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "id" = any($1::int8[]);
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "id" = any($1::int8[]);
 -- parameters: [[4,5]]
 
 -- findDefaultConversations
-select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "user_id" = any($1::int8[]) and "is_default" = $2;
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "user_id" = any($1::int8[]) and "is_default" = $2;
 -- parameters: [[7,8],true]
+
+-- directConversation
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "user_id" = $1 and "direct_npc_user_id" = $2;
+-- parameters: [7,9]
+
+-- directConversation
+insert into "conversations" ("user_id", "title", "npc_user_ids", "direct_npc_user_id") values ($1, $2, $3, $4) on conflict ("user_id", "direct_npc_user_id") where direct_npc_user_id is not null do nothing;
+-- parameters: [7,"",[9],9]
+
+-- directConversation
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "user_id" = $1 and "direct_npc_user_id" = $2;
+-- parameters: [7,9]
+
+-- conversationsWith
+
+    select id from conversations
+    where user_id = $1 and (npc_user_ids @> $2::int8[] );
+-- parameters: [7,[9]]
+
+-- conversationsWith (shared pool)
+
+    select id from conversations
+    where user_id = $1 and (npc_user_ids @> $2::int8[] or (cardinality(npc_user_ids) > 0 and npc_user_ids <@ $3::int8[]));
+-- parameters: [7,[9,10],[9,10,11]]
 
 -- findByClientMessageId
 select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at" from "chat_messages" where "user_id" = $1 and "client_message_id" = $2;
@@ -55,11 +79,11 @@ update "chat_messages" set "status" = $1 where "id" = $2;
 -- parameters: ["failed",100]
 
 -- insertConversation
-insert into "conversations" ("user_id", "title", "npc_user_ids", "is_default") values ($1, $2, $3, $4) returning "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at";
+insert into "conversations" ("user_id", "title", "npc_user_ids", "is_default") values ($1, $2, $3, $4) returning "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at";
 -- parameters: [7,"tavern",[9,10],false]
 
 -- listConversations
-select "id", "user_id", "title", "npc_user_ids", "is_default", "created_at", "updated_at" from "conversations" where "user_id" = $1 order by "updated_at" desc, "id" desc limit $2 offset $3;
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "user_id" = $1 order by "updated_at" desc, "id" desc limit $2 offset $3;
 -- parameters: [7,50,0]
 
 -- listConversations

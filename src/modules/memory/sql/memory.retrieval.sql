@@ -14,6 +14,22 @@
       cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c;
 -- parameters: ["[0.1,0.2,0.3]",7,2,"text-embedding-3-small",3,40]
 
+-- searchChunks (a scene's characters, and their reach into the player's memories)
+
+    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+    where (("c".user_id = $2 and ("c".conversation_id is null or "c".conversation_id = any($3::int8[]))) or "c".tier = 'world' or ("c".user_id = any($4::int8[]) and "c".tier = 'assistant_core')) and c.tsv @@ q.query
+    order by 5 desc, 1 limit $5;
+-- parameters: ["harbour lights",7,[11,12],[2,3],40]
+
+-- searchChunks (a scene's characters, and their reach into the player's memories)
+
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
+      from (select e.chunk_id, (e.embedding <=> $1::vector)::float8 as distance
+            from memory_embeddings e join memory_chunks k on k.id = e.chunk_id where (("k".user_id = $2 and ("k".conversation_id is null or "k".conversation_id = any($3::int8[]))) or "k".tier = 'world' or ("k".user_id = any($4::int8[]) and "k".tier = 'assistant_core')) and e.model = $5 and e.dim = $6 order by 2, 1 limit $7) n
+      cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c;
+-- parameters: ["[0.1,0.2,0.3]",7,[11,12],[2,3],"text-embedding-3-small",3,40]
+
 -- searchChunks (full text only)
 
     select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
