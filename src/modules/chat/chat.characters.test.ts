@@ -174,6 +174,9 @@ describe('characters with minds of their own', () => {
     });
     const answered = events.filter((e) => e.name === 'assistantResponse').map((e) => e.payload.npcName);
     expect(answered).toEqual(['Brom']);
+    // The turn's token usage comes with its reply.
+    const reply = events.find((e) => e.name === 'assistantResponse')!.payload;
+    expect(reply.usage).toEqual({ inputTokens: expect.any(Number), outputTokens: expect.any(Number) });
     const turn = lastRequest();
     expect(turn.system.startsWith('You are Brom.')).toBe(true);
     expect(turn.messages).toEqual([

@@ -175,6 +175,7 @@ export class ModelTurn {
 
     // spec: one or two chat calls per message; the second only after a tool request.
     let result = await call([], offeredTools.length > 0);
+    const usage = { ...result.usage };
     const toolsRun: { name: string; result: unknown }[] = [];
     if (result.toolCalls.length > 0) {
       const outcomes = await runToolCalls(
@@ -202,6 +203,8 @@ export class ModelTurn {
         ],
         false,
       );
+      usage.inputTokens += result.usage.inputTokens;
+      usage.outputTokens += result.usage.outputTokens;
     }
     const rest = filter.flush();
     if (rest && mode.emit && replyId !== null)
@@ -212,6 +215,8 @@ export class ModelTurn {
       model: result.model,
       offline: result.offline,
       protocolId: routing.protocolId,
+      // The turn's token usage over its calls (the first reply carries it).
+      usage,
       ...(toolsRun.length ? { tools: toolsRun } : {}),
     };
     const planned = group
@@ -243,7 +248,11 @@ export class ModelTurn {
         npcUserId: p.npcUserId,
         text: p.text,
         replyToId: userMessage.id,
-        metadata: { ...meta, choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })) },
+        metadata: {
+          ...meta,
+          ...(i > 0 ? { usage: undefined } : {}),
+          choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })),
+        },
       })),
       userMessage.id,
     );

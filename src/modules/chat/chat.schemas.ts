@@ -143,6 +143,10 @@ export const assistantResponseEvent = z.object({
   npcName: z.string(),
   text: z.string(),
   createdAt: z.iso.datetime(),
+  usage: z
+    .object({ inputTokens: z.number().int(), outputTokens: z.number().int() })
+    .optional()
+    .describe("the turn's token usage over its model calls (on the turn's first reply)"),
 });
 
 export const assistantIdleEvent = z.object({ conversationId: z.number().int() });

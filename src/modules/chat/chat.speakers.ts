@@ -122,6 +122,15 @@ export class ChatSpeakers {
       npcName: speaker.name,
       text: p.text,
       createdAt: p.createdAt,
+      ...usageOf(m),
     };
   }
+}
+
+/** The turn's token usage a reply's metadata records (the first reply of a turn). */
+function usageOf(m: MessageRow): { usage?: { inputTokens: number; outputTokens: number } } {
+  const u = (m.metadata as { usage?: { inputTokens?: unknown; outputTokens?: unknown } } | null)?.usage;
+  return typeof u?.inputTokens === 'number' && typeof u.outputTokens === 'number'
+    ? { usage: { inputTokens: u.inputTokens, outputTokens: u.outputTokens } }
+    : {};
 }
