@@ -38,6 +38,8 @@ export interface GatheredContext {
   memories: RetrievedMemory[];
   /** The speaking character's state (persona, emotions, config). */
   speakerState: CharacterState | undefined;
+  /** A scene's other speakers' emotions (each speaker's state reaches the director). */
+  otherSpeakers?: { name: string; emotions: Record<string, number> }[] | undefined;
   /** The player's relationships (the speaker's among them when there is one). */
   relationships: Relationship[];
   quests: PlayerQuest[];
@@ -103,9 +105,14 @@ function relationshipLine(r: Relationship, playerName: string): string {
 
 function stateLines(g: GatheredContext, speakerIds: number[], others: Relationship[]): string {
   const lines: string[] = [];
-  const emotions = Object.entries(g.speakerState?.emotions ?? {});
-  if (emotions.length)
-    lines.push(`${g.npc.name}'s emotions: ${emotions.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  for (const s of [
+    { name: g.npc.name, emotions: g.speakerState?.emotions ?? {} },
+    ...(g.otherSpeakers ?? []),
+  ]) {
+    const emotions = Object.entries(s.emotions);
+    if (emotions.length)
+      lines.push(`${s.name}'s emotions: ${emotions.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  }
   for (const id of speakerIds) {
     const r = g.relationships.find((x) => x.npcUserId === id);
     if (r) lines.push(relationshipLine(r, g.playerName));

@@ -60,14 +60,15 @@ export class TurnContextReader {
       memory,
       cast.ids.then((ids) => this.d.characters.playerContext(user.id, ids[0]!)),
       this.d.inventory.inventory(user.id),
-      lead,
+      cast.speakers,
       knowledge,
-    ]).then(([memory, player, inventory, speaker, [system, observers]]) => ({
+    ]).then(([memory, player, inventory, [speaker, ...others], [system, observers]]) => ({
       playerUserId: user.id,
       playerName: user.name,
       npc: memory.npcInfo,
       memories: memory.memories,
-      speakerState: speaker.state,
+      speakerState: speaker!.state,
+      otherSpeakers: others.map((s) => ({ name: s.name, emotions: s.state?.emotions ?? {} })),
       relationships: player.relationships,
       quests: player.quests,
       inventory: { items: inventory.items, energyCoins: inventory.energy_coins },
