@@ -27,6 +27,7 @@ export {
   type MemoryTier,
 } from './memory.rules.js';
 export type { MemoryDto } from './memory.schemas.js';
+export type { ExchangeInput } from './memory.exchange.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const memoryPlugin: AppPlugin<{ memory: MemoryService }> = async (app, opts) =>
