@@ -110,6 +110,8 @@ describe('one-value facts ("my X is Y" forms)', () => {
   const table: [string, { key: string; value: string }[]][] = [
     ['My horse is called Blaze.', [{ key: 'horse#name', value: 'blaze' }]],
     ['My horse is named Storm, he is fast.', [{ key: 'horse#name', value: 'storm' }]],
+    ['My horse is called Storm now that he is older.', [{ key: 'horse#name', value: 'storm' }]],
+    ['My boat is called Black Beauty of Leith.', [{ key: 'boat#name', value: 'black beauty of leith' }]],
     ["My kite's name is Zephyr and I fly it on Sundays.", [{ key: 'kite#name', value: 'zephyr' }]],
     ['The name of my boat is Marlin.', [{ key: 'boat#name', value: 'marlin' }]],
     ['My favourite colour is teal.', [{ key: 'favourite colour#is', value: 'teal' }]],

@@ -19,7 +19,8 @@
 // - Superseding, offline: the player's statements are read for facts with one value a subject can
 //   hold at a time: "my X is called / named Y", "my X's name is Y", "the name of my X is Y",
 //   "my X is Y" or "my X are Y" when X is a slot (favourite …, best …, name, job, age, birthday,
-//   address …) or Y is a name or a number, "I live in Y", "I work as / at / for Y". A later memory
+//   address …) or Y is a name or a number, "I live in Y", "I work as / at / for Y" (a name as
+//   value is its capitalised words: "Storm now that he is older" is "storm"). A later memory
 //   stating the same subject with another value supersedes the earlier one; the earlier memory's
 //   other sentences, when they carry something, are kept as a remainder memory.
 import { contentWords } from '../../platform/models/words.js';
@@ -168,8 +169,11 @@ const FORMS: { re: RegExp; relation: (m: RegExpExecArray) => string; subject?: s
   },
 ];
 
+/** A value as compared: a name is its capitalised words ("Storm now that he is older" is
+ * "storm"), anything else its words without a leading article. */
 function cleanValue(v: string): string {
-  return normalise(v.replace(/^(a|an|the)\s+/i, ''));
+  const name = /^\p{Lu}[\p{L}'-]*(?:\s+(?:\p{Lu}[\p{L}'-]*|of|de|van|von|la|le|da|del))*/u.exec(v.trim());
+  return normalise(name ? name[0] : v.replace(/^(a|an|the)\s+/i, ''));
 }
 
 /** Whether "my X is Y" holds one value at a time: X a slot, or Y a name or a number. */
