@@ -64,6 +64,7 @@ export function createMemoryModule(
       chunkOverlap: config.memory.chunkOverlap,
       embedBatch: config.memory.embedBatch,
       sketchIndexBytes: config.memory.sketchCacheBytes,
+      reconcile: config.memory.reconcile,
     },
     { assistantUserId: () => parts.assistantUserId(), identity: (id) => parts.identity(id) },
   );

@@ -7,7 +7,6 @@
 import type { Logger } from 'pino';
 import { transaction, type Db, type Trx } from '../../platform/db/database.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
-import type { ModelGateway } from '../../platform/models/gateway.js';
 import {
   carriesNothing,
   exchangeContent,
@@ -46,8 +45,9 @@ export class ExchangeMemory {
   constructor(
     private readonly db: Db,
     private readonly jobs: JobQueue,
-    private readonly models: ModelGateway,
     private readonly log: Logger,
+    /** MEMORY_RECONCILE: by the model (a job), by the offline rules, or not at all. */
+    private readonly reconcile: 'model' | 'rules' | 'off',
     private readonly write: Write,
   ) {}
 
@@ -84,9 +84,10 @@ export class ExchangeMemory {
         undefined,
         { deferEmbedding: true },
       );
-      if (!this.models.offline) {
-        // With a model the turn's facts are reconciled in the background (memory.reconcile.ts).
-        if (stored.length > 0) await this.jobs.enqueue(this.db, RECONCILE_JOB, { memoryId: memory!.id });
+      if (stored.length === 0 || this.reconcile === 'off') return;
+      if (this.reconcile === 'model') {
+        // The turn's facts are reconciled in the background (memory.reconcile.ts).
+        await this.jobs.enqueue(this.db, RECONCILE_JOB, { memoryId: memory!.id });
         return;
       }
       const superseded = offlineSupersessions(content, x.playerName, stored);

@@ -21,7 +21,9 @@ let t: TestApp;
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  t = await createTestApp(fake.env({ CHAT_RATE_LIMIT: '1000', MODEL_MAX_RETRIES: '0' }));
+  t = await createTestApp(
+    fake.env({ CHAT_RATE_LIMIT: '1000', MODEL_MAX_RETRIES: '0', MEMORY_RECONCILE: 'model' }),
+  );
 });
 afterAll(async () => {
   closeSockets();

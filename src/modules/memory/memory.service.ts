@@ -53,7 +53,7 @@ export class MemoryService {
   ) {
     this.embedding = new MemoryEmbedding(db, jobs, models, log, opts);
     this.retrieval = new MemoryRetrieval(db, models, this.embedding, opts);
-    this.exchanges = new ExchangeMemory(db, jobs, models, log, (inputs, trx, o) =>
+    this.exchanges = new ExchangeMemory(db, jobs, log, opts.reconcile, (inputs, trx, o) =>
       this.addMemories(inputs, trx, o),
     );
     defineMemoryJobs(jobs, this.embedding, new MemoryReconciler(db, models, log, this.exchanges));
