@@ -216,10 +216,11 @@ function pairs(): Pair[] {
   return out;
 }
 
+// The three steps share the user's memories, one after the other (a step of 50 turns each).
 describe('offline recall', () => {
   const told = pairs();
 
-  it('answers at least 90% of 50 generated questions and invents nothing for 20 never told', async () => {
+  it('stores each of 50 generated facts once, and nothing of the questions and small talk around them', async () => {
     expect(told.length).toBeGreaterThanOrEqual(50);
     // As a player would: asked first (nothing to remember yet), small talk, then told.
     for (const p of told.slice(0, 10)) await say(p.question);
@@ -228,6 +229,9 @@ describe('offline recall', () => {
     // Each fact is one memory (the turn ends once its exchange is stored); nothing else is.
     const stored = await t.api('GET', '/api/memories?limit=200', { token: sam.accessToken });
     expect(stored.body.total).toBe(told.length);
+  });
+
+  it('answers at least 90% of their questions, each in a new conversation', async () => {
     const missed: string[] = [];
     for (const p of told) {
       const answer = await say(p.question);
@@ -235,7 +239,9 @@ describe('offline recall', () => {
         missed.push(`${p.fact} / ${p.question} -> ${answer}`);
     }
     expect(missed.length, missed.join('\n')).toBeLessThanOrEqual(Math.floor(told.length * 0.1));
+  });
 
+  it('invents nothing for 20 subjects never told', async () => {
     const values = [...NAMES, ...CITIES, ...LISTS.flatMap((l) => l.items)].map((v) => v.toLowerCase());
     const invented: string[] = [];
     for (const [i, s] of NEVER.entries()) {
