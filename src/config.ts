@@ -79,6 +79,7 @@ const envSchema = z.object({
   MEMORY_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(2000).default(200),
   MEMORY_EMBED_BATCH: z.coerce.number().int().min(1).max(2048).default(64),
   MEMORY_SKETCH_CACHE_MB: z.coerce.number().int().min(1).max(1_000_000).default(256),
+  MEMORY_RECONCILE: z.enum(['model', 'rules', 'off']).optional(),
   SMTP_URL: z.string().optional(),
   MAIL_FROM: z.string().default('Assistant Platform <no-reply@localhost>'),
   OAUTH_PROVIDERS: z.string().optional(),
@@ -184,7 +185,16 @@ export interface Config {
     retryBaseMs: number;
   };
   /** Memory chunking and embedding (MEMORY_CHUNK_SIZE, MEMORY_CHUNK_OVERLAP in characters; MEMORY_EMBED_BATCH texts per embedding request; MEMORY_SKETCH_CACHE_MB of sketches a process keeps for the vector side without pgvector). */
-  memory: { chunkSize: number; chunkOverlap: number; embedBatch: number; sketchCacheBytes: number };
+  memory: {
+    chunkSize: number;
+    chunkOverlap: number;
+    embedBatch: number;
+    sketchCacheBytes: number;
+    /** How a new exchange is reconciled with what is stored (MEMORY_RECONCILE): by the model in
+     * the background, by the offline "my X is Y" rules, or not at all. Default: the model when
+     * MODEL_BASE_URL is set, else the rules. */
+    reconcile: 'model' | 'rules' | 'off';
+  };
   mail: { smtpUrl: string | undefined; from: string };
   oauth: { providers: OAuthProviderConfig[]; blockedCountries: string[]; countryHeader: string | undefined };
   /** Email verification and reset links: lifetimes in seconds, and mails per address and purpose per hour. */
@@ -282,6 +292,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       raw.ADMIN_EMAIL === undefined ? 'ADMIN_EMAIL' : 'ADMIN_PASSWORD',
       'ADMIN_EMAIL and ADMIN_PASSWORD go together',
     );
+  if (raw.MEMORY_RECONCILE === 'model' && !raw.MODEL_BASE_URL)
+    problem('MEMORY_RECONCILE', 'model needs MODEL_BASE_URL (offline, use rules)');
   if (raw.DATABASE_URL && !/^(postgres(ql)?:\/\/|memory:\/\/)/.test(raw.DATABASE_URL))
     problem('DATABASE_URL', 'must be a postgres:// URL (or memory:// for a throwaway embedded database)');
   let webhookKey: Buffer | undefined;
@@ -349,6 +361,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       chunkOverlap: e.MEMORY_CHUNK_OVERLAP,
       embedBatch: e.MEMORY_EMBED_BATCH,
       sketchCacheBytes: e.MEMORY_SKETCH_CACHE_MB * 1024 * 1024,
+      reconcile: e.MEMORY_RECONCILE ?? (e.MODEL_BASE_URL ? 'model' : 'rules'),
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     oauth: { providers, blockedCountries: e.BLOCKED_COUNTRIES, countryHeader: e.COUNTRY_HEADER },

@@ -283,6 +283,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       EMBEDDING_MODEL: 'fake-embed',
       VISION_MODEL: 'fake-vision',
       MODEL_RETRY_BASE_MS: '5',
+      // Reconciling memories by the model is a chat call after many turns: a test that wants it
+      // says MEMORY_RECONCILE=model, the others keep their requests to themselves.
+      MEMORY_RECONCILE: 'rules',
       ...overrides,
     }),
     replyChat: (reply) => void chatQueue.push(reply),

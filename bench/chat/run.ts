@@ -40,6 +40,9 @@ export async function run(o: Options, dbName: BenchDatabase, env: Record<string,
     DB_POOL_SIZE: '20',
     // PGVECTOR=off npx tsx bench/chat.ts: PGlite on the sketch index instead of pgvector.
     ...(process.env.PGVECTOR ? { PGVECTOR: process.env.PGVECTOR } : {}),
+    // MEMORY_RECONCILE=rules npx tsx bench/chat.ts: exchanges reconciled by the offline rules
+    // instead of a model call in the background (the default with a model).
+    ...(process.env.MEMORY_RECONCILE ? { MEMORY_RECONCILE: process.env.MEMORY_RECONCILE } : {}),
     ...load.env,
     ...env,
   });

@@ -7749,7 +7749,7 @@ export interface paths {
     };
     /**
      * The caller's own memories, newest first
-     * @description The caller's own memories, newest first, filtered by source, with paging.
+     * @description The caller's own memories, newest first, filtered by source, with paging. Superseded memories are listed too, marked in their metadata (`supersededBy`, `supersededAt`, `supersededReason`).
      */
     get: {
       parameters: {
@@ -13012,6 +13012,7 @@ export interface components {
         | 'observer_reflection';
       /** @enum {string} */
       tier: 'world' | 'assistant_core' | 'shared';
+      /** @description free-form; a chat exchange has conversationId, playerName, npcName and npcUserId. A memory a later one superseded has supersededBy (its id, or null), supersededAt and supersededReason (superseded, updated, deleted or duplicate): it is kept and listed but no longer retrieved; remainderOf names the superseded memory a remainder keeps the rest of */
       metadata: {
         [key: string]: unknown;
       };
@@ -13057,6 +13058,7 @@ export interface components {
         | 'observer_reflection';
       /** @enum {string} */
       tier: 'world' | 'assistant_core' | 'shared';
+      /** @description free-form; a chat exchange has conversationId, playerName, npcName and npcUserId. A memory a later one superseded has supersededBy (its id, or null), supersededAt and supersededReason (superseded, updated, deleted or duplicate): it is kept and listed but no longer retrieved; remainderOf names the superseded memory a remainder keeps the rest of */
       metadata: {
         [key: string]: unknown;
       };

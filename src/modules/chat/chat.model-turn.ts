@@ -264,36 +264,19 @@ export class ModelTurn {
     const names = new Map(speakers.map((s) => [s.id, s.name]));
     const finish = async () => {
       const embeddingsStored = prepared.storeEmbeddings();
-      try {
-        await this.d.memory.addMemories(
-          [
-            {
-              userId: user.id,
-              source: 'shared',
-              content:
-                `${user.name}: ${text}\n${planned.map((p) => `${names.get(p.npcUserId) ?? 'Assistant'}: ${p.text}`).join('\n')}`.slice(
-                  0,
-                  8000,
-                ),
-              conversationId,
-              metadata: {
-                conversationId,
-                playerName: user.name,
-                npcName: lead.name,
-                // One memory base for every persona: the exchange is the caller's, marked with
-                // the session it happened in.
-                ...(turn.persona
-                  ? { personaSessionId: turn.persona.sessionId, persona: turn.persona.persona }
-                  : {}),
-              },
-            },
-          ],
-          undefined,
-          { deferEmbedding: true },
-        );
-      } catch (err) {
-        this.d.log.warn({ err, conversationId }, 'could not store the chat exchange as a memory');
-      }
+      await this.d.memory.rememberExchange({
+        userId: user.id,
+        conversationId,
+        playerName: user.name,
+        speaker: { id: lead.id, name: lead.name },
+        userText: text,
+        replies: planned.map((p) => ({ speakerName: names.get(p.npcUserId) ?? 'Assistant', text: p.text })),
+        // One memory base for every persona: the exchange is the caller's, marked with the
+        // session it happened in.
+        metadata: turn.persona
+          ? { personaSessionId: turn.persona.sessionId, persona: turn.persona.persona }
+          : {},
+      });
       await embeddingsStored;
     };
     return { replies, finish };

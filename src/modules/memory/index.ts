@@ -27,6 +27,7 @@ export {
   type MemoryTier,
 } from './memory.rules.js';
 export type { MemoryDto } from './memory.schemas.js';
+export type { ExchangeInput } from './memory.exchange.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const memoryPlugin: AppPlugin<{ memory: MemoryService }> = async (app, opts) =>
@@ -63,6 +64,7 @@ export function createMemoryModule(
       chunkOverlap: config.memory.chunkOverlap,
       embedBatch: config.memory.embedBatch,
       sketchIndexBytes: config.memory.sketchCacheBytes,
+      reconcile: config.memory.reconcile,
     },
     { assistantUserId: () => parts.assistantUserId(), identity: (id) => parts.identity(id) },
   );

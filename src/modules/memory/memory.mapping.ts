@@ -14,6 +14,8 @@ export interface MemoryServiceOptions {
   claimHolder: string;
   /** Without pgvector: bytes of sketches the process keeps for ranking (memory.sketch-index.ts). */
   sketchIndexBytes: number;
+  /** MEMORY_RECONCILE: how a new exchange is reconciled with what is stored (memory.exchange.ts). */
+  reconcile: 'model' | 'rules' | 'off';
 }
 
 /** Who the accounts are: the assistant (characters, its one source) and any user (users). */

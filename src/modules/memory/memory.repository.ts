@@ -219,3 +219,64 @@ export function aboutObserver(
   if (p.source !== undefined) q = q.where('source', '=', p.source);
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.limit).execute();
 }
+
+/** A stored memory that is still retrievable (it has chunks), as hygiene compares it. */
+export interface LiveMemory {
+  id: number;
+  content: string;
+  metadata: Record<string, unknown>;
+  conversation_id: number | null;
+}
+
+/** A user's retrievable memories of one source that share words with `text` (full text, any of
+ * its words), best first: the candidates hygiene compares a new memory with. With a listener,
+ * only the memories of its conversation or told to it (`metadata.npcUserId`). */
+export async function liveSimilar(
+  db: Executor,
+  p: {
+    userId: number;
+    source: MemorySource;
+    text: string;
+    limit: number;
+    listener?: { conversationId: number | null; npcUserId: number | null } | undefined;
+  },
+): Promise<LiveMemory[]> {
+  const l = p.listener;
+  const heard = l
+    ? sql`and (m.conversation_id = ${l.conversationId}::bigint or m.metadata ->> 'npcUserId' = ${l.npcUserId === null ? null : String(l.npcUserId)})`
+    : sql``;
+  const r = await sql<LiveMemory>`
+    select m.id, m.content, m.metadata, m.conversation_id
+    from (select c.memory_id, max(ts_rank(c.tsv, q.query, 1)) as rank
+          from memory_chunks c,
+               (select replace(plainto_tsquery('english', ${p.text})::text, '&', '|')::tsquery as query) q
+          where c.user_id = ${p.userId} and c.source = ${p.source} and c.tsv @@ q.query
+          group by c.memory_id) r
+    join memories m on m.id = r.memory_id
+    where true ${heard}
+    order by r.rank desc, m.id desc
+    limit ${p.limit}`.execute(db);
+  return r.rows;
+}
+
+/** Marks memories superseded (metadata `supersededBy`, `supersededAt`, `supersededReason`) and
+ * drops their chunks, so retrieval no longer finds them; the rows stay. Ids already superseded
+ * are left as they are. Which ids were marked. */
+export async function supersede(
+  db: Executor,
+  p: { ids: number[]; by: number | null; reason: string },
+): Promise<number[]> {
+  if (p.ids.length === 0) return [];
+  const r = await sql<{ id: number }>`
+    with s as (
+      update memories
+      set metadata = metadata || jsonb_build_object('supersededBy', ${p.by}::bigint,
+            'supersededAt', to_char(now() at time zone 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+            'supersededReason', ${p.reason}::text),
+          updated_at = now()
+      where id = any(${p.ids}::bigint[]) and not (metadata ? 'supersededBy')
+      returning id),
+    gone as (delete from memory_chunks c using s where c.memory_id = s.id)
+    select id from s order by id`.execute(db);
+  return r.rows.map((x) => x.id);
+}

@@ -82,7 +82,8 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
       schema: {
         tags,
         summary: "The caller's own memories, newest first",
-        description: "The caller's own memories, newest first, filtered by source, with paging.",
+        description:
+          "The caller's own memories, newest first, filtered by source, with paging. Superseded memories are listed too, marked in their metadata (`supersededBy`, `supersededAt`, `supersededReason`).",
         querystring: ownListQuery,
         response: { 200: listResponse, ...problems(400, 401) },
       },

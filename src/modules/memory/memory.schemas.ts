@@ -41,7 +41,11 @@ export const memorySchema = z
     content: z.string(),
     source: sourceSchema,
     tier: z.enum(MEMORY_TIERS),
-    metadata: z.record(z.string(), z.unknown()),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'free-form; a chat exchange has conversationId, playerName, npcName and npcUserId. A memory a later one superseded has supersededBy (its id, or null), supersededAt and supersededReason (superseded, updated, deleted or duplicate): it is kept and listed but no longer retrieved; remainderOf names the superseded memory a remainder keeps the rest of',
+      ),
     conversationId: z.number().int().nullable(),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),

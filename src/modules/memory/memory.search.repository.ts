@@ -46,14 +46,18 @@ function scopeFilter(alias: string, s: Scope): RawBuilder<unknown> {
 
 /** Newest first within the scope (a query without text). */
 export function newestInScope(db: Executor, s: Scope, limit: number) {
-  return db
-    .selectFrom('memories as m')
-    .select(memoryColumns.map((c) => `m.${c}` as const))
-    .where(scopeFilter('m', s) as never)
-    .orderBy('m.created_at', 'desc')
-    .orderBy('m.id', 'desc')
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom('memories as m')
+      .select(memoryColumns.map((c) => `m.${c}` as const))
+      .where(scopeFilter('m', s) as never)
+      // A superseded memory has left retrieval (memory.exchange.ts).
+      .where(sql<boolean>`not (m.metadata ? 'supersededBy')`)
+      .orderBy('m.created_at', 'desc')
+      .orderBy('m.id', 'desc')
+      .limit(limit)
+      .execute()
+  );
 }
 
 export interface QueryEmbedding {

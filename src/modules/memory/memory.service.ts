@@ -14,6 +14,7 @@ import type { ModelGateway } from '../../platform/models/gateway.js';
 import { gatherContext, type GatherArgs } from './memory.context.js';
 import { MemoryEmbedding } from './memory.embedding.js';
 import * as embeddings from './memory.embeddings.repository.js';
+import { ExchangeMemory, type ExchangeInput } from './memory.exchange.js';
 import { defineMemoryJobs, EMBED_JOB } from './memory.jobs.js';
 import {
   dtos,
@@ -26,6 +27,7 @@ import {
   type RetrievedMemory,
 } from './memory.mapping.js';
 import * as repo from './memory.repository.js';
+import { MemoryReconciler } from './memory.reconcile.js';
 import { MemoryRetrieval } from './memory.retrieval.js';
 import { chunkText, contentProblem, decideOwner, tierOf, type MemorySource } from './memory.rules.js';
 import type { MemoryDto } from './memory.schemas.js';
@@ -39,6 +41,7 @@ const deferredSlotNow = () => Math.floor(Date.now() / (DEFERRED_EMBED_SECONDS * 
 export class MemoryService {
   private readonly embedding: MemoryEmbedding;
   private readonly retrieval: MemoryRetrieval;
+  private readonly exchanges: ExchangeMemory;
 
   constructor(
     private readonly db: Db,
@@ -50,7 +53,10 @@ export class MemoryService {
   ) {
     this.embedding = new MemoryEmbedding(db, jobs, models, log, opts);
     this.retrieval = new MemoryRetrieval(db, models, this.embedding, opts);
-    defineMemoryJobs(jobs, this.embedding);
+    this.exchanges = new ExchangeMemory(db, jobs, log, opts.reconcile, (inputs, trx, o) =>
+      this.addMemories(inputs, trx, o),
+    );
+    defineMemoryJobs(jobs, this.embedding, new MemoryReconciler(db, models, log, this.exchanges));
   }
 
   /** Without pgvector: the sketch index (tests and the benchmark look inside). */
@@ -86,13 +92,16 @@ export class MemoryService {
    * (DEFERRED_EMBED_SECONDS) is the backstop when no next turn comes. With a local embedder there is
    * no request to save: every memory, the exchange included, is embedded here. */
   async addMemories(
-    inputs: AddMemoryInput[],
+    given: AddMemoryInput[],
     trx?: Trx,
-    opts: { deferEmbedding?: boolean } = {},
+    opts: { deferEmbedding?: boolean; dedupe?: boolean } = {},
   ): Promise<MemoryDto[]> {
-    inputs.forEach((i, n) =>
-      this.checkContent(i.content, inputs.length > 1 ? `memories.${n}.content` : 'body.content'),
+    given.forEach((i, n) =>
+      this.checkContent(i.content, given.length > 1 ? `memories.${n}.content` : 'body.content'),
     );
+    // `dedupe`: only the inputs that are no near-duplicate of a retrievable memory of their owner
+    // and source are written (and answered), each once (memory.hygiene.rules.ts).
+    const inputs = opts.dedupe ? await this.exchanges.fresh(given, trx) : given;
     if (inputs.length === 0) return [];
     const list: repo.NewMemory[] = inputs.map((input) => {
       const metadata = input.metadata ?? {};
@@ -178,6 +187,14 @@ export class MemoryService {
     if (opts.deferEmbedding && !local && !sendBackstop) return run(this.db);
     return transaction(this.db, run);
   }
+  /** The chat turn's exchange, as the player's shared memory of its conversation and speaker
+   * (metadata `conversationId`, `playerName`, `npcName`, `npcUserId` and the turn's own): stored
+   * when it carries something and is no near-duplicate, then reconciled with what is stored
+   * (memory.exchange.ts). Never throws (logs). */
+  rememberExchange(x: ExchangeInput): Promise<void> {
+    return this.exchanges.remember(x);
+  }
+
   /** The window (DEFERRED_EMBED_SECONDS slot) whose backstop job this process has committed. */
   private deferredSlot = -1;
 
@@ -294,14 +311,22 @@ export class MemoryService {
           ? { metadata: JSON.stringify(changes.metadata), conversation_id: conversationId }
           : {}),
       }))!;
-      if (changes.content !== undefined || conversationId !== m.conversation_id) {
+      // A superseded memory has no chunks (it left retrieval); one whose mark is taken off has
+      // them again.
+      const live = updated.metadata.supersededBy === undefined;
+      if (
+        changes.content !== undefined ||
+        conversationId !== m.conversation_id ||
+        live !== (m.metadata.supersededBy === undefined)
+      ) {
         // Fresh chunks have no embedding; a job embedding the old ones writes to rows that are gone.
         await repo.deleteChunks(trx, id);
-        await this.addChunks(
-          trx,
-          updated,
-          chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap),
-        );
+        if (live)
+          await this.addChunks(
+            trx,
+            updated,
+            chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap),
+          );
       }
       return toDto(updated);
     });

@@ -211,9 +211,12 @@ export class TrainingJobs {
     await transaction(this.d.db, async (trx, afterCommit) => {
       const status = await repo.lockJobStatus(trx, job.id);
       if (status !== 'running' && status !== 'queued') return;
+      // A belief (or text) the character already holds is stored once, however often a file is
+      // trained: the job's memories are the ones it added.
       const stored = await this.d.memory.addMemories(
         memories.map((m) => ({ userId: job.npc_user_id, createdBy: job.created_by ?? undefined, ...m })),
         trx,
+        { dedupe: true },
       );
       const row = await repo.updateJob(trx, job.id, {
         status: 'completed',

@@ -7,7 +7,7 @@
 //     word of the question counts by its rarity, matched when the statement has it in some
 //     inflection ("painted" for "paint"); it must match at least half of the question's weight,
 //     including one word that is not a common one ("name", "like", "remember" alone bear on
-//     nothing). Not by closeness of meaning: word vectors put "cat" near "horse" and "wife" near
+//     nothing), unless it matches every one of them ("Where do I live?": "I live in Lisbon"). Not by closeness of meaning: word vectors put "cat" near "horse" and "wife" near
 //     "husband", and an answer that quotes the wrong one is worse than none (retrieval, which only
 //     orders, does use them);
 //   - the best one or two statements are said with when they were said, in the protocol's tone;
@@ -140,12 +140,17 @@ export function offlineAnswer(
   const scored = statements(memories, ctx.speakerName).flatMap((s) => {
     const doc = new Set(contentWords(s.text).map(stem));
     let covered = 0;
+    let matched = 0;
     let telling = false;
     stems.forEach((w, k) => {
       if (!doc.has(w)) return;
       covered += weights[k]!;
+      matched++;
       if ((ctx.words.rank(asked[k]!) ?? Infinity) >= COMMON_RANK) telling = true;
     });
+    // Common words prove something when the statement has every one the question asks about
+    // ("Where do I live?", "Who are my best friends?").
+    if (matched === stems.length) telling = true;
     const share = covered / total;
     return telling && share >= BEARS_ON ? [{ s, score: share - 0.001 * s.rank }] : [];
   });

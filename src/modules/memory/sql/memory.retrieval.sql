@@ -73,7 +73,7 @@ select "id", "user_id", "content", "source", "tier", "metadata", "conversation_i
 -- parameters: [[3,5,8]]
 
 -- newestInScope
-select "m"."id", "m"."user_id", "m"."content", "m"."source", "m"."tier", "m"."metadata", "m"."conversation_id", "m"."created_at", "m"."updated_at" from "memories" as "m" where ("m".user_id = $1 or "m".tier = 'world' or ("m".user_id = $2 and "m".tier = 'assistant_core')) and "m".source = $3 order by "m"."created_at" desc, "m"."id" desc limit $4;
+select "m"."id", "m"."user_id", "m"."content", "m"."source", "m"."tier", "m"."metadata", "m"."conversation_id", "m"."created_at", "m"."updated_at" from "memories" as "m" where ("m".user_id = $1 or "m".tier = 'world' or ("m".user_id = $2 and "m".tier = 'assistant_core')) and "m".source = $3 and not (m.metadata ? 'supersededBy') order by "m"."created_at" desc, "m"."id" desc limit $4;
 -- parameters: [7,2,"shared",10]
 
 -- lexicalSearch
