@@ -1,0 +1,27 @@
+// The character a studio page works on: a select of every character, kept in the address.
+import type { Character } from './card';
+
+export function CharacterPicker({
+  characters,
+  chosen,
+  onChoose,
+}: {
+  characters: Character[];
+  chosen: number | null;
+  onChoose: (id: number | null) => void;
+}) {
+  return (
+    <label className="picker">
+      Character
+      <select value={chosen ?? ''} onChange={(e) => onChoose(e.target.value ? Number(e.target.value) : null)}>
+        <option value="">Choose a character</option>
+        {characters.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.name}
+            {c.isAssistant ? ' (the assistant)' : ''}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
