@@ -64,7 +64,8 @@ export function CharacterForm({
 
   const title = character ? `Edit ${character.name}` : 'New character';
   return (
-    <form className="card" aria-label={title} onSubmit={(e) => void save(e)}>
+    // The card's own checks name each mistake (the browser's would stop the form unexplained).
+    <form className="card" aria-label={title} noValidate onSubmit={(e) => void save(e)}>
       <h2>{title}</h2>
       <label>
         Name

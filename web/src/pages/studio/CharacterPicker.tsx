@@ -1,4 +1,5 @@
 // The character a studio page works on: a select of every character, kept in the address.
+import { useId } from 'react';
 import type { Character } from './card';
 
 export function CharacterPicker({
@@ -10,10 +11,16 @@ export function CharacterPicker({
   chosen: number | null;
   onChoose: (id: number | null) => void;
 }) {
+  // The label names the select alone (wrapped, it would read the chosen option's name too).
+  const id = useId();
   return (
-    <label className="picker">
-      Character
-      <select value={chosen ?? ''} onChange={(e) => onChoose(e.target.value ? Number(e.target.value) : null)}>
+    <div className="picker">
+      <label htmlFor={id}>Character</label>
+      <select
+        id={id}
+        value={chosen ?? ''}
+        onChange={(e) => onChoose(e.target.value ? Number(e.target.value) : null)}
+      >
         <option value="">Choose a character</option>
         {characters.map((c) => (
           <option key={c.id} value={c.id}>
@@ -22,6 +29,6 @@ export function CharacterPicker({
           </option>
         ))}
       </select>
-    </label>
+    </div>
   );
 }

@@ -18,9 +18,10 @@ export function PlayerCard() {
   return (
     <section className="card" aria-labelledby="player-title">
       <h2 id="player-title">A player</h2>
-      <label className="picker">
-        Player
+      <div className="picker">
+        <label htmlFor="game-player">Player</label>
         <select
+          id="game-player"
           value={playerId ?? ''}
           onChange={(e) => {
             setStatus('');
@@ -34,7 +35,7 @@ export function PlayerCard() {
             </option>
           ))}
         </select>
-      </label>
+      </div>
       <Alert message={players.error} />
       <p role="status" className="muted small">
         {status}

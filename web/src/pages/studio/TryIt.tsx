@@ -63,9 +63,9 @@ export default function TryIt({ user }: PageProps) {
       <div className="card try-setup">
         <div className="row wrap">
           <CharacterPicker characters={npcs} chosen={chosen} onChoose={choose} />
-          <label className="picker">
-            Player
-            <select value={playerId} onChange={(e) => setPlayerId(Number(e.target.value))}>
+          <div className="picker">
+            <label htmlFor="try-player">Player</label>
+            <select id="try-player" value={playerId} onChange={(e) => setPlayerId(Number(e.target.value))}>
               <option value={user.id}>{user.name || user.email} (you)</option>
               {(players.data ?? [])
                 .filter((p) => p.id !== user.id)
@@ -75,7 +75,7 @@ export default function TryIt({ user }: PageProps) {
                   </option>
                 ))}
             </select>
-          </label>
+          </div>
           <fieldset className="row wrap">
             <legend>Talk</legend>
             <label className="check">
