@@ -44,7 +44,7 @@ export function InventoryPanel({ playerId, onStatus }: { playerId: number; onSta
 
   const inv = inventory.data;
   return (
-    <section aria-labelledby="inventory-title">
+    <section className="panel" aria-labelledby="inventory-title">
       <h3 id="inventory-title">Inventory</h3>
       <Alert message={error ?? inventory.error} />
       {inv && (

@@ -40,7 +40,7 @@ export function PlayerQuestsPanel({
   }
 
   return (
-    <section aria-labelledby="player-quests-title">
+    <section className="panel" aria-labelledby="player-quests-title">
       <h3 id="player-quests-title">Quests</h3>
       <Alert message={error ?? read.error} />
       <ul className="list" aria-label="The player’s quests">

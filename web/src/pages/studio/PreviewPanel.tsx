@@ -23,8 +23,8 @@ export function PreviewPanel({
   return (
     <div className="preview">
       <p className="small">
-        Of {asked ? <q>{asked}</q> : 'a turn with no message'} · protocol <strong>{preview.protocol}</strong>{' '}
-        ({preview.reason})
+        Of {asked ? `“${asked}”` : 'a turn with no message'} · protocol <strong>{preview.protocol}</strong> (
+        {preview.reason})
       </p>
       <details open>
         <summary>System prompt</summary>

@@ -48,7 +48,7 @@ export function RelationshipsPanel({
   }
 
   return (
-    <section aria-labelledby="relationships-title">
+    <section className="panel" aria-labelledby="relationships-title">
       <h3 id="relationships-title">Relationships</h3>
       <Alert message={error ?? read.error} />
       <ul className="list" aria-label="Relationships">

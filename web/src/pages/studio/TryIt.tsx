@@ -37,11 +37,16 @@ export default function TryIt({ user }: PageProps) {
     const body = previewRequest({ playerId, meId: user.id, npcId, message, mode, conversationId });
     let res = await api.POST('/api/admin/prompts/preview', { body: body as never });
     // A server that does not know `direct` yet refuses it: ask again without.
+    let old = false;
     if (res.error && 'direct' in body && JSON.stringify(res.error).includes('direct')) {
       const { direct: _, ...plain } = body;
+      old = true;
       res = await api.POST('/api/admin/prompts/preview', { body: plain as never });
     }
-    if (res.error || !res.data) return setPreviewError(describe(res.error));
+    if (res.error || !res.data)
+      return setPreviewError(
+        `${describe(res.error)}${old ? ' (This server cannot preview a direct message yet.)' : ''}`,
+      );
     setPreviewError(null);
     setPreview({ of: message, answer: res.data });
   }
