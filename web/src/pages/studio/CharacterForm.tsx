@@ -2,7 +2,7 @@
 // (`playerMemory`), and its tools with their limits (ToolsEditor). Saved by POST or PUT; the
 // server's refusal is shown and the form keeps what was typed. A server that does not keep tools
 // answers without them: the person is told rather than left to believe they were saved.
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, describe, type Schemas } from '../../api/client';
 import { FormEnd } from '../../ui';
 import { bodyOf, formOf, type CardForm, type Character } from './card';
@@ -26,6 +26,8 @@ export function CharacterForm({
   const [form, setForm] = useState<CardForm>(() => formOf(character));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // A change to the form clears the last refusal: it was about what was sent.
+  useEffect(() => setError(null), [form]);
   const set = <K extends keyof CardForm>(key: K, value: CardForm[K]) =>
     setForm((f) => ({ ...f, [key]: value }));
   const text = (key: 'name' | 'description' | 'personality' | 'speakingStyle' | 'goals') => ({
