@@ -288,7 +288,8 @@ describe('signed in as an admin', () => {
       // The pages mails and external sign-in link to have tests of their own (they need a token).
       if (route.access === 'anyone') continue;
       await page.goto(`${t.url}${route.path}`);
-      const title = 'section' in route ? route.section.title : route.nav;
+      const title =
+        'section' in route ? route.section.title : 'studio' in route ? route.studio.title : route.nav;
       await page.getByRole('heading', { level: 1, name: title }).waitFor();
       const link = mainLinks(true).find((l) => l.path === currentLink(route.path));
       expect(link, route.path).toBeDefined();
@@ -301,6 +302,13 @@ describe('signed in as an admin', () => {
             .locator('[aria-current="page"]')
             .textContent(),
         ).toBe(route.section.link);
+      if ('studio' in route)
+        expect(
+          await page
+            .getByRole('navigation', { name: 'Studio' })
+            .locator('[aria-current="page"]')
+            .textContent(),
+        ).toBe(route.studio.link);
       await page.waitForLoadState('networkidle');
     }
     expect(consoleErrors).toEqual([]);

@@ -11,6 +11,7 @@ import { currentLink, mainLinks, routeOf, type PublicPageName, type SignedInPage
 import { Link } from './ui';
 import { SignIn, VerifyEmail, ResetPassword, AuthCallback } from './pages/Auth';
 import { AdminFrame } from './pages/admin/AdminFrame';
+import { StudioFrame } from './pages/studio/StudioFrame';
 
 export interface PageProps {
   user: SessionUser;
@@ -34,6 +35,10 @@ const PAGES: Record<SignedInPageName, ComponentType<PageProps>> = {
   'admin-overview': lazy(() => import('./pages/Admin')),
   'scheduled-tasks': lazy(() => import('./pages/admin/ScheduledTasks')),
   'audit-log': lazy(() => import('./pages/admin/AuditLog')),
+  'studio-characters': lazy(() => import('./pages/studio/Characters')),
+  'studio-knowledge': lazy(() => import('./pages/studio/Knowledge')),
+  'studio-try': lazy(() => import('./pages/studio/TryIt')),
+  'studio-game': lazy(() => import('./pages/studio/GameData')),
 };
 
 const loading = <p className="muted">Loading…</p>;
@@ -82,6 +87,13 @@ export function App() {
       <AdminFrame path={route.path}>
         <Suspense fallback={loading}>{page}</Suspense>
       </AdminFrame>
+    );
+  // So do the character studio's pages.
+  else if ('studio' in route)
+    page = (
+      <StudioFrame path={route.path}>
+        <Suspense fallback={loading}>{page}</Suspense>
+      </StudioFrame>
     );
   return (
     <Shell user={user} admin={admin} path={path}>

@@ -8,6 +8,7 @@ import {
   mainLinks,
   ROUTES,
   routeOf,
+  STUDIO_SECTIONS,
 } from './routes';
 
 describe('the route table', () => {
@@ -18,17 +19,24 @@ describe('the route table', () => {
   });
 
   it('puts every page a person opens in a navigation: the main one or the admin sections', () => {
-    const reachable = new Set([...mainLinks(true).map((l) => l.path), ...ADMIN_SECTIONS.map((s) => s.path)]);
+    const reachable = new Set([
+      ...mainLinks(true).map((l) => l.path),
+      ...ADMIN_SECTIONS.map((s) => s.path),
+      ...STUDIO_SECTIONS.map((s) => s.path),
+    ]);
     for (const r of ROUTES)
       if (r.access !== 'anyone') expect(reachable.has(r.path), `${r.path} in a navigation`).toBe(true);
     // The admin sections are reached from the main navigation's "Admin".
     expect(mainLinks(true).map((l) => l.path)).toContain(ADMIN_SECTIONS[0]?.path);
+    // And the studio's pages from its "Studio", an admin's link.
+    expect(mainLinks(true).map((l) => l.path)).toContain(STUDIO_SECTIONS[0]?.path);
+    expect(ROUTES.filter((r) => 'studio' in r).every((r) => r.access === 'admin')).toBe(true);
   });
 
   it('shows the admin link to admins only', () => {
     const admin = mainLinks(true).map((l) => l.label);
     const others = mainLinks(false).map((l) => l.label);
-    expect(admin).toEqual(['Chat', 'Memory', 'Observer', 'Workflows', 'Dashboard', 'Admin']);
+    expect(admin).toEqual(['Chat', 'Memory', 'Observer', 'Workflows', 'Dashboard', 'Studio', 'Admin']);
     expect(others).toEqual(['Chat', 'Memory', 'Observer', 'Workflows', 'Dashboard']);
   });
 
@@ -43,6 +51,8 @@ describe('the route table', () => {
     expect(currentLink('/')).toBe('/chat');
     expect(currentLink('/signin')).toBe('/chat');
     expect(currentLink('/admin/scheduled-tasks')).toBe('/admin');
+    expect(currentLink('/studio/try')).toBe('/studio');
+    expect(currentLink('/studio')).toBe('/studio');
     expect(currentLink('/verify-email')).toBeNull();
     expect(currentLink('/nowhere')).toBeNull();
   });

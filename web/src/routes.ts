@@ -17,6 +17,8 @@ interface RouteRow {
   nav?: string;
   /** One of the admin sections: its link in their navigation and its page title. */
   section?: { link: string; title: string };
+  /** One of the character studio's pages: its link in the studio's navigation and its title. */
+  studio?: { link: string; title: string };
 }
 
 export const ROUTES = [
@@ -25,6 +27,26 @@ export const ROUTES = [
   { path: '/observer', page: 'observer', access: 'signed-in', nav: 'Observer' },
   { path: '/workflows', page: 'workflows', access: 'signed-in', nav: 'Workflows' },
   { path: '/dashboard', page: 'dashboard', access: 'signed-in', nav: 'Dashboard' },
+  {
+    path: '/studio',
+    page: 'studio-characters',
+    access: 'admin',
+    nav: 'Studio',
+    studio: { link: 'Characters', title: 'Characters' },
+  },
+  {
+    path: '/studio/knowledge',
+    page: 'studio-knowledge',
+    access: 'admin',
+    studio: { link: 'Knowledge and training', title: 'Knowledge and training' },
+  },
+  { path: '/studio/try', page: 'studio-try', access: 'admin', studio: { link: 'Try it', title: 'Try it' } },
+  {
+    path: '/studio/game',
+    page: 'studio-game',
+    access: 'admin',
+    studio: { link: 'Game data', title: 'The game’s data' },
+  },
   {
     path: '/admin',
     page: 'admin-overview',
@@ -85,12 +107,17 @@ export function mainLinks(admin: boolean): { path: string; label: string }[] {
 /** The admin sections, in the order of their navigation. */
 export const ADMIN_SECTIONS = ROUTES.flatMap((r) => ('section' in r ? [{ ...r.section, path: r.path }] : []));
 
+/** The character studio's pages, in the order of their navigation. */
+export const STUDIO_SECTIONS = ROUTES.flatMap((r) => ('studio' in r ? [{ ...r.studio, path: r.path }] : []));
+
 /** The main navigation's link that is current on `path`: the link of its own route, or of the
- * area it belongs to (an admin section lights "Admin"); none on a page outside the navigation. */
+ * area it belongs to (an admin section lights "Admin", a studio page "Studio"); none on a page
+ * outside the navigation. */
 export function currentLink(path: string): string | null {
   const route = routeAt(path);
   if (!route) return null;
   if ('nav' in route) return route.path;
   if ('section' in route) return ADMIN_SECTIONS[0]?.path ?? null;
+  if ('studio' in route) return STUDIO_SECTIONS[0]?.path ?? null;
   return null;
 }

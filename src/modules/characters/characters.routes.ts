@@ -295,6 +295,22 @@ export function charactersRoutes(app: App, { characters }: { characters: Charact
   );
 
   app.get(
+    '/api/admin/data/players/:id/quests',
+    {
+      config: admin,
+      schema: {
+        tags,
+        summary: "A player's quests, with their status, progress and step",
+        description:
+          'The quests a player has (as GET /api/quests answers the player), for the console. Administrators only.',
+        params: idParam,
+        response: { 200: z.object({ quests: z.array(playerQuestSchema) }), ...problems(400, 401, 403) },
+      },
+    },
+    async (req) => ({ quests: await characters.playerQuests(req.params.id) }),
+  );
+
+  app.get(
     '/api/quests',
     {
       schema: {

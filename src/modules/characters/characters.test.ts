@@ -268,6 +268,18 @@ describe('quests', () => {
     expect(mine.body.quests).toMatchObject([{ questId: id, status: 'completed', progress: 1 }]);
     expect((await t.api('GET', '/api/quests', { token: other.accessToken })).body).toEqual({ quests: [] });
     expect((await t.api('GET', '/api/quests')).status).toBe(401);
+    // An admin reads a player's quests as the player does; a player may not read another's.
+    const theirs = await t.api('GET', `/api/admin/data/players/${player.id}/quests`, {
+      token: admin.accessToken,
+    });
+    expect(theirs.body).toEqual(mine.body);
+    expect(
+      (await t.api('GET', `/api/admin/data/players/${player.id}/quests`, { token: other.accessToken }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await t.api('GET', '/api/admin/data/players/x/quests', { token: admin.accessToken })).status,
+    ).toBe(400);
     expect(
       (await t.api('POST', '/api/admin/data/quests', { token: player.accessToken, body: { title: 'x' } }))
         .status,

@@ -76,6 +76,42 @@ export function memoryRoutes(app: App, { memory }: { memory: MemoryService }) {
     async (req) => memory.adminList(req.query),
   );
 
+  app.patch(
+    '/api/admin/memories/:id',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin', ...tags],
+        summary: "Edit any user's memory (a character's trained knowledge, a player's)",
+        description:
+          'Edits the content and/or metadata of any memory, as PATCH /api/memories/{id} does for its owner: new content is chunked again and re-embedded in the background. Unknown id: 404. Administrators only.',
+        params: memoryIdParam,
+        body: patchMemoryBody,
+        response: { 200: memorySchema, ...problems(400, 401, 403, 404) },
+      },
+    },
+    async (req) => memory.patchAny(req.params.id, req.body),
+  );
+
+  app.delete(
+    '/api/admin/memories/:id',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin', ...tags],
+        summary: "Forget any user's memory",
+        description:
+          'Forgets any memory with its chunks and embeddings. Unknown id: 404. Administrators only.',
+        params: memoryIdParam,
+        response: { 204: noContent, ...problems(400, 401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      await memory.deleteAny(req.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
   app.get(
     '/api/memories',
     {

@@ -336,6 +336,22 @@ export class MemoryService {
     if (!(await repo.deleteMemory(this.db, id, callerId))) throw notFound('memory');
   }
 
+  /** An admin's edit or forgetting of anyone's memory (a character's, trained): as its owner's. */
+  async patchAny(
+    id: number,
+    changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined },
+  ): Promise<MemoryDto> {
+    const m = await repo.findById(this.db, id);
+    if (!m) throw notFound('memory');
+    return this.patchOwn(m.user_id, id, changes);
+  }
+
+  async deleteAny(id: number): Promise<void> {
+    const m = await repo.findById(this.db, id);
+    if (!m) throw notFound('memory');
+    await this.deleteOwn(m.user_id, id);
+  }
+
   /** Every memory the caller owns, oldest first, one JSON object per line. */
   async *exportOwn(callerId: number): AsyncGenerator<string> {
     let after = 0;

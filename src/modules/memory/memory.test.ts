@@ -289,6 +289,32 @@ describe('GET /api/admin/memories', () => {
   });
 });
 
+describe('PATCH and DELETE /api/admin/memories/:id', () => {
+  it("edits and forgets anyone's memory for admins only; others and unknown ids are refused", async () => {
+    const body = { content: 'Mira learnt smithing from her mother.' };
+    const created = await post(admin, {
+      content: 'Mira learnt smithing.',
+      source: 'core_belief',
+      userId: npc.id,
+    });
+    const id = created.body.id as number;
+    const path = `/api/admin/memories/${id}`;
+    const of = async () =>
+      (await t.api('GET', `/api/admin/memories?userId=${npc.id}`, { token: admin.accessToken })).body
+        .memories;
+    for (const m of ['PATCH', 'DELETE'] as const)
+      expect((await t.api(m, path, { token: alice.accessToken, body })).status).toBe(403);
+    expect((await t.api('PATCH', path, { token: admin.accessToken, body: {} })).status).toBe(400);
+    const edited = await t.api('PATCH', path, { token: admin.accessToken, body });
+    expect(edited.body).toMatchObject({ id, userId: npc.id, content: body.content, tier: 'assistant_core' });
+    expect((await of()).find((m: { id: number }) => m.id === id).content).toBe(body.content);
+    for (const want of [204, 404])
+      expect((await t.api('DELETE', path, { token: admin.accessToken })).status).toBe(want);
+    expect((await t.api('PATCH', path, { token: admin.accessToken, body })).status).toBe(404);
+    expect((await of()).some((m: { id: number }) => m.id === id)).toBe(false);
+  });
+});
+
 describe('own memories (/api/memories)', () => {
   it('lists, reads, edits (re-embedding), exports and forgets only the caller’s memories', async () => {
     const created = await post(bob, { content: 'Bob parks his bike by the old mill.', source: 'shared' });

@@ -22,3 +22,26 @@ export function usePath(): string {
   }, []);
   return path;
 }
+
+/** The query parameter `name` of the address (a page's selection, kept in the address so it is
+ * deep-linkable and survives a reload), and a setter that replaces it in the address. */
+export function useQueryParam(name: string): [string | null, (value: string | null) => void] {
+  const [value, setValue] = useState(() => new URLSearchParams(location.search).get(name));
+  useEffect(() => {
+    const update = () => setValue(new URLSearchParams(location.search).get(name));
+    listeners.add(update);
+    window.addEventListener('popstate', update);
+    return () => {
+      listeners.delete(update);
+      window.removeEventListener('popstate', update);
+    };
+  }, [name]);
+  const set = (next: string | null) => {
+    const q = new URLSearchParams(location.search);
+    if (next === null) q.delete(name);
+    else q.set(name, next);
+    const search = q.toString();
+    navigate(`${location.pathname}${search ? `?${search}` : ''}`, true);
+  };
+  return [value, set];
+}

@@ -4,10 +4,22 @@
 import { io, type Socket } from 'socket.io-client';
 import type { ChatClientEvents, ChatServerEvents } from '../../../src/modules/chat/chat.events';
 import type { ObserverServerEvents } from '../../../src/modules/observer/observer.wire';
-import { tokens } from '../api/client';
+import { tokens, type Schemas } from '../api/client';
 
 export type ChatSocket = Socket<ChatServerEvents, ChatClientEvents>;
 export type ObserverSocket = Socket<ObserverServerEvents, Record<string, never>>;
+/** The main namespace as the training jobs' progress comes on it (`trainingProgress`, the
+ * training module's event: its job's fields as GET /api/training/jobs/{jobId} answers them). */
+export type TrainingProgress = Pick<
+  Schemas['TrainingJob'],
+  'kind' | 'status' | 'stage' | 'progress' | 'memoryIds'
+> & {
+  jobId: string;
+};
+export type TrainingSocket = Socket<
+  { trainingProgress: (p: TrainingProgress) => void },
+  Record<string, never>
+>;
 
 function withRefresh<S extends Socket>(socket: S): S {
   socket.on('connect_error', (err: Error & { data?: { code?: string } }) => {
@@ -39,6 +51,15 @@ export function observerSocket(observerId: number): ObserverSocket {
     autoConnect: false,
     transports: ['websocket'],
     auth: (cb) => void tokens.accessToken().then((token) => cb({ token, observerId })),
+  });
+  return withRefresh(socket);
+}
+
+export function trainingSocket(): TrainingSocket {
+  const socket: TrainingSocket = io({
+    autoConnect: false,
+    transports: ['websocket'],
+    auth: (cb) => void tokens.accessToken().then((token) => cb({ token })),
   });
   return withRefresh(socket);
 }

@@ -7,7 +7,15 @@ import { isAdmin, type SessionUser } from '../lib/tokens';
 import { useRead } from '../lib/useRead';
 import { Alert, Page } from '../ui';
 
-type Line = { key: string; role: 'user' | 'assistant'; text: string; who?: string; pending?: boolean };
+type Line = {
+  key: string;
+  role: 'user' | 'assistant';
+  text: string;
+  who?: string;
+  /** The character who said it, by id, while its name is not known yet (history). */
+  npc?: number;
+  pending?: boolean;
+};
 
 export default function Chat({ user, admin = isAdmin(user) }: { user: SessionUser; admin?: boolean }) {
   const conversationsRead = useRead('conversations', () => api.GET('/api/conversations'));
@@ -107,10 +115,30 @@ export default function Chat({ user, admin = isAdmin(user) }: { user: SessionUse
 
   // Another conversation: its own log, from its history once read.
   useEffect(() => setLines([]), [current]);
+  // Who said each reply of the history: the message's speaker when the server names it, else the
+  // character of its npcUserId, once the characters are read (an admin's list; others see the
+  // names of live replies only).
+  const nameOf = (id: number | undefined) =>
+    id === undefined ? undefined : characters.data?.npcs.find((n) => n.id === id)?.name;
   useEffect(() => {
     if (history.data)
-      setLines(history.data.messages.map((m) => ({ key: `m${m.id}`, role: m.role, text: m.text })));
+      setLines(
+        history.data.messages.map((m) => {
+          const spoken = m as typeof m & { speaker?: { name: string } | null };
+          const npc = m.role === 'assistant' && m.npcUserId !== null ? m.npcUserId : undefined;
+          const who = spoken.speaker?.name ?? nameOf(npc);
+          return { key: `m${m.id}`, role: m.role, text: m.text, ...(who ? { who } : npc ? { npc } : {}) };
+        }),
+      );
   }, [history.data]);
+  useEffect(() => {
+    if (characters.data)
+      setLines((ls) =>
+        ls.some((l) => l.npc !== undefined && !l.who)
+          ? ls.map((l) => (l.who || l.npc === undefined ? l : { ...l, who: nameOf(l.npc) }))
+          : ls,
+      );
+  }, [characters.data]);
 
   useEffect(() => {
     logRef.current?.scrollTo({ top: logRef.current.scrollHeight });

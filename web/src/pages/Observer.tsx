@@ -115,7 +115,7 @@ export default function Observer(_props: { user: SessionUser }) {
           </p>
         )}
         <Alert message={observersRead.error ?? summaryRead.error ?? socket.error} />
-        <SummaryFigures summary={summary} />
+        <SummaryFigures summary={summary} none={observers?.length === 0} />
       </div>
       <div className="observer-layout">
         <div className="observer-main">

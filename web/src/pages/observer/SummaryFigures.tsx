@@ -1,7 +1,14 @@
 // The observer's summary figures (…/summary), replaced by every `summary_update` from the socket.
 import type { Schemas } from '../../api/client';
 
-export function SummaryFigures({ summary }: { summary: Schemas['ObserverSummary'] | null }) {
+/** `none`: there is no observer to summarise (the page says so instead of loading for ever). */
+export function SummaryFigures({
+  summary,
+  none = false,
+}: {
+  summary: Schemas['ObserverSummary'] | null;
+  none?: boolean;
+}) {
   const m = summary?.metaState;
   const figures: [string, string][] = summary
     ? [
@@ -22,7 +29,9 @@ export function SummaryFigures({ summary }: { summary: Schemas['ObserverSummary'
   return (
     <section aria-labelledby="summary-title" className="summary">
       <h2 id="summary-title">Summary</h2>
-      {!summary ? (
+      {none ? (
+        <p className="muted">No observer, so no summary.</p>
+      ) : !summary ? (
         <p className="muted">Loading…</p>
       ) : (
         <>
