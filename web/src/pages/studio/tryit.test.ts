@@ -64,10 +64,9 @@ describe('the preview request', () => {
 });
 
 describe('the preview in words', () => {
-  const m = { id: 1, source: 'core_belief', content: 'x' };
-  it('names a memory’s owner when the server says', () => {
+  const m = { id: 1, source: 'core_belief', tier: 'assistant_core', content: 'x', similarity: 0.5 };
+  it('names a memory’s owner', () => {
     const npcs = [{ id: 7, name: 'Mira' }];
-    expect(ownerOf(m, npcs)).toBeNull();
     expect(ownerOf({ ...m, owner: null }, npcs)).toBe('the world');
     expect(ownerOf({ ...m, owner: { id: 7, name: '' } }, npcs)).toBe('Mira');
     expect(ownerOf({ ...m, owner: { id: 8, name: 'Tobin' } }, npcs)).toBe('Tobin');

@@ -80,14 +80,10 @@ export function previewRequest(p: {
   };
 }
 
-export type PreviewMemory = Schemas['PromptPreview']['memories'][number] & {
-  similarity?: number;
-  owner?: { id: number; name: string } | null;
-};
+export type PreviewMemory = Schemas['PromptPreview']['memories'][number];
 
-/** Who a retrieved memory belongs to, in words (when the server says). */
-export function ownerOf(m: PreviewMemory, npcs: { id: number; name: string }[]): string | null {
-  if (m.owner === undefined) return null;
+/** Who a retrieved memory belongs to, in words. */
+export function ownerOf(m: PreviewMemory, npcs: { id: number; name: string }[]): string {
   if (m.owner === null) return 'the world';
   return m.owner.name || npcs.find((n) => n.id === m.owner!.id)?.name || `user ${m.owner.id}`;
 }
