@@ -50,6 +50,8 @@ export interface OpenDatabaseOptions {
   /** PGlite: connect to this running server instead of starting one (closing the database
    * leaves it running). The test harness reuses its servers this way. */
   embedded?: EmbeddedServer | undefined;
+  /** PGlite: where a data directory made again is said (pglite-server.ts). */
+  log?: ((line: string) => void) | undefined;
 }
 
 /** Raised when no connection could be had in time: on PGlite this almost always means a
@@ -234,6 +236,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
     (await startEmbeddedServer({
       dataDir: inMemory ? null : resolve(opts.dataDir, 'pglite'),
       loadFrom: opts.loadFrom,
+      log: opts.log,
     }));
   // Exactly one client: PGlite has one session, and the pool is what serialises transactions.
   const { pool, guarded } = makePool(
