@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../../platform/http/problem.js';
-import type { IncomingFile } from './files.service.js';
 
 /** The bytes of uploads being read, by account (this process's). */
 const inFlight = new Map<number, number>();
@@ -65,7 +64,7 @@ export class UploadSpool {
   }
 
   /** The files, read back (once the body has ended, under `storing`). */
-  read(): Promise<IncomingFile[]> {
+  read(): Promise<{ name: string | undefined; data: Buffer }[]> {
     return Promise.all(this.files.map(async (f) => ({ name: f.name, data: await readFile(f.path) })));
   }
 
