@@ -9,6 +9,7 @@ import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
 import { registerDocs } from './platform/http/docs.js';
 import { registerLingeringClose } from './platform/http/linger.js';
+import { registerJsonBodies } from './platform/http/json-body.js';
 import { registerMetrics } from './platform/http/metrics.js';
 import {
   AppError,
@@ -65,6 +66,14 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // pino's Logger and Fastify's logger type differ only in typing; the instance is the same.
     loggerInstance: deps.log as unknown as FastifyBaseLogger,
     bodyLimit: deps.config.limits.bodyBytes,
+    // A request's body has a deadline as its headers do: one never finished holds no connection
+    // for ever (Node answers 408). Node checks it on an interval, a quarter of the deadline here,
+    // and only while the headers' own deadline is no later (Node's default: 60 s).
+    requestTimeout: deps.config.limits.requestTimeoutMs,
+    http: {
+      connectionsCheckingInterval: Math.min(30_000, Math.ceil(deps.config.limits.requestTimeoutMs / 4)),
+      headersTimeout: Math.min(60_000, deps.config.limits.requestTimeoutMs),
+    },
     trustProxy: deps.config.trustProxy,
     // Honour a caller's request id (for tracing across services) when it is sane.
     genReqId: (req) => {
@@ -89,6 +98,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
 
   registerProblemHandlers(app);
+  registerJsonBodies(app);
   // Every body limit (JSON, uploads, training files): the client reads its 413 before the close.
   registerLingeringClose(app);
 
@@ -136,6 +146,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     verifyApiKey: async () => null,
     adminUserIds: deps.config.adminUserIds,
     onAccountChange: (listener: (id: number) => void) => deps.accounts.onChange(listener),
+    socketsPerUser: deps.config.limits.socketsPerUser,
   };
   const io = createSocketServer(app.server, socketAuth, deps.log, deps.config.limits.bodyBytes * 30);
   const releaseAdapter = attachRealtimeAdapter(io, {

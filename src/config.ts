@@ -101,6 +101,8 @@ const envSchema = z.object({
   UPLOAD_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
   ATTACHMENT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
   ATTACHMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  SOCKETS_PER_USER: z.coerce.number().int().positive().default(20),
   AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
   LOGIN_FAILURE_WINDOW: seconds.default(15 * 60),
@@ -248,6 +250,10 @@ export interface Config {
     /** Attachment URLs fetched server-side (safe-fetch): size and time caps per URL. */
     attachmentBytes: number;
     attachmentTimeoutMs: number;
+    /** A request (headers and body) must have arrived within this long (408 otherwise). */
+    requestTimeoutMs: number;
+    /** Sockets one account may hold open per namespace in one process (429 at connect past it). */
+    socketsPerUser: number;
     authPerMinute: number;
     loginFailures: number;
     loginFailureWindowSec: number;
@@ -410,6 +416,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       uploadRetentionDays: e.UPLOAD_RETENTION_DAYS,
       attachmentBytes: e.ATTACHMENT_MAX_BYTES,
       attachmentTimeoutMs: e.ATTACHMENT_TIMEOUT_MS,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      socketsPerUser: e.SOCKETS_PER_USER,
       authPerMinute: e.AUTH_RATE_LIMIT,
       loginFailures: e.LOGIN_FAILURE_LIMIT,
       loginFailureWindowSec: e.LOGIN_FAILURE_WINDOW,

@@ -6,12 +6,14 @@ import type { BuiltApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Deps } from './deps.js';
 import { DatabaseUnreachableError } from './platform/db/database.js';
+import { ClusterUnusableError } from './platform/db/cluster-dir.js';
 import { DataDirLockedError } from './platform/db/lock.js';
 
 /** The one line for a failure the operator can fix; undefined for anything else (a bug). */
 function startFailure(err: unknown, config: Config | undefined): string | undefined {
   if (err instanceof ConfigError) return err.message;
-  if (err instanceof DatabaseUnreachableError) return `cannot start: ${err.message}`;
+  if (err instanceof DatabaseUnreachableError || err instanceof ClusterUnusableError)
+    return `cannot start: ${err.message}`;
   if (err instanceof DataDirLockedError)
     return (
       `cannot start: the embedded database in ${err.dir} is in use by process ${err.pid} (another ` +

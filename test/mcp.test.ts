@@ -81,6 +81,19 @@ describe('MCP server', () => {
     );
   });
 
+  it("memory_add meets the REST route's limits: metadata over 64 KiB is refused, nothing stored", async () => {
+    const client = await as(ada);
+    const big = await call(client, 'memory_add', {
+      content: 'Ada hoards driftwood.',
+      metadata: { notes: 'x'.repeat(500 * 1024) },
+    });
+    expect(big.isError).toBe(true);
+    expect(big.value).toMatchObject({ code: 'validation_failed', status: 400 });
+    expect(JSON.stringify(big.value.errors)).toMatch(/at most 64 KiB/);
+    const listed = await call(client, 'memory_list', { limit: 100 });
+    expect(listed.value.memories.map((m: any) => m.content)).not.toContain('Ada hoards driftwood.');
+  });
+
   it("another user's memory is unreachable: not found, never searched or listed", async () => {
     const mine = await as(ada);
     const secret = await call(mine, 'memory_add', { content: 'Ada hides the spare key under the blue pot.' });

@@ -8,6 +8,7 @@
 // and usage errors answer without loading the service.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { ConfigError, loadConfig } from '../config.js';
+import { ClusterUnusableError } from '../platform/db/cluster-dir.js';
 import { DataDirLockedError } from '../platform/db/lock.js';
 import { ACCOUNT_TYPES, API_SCOPES, ROLES } from '../platform/security/identity.rules.js';
 import { ApiError } from '../client/index.js';
@@ -211,6 +212,9 @@ function fail(
     text = err.message;
   } else if (err instanceof DataDirLockedError) {
     code = 'database_in_use';
+    message = text = err.message;
+  } else if (err instanceof ClusterUnusableError) {
+    code = 'database_unusable';
     message = text = err.message;
   } else if (err instanceof ApiError) {
     code = err.code;

@@ -1381,7 +1381,7 @@ export interface paths {
     };
     /**
      * Liveness and readiness
-     * @description Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 with `degraded` when the database does not answer or migrations are pending (this node's code expects tables the database lacks); 200 again once the probe finds it answering and migrated. Public.
+     * @description Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 with `degraded` when the database does not answer, its disk is full (`database.diskFull`: a write was answered 507) or migrations are pending (this node's code expects tables the database lacks); 200 again once the probe finds it answering and migrated. Public.
      */
     get: {
       parameters: {
@@ -12088,6 +12088,8 @@ export interface components {
         ok: boolean;
         /** @description age of the background database probe this answer is based on */
         probeAgeMs: number;
+        /** @description a write failed for lack of disk space (507 insufficient_storage) and no room has been seen since */
+        diskFull?: boolean;
         migrations: {
           applied: number;
           pending: number;
@@ -12172,6 +12174,8 @@ export interface components {
         ok: boolean;
         /** @description age of the background database probe this answer is based on */
         probeAgeMs: number;
+        /** @description a write failed for lack of disk space (507 insufficient_storage) and no room has been seen since */
+        diskFull?: boolean;
         migrations: {
           applied: number;
           pending: number;
@@ -12978,6 +12982,8 @@ export interface components {
         ok: boolean;
         /** @description age of the background database probe this answer is based on */
         probeAgeMs: number;
+        /** @description a write failed for lack of disk space (507 insufficient_storage) and no room has been seen since */
+        diskFull?: boolean;
         migrations: {
           applied: number;
           pending: number;
@@ -13013,6 +13019,8 @@ export interface components {
         ok: boolean;
         /** @description age of the background database probe this answer is based on */
         probeAgeMs: number;
+        /** @description a write failed for lack of disk space (507 insufficient_storage) and no room has been seen since */
+        diskFull?: boolean;
         migrations: {
           applied: number;
           pending: number;

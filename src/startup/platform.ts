@@ -34,6 +34,7 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
     poolSize: config.database.poolSize,
     poolTimeoutMs: config.database.poolTimeoutMs,
     schema: config.database.schema,
+    log: (line) => log.warn(line),
     ...embedded,
   });
   closers.unshift(() => database.close());

@@ -18,6 +18,12 @@ const healthSchema = z
       kind: z.enum(['pglite', 'postgres']),
       ok: z.boolean(),
       probeAgeMs: z.number().describe('age of the background database probe this answer is based on'),
+      diskFull: z
+        .boolean()
+        .optional()
+        .describe(
+          'a write failed for lack of disk space (507 insufficient_storage) and no room has been seen since',
+        ),
       migrations: migrationsSchema,
     }),
     uptimeSeconds: z.number(),
@@ -97,11 +103,17 @@ export interface HealthRoutesOptions {
 export function healthRoutes(app: App, opts: HealthRoutesOptions) {
   const started = Date.now();
   function basic() {
-    const { ok, migrations, ageMs } = opts.health.snapshot();
+    const { ok, migrations, ageMs, diskFull } = opts.health.snapshot();
     return {
-      status: ok && migrations.pending === 0 ? ('ok' as const) : ('degraded' as const),
+      status: ok && migrations.pending === 0 && !diskFull ? ('ok' as const) : ('degraded' as const),
       version: VERSION,
-      database: { kind: opts.database.kind, ok, probeAgeMs: ageMs, migrations },
+      database: {
+        kind: opts.database.kind,
+        ok,
+        probeAgeMs: ageMs,
+        ...(diskFull ? { diskFull } : {}),
+        migrations,
+      },
       uptimeSeconds: Math.round((Date.now() - started) / 1000),
     };
   }
@@ -114,7 +126,7 @@ export function healthRoutes(app: App, opts: HealthRoutesOptions) {
         tags: ['health'],
         summary: 'Liveness and readiness',
         description:
-          "Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 with `degraded` when the database does not answer or migrations are pending (this node's code expects tables the database lacks); 200 again once the probe finds it answering and migrated. Public.",
+          "Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 with `degraded` when the database does not answer, its disk is full (`database.diskFull`: a write was answered 507) or migrations are pending (this node's code expects tables the database lacks); 200 again once the probe finds it answering and migrated. Public.",
         response: { 200: healthSchema, 503: healthSchema },
       },
     },

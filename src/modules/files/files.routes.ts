@@ -4,7 +4,7 @@ import { currentUser } from '../../platform/http/auth.js';
 import { AppError, unsafeTextErrors, validationFailed } from '../../platform/http/problem.js';
 import type { App } from '../../platform/http/types.js';
 import { noContent, problems } from '../../platform/http/types.js';
-import type { FilesService, IncomingFile } from './files.service.js';
+import type { FilesService } from './files.service.js';
 import { uploadContextParams, uploadResponse } from './files.schemas.js';
 
 /** An error while reading the parts → the contract's problems: @fastify/multipart's limits, and
@@ -78,7 +78,8 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
       async (req, reply) => {
         const user = currentUser(req);
         await files.admit(user.id);
-        const received: IncomingFile[] = [];
+        // Read as it arrives, to disk, within the user's quota (files.spool.ts).
+        const spool = await files.openUpload(user.id);
         try {
           for await (const part of req.parts()) {
             // Text fields are ignored, yet held to the rule of every request: no U+0000, no
@@ -89,12 +90,13 @@ export function filesRoutes(app: App, { files, limits }: FilesRoutesOptions) {
             );
             if (unsafe) throw validationFailed(unsafe);
             if (part.type !== 'file') continue;
-            received.push({ name: part.filename, data: await part.toBuffer() });
+            await spool.add(part.filename, part.file);
           }
         } catch (err) {
+          await spool.close();
           throw uploadError(err, limits);
         }
-        return reply.status(201).send(await files.upload(user.id, received));
+        return reply.status(201).send(await files.uploadSpooled(user.id, spool));
       },
     );
 

@@ -10,6 +10,7 @@ import { enforceLimit, type CounterStore } from '../../platform/http/rate-limit.
 import * as repo from './files.repository.js';
 import { acceptedType, safeFileName } from './files.rules.js';
 import type { UploadResult } from './files.schemas.js';
+import { oneAtATime, quotaExceeded, UploadSpool } from './files.spool.js';
 
 export interface IncomingFile {
   /** The name the client gave (sanitised before storing). */
@@ -48,6 +49,21 @@ export class FilesService {
     return enforceLimit(this.counters, `upload:${userId}`, this.limits.perMinute, 60_000, 'uploads a minute');
   }
 
+  /** Begins reading an upload's body for the user: its files spooled to disk, within their room
+   * (files.spool.ts). */
+  async openUpload(userId: number): Promise<UploadSpool> {
+    return UploadSpool.open(userId, await repo.storedBytes(this.db, userId), this.limits.quotaBytes);
+  }
+
+  /** Stores a spooled upload (one at a time in this process) and removes its files. */
+  async uploadSpooled(userId: number, spool: UploadSpool): Promise<UploadResult> {
+    try {
+      return await oneAtATime(async () => this.upload(userId, await spool.read()));
+    } finally {
+      await spool.close();
+    }
+  }
+
   /** Sniffs each file's type (415 when not accepted) and stores them all, or none (413 when they
    * would take the user's stored bytes past the quota). */
   async upload(userId: number, files: readonly IncomingFile[]): Promise<UploadResult> {
@@ -81,12 +97,7 @@ export class FilesService {
       // Under the user's lock, so two concurrent uploads cannot both fit in the last free bytes.
       await repo.lockUserUploads(trx, userId);
       const used = await repo.storedBytes(trx, userId);
-      if (used + bytes > this.limits.quotaBytes)
-        throw new AppError(
-          'payload_too_large',
-          `These files (${bytes} bytes) would take your stored uploads past the quota of ${this.limits.quotaBytes} bytes (${used} used); delete an upload or wait for old ones to expire`,
-          { quota: this.limits.quotaBytes, used },
-        );
+      if (used + bytes > this.limits.quotaBytes) throw quotaExceeded(this.limits.quotaBytes, used, bytes);
       await repo.insertContext(trx, uploadContextId, userId);
       const stored = [];
       for (const [position, f] of checked.entries()) {

@@ -8,7 +8,7 @@
 // in the same transaction, so a memory is searchable by vector as soon as it is written.
 import type { Logger } from 'pino';
 import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
-import { forbidden, notFound, validationFailed } from '../../platform/http/problem.js';
+import { forbidden, notFound, validationFailed, zodErrors } from '../../platform/http/problem.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import { gatherContext, type GatherArgs } from './memory.context.js';
@@ -30,7 +30,7 @@ import * as repo from './memory.repository.js';
 import { MemoryReconciler } from './memory.reconcile.js';
 import { MemoryRetrieval } from './memory.retrieval.js';
 import { chunkText, contentProblem, decideOwner, tierOf, type MemorySource } from './memory.rules.js';
-import type { MemoryDto } from './memory.schemas.js';
+import { memoryMetadataSchema, type MemoryDto } from './memory.schemas.js';
 
 /** How long a chat exchange waits for the next turn's query to carry its embedding. */
 const DEFERRED_EMBED_SECONDS = 120;
@@ -237,6 +237,11 @@ export class MemoryService {
     },
   ): Promise<MemoryDto> {
     this.checkContent(body.content);
+    // The route's schema, again here: every caller of create (the MCP tool too) meets its limits.
+    if (body.metadata !== undefined) {
+      const metadata = memoryMetadataSchema.safeParse(body.metadata);
+      if (!metadata.success) throw validationFailed(zodErrors(metadata.error, 'body.metadata'));
+    }
     const tier = tierOf(body.source);
     const decision = decideOwner({
       source: body.source,

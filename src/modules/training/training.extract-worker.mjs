@@ -2,13 +2,18 @@
 // mammoth, UTF-8 text decoded, then normalised and cut to `maxChars` (training.text.mjs), off the
 // service's event loop. Plain JavaScript so it loads the same way under tsx, vitest and node. One
 // request at a time: { id, op: 'inspect' | 'extract', type: 'pdf' | 'docx' | 'text', data,
-// maxChars } → { id, ok: true, pages, text, truncated } or { id, ok: false, error }.
+// maxChars } → { id, ok: true, pages, text, truncated } or { id, ok: false, error, tooLarge }.
 import { parentPort } from 'node:worker_threads';
 import mammoth from 'mammoth';
 import { extractText, getDocumentProxy } from 'unpdf';
+import { checkDocx, checkPdf, TooLargeError } from './training.bounds.mjs';
 import { keepChars, normaliseText } from './training.text.mjs';
 
 async function raw({ op, type, data }) {
+  // What the file expands to is bounded before a reader opens it (training.bounds.mjs).
+  const buffer = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (type === 'pdf') checkPdf(buffer);
+  if (type === 'docx') checkDocx(buffer);
   if (type === 'pdf') {
     // verbosity 0: pdf.js's warnings about damaged files are not printed (the error is the answer).
     const pdf = await getDocumentProxy(data, { verbosity: 0 });
@@ -21,9 +26,7 @@ async function raw({ op, type, data }) {
     }
   }
   if (type === 'docx') {
-    const { value } = await mammoth.extractRawText({
-      buffer: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
-    });
+    const { value } = await mammoth.extractRawText({ buffer });
     return { pages: null, text: op === 'extract' ? value : null };
   }
   if (type === 'text')
@@ -40,6 +43,12 @@ async function handle(msg) {
 parentPort.on('message', (msg) => {
   handle(msg).then(
     (result) => parentPort.postMessage({ id: msg.id, ok: true, ...result }),
-    (err) => parentPort.postMessage({ id: msg.id, ok: false, error: String(err?.message ?? err) }),
+    (err) =>
+      parentPort.postMessage({
+        id: msg.id,
+        ok: false,
+        error: String(err?.message ?? err),
+        tooLarge: err instanceof TooLargeError,
+      }),
   );
 });

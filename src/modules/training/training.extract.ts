@@ -25,6 +25,13 @@ export interface ExtractResult {
 /** The file could not be read as its type (or its reading failed): the caller's 400. */
 export class ExtractionError extends Error {
   override name = 'ExtractionError';
+  constructor(
+    message: string,
+    /** The file expands past a bound of training.bounds.mjs (the caller's 413). */
+    readonly tooLarge = false,
+  ) {
+    super(message);
+  }
 }
 
 interface Task {
@@ -101,6 +108,7 @@ export class Extractor {
         text?: string | null;
         truncated?: boolean;
         error?: string;
+        tooLarge?: boolean;
       }) => {
         const task = slot.task;
         if (!task) return;
@@ -112,8 +120,13 @@ export class Extractor {
             text: msg.text ?? null,
             truncated: msg.truncated ?? false,
           });
-        else task.reject(new ExtractionError(msg.error ?? 'unreadable'));
-        this.idle(slot);
+        else task.reject(new ExtractionError(msg.error ?? 'unreadable', msg.tooLarge ?? false));
+        if (msg.ok) this.idle(slot);
+        else {
+          // A file that failed may have left its worker holding much memory: it goes with it.
+          this.slots.delete(slot);
+          void slot.worker.terminate();
+        }
         this.dispatch();
       },
     );

@@ -203,6 +203,7 @@ export class TrainingService {
         ));
       } catch (err) {
         if (!(err instanceof ExtractionError)) throw err;
+        if (err.tooLarge) throw new AppError('payload_too_large', `${name}: ${err.message}`, { file: name });
         throw validationFailed(
           [{ path: 'body.file', message: `cannot be opened as ${type.toUpperCase()}: ${err.message}` }],
           `${name} cannot be read`,

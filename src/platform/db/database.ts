@@ -34,6 +34,8 @@ export interface DatabaseHandle {
   close(): Promise<void>;
   /** PGlite only: write a tarball of the data directory (used for the test template). */
   dumpTo?: (path: string) => Promise<void>;
+  /** PGlite on disk: its data directory (health reads its free space after a full disk). */
+  dataDir?: string | undefined;
 }
 
 export interface OpenDatabaseOptions {
@@ -50,6 +52,8 @@ export interface OpenDatabaseOptions {
   /** PGlite: connect to this running server instead of starting one (closing the database
    * leaves it running). The test harness reuses its servers this way. */
   embedded?: EmbeddedServer | undefined;
+  /** PGlite: where a data directory made again is said (pglite-server.ts). */
+  log?: ((line: string) => void) | undefined;
 }
 
 /** Raised when no connection could be had in time: on PGlite this almost always means a
@@ -229,11 +233,13 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
 
 async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const inMemory = opts.url?.startsWith('memory://') ?? false;
+  const dataDir = inMemory || opts.embedded ? undefined : resolve(opts.dataDir, 'pglite');
   const server =
     opts.embedded ??
     (await startEmbeddedServer({
-      dataDir: inMemory ? null : resolve(opts.dataDir, 'pglite'),
+      dataDir: dataDir ?? null,
       loadFrom: opts.loadFrom,
+      log: opts.log,
     }));
   // Exactly one client: PGlite has one session, and the pool is what serialises transactions.
   const { pool, guarded } = makePool(
@@ -250,6 +256,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
     capabilities: { vector: false },
     openCursor: heldCursor(guarded),
     dumpTo: (path) => server.dumpTo(path),
+    dataDir,
     async close() {
       if (closed) return;
       closed = true;

@@ -4,8 +4,10 @@
 // embedded database a machine starts keeps a tarball of its cluster as initdb left it, and every
 // later new one (a fresh DATA_DIR, memory://) starts from it. The tarball is named by PGlite's
 // version (a cluster is good only for the PGlite that made it) and kept where the machine's other
-// derived files are (machine-cache.ts).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+// derived files are (machine-cache.ts). The tarball is always made from a cluster in memory, so
+// it holds nothing of any data directory's (the `-v2` of its name: the tarballs of older versions
+// could carry a server's lock, and are not used).
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { cachePlaces, findCached } from '../machine-cache.js';
@@ -18,7 +20,7 @@ export function emptyClusterPlaces(): string[] {
   const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
     version: string;
   };
-  return cachePlaces(dirname(dirname(packageDir)), `pglite-${version}-empty-cluster.tar`);
+  return cachePlaces(dirname(dirname(packageDir)), `pglite-${version}-empty-cluster-v2.tar`);
 }
 
 /** How a new cluster starts: from the kept tarball (`load`), or by initdb with its tarball then
@@ -35,9 +37,4 @@ export function emptyCluster(places = emptyClusterPlaces()): { load?: string; ke
     }
   }
   return {};
-}
-
-/** Whether the data directory (null: in memory) holds no cluster yet. */
-export function isNewCluster(dataDir: string | null): boolean {
-  return dataDir === null || !existsSync(join(dataDir, 'PG_VERSION'));
 }

@@ -22,3 +22,28 @@ export const isForeignKeyViolation = (err: unknown, constraint?: string) =>
 /** A CHECK constraint refused the row. */
 export const isCheckViolation = (err: unknown, constraint?: string) =>
   isPgError(err, CHECK_VIOLATION, constraint);
+
+const DISK_FULL = '53100';
+
+/** A write failed for lack of disk space: PostgreSQL's (and PGlite's) disk_full, or the file
+ * system's ENOSPC. Nothing of the statement was stored. */
+export function isDiskFull(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; message?: unknown };
+  return (
+    e.code === DISK_FULL ||
+    e.code === 'ENOSPC' ||
+    (typeof e.message === 'string' && /No space left on device/.test(e.message))
+  );
+}
+
+/** When a write last failed for lack of space in this process (0: never), for health. */
+let diskFullAt = 0;
+export const noteDiskFull = (): void => {
+  diskFullAt = Date.now();
+};
+export const lastDiskFull = (): number => diskFullAt;
+/** Space is back (health's probe found it): writes are expected to work again. */
+export const clearDiskFull = (): void => {
+  diskFullAt = 0;
+};

@@ -4,10 +4,13 @@
 // them to the template, since starting a worker costs more than most test files' own work.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { emptyCluster, isNewCluster } from './empty-cluster.js';
+import { findCached } from '../machine-cache.js';
+import { makeAgain, prepareCluster, type ClusterSource } from './cluster-dir.js';
+import { emptyCluster, emptyClusterPlaces } from './empty-cluster.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 
 export interface EmbeddedServer {
@@ -30,40 +33,20 @@ export interface EmbeddedServerOptions {
   loadFrom?: string | undefined;
   /** Where the machine's empty cluster is kept (empty-cluster.ts; tests name their own). */
   emptyClusterPlaces?: string[];
+  /** Where a data directory made again is said (default: stderr). */
+  log?: ((line: string) => void) | undefined;
 }
 
 type Reply = 'ready' | 'dumped' | 'reset' | 'closed';
 
-export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
-  const { dataDir } = opts;
-  let lock: DataDirLock | undefined;
-  if (dataDir) {
-    mkdirSync(dataDir, { recursive: true });
-    lock = acquireDataDirLock(dataDir);
-  }
-  // A private directory (0700) holds the socket: only this user's processes can connect.
-  const socketDir = mkdtempSync(join(tmpdir(), `apdb-${randomBytes(4).toString('hex')}-`));
-  const port = 5432;
-  const socketPath = join(socketDir, `.s.PGSQL.${port}`);
-  // A new cluster starts from `loadFrom`, else from the machine's kept empty one, or keeps it
-  // (empty-cluster.ts).
-  const isNew = isNewCluster(dataDir);
-  const loadFrom = isNew ? (opts.loadFrom ?? null) : null;
-  const fresh = isNew && !loadFrom ? emptyCluster(opts.emptyClusterPlaces) : {};
+function spawnWorker(workerData: Record<string, unknown>) {
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
-    workerData: {
-      dataDir,
-      socketPath,
-      loadFrom,
-      emptyCluster: fresh.load ?? null,
-      keepEmptyClusterAt: fresh.keepAt ?? null,
-    },
+    workerData,
     // The worker is plain JavaScript: none of the process's flags, tsx's loader hooks among them
     // (they cost 0.3-0.4 s of a 2 s start on this machine).
     execArgv: [],
     name: 'pglite', // the thread's name in ps and /proc (bench/chat.ts reads its CPU time)
   });
-
   const waitFor = (type: Reply) =>
     new Promise<void>((ok, fail) => {
       const onMessage = (msg: { type: string; message?: string }) => {
@@ -91,13 +74,85 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
     worker.postMessage(message);
     await done;
   };
+  return { worker, waitFor, ask };
+}
+
+/** The tarball a new cluster on disk is made from: `loadFrom`, else the machine's kept empty
+ * cluster, made (by initdb, in memory) and kept when there is none yet. */
+async function clusterTarball(opts: EmbeddedServerOptions): Promise<Buffer> {
+  if (opts.loadFrom) return readFile(opts.loadFrom);
+  const places = opts.emptyClusterPlaces ?? emptyClusterPlaces();
+  const kept = findCached(places);
+  if (kept) return readFile(kept);
+  const maker = await startEmbeddedServer({ dataDir: null, emptyClusterPlaces: places });
+  try {
+    const made = findCached(places);
+    if (made) return await readFile(made);
+    // No place to keep it could be written: this start's copy only.
+    const aside = join(maker.socketDir, 'empty-cluster.tar');
+    await maker.dumpTo(aside);
+    return await readFile(aside);
+  } finally {
+    await maker.stop();
+  }
+}
+
+export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<EmbeddedServer> {
+  const { dataDir } = opts;
+  let lock: DataDirLock | undefined;
+  let source: ClusterSource | undefined;
+  if (dataDir) {
+    mkdirSync(dirname(dataDir), { recursive: true });
+    lock = acquireDataDirLock(dataDir);
+    let tarball: Promise<Buffer> | undefined;
+    source = {
+      tarball: () => (tarball ??= clusterTarball(opts)),
+      log: opts.log ?? ((line) => process.stderr.write(`${line}\n`)),
+    };
+    try {
+      await prepareCluster(dataDir, source);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+  // A private directory (0700) holds the socket: only this user's processes can connect.
+  const socketDir = mkdtempSync(join(tmpdir(), `apdb-${randomBytes(4).toString('hex')}-`));
+  const port = 5432;
+  const socketPath = join(socketDir, `.s.PGSQL.${port}`);
+  // On disk the cluster is there now (cluster-dir.ts). In memory a new cluster starts from
+  // `loadFrom`, else from the machine's kept empty one, or keeps it (empty-cluster.ts).
+  const loadFrom = dataDir ? null : (opts.loadFrom ?? null);
+  const fresh = !dataDir && !loadFrom ? emptyCluster(opts.emptyClusterPlaces) : {};
+  const workerData = {
+    dataDir,
+    socketPath,
+    loadFrom,
+    emptyCluster: fresh.load ?? null,
+    keepEmptyClusterAt: fresh.keepAt ?? null,
+  };
+  let { worker, waitFor, ask } = spawnWorker(workerData);
 
   const release = () => {
     lock?.release();
     rmSync(socketDir, { recursive: true, force: true });
   };
   try {
-    await waitFor('ready');
+    try {
+      await waitFor('ready');
+    } catch (err) {
+      await worker.terminate();
+      if (!dataDir || !source) throw err;
+      // A cluster PGlite cannot open is made again if it holds no data (else a clear refusal).
+      const first = (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
+      await makeAgain(
+        dataDir,
+        `PGlite could not open it: ${first.replace(/^embedded database: /, '')}`,
+        source,
+      );
+      ({ worker, waitFor, ask } = spawnWorker(workerData));
+      await waitFor('ready');
+    }
   } catch (err) {
     await worker.terminate();
     release();

@@ -11,9 +11,11 @@
 //
 // workerData: { dataDir: string | null, socketPath: string, loadFrom: string | null,
 //               emptyCluster: string | null, keepEmptyClusterAt: string | null }
-//   loadFrom: a tarball to start from (and to reset to); emptyCluster: a new cluster starts from
-//   this tarball of an empty one instead of running initdb; keepEmptyClusterAt: a new cluster made
-//   by initdb is kept there as a tarball before anything writes to it (empty-cluster.ts).
+//   dataDir: a data directory holding a cluster (cluster-dir.ts lays a new one down), or null for
+//   one in memory, which the other three make: loadFrom: a tarball to start from (and to reset
+//   to); emptyCluster: a new cluster starts from this tarball of an empty one instead of running
+//   initdb; keepEmptyClusterAt: a new cluster made by initdb is kept there as a tarball before
+//   anything writes to it (empty-cluster.ts).
 // messages in:  { type: 'dump', path } → writes a tarball of the data directory, answers 'dumped'
 //               { type: 'reset' }      → (loadFrom only) drops its clients and swaps the database
 //                                        for a fresh copy of the tarball, answers 'reset'

@@ -13,6 +13,7 @@ import type {
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DatabaseBusyError } from '../db/database.js';
+import { isDiskFull, noteDiskFull } from '../db/errors.js';
 import { findUnsafeText, type UnsafeText } from './safe-text.js';
 
 export type ProblemCode =
@@ -40,6 +41,7 @@ export type ProblemCode =
   | 'headers_too_large'
   | 'model_unavailable'
   | 'service_unavailable'
+  | 'insufficient_storage'
   | 'internal';
 
 const STATUS: Record<ProblemCode, number> = {
@@ -67,6 +69,7 @@ const STATUS: Record<ProblemCode, number> = {
   headers_too_large: 431,
   model_unavailable: 503,
   service_unavailable: 503,
+  insufficient_storage: 507,
   internal: 500,
 };
 
@@ -95,6 +98,7 @@ const TITLE: Record<ProblemCode, string> = {
   headers_too_large: 'Request header fields too large',
   model_unavailable: 'Model provider unavailable',
   service_unavailable: 'Service unavailable',
+  insufficient_storage: 'Insufficient storage',
   internal: 'Internal server error',
 };
 
@@ -235,6 +239,13 @@ export function toProblem(err: unknown): Problem {
     return makeProblem('validation_failed', 'The request is not valid', { errors: zodErrors(err) });
   if (err instanceof DatabaseBusyError)
     return makeProblem('service_unavailable', 'The database is busy; try again');
+  if (isDiskFull(err)) {
+    noteDiskFull();
+    return makeProblem(
+      'insufficient_storage',
+      "The server's disk is full: nothing of this request was stored; try again once space is freed",
+    );
+  }
   return makeProblem('internal', 'An unexpected error occurred');
 }
 

@@ -21,6 +21,8 @@ export interface SocketData {
 export interface SocketAuthDeps extends AuthDeps {
   /** Called with each account id whose state may have changed. */
   onAccountChange(listener: (id: number) => void): () => void;
+  /** Sockets one account may hold open on a namespace in this process (SOCKETS_PER_USER). */
+  socketsPerUser: number;
 }
 
 /** A connect_error carrying the problem object as `data`. */
@@ -43,13 +45,29 @@ export function authenticateSocket(nsp: Namespace, deps: SocketAuthDeps, log: Lo
       const claims = deps.verifyAccessToken(token);
       const user = principalOf(claims, await deps.accountState(claims.id), deps.adminUserIds);
       Object.assign(socket.data as SocketData, { user, tokenExp: user.exp, claims });
+      // Counted from here, not from its connection: sockets admitted together count each other.
+      const mine = byUser.get(user.id) ?? new Set<Socket>();
+      if (mine.size >= deps.socketsPerUser)
+        throw new AppError(
+          'rate_limited',
+          `At most ${deps.socketsPerUser} sockets per account at once; close one first`,
+          { limit: deps.socketsPerUser },
+        );
+      byUser.set(user.id, mine.add(socket));
+      const leave = () => {
+        mine.delete(socket);
+        if (mine.size === 0 && byUser.get(user.id) === mine) byUser.delete(user.id);
+      };
+      // Its connection's close covers a socket that never got to connect.
+      socket.conn.once('close', leave);
+      socket.once('disconnect', leave);
     })().then(
       () => next(),
       (err: unknown) => next(connectError(asProblem(err))),
     );
   });
 
-  // The connected sockets by account, judged again whenever the account changes.
+  // The connected (and admitted) sockets by account, judged again whenever the account changes.
   const byUser = new Map<number, Set<Socket>>();
   // The listener lives as long as the account states it listens to (the process's).
   deps.onAccountChange((id) => {
@@ -73,13 +91,6 @@ export function authenticateSocket(nsp: Namespace, deps: SocketAuthDeps, log: Lo
 
   nsp.on('connection', (socket) => {
     const data = socket.data as SocketData;
-    let mine = byUser.get(data.user.id);
-    if (!mine) byUser.set(data.user.id, (mine = new Set()));
-    mine.add(socket);
-    socket.on('disconnect', () => {
-      mine.delete(socket);
-      if (mine.size === 0 && byUser.get(data.user.id) === mine) byUser.delete(data.user.id);
-    });
     const ms = data.tokenExp * 1000 - Date.now();
     // setTimeout's ceiling is ~24.8 days; access tokens live far shorter.
     const timer = setTimeout(
