@@ -22,6 +22,7 @@ import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
 import { withEmits } from './platform/realtime/asyncapi.js';
 import { registerWeb } from './platform/http/web.js';
+import { registerDrain } from './platform/drain.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
@@ -80,6 +81,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   }).withTypeProvider<ZodTypeProvider>();
 
   trackResponses(app.server);
+  registerDrain(app, deps.drain);
   app.setValidatorCompiler(validatorCompiler);
   // Before every route's schemas: no U+0000 or unpaired surrogate in params, body, query, headers.
   app.addHook('preValidation', rejectUnsafeText);
@@ -137,7 +139,13 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     adminUserIds: deps.config.adminUserIds,
     onAccountChange: (listener: (id: number) => void) => deps.accounts.onChange(listener),
   };
-  const io = createSocketServer(app.server, socketAuth, deps.log, deps.config.limits.bodyBytes * 30);
+  const io = createSocketServer(
+    app.server,
+    socketAuth,
+    deps.log,
+    deps.config.limits.bodyBytes * 30,
+    () => !deps.drain.active,
+  );
   const releaseAdapter = attachRealtimeAdapter(io, {
     database: deps.database,
     url: deps.config.database.url,
