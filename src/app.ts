@@ -23,6 +23,7 @@ import type { App } from './platform/http/types.js';
 import { withEmits } from './platform/realtime/asyncapi.js';
 import { registerWeb } from './platform/http/web.js';
 import { registerDrain } from './platform/drain.js';
+import { registerRequestSpans } from './platform/tracing.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
@@ -82,6 +83,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   trackResponses(app.server);
   registerDrain(app, deps.drain);
+  registerRequestSpans(app);
   app.setValidatorCompiler(validatorCompiler);
   // Before every route's schemas: no U+0000 or unpaired surrogate in params, body, query, headers.
   app.addHook('preValidation', rejectUnsafeText);

@@ -39,6 +39,8 @@ import { accountActor, createWorkflowExecution, createWorkflowsModule } from './
 import { createTrainingModule, Extractor } from './modules/training/index.js';
 import { createSuggestionsModule } from './modules/suggestions/index.js';
 import type { Drain } from './platform/drain.js';
+import { startTracing, stopTracing } from './platform/tracing.js';
+import { VERSION } from './version.js';
 import { openPlatform, type Platform } from './startup/platform.js';
 import { seedFirstStart } from './startup/seed.js';
 import { startWorkers, type Closers } from './startup/workers.js';
@@ -124,6 +126,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
   const log = opts.log ?? pino({ level: config.logLevel });
   const closers: Closers = [];
   try {
+    // Before anything traced runs; stopped last (its closer is the first, run last).
+    if (await startTracing({ ...config.tracing, version: VERSION })) closers.push(stopTracing);
     const platform = await openPlatform(config, log, pick(opts, 'loadFrom', 'embedded'), closers);
     const onClose = (close: () => Promise<unknown>) => void closers.unshift(close);
     const identity = await createIdentityModule(

@@ -2,6 +2,7 @@
 // (chat.turn.ts) timed for the metrics, and the tool catalogue.
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { toProblem } from '../../platform/http/problem.js';
+import { traced } from '../../platform/tracing.js';
 import { withModelTime } from '../../platform/models/gateway.js';
 import type { ToolSpec } from '../../platform/models/provider.js';
 import {
@@ -69,7 +70,9 @@ export class ChatService {
       throw new ChatTurnError({ ...toProblem(err), conversationId: null, clientMessageId: null }, err);
     }
     try {
-      return await this.measured(event, emit, turn);
+      return await traced('chat.turn', { 'chat.event': event }, () => this.measured(event, emit, turn), {
+        sumUsage: true,
+      });
     } finally {
       leave();
     }
