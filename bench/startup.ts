@@ -1,10 +1,12 @@
 // Start to health: the time from spawning the service to its first 200 on /api/health, on an
 // existing embedded data directory (migrated by a first start), for the built output
 // (`node dist/main.js`, what `npm start` runs; `npm run build` first) against the TypeScript
-// sources through tsx (`npm run dev`'s loader), alternated. Node's compile cache is off for both
-// (a fresh container's first start). Usage: npx tsx bench/startup.ts [--runs 6]
+// sources through tsx (`npm run dev`'s loader), alternated; each start's wall time and the CPU
+// time the process had used by then (/proc, its threads included: steadier than the wall clock
+// on a busy host). main.ts enables Node's compile cache for both, warm after the first start.
+// Usage: npx tsx bench/startup.ts [--runs 6]
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { embeddedDataDir } from './embedded-dir.js';
@@ -38,8 +40,15 @@ async function healthy(): Promise<boolean> {
   }
 }
 
-/** Milliseconds from spawn to the first healthy answer; then SIGTERM and wait for the exit. */
-async function once(args: string[]): Promise<number> {
+/** CPU milliseconds (user + system, all threads) process `pid` has used. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in ticks of 10 ms
+}
+
+/** Milliseconds from spawn to the first healthy answer, and the CPU used by then; then SIGTERM
+ * and wait for the exit. */
+async function once(args: string[]): Promise<{ ms: number; cpu: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
   let gone = false;
@@ -49,17 +58,22 @@ async function once(args: string[]): Promise<number> {
     await new Promise((r) => setTimeout(r, 20));
   }
   const ms = performance.now() - started;
+  const cpu = cpuMs(child.pid!);
   child.kill('SIGTERM');
   await exited;
-  return ms;
+  return { ms, cpu };
 }
 
 await once(variants.built); // migrates the fresh directory: not counted
-const times: Record<string, number[]> = { built: [], tsx: [] };
+const times: Record<string, { ms: number; cpu: number }[]> = { built: [], tsx: [] };
 for (let i = 0; i < runs; i++)
   for (const [name, args] of Object.entries(variants)) times[name]!.push(await once(args));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-for (const [name, xs] of Object.entries(times))
+const s = (x: number) => (x / 1000).toFixed(2);
+for (const [name, xs] of Object.entries(times)) {
+  const wall = xs.map((x) => x.ms);
+  const cpu = xs.map((x) => x.cpu);
   console.log(
-    `${name}: median ${(median(xs) / 1000).toFixed(2)} s (${xs.map((x) => (x / 1000).toFixed(2)).join(', ')})`,
+    `${name}: wall median ${s(median(wall))} s (${wall.map(s).join(', ')}); CPU median ${s(median(cpu))} s (${cpu.map(s).join(', ')})`,
   );
+}
