@@ -57,6 +57,14 @@ if ! pm image exists "$BASE"; then
   fi
   pm import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'CMD ["node"]' "$CACHE/base.tar" "$BASE"
+  # A host whose way out re-signs TLS (NODE_EXTRA_CA_CERTS names that authority's certificate):
+  # the stand-in trusts it too, so the build's npm ci reaches the registry as the host's npm does.
+  if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+    c=$(pm create "$BASE")
+    pm cp "$NODE_EXTRA_CA_CERTS" "$c:/usr/local/share/host-extra-ca.crt"
+    pm commit -q --change 'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/host-extra-ca.crt' "$c" "$BASE" >/dev/null
+    pm rm "$c" >/dev/null
+  fi
 fi
 
 # --- the project's image, built from its Dockerfile unchanged --------------------------------
