@@ -5,9 +5,9 @@
 # lives in the /data volume unless DATABASE_URL names a PostgreSQL server.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# All of it before the install: its postinstall (scripts/word-vectors.ts) reads the sources.
 COPY . .
+RUN npm ci --no-audit --no-fund
 # The console, the service, then a first embedded cluster made and kept beside the packages (a
 # new data directory then starts from it instead of running initdb: seconds at first start).
 RUN npm run web:build && npm run build && npm prune --omit=dev --no-audit --no-fund \
