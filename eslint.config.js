@@ -29,7 +29,7 @@ const modulesFromPlatform = {
 export default tseslint.config(
   // Generated files (npm run client:types) are checked by their tests, not linted.
   {
-    ignores: ['node_modules/', 'data/', 'coverage/', '**/*.mjs', '**/*.generated.ts', 'web/dist/'],
+    ignores: ['node_modules/', 'data/', 'coverage/', 'dist/', '**/*.mjs', '**/*.generated.ts', 'web/dist/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

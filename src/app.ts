@@ -23,6 +23,8 @@ import { rateLimitStore } from './platform/http/rate-limit.js';
 import type { App } from './platform/http/types.js';
 import { withEmits } from './platform/realtime/asyncapi.js';
 import { registerWeb } from './platform/http/web.js';
+import { registerDrain } from './platform/drain.js';
+import { registerRequestSpans } from './platform/tracing.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
 import { adminPlugin } from './modules/admin/index.js';
@@ -89,6 +91,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   }).withTypeProvider<ZodTypeProvider>();
 
   trackResponses(app.server);
+  registerDrain(app, deps.drain);
+  registerRequestSpans(app);
   app.setValidatorCompiler(validatorCompiler);
   // Before every route's schemas: no U+0000 or unpaired surrogate in params, body, query, headers.
   app.addHook('preValidation', rejectUnsafeText);
@@ -148,7 +152,13 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     onAccountChange: (listener: (id: number) => void) => deps.accounts.onChange(listener),
     socketsPerUser: deps.config.limits.socketsPerUser,
   };
-  const io = createSocketServer(app.server, socketAuth, deps.log, deps.config.limits.bodyBytes * 30);
+  const io = createSocketServer(
+    app.server,
+    socketAuth,
+    deps.log,
+    deps.config.limits.bodyBytes * 30,
+    () => !deps.drain.active,
+  );
   const releaseAdapter = attachRealtimeAdapter(io, {
     database: deps.database,
     url: deps.config.database.url,

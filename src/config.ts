@@ -92,6 +92,10 @@ const envSchema = z.object({
   OAUTH_TIMEOUT: seconds.default(10),
   REDIS_URL: z.string().optional(),
   TRUST_PROXY: bool.default(false),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('assistant-platform'),
   SERVICES: csv.pipe(z.array(z.enum(['api', 'worker'])).min(1)).default(['api', 'worker']),
   BODY_LIMIT: positiveInt.default(1024 * 1024),
   UPLOAD_LIMIT: positiveInt.default(20 * 1024 * 1024),
@@ -235,6 +239,12 @@ export interface Config {
   training: { fileBytes: number; maxPages: number; maxChars: number; imageBytes: number };
   redisUrl: string | undefined;
   trustProxy: boolean;
+  /** A drain's limit (SIGTERM): how long running requests, chat turns and jobs may take to finish
+   * before the node stops anyway (its jobs handed back to the queue). */
+  shutdownGraceMs: number;
+  /** OpenTelemetry traces: the OTLP/HTTP URL spans are sent to (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+   * else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces); undefined: no tracing at all. */
+  tracing: { url: string | undefined; serviceName: string };
   services: ('api' | 'worker')[];
   limits: {
     bodyBytes: number;
@@ -406,6 +416,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    tracing: {
+      url:
+        e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+        (e.OTEL_EXPORTER_OTLP_ENDPOINT
+          ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`
+          : undefined),
+      serviceName: e.OTEL_SERVICE_NAME,
+    },
     services: e.SERVICES,
     limits: {
       bodyBytes: e.BODY_LIMIT,

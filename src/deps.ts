@@ -38,6 +38,9 @@ import { createWebhooksModule } from './modules/webhooks/index.js';
 import { accountActor, createWorkflowExecution, createWorkflowsModule } from './modules/workflows/index.js';
 import { createTrainingModule, Extractor } from './modules/training/index.js';
 import { createSuggestionsModule } from './modules/suggestions/index.js';
+import type { Drain } from './platform/drain.js';
+import { startTracing, stopTracing } from './platform/tracing.js';
+import { VERSION } from './version.js';
 import { openPlatform, type Platform } from './startup/platform.js';
 import { seedFirstStart } from './startup/seed.js';
 import { startWorkers, type Closers } from './startup/workers.js';
@@ -61,6 +64,8 @@ export interface Deps {
   services: Services;
   /** The one door to chat, embedding and vision models (timeouts, retries, limits, call records). */
   models: ModelGateway;
+  /** The node's drain (SIGTERM): the requests and chat turns running, none new once it drains. */
+  drain: Drain;
   /** What /api/admin/health reports about the model provider. */
   modelStatus(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
@@ -121,6 +126,8 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
   const log = opts.log ?? pino({ level: config.logLevel });
   const closers: Closers = [];
   try {
+    // Before anything traced runs; stopped last (its closer is the first, run last).
+    if (await startTracing({ ...config.tracing, version: VERSION })) closers.push(stopTracing);
     const platform = await openPlatform(config, log, pick(opts, 'loadFrom', 'embedded'), closers);
     const onClose = (close: () => Promise<unknown>) => void closers.unshift(close);
     const identity = await createIdentityModule(
@@ -148,6 +155,7 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const { models, memory } = knowledge;
     return {
       ...pick(platform, 'config', 'log', 'database', 'db', 'jobs', 'bus', 'counters', 'tokens', 'redis'),
+      drain: platform.drain,
       ...pick(knowledge, 'metrics', 'liveness', 'models'),
       accounts: identity.accounts,
       health,
@@ -263,7 +271,7 @@ function buildConversation(config: Config, p: Parts, closers: Closers) {
   const chat = createChatModule(
     {
       ...pick(p, 'db', 'log', 'counters', 'jobs', 'models', 'memory', 'inventory', 'protocols', 'characters'),
-      ...pick(p, 'conversations', 'users', 'files', 'metrics'),
+      ...pick(p, 'conversations', 'users', 'files', 'metrics', 'drain'),
       extractor: chatExtractor,
       personas: p.persona,
       knowledge: systemKnowledge({

@@ -13,6 +13,7 @@ import { AppError } from '../platform/http/problem.js';
 import { accountTypeSchema, roleSchema, toProfile } from '../modules/users/index.js';
 import { emailSchema, passwordSchema, scopeSchema } from '../modules/auth/index.js';
 import { runChat } from './chat.js';
+import { DATA_RUNS } from './data.js';
 import { CliError, options, parse, type Values } from './usage.js';
 
 /** A command: its options, the configuration, and (embedded database only) a running server to
@@ -37,6 +38,7 @@ async function withDeps<T>(
 const positiveInt = z.coerce.number().int().positive();
 
 export const RUNS = {
+  ...DATA_RUNS,
   async migrate(_values, config, embedded) {
     const handle = await openDatabase({
       embedded,

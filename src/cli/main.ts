@@ -89,6 +89,35 @@ const COMMANDS: Record<CommandName, Description> = {
       '--watch prints it every 2 s while a running service re-embeds (PostgreSQL), until nothing is left.',
     options: { status: { type: 'boolean' }, watch: { type: 'boolean' } },
   },
+  backup: {
+    summary: 'write the embedded database (DATA_DIR) to one file; prints { backup, dataDir }',
+    usage: 'backup --out FILE',
+    details:
+      "Stop the server first: the embedded database is one process's (DATA_DIR is locked while it runs). " +
+      'PostgreSQL: use pg_dump, or export.',
+    options: { out: { type: 'string' } },
+  },
+  restore: {
+    summary: 'make DATA_DIR the database of a backup (then migrated); prints { restored, movedAside }',
+    usage: 'restore --in FILE [--replace]',
+    details: 'With the server stopped. --replace moves a database already in DATA_DIR aside (not deleted).',
+    options: { in: { type: 'string' }, replace: { type: 'boolean' } },
+  },
+  export: {
+    summary: 'write every row of this database to a file (JSON lines); prints { export, tables, sequences }',
+    usage: 'export --out FILE',
+    details:
+      'One consistent snapshot. Embedded database: with the server stopped; PostgreSQL: also while it runs.',
+    options: { out: { type: 'string' } },
+  },
+  import: {
+    summary: 'read an export into this (empty) database; prints { import, tables, sequences }',
+    usage: 'import --in FILE',
+    details:
+      'The target is migrated first and must hold no row; both sides run the same version. Embeddings of another ' +
+      'kind (pgvector against none) are left out and every memory is queued to be embedded again.',
+    options: { in: { type: 'string' } },
+  },
   chat: {
     summary: 'chat with the assistant of a running server in this terminal',
     usage: 'chat [--url URL] [--email E] [--password P]',

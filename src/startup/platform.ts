@@ -19,6 +19,7 @@ import { JobQueue } from '../platform/jobs/queue.js';
 import { AccessTokens } from '../platform/security/jwt.js';
 import { resolveJwtSecret } from './secret.js';
 import type { Closers } from './workers.js';
+import { Drain } from '../platform/drain.js';
 
 export type Platform = Awaited<ReturnType<typeof openPlatform>>;
 
@@ -59,5 +60,6 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
   const jobs = new JobQueue(database, log);
   const changes = createChangeFeed(database, config.database.url, log);
   closers.unshift(() => changes.close());
-  return { config, log, database, db, redis, counters, jwtSecret, tokens, bus, jobs, changes };
+  const drain = new Drain();
+  return { config, log, database, db, redis, counters, jwtSecret, tokens, bus, jobs, changes, drain };
 }

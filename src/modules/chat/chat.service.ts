@@ -1,14 +1,17 @@
 // The chat module's service, the facade the socket handlers and routes call: each turn
 // (chat.turn.ts) timed for the metrics, and the tool catalogue.
 import type { UserPrincipal } from '../../platform/http/auth.js';
+import { toProblem } from '../../platform/http/problem.js';
+import { traced } from '../../platform/tracing.js';
 import { withModelTime } from '../../platform/models/gateway.js';
 import type { ToolSpec } from '../../platform/models/provider.js';
-import type {
-  ChatServiceDeps,
-  ChatServiceOptions,
-  PromptPreview,
-  PromptPreviewInput,
-  TurnEmitter,
+import {
+  ChatTurnError,
+  type ChatServiceDeps,
+  type ChatServiceOptions,
+  type PromptPreview,
+  type PromptPreviewInput,
+  type TurnEmitter,
 } from './chat.types.js';
 import { ChatTurns } from './chat.turn.js';
 
@@ -55,7 +58,27 @@ export class ChatService {
 
   /** Runs a turn and records its latency (received → last response sent) and its model calls'
    * share in the metrics. */
-  private timed<T>(event: string, emit: TurnEmitter, turn: (emit: TurnEmitter) => Promise<T>): Promise<T> {
+  private async timed<T>(
+    event: string,
+    emit: TurnEmitter,
+    turn: (emit: TurnEmitter) => Promise<T>,
+  ): Promise<T> {
+    let leave: () => void;
+    try {
+      leave = this.d.drain.enter(); // a draining node starts no turn: chatError 503
+    } catch (err) {
+      throw new ChatTurnError({ ...toProblem(err), conversationId: null, clientMessageId: null }, err);
+    }
+    try {
+      return await traced('chat.turn', { 'chat.event': event }, () => this.measured(event, emit, turn), {
+        sumUsage: true,
+      });
+    } finally {
+      leave();
+    }
+  }
+
+  private measured<T>(event: string, emit: TurnEmitter, turn: (emit: TurnEmitter) => Promise<T>): Promise<T> {
     const started = performance.now();
     let answered = 0;
     const timedEmit: TurnEmitter = {

@@ -7,6 +7,7 @@ import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import type { Metrics } from '../../platform/http/metrics.js';
+import type { Drain } from '../../platform/drain.js';
 import type { FilesService } from '../files/index.js';
 import type { InventoryService } from '../inventory/index.js';
 import type { MemoryService } from '../memory/index.js';
@@ -102,6 +103,8 @@ export interface ChatServiceDeps {
   /** What admin access and observer capabilities add to a turn's context. */
   knowledge: SystemKnowledgePort;
   metrics: Pick<Metrics, 'chatTurn'>;
+  /** The node's drain: a turn counts as running work, and none starts once it drains. */
+  drain: Pick<Drain, 'enter'>;
   assistantName: string;
 }
 

@@ -31,6 +31,7 @@ import { MemoryReconciler } from './memory.reconcile.js';
 import { MemoryRetrieval } from './memory.retrieval.js';
 import { chunkText, contentProblem, decideOwner, tierOf, type MemorySource } from './memory.rules.js';
 import { memoryMetadataSchema, type MemoryDto } from './memory.schemas.js';
+import { traced } from '../../platform/tracing.js';
 
 /** How long a chat exchange waits for the next turn's query to carry its embedding. */
 const DEFERRED_EMBED_SECONDS = 120;
@@ -432,7 +433,8 @@ export class MemoryService {
 
   reembedHere: MemoryEmbedding['reembedHere'] = (onBatch) => this.embedding.reembedHere(onBatch);
 
-  retrieve: MemoryRetrieval['retrieve'] = (...args) => this.retrieval.retrieve(...args);
+  retrieve: MemoryRetrieval['retrieve'] = (...args) =>
+    traced('memory.retrieve', {}, () => this.retrieval.retrieve(...args));
   search: MemoryRetrieval['search'] = (...args) => this.retrieval.search(...args);
   sweep: MemoryRetrieval['sweep'] = () => this.retrieval.sweep();
   sketchIndexStats: MemoryRetrieval['sketchIndexStats'] = () => this.retrieval.sketchIndexStats();
@@ -444,7 +446,7 @@ export class MemoryService {
       retrieve: this.retrieve,
       identity: (id: number) => this.accounts.identity(id),
     };
-    return gatherContext(parts, ...args);
+    return traced('memory.context', {}, () => gatherContext(parts, ...args));
   }
 }
 

@@ -10,6 +10,7 @@ import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 import { HeldConnections, StatementAfterEndError } from './held-connection.js';
 import { ServiceClient } from './service-client.js';
+import { traced } from '../tracing.js';
 
 export { StatementAfterEndError };
 
@@ -298,7 +299,9 @@ export async function transaction<T>(
   const body = (trx: Trx) => fn(trx, (cb) => after.push(cb));
   // A Kysely made elsewhere (not by openDatabase) runs Kysely's own transaction.
   const held = heldBy.get(db);
-  const result = await (held ? held.transaction(body) : db.transaction().execute(body));
+  const result = await traced('db.transaction', {}, () =>
+    held ? held.transaction(body) : db.transaction().execute(body),
+  );
   for (const cb of after) {
     try {
       cb();

@@ -119,6 +119,10 @@ export class JobQueue {
   private started = false;
   /** This node's pg-boss workers per queue (none on an API-only node). */
   private readonly workers = new Map<string, LocalWorker[]>();
+  /** The jobs this node's handlers hold now (fetched, not yet settled), by id. */
+  private readonly held = new Map<string, { name: string; job: { id: string; retryCount: number } }>();
+  /** Called whenever a held job settles (a drain waiting for the last one). */
+  private onSettled: (() => void) | undefined;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -257,9 +261,12 @@ export class JobQueue {
           async (jobs) => {
             self.busy = true;
             self.wokenAt = 0;
+            for (const job of jobs) this.held.set(job.id, { name: def.name, job });
             try {
               await this.runJobs(def, jobs);
             } finally {
+              for (const job of jobs) this.held.delete(job.id);
+              this.onSettled?.();
               self.busy = false;
               if (self.id && fetchAgainAtOnce(jobs.length, batchSize)) boss.notifyWorker(self.id);
             }
@@ -340,13 +347,59 @@ export class JobQueue {
     return this.previewer.previewSchedule(cron, { tz, count, from });
   }
 
-  async stop(): Promise<void> {
-    if (!this.boss) return;
-    this.workers.clear();
+  /** Stops the queue. With `graceMs` (a node's drain): fetches nothing more, lets the running
+   * handlers finish for up to that long, then hands each job still running back to the queue, due
+   * at once, so another node takes it now rather than when its claim expires (`expireInSeconds`,
+   * pg-boss's 15 minutes by default). pg-boss records the hand-back as a failed attempt (it counts
+   * towards `retryLimit`); a handler still running here may finish after another node started the
+   * job again, as after any lost claim (handlers find work already done done). */
+  async stop({ graceMs }: { graceMs?: number } = {}): Promise<{ released: number }> {
+    if (!this.boss) return { released: 0 };
     const boss = this.boss;
+    let released = 0;
+    if (graceMs !== undefined) {
+      for (const name of this.workers.keys()) await boss.offWork(name, { wait: false });
+      await this.settledWithin(graceMs);
+      released = await this.release(boss);
+    }
+    this.workers.clear();
     this.boss = undefined;
     this.started = false;
-    await boss.stop({ graceful: true, timeout: 5000 });
+    await boss.stop({ graceful: graceMs === undefined, timeout: 5000 });
+    return { released };
+  }
+
+  /** Resolves once no handler of this node holds a job, or after `ms`. */
+  private async settledWithin(ms: number): Promise<void> {
+    if (this.held.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.onSettled = () => {
+        if (this.held.size === 0) done();
+      };
+    });
+    this.onSettled = undefined;
+  }
+
+  /** Fails the jobs still held by this node's handlers (fenced to the attempt each was fetched
+   * as), then makes each due now. Returns how many were handed back. */
+  private async release(boss: PgBoss): Promise<number> {
+    const byQueue = new Map<string, { id: string; retryCount: number }[]>();
+    for (const { name, job } of this.held.values()) byQueue.set(name, [...(byQueue.get(name) ?? []), job]);
+    let released = 0;
+    for (const [name, jobs] of byQueue) {
+      await boss.fail(name, jobs, { message: 'the node running it shut down' });
+      for (const job of jobs) {
+        const r = await boss.update(name, undefined, { id: job.id, startAfter: new Date() });
+        released += r.updated;
+      }
+      this.log.info({ job: name, jobs: jobs.map((j) => j.id) }, 'jobs handed back at shutdown');
+    }
+    return released;
   }
 
   /** Per-queue counts for /api/admin/health. */

@@ -23,6 +23,7 @@ import type {
 } from './provider.js';
 import type { ModelCallKind } from './models.tables.js';
 import './models.tables.js';
+import { recordUsage, traced } from '../tracing.js';
 
 export interface GatewayOptions {
   timeoutMs: number;
@@ -179,7 +180,26 @@ export class ModelGateway {
     );
   }
 
-  private async run<T>(
+  /** One model call with its retries: a span of its own (its tokens as attributes) when traced. */
+  private run<T>(
+    kind: ModelCallKind,
+    purpose: string,
+    model: string,
+    attempt: (signal: AbortSignal) => Promise<T>,
+    usageOf: (r: T) => Usage,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<T> {
+    const attributes = {
+      'gen_ai.operation.name': kind,
+      'gen_ai.request.model': model,
+      'model.purpose': purpose,
+    };
+    return traced(`gen_ai.${kind}`, attributes, () =>
+      this.attempts(kind, purpose, model, attempt, usageOf, callerSignal),
+    );
+  }
+
+  private async attempts<T>(
     kind: ModelCallKind,
     purpose: string,
     model: string,
@@ -202,6 +222,7 @@ export class ModelGateway {
         this.limiter.release();
         charge();
         const usage = usageOf(result);
+        recordUsage(usage.inputTokens, usage.outputTokens);
         this.record({ kind, purpose, model, usage, started, attempts, error: null });
         return result;
       } catch (err) {

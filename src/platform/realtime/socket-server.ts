@@ -112,13 +112,38 @@ export function createSocketServer(
   deps: SocketAuthDeps,
   log: Logger,
   maxPayloadBytes: number,
+  /** False once the node drains: a new connection is refused (HTTP 403), and the client tries
+   * again (behind a balancer, on another node). */
+  accepting: () => boolean = () => true,
 ): Server {
   const io = new Server(httpServer, {
     path: '/socket.io',
     maxHttpBufferSize: maxPayloadBytes,
     cors: { origin: true, credentials: true },
     serveClient: false,
+    allowRequest: (_req, callback) =>
+      accepting() ? callback(null, true) : callback('this node is shutting down', false),
   });
   authenticateSocket(io.of('/'), deps, log);
+  const open = new Set<EngineConnection>();
+  io.engine.on('connection', (conn: EngineConnection) => {
+    open.add(conn);
+    conn.once('close', () => open.delete(conn));
+  });
+  connections.set(io, open);
   return io;
+}
+
+/** An Engine.IO connection (one per client, shared by its namespaces), as far as used here. */
+interface EngineConnection {
+  close(): void;
+  once(event: 'close', listener: () => void): void;
+}
+const connections = new WeakMap<Server, Set<EngineConnection>>();
+
+/** Closes every client connection of this server once what it was sent is written: the client
+ * sees a lost transport ("transport close") and reconnects, where a disconnect packet would tell
+ * it to stay away. */
+export function closeConnections(io: Server): void {
+  for (const conn of connections.get(io) ?? []) conn.close();
 }
