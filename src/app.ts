@@ -201,7 +201,11 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   await app.register(consciousnessPlugin, { consciousness: s.consciousness });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });
-  await app.register(syncPlugin, { sync: s.sync });
+  await app.register(syncPlugin, {
+    sync: s.sync,
+    players: s.players,
+    playersPerMinute: config.limits.playersPerMinute,
+  });
   await app.register(protocolsPlugin, { protocols: s.protocols });
   await app.register(chatPlatformPlugin, {
     chatPlatform: s.chatPlatform,

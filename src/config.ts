@@ -101,6 +101,7 @@ const envSchema = z.object({
   ATTACHMENT_MAX_BYTES: positiveInt.default(5 * 1024 * 1024),
   ATTACHMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
+  PLAYERS_RATE_LIMIT: z.coerce.number().int().positive().default(600),
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
   LOGIN_FAILURE_WINDOW: seconds.default(15 * 60),
   CHAT_RATE_LIMIT: z.coerce.number().int().positive().default(30),
@@ -239,6 +240,8 @@ export interface Config {
     attachmentBytes: number;
     attachmentTimeoutMs: number;
     authPerMinute: number;
+    /** Player sign-ins per minute per API key (POST /api/sync/players). */
+    playersPerMinute: number;
     loginFailures: number;
     loginFailureWindowSec: number;
     chatPerMinute: number;
@@ -398,6 +401,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       attachmentBytes: e.ATTACHMENT_MAX_BYTES,
       attachmentTimeoutMs: e.ATTACHMENT_TIMEOUT_MS,
       authPerMinute: e.AUTH_RATE_LIMIT,
+      playersPerMinute: e.PLAYERS_RATE_LIMIT,
       loginFailures: e.LOGIN_FAILURE_LIMIT,
       loginFailureWindowSec: e.LOGIN_FAILURE_WINDOW,
       chatPerMinute: e.CHAT_RATE_LIMIT,

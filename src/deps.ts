@@ -89,6 +89,7 @@ function servicesOf(s: Parts & Conversation & Runners) {
     auth: s.auth,
     accountEmail: s.accountEmail,
     oauth: s.oauth,
+    players: s.players,
     conversations: s.conversations,
     timeline: s.timeline,
     instances: s.instances,

@@ -449,7 +449,7 @@ export interface paths {
     put?: never;
     /**
      * Create an API key (the key is shown once)
-     * @description Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.
+     * @description Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; players:write for a game server signing its players in; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.
      */
     post: {
       parameters: {
@@ -462,7 +462,7 @@ export interface paths {
         content: {
           'application/json': {
             name: string;
-            scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+            scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
             /** @description the account the key belongs to (an mcp key acts as it); default: the administrator creating it */
             userId?: number;
           };
@@ -478,7 +478,7 @@ export interface paths {
             'application/json': {
               id: number;
               name: string;
-              scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+              scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
               prefix: string;
               /** @description shown once; only a hash is stored */
               key: string;
@@ -6437,6 +6437,202 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/sync/players': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Find or create the player a game knows by its own id, and sign it in
+     * @description For a game server: the player the game knows by `externalId` (the same one every time; created on first use as a password-less `carbon`/`public` account named `name`) gets a new session of `clientType` (default `game_client`). Hand `accessToken` and `refreshToken` to the game client: refresh, logout and the end of sessions work as for any session. A `name` different from the player's renames it. 201 when the player was created, 200 when found. An API key with players:write (or an administrator's token); `PLAYERS_RATE_LIMIT` calls a minute per key (429).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *       "externalId": "steam:76561198000000001",
+           *       "name": "Ada",
+           *       "clientType": "game_client"
+           *     }
+           */
+          'application/json': {
+            /** @description the game's own id of the player (a Steam id, a console account, its own login) */
+            externalId: string;
+            /** @description the name the characters call the player */
+            name?: string;
+            /**
+             * @description the session's client type
+             * @default game_client
+             * @enum {string}
+             */
+            clientType?: 'web_portal' | 'chat_platform' | 'api' | 'game_client' | 'mobile' | 'vr' | 'ar';
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlayerSession'];
+          };
+        };
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlayerSession'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sync/players/{externalId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One player by the game’s own id
+     * @description The profile of the player signed in under `externalId` (404 when the game never signed it in). An API key with players:write (or an administrator’s token).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /**
+           * @description the game's own id of the player (a Steam id, a console account, its own login)
+           * @example steam:76561198000000001
+           */
+          externalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['UserProfile'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/protocol/routing': {
     parameters: {
       query?: never;
@@ -11921,7 +12117,7 @@ export interface components {
     ApiKey: {
       id: number;
       name: string;
-      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
       prefix: string;
       /** Format: date-time */
       createdAt: string;
@@ -11945,7 +12141,7 @@ export interface components {
     ApiKeyInput: {
       id: number;
       name: string;
-      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
       prefix: string;
       /** Format: date-time */
       createdAt: string;
@@ -13513,6 +13709,28 @@ export interface components {
       progress: number;
       /** Format: date-time */
       updatedAt: string;
+    };
+    PlayerSession: {
+      accessToken: string;
+      refreshToken: string;
+      /** @constant */
+      tokenType: 'Bearer';
+      /** @description access token lifetime in seconds */
+      expiresIn: number;
+      user: components['schemas']['UserProfile'];
+      /** @description true when this call created the player */
+      created: boolean;
+    };
+    PlayerSessionInput: {
+      accessToken: string;
+      refreshToken: string;
+      /** @constant */
+      tokenType: 'Bearer';
+      /** @description access token lifetime in seconds */
+      expiresIn: number;
+      user: components['schemas']['UserProfileInput'];
+      /** @description true when this call created the player */
+      created: boolean;
     };
     /** @description RFC 9457 problem details */
     Problem: {
