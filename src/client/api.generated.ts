@@ -2656,6 +2656,149 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/chat/turns': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * One chat turn over HTTP: Server-Sent Events, or one JSON answer
+     * @description The socket's `chatMessage` (or, with `direct: true`, its `directNpcMessage`) for a client that speaks no Socket.IO: the same turn, rate limit, `clientMessageId` idempotency and errors. With `Accept: text/event-stream` the answer is a stream of Server-Sent Events whose names and data are the socket's (`assistantThinking`, `assistantResponseDelta`, `assistantResponse`, `assistantIdle`; `npcThinking`, `directNpcResponse`; or `chatError`), closed by `ack` (the socket's acknowledgement: `{ ok, conversationId, messageId }` or `{ ok: false, error }`). Otherwise one JSON answer once the turn is over: its ids and replies, or the turn's problem+json with its status. A body that is not valid is 400 before any event. A player's access token.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            message: string;
+            clientMessageId?: string;
+            conversationId?: number;
+            npcUserId?: number;
+            channelId?: string;
+            attachmentUrls?: string[];
+            uploadContextId?: string;
+            imageBase64Array?: string[];
+            preferences?: {
+              language?: string;
+              /** @enum {string} */
+              responseLength?: 'short' | 'medium' | 'long';
+              stream?: boolean;
+            };
+            /** Format: uuid */
+            personaSessionId?: string;
+            /** @description true: a directNpcMessage turn (npcUserId's character answers, bypassing the director) */
+            direct?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ChatTurn'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/persona/session': {
     parameters: {
       query?: never;
@@ -12449,6 +12592,88 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+    };
+    /**
+     * @example {
+     *       "conversationId": 12,
+     *       "messageId": 344,
+     *       "replies": [
+     *         {
+     *           "conversationId": 12,
+     *           "messageId": 345,
+     *           "npcUserId": 1,
+     *           "npcName": "Assistant",
+     *           "text": "Good morning! How did the trip go?",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         }
+     *       ]
+     *     }
+     */
+    ChatTurn: {
+      conversationId: number;
+      /** @description the stored user message's id */
+      messageId: number;
+      /** @description each assistantResponse of the turn (a direct turn: its directNpcResponse) */
+      replies: (
+        | {
+            conversationId: number;
+            messageId: number;
+            npcUserId: number;
+            npcName: string;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+          }
+        | {
+            npcUserId: number;
+            npcName: string;
+            messageId: number;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+          }
+      )[];
+    };
+    /**
+     * @example {
+     *       "conversationId": 12,
+     *       "messageId": 344,
+     *       "replies": [
+     *         {
+     *           "conversationId": 12,
+     *           "messageId": 345,
+     *           "npcUserId": 1,
+     *           "npcName": "Assistant",
+     *           "text": "Good morning! How did the trip go?",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         }
+     *       ]
+     *     }
+     */
+    ChatTurnInput: {
+      conversationId: number;
+      /** @description the stored user message's id */
+      messageId: number;
+      /** @description each assistantResponse of the turn (a direct turn: its directNpcResponse) */
+      replies: (
+        | {
+            conversationId: number;
+            messageId: number;
+            npcUserId: number;
+            npcName: string;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+          }
+        | {
+            npcUserId: number;
+            npcName: string;
+            messageId: number;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+          }
+      )[];
     };
     /**
      * @example {

@@ -7,6 +7,7 @@ import type { ConversationsService } from './conversations.service.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { toolRoutes } from './tools.routes.js';
 import { previewRoutes } from './preview.routes.js';
+import { turnRoutes } from './turns.routes.js';
 import './chat.tables.js';
 
 export { ConversationsService, presentMessage, type MessageRow } from './conversations.service.js';
@@ -30,8 +31,9 @@ export type {
 export type { PersonaSessionPort, TurnEmitter, TurnPersona } from './chat.types.js';
 export { ChatTurnError } from './chat.types.js';
 
-/** The module's HTTP door (mounted by app.ts): conversations, history, choices and the tool list;
- * the chat turn itself runs on the main Socket.IO namespace (`chatSockets`). */
+/** The module's HTTP door (mounted by app.ts): conversations, history, choices, the tool list and
+ * the chat turn over HTTP (`POST /api/chat/turns`); on sockets the turn runs on the main Socket.IO
+ * namespace (`chatSockets`). */
 export const chatPlugin: AppPlugin<{ chat: ChatService; conversations: ConversationsService }> = async (
   app,
   opts,
@@ -39,6 +41,7 @@ export const chatPlugin: AppPlugin<{ chat: ChatService; conversations: Conversat
   conversationRoutes(app, opts);
   toolRoutes(app, opts);
   previewRoutes(app, opts);
+  turnRoutes(app, opts);
 };
 
 /** Builds the chat service and defines its jobs (a document attached to chat is read and stored in
