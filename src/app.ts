@@ -194,7 +194,11 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   });
   await app.register(auditPlugin, { audit: s.audit });
   await app.register(schedulerPlugin, { scheduler: s.scheduler });
-  await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
+  await app.register(chatPlugin, {
+    chat: s.chat,
+    conversations: s.conversations,
+    characters: s.characters,
+  });
   await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
   await app.register(observerPlugin, { observer: s.observer, reflections: s.observerReflections });

@@ -2799,6 +2799,258 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/models': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The characters as OpenAI models
+     * @description OpenAI's model list: `assistant` and each character as `npc:<id>` (`owned_by` is its name). A player's access token as the API key.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              object: 'list';
+              data: components['schemas']['OpenAiModel'][];
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/models/{model}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One character as an OpenAI model
+     * @description `assistant` or `npc:<id>`; 404 `model_not_found` for anything else.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @example npc:7 */
+          model: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiModel'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/chat/completions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A chat turn in OpenAI’s shape (streamed with stream: true)
+     * @description OpenAI's chat completion for any client or engine plugin that speaks OpenAI: the base URL is this service's `/v1` and the API key a player's access token. `model` is `assistant` or `npc:<id>` (GET /v1/models); the last message must be the user's, and is the turn's message: the service keeps the conversation itself (history, memories, the character's system prompt), so the earlier messages are not sent on. `assistant` turns run in the player's default conversation; `npc:<id>` is a direct message to that character. The turn is stored like any other, under the same rate limit; an `Idempotency-Key` header is the turn's `clientMessageId` (a retry is answered from the stored reply). With `stream: true`, `chat.completion.chunk` Server-Sent Events end with `data: [DONE]`. Errors are OpenAI's `{ error: { message, type, param, code } }`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: {
+          'idempotency-key'?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *       "model": "npc:7",
+           *       "messages": [
+           *         {
+           *           "role": "user",
+           *           "content": "Is the forge lit?"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @description `assistant`, or `npc:<id>` for a character */
+            model: string;
+            messages: ({
+              /** @enum {string} */
+              role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+              content?:
+                | string
+                | ({
+                    type: string;
+                    text?: string;
+                  } & {
+                    [key: string]: unknown;
+                  })[]
+                | null;
+            } & {
+              [key: string]: unknown;
+            })[];
+            stream?: boolean | null;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiChatCompletion'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/persona/session': {
     parameters: {
       query?: never;
@@ -13788,6 +14040,110 @@ export interface components {
       isActive: boolean;
       /** Format: date-time */
       checkedAt: string;
+    };
+    OpenAiChatCompletion: {
+      id: string;
+      /** @constant */
+      object: 'chat.completion';
+      created: number;
+      model: string;
+      choices: {
+        index: number;
+        message: {
+          /** @constant */
+          role: 'assistant';
+          content: string;
+          refusal: null;
+        };
+        /** @constant */
+        finish_reason: 'stop';
+        logprobs: null;
+      }[];
+    };
+    OpenAiChatCompletionInput: {
+      id: string;
+      /** @constant */
+      object: 'chat.completion';
+      created: number;
+      model: string;
+      choices: {
+        index: number;
+        message: {
+          /** @constant */
+          role: 'assistant';
+          content: string;
+          refusal: null;
+        };
+        /** @constant */
+        finish_reason: 'stop';
+        logprobs: null;
+      }[];
+    };
+    /**
+     * @example {
+     *       "error": {
+     *         "message": "No model npc:99",
+     *         "type": "not_found_error",
+     *         "param": "model",
+     *         "code": "model_not_found"
+     *       }
+     *     }
+     */
+    OpenAiError: {
+      error: {
+        message: string;
+        type: string;
+        param: string | null;
+        code: string;
+      };
+    };
+    /**
+     * @example {
+     *       "error": {
+     *         "message": "No model npc:99",
+     *         "type": "not_found_error",
+     *         "param": "model",
+     *         "code": "model_not_found"
+     *       }
+     *     }
+     */
+    OpenAiErrorInput: {
+      error: {
+        message: string;
+        type: string;
+        param: string | null;
+        code: string;
+      };
+    };
+    /**
+     * @example {
+     *       "id": "npc:7",
+     *       "object": "model",
+     *       "created": 1746091800,
+     *       "owned_by": "Mira"
+     *     }
+     */
+    OpenAiModel: {
+      id: string;
+      /** @constant */
+      object: 'model';
+      created: number;
+      owned_by: string;
+    };
+    /**
+     * @example {
+     *       "id": "npc:7",
+     *       "object": "model",
+     *       "created": 1746091800,
+     *       "owned_by": "Mira"
+     *     }
+     */
+    OpenAiModelInput: {
+      id: string;
+      /** @constant */
+      object: 'model';
+      created: number;
+      owned_by: string;
     };
     /**
      * @example {
