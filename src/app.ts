@@ -7,6 +7,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
+import { registerCors } from './platform/http/cors.js';
 import { registerDocs } from './platform/http/docs.js';
 import { registerLingeringClose } from './platform/http/linger.js';
 import { registerMetrics } from './platform/http/metrics.js';
@@ -111,6 +112,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       ),
   });
 
+  // Before the sign-in check: a preflight is answered without credentials.
+  await registerCors(app, deps.config.corsOrigins);
   const accountState = (id: number) => deps.accounts.get(id);
   registerAuth(app, {
     verifyAccessToken: (t) => deps.tokens.verify(t),
@@ -137,7 +140,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     adminUserIds: deps.config.adminUserIds,
     onAccountChange: (listener: (id: number) => void) => deps.accounts.onChange(listener),
   };
-  const io = createSocketServer(app.server, socketAuth, deps.log, deps.config.limits.bodyBytes * 30);
+  const io = createSocketServer(app.server, socketAuth, deps.log, deps.config.limits.bodyBytes * 30, {
+    allowed: deps.config.corsOrigins,
+    publicUrl: deps.config.publicUrl,
+  });
   const releaseAdapter = attachRealtimeAdapter(io, {
     database: deps.database,
     url: deps.config.database.url,

@@ -40,6 +40,11 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_URL: z.url().optional(),
+  CORS_ORIGINS: csv
+    .pipe(
+      z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'each origin is scheme://host[:port], nothing after')),
+    )
+    .default([]),
   APP_URL: z.url().optional(),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
@@ -138,6 +143,8 @@ export interface Config {
   port: number;
   host: string;
   publicUrl: string;
+  /** Origins whose pages may call REST and Socket.IO (CORS); empty: the same origin only. */
+  corsOrigins: string[];
   appUrl: string;
   dataDir: string;
   /** `postgres://…` for a server, `memory://` or a directory for embedded PGlite. */
@@ -311,6 +318,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     port: e.PORT,
     host: e.HOST,
     publicUrl,
+    corsOrigins: e.CORS_ORIGINS,
     appUrl: (e.APP_URL ?? publicUrl).replace(/\/$/, ''),
     dataDir: e.DATA_DIR,
     database: {
