@@ -34,7 +34,7 @@ import { charactersPlugin } from './modules/characters/index.js';
 import { chatPlatformPlugin } from './modules/chat-platform/index.js';
 import { chatNamespaceDoc, chatPlugin, chatSockets } from './modules/chat/index.js';
 import { filesPlugin } from './modules/files/index.js';
-import { inventoryPlugin } from './modules/inventory/index.js';
+import { inventoryEventDocs, inventoryPlugin, inventorySockets } from './modules/inventory/index.js';
 import { mcpPlugin } from './modules/mcp/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
 import { observerNamespaceDoc, observerPlugin, observerSockets } from './modules/observer/index.js';
@@ -96,8 +96,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await registerDocs(app, {
     version: VERSION,
     publicUrl: deps.config.publicUrl,
-    // Training's progress events share the default namespace with chat.
-    namespaces: [withEmits(chatNamespaceDoc, trainingEventDocs), observerNamespaceDoc],
+    // Training's progress events and inventory updates share the default namespace with chat.
+    namespaces: [
+      withEmits(withEmits(chatNamespaceDoc, trainingEventDocs), inventoryEventDocs),
+      observerNamespaceDoc,
+    ],
   });
 
   await app.register(fastifyRateLimit, {
@@ -152,6 +155,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const s = deps.services;
   chatSockets(io, { chat: s.chat, log: deps.log });
   trainingSockets(io, { bus: deps.bus });
+  inventorySockets(io, { bus: deps.bus, inventory: s.inventory });
   observerSockets(io, {
     instances: s.instances,
     bus: deps.bus,

@@ -182,7 +182,8 @@ function buildRegistry(config: Config, p: Platform & Identity, closers: Closers)
   );
   closers.unshift(async () => webhooks.close());
   const characters = new CharactersService(db, users);
-  const inventory = new InventoryService(db, timeline, users);
+  // A tool's change of a player's inventory reaches the player's sockets (inventoryUpdate).
+  const inventory = new InventoryService(db, timeline, users, (c) => p.bus.publish('inventory.changed', c));
   const chatPlatform = new ChatPlatformService(db);
   // Routing reads the channel's protocol; the persona type is the server's own (the character
   // profile, or the persona session a chat turn runs in), never a client's claim.

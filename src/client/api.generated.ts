@@ -12875,6 +12875,10 @@ export interface components {
             text: string;
             /** Format: date-time */
             createdAt: string;
+            toolResults?: {
+              name: string;
+              result: unknown;
+            }[];
           }
         | {
             npcUserId: number;
@@ -12916,6 +12920,10 @@ export interface components {
             text: string;
             /** Format: date-time */
             createdAt: string;
+            toolResults?: {
+              name: string;
+              result: unknown;
+            }[];
           }
         | {
             npcUserId: number;

@@ -126,6 +126,8 @@ export const assistantResponseEvent = z.object({
   npcName: z.string(),
   text: z.string(),
   createdAt: z.iso.datetime(),
+  /** The tools the turn ran for this reply, each with its result (inventoryUpdate follows a change). */
+  toolResults: z.array(z.object({ name: z.string(), result: z.unknown() })).optional(),
 });
 
 export const assistantIdleEvent = z.object({ conversationId: z.number().int() });

@@ -59,6 +59,13 @@ export class ChatSpeakers {
       npcName: speaker.name,
       text: p.text,
       createdAt: p.createdAt,
+      ...toolResultsOf(m),
     };
   }
+}
+
+/** The tool results stored with a reply (its metadata's `tools`), for its assistantResponse. */
+function toolResultsOf(m: MessageRow): { toolResults?: { name: string; result: unknown }[] } {
+  const tools = (m.metadata as { tools?: unknown } | null)?.tools;
+  return Array.isArray(tools) ? { toolResults: tools as { name: string; result: unknown }[] } : {};
 }
