@@ -25,6 +25,7 @@ import { withEmits } from './platform/realtime/asyncapi.js';
 import { registerWeb } from './platform/http/web.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
+import { accountPlugin } from './modules/account/index.js';
 import { adminPlugin } from './modules/admin/index.js';
 import { auditPlugin, registerAuditLog } from './modules/audit/index.js';
 import { consciousnessPlugin } from './modules/consciousness/index.js';
@@ -183,6 +184,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     publicUrl: config.publicUrl,
   });
   await app.register(usersPlugin, { users: s.users });
+  await app.register(accountPlugin, { account: s.account });
   await app.register(adminPlugin, {
     health: {
       health: deps.health,

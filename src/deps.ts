@@ -29,6 +29,7 @@ import { createObserverModule } from './modules/observer/index.js';
 import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
+import { AccountService } from './modules/account/index.js';
 import { createMemoryModule } from './modules/memory/index.js';
 import { ConversationsService, createChatModule, systemKnowledge } from './modules/chat/index.js';
 import { createAuditLog } from './modules/audit/index.js';
@@ -90,6 +91,7 @@ function servicesOf(s: Parts & Conversation & Runners) {
     accountEmail: s.accountEmail,
     oauth: s.oauth,
     players: s.players,
+    account: s.account,
     conversations: s.conversations,
     timeline: s.timeline,
     instances: s.instances,
@@ -313,7 +315,16 @@ function buildConversation(config: Config, p: Parts, closers: Closers) {
     projects: (q) => workflows.projectStats(q),
     assistantUserId,
   });
-  return { chat, workflows, ...observerModule, consciousness };
+  // An account's export and erasure read through each owning module's service.
+  const account = new AccountService({
+    users: p.users,
+    memory,
+    conversations: p.conversations,
+    inventory: p.inventory,
+    timeline,
+    accessTokenTtlSeconds: config.jwt.accessTtl,
+  });
+  return { chat, workflows, ...observerModule, consciousness, account };
 }
 
 type Conversation = ReturnType<typeof buildConversation>;

@@ -1288,7 +1288,76 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Erase an account
+     * @description The same erasure as DELETE /api/user/account, by an administrator: sessions, memories, conversations, inventory and linked logins go; ledger rows stay under the id. A character is deleted as one (DELETE /api/admin/data/npcs/{id}, 409 here), and your own account with DELETE /api/user/account. Administrators only.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @example 42 */
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     /**
@@ -1370,6 +1439,125 @@ export interface paths {
         };
       };
     };
+    trace?: never;
+  };
+  '/api/user/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Everything of the caller's, as one JSON document
+     * @description The caller's profile, memories, conversations with their messages, inventory, economy ledger and the timeline events about them, as one JSON document (a download). Your own access token.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountExport'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/user/account': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Erase the caller's account
+     * @description Erases the caller's account for good: its sessions (every token stops working at once), memories, conversations and messages, inventory and linked logins. The economy ledger keeps its rows under the account's id, which then names no one, so balances and audits still add up; timeline events about the account lose their user. An account with a password sends it (`invalid_credentials` otherwise); one without (a game's player) must call from a session signed in within the last 10 minutes (403 `session_not_recent`).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the account's password, when it has one */
+            password?: string;
+          } | null;
+        };
+      };
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/health': {
@@ -12327,6 +12515,144 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *       "exportedAt": "2025-05-01T09:30:00.000Z",
+     *       "profile": {
+     *         "id": 42,
+     *         "email": null,
+     *         "name": "Ada",
+     *         "role": "carbon",
+     *         "accountType": "public",
+     *         "energy_coins": 25
+     *       },
+     *       "memories": [
+     *         {
+     *           "id": 9,
+     *           "userId": 42,
+     *           "content": "My horse is called Blaze.",
+     *           "source": "shared"
+     *         }
+     *       ],
+     *       "conversations": [
+     *         {
+     *           "id": 12,
+     *           "title": "Conversation",
+     *           "messages": [
+     *             {
+     *               "id": 345,
+     *               "role": "user",
+     *               "text": "Hello"
+     *             }
+     *           ]
+     *         }
+     *       ],
+     *       "inventory": {
+     *         "items": [],
+     *         "energy_coins": 25
+     *       },
+     *       "ledger": [
+     *         {
+     *           "id": 1,
+     *           "kind": "currency",
+     *           "delta": 25,
+     *           "balance_before": 0,
+     *           "balance_after": 25
+     *         }
+     *       ],
+     *       "timeline": [
+     *         {
+     *           "id": 981,
+     *           "eventType": "arrived_at_harbour",
+     *           "eventText": "Reached the harbour"
+     *         }
+     *       ]
+     *     }
+     */
+    AccountExport: {
+      /** Format: date-time */
+      exportedAt: string;
+      profile: {
+        [key: string]: unknown;
+      };
+      memories: unknown[];
+      /** @description each conversation with its messages, oldest first */
+      conversations: unknown[];
+      inventory: unknown;
+      /** @description every change of the account's coins and items */
+      ledger: unknown[];
+      /** @description the timeline events about the account, newest first */
+      timeline: unknown[];
+    };
+    /**
+     * @example {
+     *       "exportedAt": "2025-05-01T09:30:00.000Z",
+     *       "profile": {
+     *         "id": 42,
+     *         "email": null,
+     *         "name": "Ada",
+     *         "role": "carbon",
+     *         "accountType": "public",
+     *         "energy_coins": 25
+     *       },
+     *       "memories": [
+     *         {
+     *           "id": 9,
+     *           "userId": 42,
+     *           "content": "My horse is called Blaze.",
+     *           "source": "shared"
+     *         }
+     *       ],
+     *       "conversations": [
+     *         {
+     *           "id": 12,
+     *           "title": "Conversation",
+     *           "messages": [
+     *             {
+     *               "id": 345,
+     *               "role": "user",
+     *               "text": "Hello"
+     *             }
+     *           ]
+     *         }
+     *       ],
+     *       "inventory": {
+     *         "items": [],
+     *         "energy_coins": 25
+     *       },
+     *       "ledger": [
+     *         {
+     *           "id": 1,
+     *           "kind": "currency",
+     *           "delta": 25,
+     *           "balance_before": 0,
+     *           "balance_after": 25
+     *         }
+     *       ],
+     *       "timeline": [
+     *         {
+     *           "id": 981,
+     *           "eventType": "arrived_at_harbour",
+     *           "eventText": "Reached the harbour"
+     *         }
+     *       ]
+     *     }
+     */
+    AccountExportInput: {
+      /** Format: date-time */
+      exportedAt: string;
+      profile: {
+        [key: string]: unknown;
+      };
+      memories: unknown[];
+      /** @description each conversation with its messages, oldest first */
+      conversations: unknown[];
+      inventory: unknown;
+      /** @description every change of the account's coins and items */
+      ledger: unknown[];
+      /** @description the timeline events about the account, newest first */
+      timeline: unknown[];
+    };
     /**
      * @example {
      *       "status": "ok",
