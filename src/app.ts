@@ -7,6 +7,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Namespace, Server as SocketServer } from 'socket.io';
 import type { Deps } from './deps.js';
 import { registerAuth } from './platform/http/auth.js';
+import { registerCors } from './platform/http/cors.js';
 import { registerDocs } from './platform/http/docs.js';
 import { registerLingeringClose } from './platform/http/linger.js';
 import { registerJsonBodies } from './platform/http/json-body.js';
@@ -27,6 +28,7 @@ import { registerDrain } from './platform/drain.js';
 import { registerRequestSpans } from './platform/tracing.js';
 import { authenticateSocket, createSocketServer } from './platform/realtime/socket-server.js';
 import { attachRealtimeAdapter } from './platform/realtime/adapter.js';
+import { accountPlugin } from './modules/account/index.js';
 import { adminPlugin } from './modules/admin/index.js';
 import { auditPlugin, registerAuditLog } from './modules/audit/index.js';
 import { consciousnessPlugin } from './modules/consciousness/index.js';
@@ -36,7 +38,7 @@ import { charactersPlugin } from './modules/characters/index.js';
 import { chatPlatformPlugin } from './modules/chat-platform/index.js';
 import { chatNamespaceDoc, chatPlugin, chatSockets } from './modules/chat/index.js';
 import { filesPlugin } from './modules/files/index.js';
-import { inventoryPlugin } from './modules/inventory/index.js';
+import { inventoryEventDocs, inventoryPlugin, inventorySockets } from './modules/inventory/index.js';
 import { mcpPlugin } from './modules/mcp/index.js';
 import { memoryPlugin } from './modules/memory/index.js';
 import { observerNamespaceDoc, observerPlugin, observerSockets } from './modules/observer/index.js';
@@ -109,8 +111,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await registerDocs(app, {
     version: VERSION,
     publicUrl: deps.config.publicUrl,
-    // Training's progress events share the default namespace with chat.
-    namespaces: [withEmits(chatNamespaceDoc, trainingEventDocs), observerNamespaceDoc],
+    // Training's progress events and inventory updates share the default namespace with chat.
+    namespaces: [
+      withEmits(withEmits(chatNamespaceDoc, trainingEventDocs), inventoryEventDocs),
+      observerNamespaceDoc,
+    ],
   });
 
   await app.register(fastifyRateLimit, {
@@ -125,6 +130,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       ),
   });
 
+  // Before the sign-in check: a preflight is answered without credentials.
+  await registerCors(app, deps.config.corsOrigins);
   const accountState = (id: number) => deps.accounts.get(id);
   registerAuth(app, {
     verifyAccessToken: (t) => deps.tokens.verify(t),
@@ -157,6 +164,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     socketAuth,
     deps.log,
     deps.config.limits.bodyBytes * 30,
+    { allowed: deps.config.corsOrigins, publicUrl: deps.config.publicUrl },
     () => !deps.drain.active,
   );
   const releaseAdapter = attachRealtimeAdapter(io, {
@@ -167,6 +175,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   const s = deps.services;
   chatSockets(io, { chat: s.chat, log: deps.log });
   trainingSockets(io, { bus: deps.bus });
+  inventorySockets(io, { bus: deps.bus, inventory: s.inventory });
   observerSockets(io, {
     instances: s.instances,
     bus: deps.bus,
@@ -194,6 +203,7 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
     publicUrl: config.publicUrl,
   });
   await app.register(usersPlugin, { users: s.users });
+  await app.register(accountPlugin, { account: s.account });
   await app.register(adminPlugin, {
     health: {
       health: deps.health,
@@ -215,14 +225,22 @@ async function registerModules(app: App, deps: Deps): Promise<void> {
   });
   await app.register(auditPlugin, { audit: s.audit });
   await app.register(schedulerPlugin, { scheduler: s.scheduler });
-  await app.register(chatPlugin, { chat: s.chat, conversations: s.conversations });
+  await app.register(chatPlugin, {
+    chat: s.chat,
+    conversations: s.conversations,
+    characters: s.characters,
+  });
   await app.register(personaPlugin, { persona: s.persona });
   await app.register(timelinePlugin, { instances: s.instances });
   await app.register(observerPlugin, { observer: s.observer, reflections: s.observerReflections });
   await app.register(consciousnessPlugin, { consciousness: s.consciousness });
   await app.register(charactersPlugin, { characters: s.characters });
   await app.register(inventoryPlugin, { inventory: s.inventory });
-  await app.register(syncPlugin, { sync: s.sync });
+  await app.register(syncPlugin, {
+    sync: s.sync,
+    players: s.players,
+    playersPerMinute: config.limits.playersPerMinute,
+  });
   await app.register(protocolsPlugin, { protocols: s.protocols });
   await app.register(chatPlatformPlugin, {
     chatPlatform: s.chatPlatform,

@@ -40,6 +40,11 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_URL: z.url().optional(),
+  CORS_ORIGINS: csv
+    .pipe(
+      z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'each origin is scheme://host[:port], nothing after')),
+    )
+    .default([]),
   APP_URL: z.url().optional(),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
@@ -108,6 +113,7 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   SOCKETS_PER_USER: z.coerce.number().int().positive().default(20),
   AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
+  PLAYERS_RATE_LIMIT: z.coerce.number().int().positive().default(600),
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
   LOGIN_FAILURE_WINDOW: seconds.default(15 * 60),
   CHAT_RATE_LIMIT: z.coerce.number().int().positive().default(30),
@@ -144,6 +150,8 @@ export interface Config {
   port: number;
   host: string;
   publicUrl: string;
+  /** Origins whose pages may call REST and Socket.IO (CORS); empty: the same origin only. */
+  corsOrigins: string[];
   appUrl: string;
   dataDir: string;
   /** `postgres://…` for a server, `memory://` or a directory for embedded PGlite. */
@@ -265,6 +273,8 @@ export interface Config {
     /** Sockets one account may hold open per namespace in one process (429 at connect past it). */
     socketsPerUser: number;
     authPerMinute: number;
+    /** Player sign-ins per minute per API key (POST /api/sync/players). */
+    playersPerMinute: number;
     loginFailures: number;
     loginFailureWindowSec: number;
     chatPerMinute: number;
@@ -336,6 +346,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     port: e.PORT,
     host: e.HOST,
     publicUrl,
+    corsOrigins: e.CORS_ORIGINS,
     appUrl: (e.APP_URL ?? publicUrl).replace(/\/$/, ''),
     dataDir: e.DATA_DIR,
     database: {
@@ -438,6 +449,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       socketsPerUser: e.SOCKETS_PER_USER,
       authPerMinute: e.AUTH_RATE_LIMIT,
+      playersPerMinute: e.PLAYERS_RATE_LIMIT,
       loginFailures: e.LOGIN_FAILURE_LIMIT,
       loginFailureWindowSec: e.LOGIN_FAILURE_WINDOW,
       chatPerMinute: e.CHAT_RATE_LIMIT,

@@ -29,6 +29,7 @@ import { createObserverModule } from './modules/observer/index.js';
 import { CharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
+import { AccountService } from './modules/account/index.js';
 import { createMemoryModule } from './modules/memory/index.js';
 import { ConversationsService, createChatModule, systemKnowledge } from './modules/chat/index.js';
 import { createAuditLog } from './modules/audit/index.js';
@@ -94,6 +95,8 @@ function servicesOf(s: Parts & Conversation & Runners) {
     auth: s.auth,
     accountEmail: s.accountEmail,
     oauth: s.oauth,
+    players: s.players,
+    account: s.account,
     conversations: s.conversations,
     timeline: s.timeline,
     instances: s.instances,
@@ -189,7 +192,8 @@ function buildRegistry(config: Config, p: Platform & Identity, closers: Closers)
   );
   closers.unshift(async () => webhooks.close());
   const characters = new CharactersService(db, users);
-  const inventory = new InventoryService(db, timeline, users);
+  // A tool's change of a player's inventory reaches the player's sockets (inventoryUpdate).
+  const inventory = new InventoryService(db, timeline, users, (c) => p.bus.publish('inventory.changed', c));
   const chatPlatform = new ChatPlatformService(db);
   // Routing reads the channel's protocol; the persona type is the server's own (the character
   // profile, or the persona session a chat turn runs in), never a client's claim.
@@ -319,7 +323,16 @@ function buildConversation(config: Config, p: Parts, closers: Closers) {
     projects: (q) => workflows.projectStats(q),
     assistantUserId,
   });
-  return { chat, workflows, ...observerModule, consciousness };
+  // An account's export and erasure read through each owning module's service.
+  const account = new AccountService({
+    users: p.users,
+    memory,
+    conversations: p.conversations,
+    inventory: p.inventory,
+    timeline,
+    accessTokenTtlSeconds: config.jwt.accessTtl,
+  });
+  return { chat, workflows, ...observerModule, consciousness, account };
 }
 
 type Conversation = ReturnType<typeof buildConversation>;

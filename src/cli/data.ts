@@ -9,7 +9,6 @@ import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../platform/db/database.js';
-import { isNewCluster } from '../platform/db/empty-cluster.js';
 import { acquireDataDirLock } from '../platform/db/lock.js';
 import { migrate } from '../platform/db/migrate.js';
 import type { EmbeddedServer } from '../platform/db/pglite-server.js';
@@ -81,7 +80,7 @@ export const DATA_RUNS = {
     if (!existsSync(file)) throw new CliError('file_missing', `${file} does not exist`);
     const dir = resolve(config.dataDir, 'pglite');
     let movedAside: string | undefined;
-    if (!embedded && !isNewCluster(dir)) {
+    if (!embedded && existsSync(join(dir, 'PG_VERSION'))) {
       if (!input.replace)
         throw new CliError(
           'data_dir_in_use',
@@ -91,7 +90,6 @@ export const DATA_RUNS = {
       const lock = acquireDataDirLock(dir); // a running server's directory is never moved
       renameSync(dir, movedAside);
       lock.release();
-      rmSync(join(movedAside, 'server.lock'), { force: true });
     }
     try {
       // A new cluster starts from the tarball (pglite-server.ts), then is migrated to this version.

@@ -449,7 +449,7 @@ export interface paths {
     put?: never;
     /**
      * Create an API key (the key is shown once)
-     * @description Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.
+     * @description Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; players:write for a game server signing its players in; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.
      */
     post: {
       parameters: {
@@ -462,7 +462,7 @@ export interface paths {
         content: {
           'application/json': {
             name: string;
-            scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+            scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
             /** @description the account the key belongs to (an mcp key acts as it); default: the administrator creating it */
             userId?: number;
           };
@@ -478,7 +478,7 @@ export interface paths {
             'application/json': {
               id: number;
               name: string;
-              scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+              scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
               prefix: string;
               /** @description shown once; only a hash is stored */
               key: string;
@@ -1288,7 +1288,76 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Erase an account
+     * @description The same erasure as DELETE /api/user/account, by an administrator: sessions, memories, conversations, inventory and linked logins go; ledger rows stay under the id. A character is deleted as one (DELETE /api/admin/data/npcs/{id}, 409 here), and your own account with DELETE /api/user/account. Administrators only.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @example 42 */
+          id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     /**
@@ -1370,6 +1439,125 @@ export interface paths {
         };
       };
     };
+    trace?: never;
+  };
+  '/api/user/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Everything of the caller's, as one JSON document
+     * @description The caller's profile, memories, conversations with their messages, inventory, economy ledger and the timeline events about them, as one JSON document (a download). Your own access token.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['AccountExport'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/user/account': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Erase the caller's account
+     * @description Erases the caller's account for good: its sessions (every token stops working at once), memories, conversations and messages, inventory and linked logins. The economy ledger keeps its rows under the account's id, which then names no one, so balances and audits still add up; timeline events about the account lose their user. An account with a password sends it (`invalid_credentials` otherwise); one without (a game's player) must call from a session signed in within the last 10 minutes (403 `session_not_recent`).
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the account's password, when it has one */
+            password?: string;
+          } | null;
+        };
+      };
+      responses: {
+        /** @description No content */
+        204: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/api/health': {
@@ -2648,6 +2836,401 @@ export interface paths {
           };
           content: {
             'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/chat/turns': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * One chat turn over HTTP: Server-Sent Events, or one JSON answer
+     * @description The socket's `chatMessage` (or, with `direct: true`, its `directNpcMessage`) for a client that speaks no Socket.IO: the same turn, rate limit, `clientMessageId` idempotency and errors. With `Accept: text/event-stream` the answer is a stream of Server-Sent Events whose names and data are the socket's (`assistantThinking`, `assistantResponseDelta`, `assistantResponse`, `assistantIdle`; `npcThinking`, `directNpcResponse`; or `chatError`), closed by `ack` (the socket's acknowledgement: `{ ok, conversationId, messageId }` or `{ ok: false, error }`). Otherwise one JSON answer once the turn is over: its ids and replies, or the turn's problem+json with its status. A body that is not valid is 400 before any event. A player's access token.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            message: string;
+            clientMessageId?: string;
+            conversationId?: number;
+            npcUserId?: number;
+            channelId?: string;
+            attachmentUrls?: string[];
+            uploadContextId?: string;
+            imageBase64Array?: string[];
+            preferences?: {
+              language?: string;
+              /** @enum {string} */
+              responseLength?: 'short' | 'medium' | 'long';
+              stream?: boolean;
+            };
+            /** Format: uuid */
+            personaSessionId?: string;
+            /** @description true: a directNpcMessage turn (npcUserId's character answers, bypassing the director) */
+            direct?: boolean;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ChatTurn'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/models': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The characters as OpenAI models
+     * @description OpenAI's model list: `assistant` and each character as `npc:<id>` (`owned_by` is its name). A player's access token as the API key.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {string} */
+              object: 'list';
+              data: components['schemas']['OpenAiModel'][];
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/models/{model}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One character as an OpenAI model
+     * @description `assistant` or `npc:<id>`; 404 `model_not_found` for anything else.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @example npc:7 */
+          model: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiModel'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/chat/completions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A chat turn in OpenAI’s shape (streamed with stream: true)
+     * @description OpenAI's chat completion for any client or engine plugin that speaks OpenAI: the base URL is this service's `/v1` and the API key a player's access token. `model` is `assistant` or `npc:<id>` (GET /v1/models); the last message must be the user's, and is the turn's message: the service keeps the conversation itself (history, memories, the character's system prompt), so the earlier messages are not sent on. `assistant` turns run in the player's default conversation; `npc:<id>` is a direct message to that character. The turn is stored like any other, under the same rate limit; an `Idempotency-Key` header is the turn's `clientMessageId` (a retry is answered from the stored reply). With `stream: true`, `chat.completion.chunk` Server-Sent Events end with `data: [DONE]`. Errors are OpenAI's `{ error: { message, type, param, code } }`.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: {
+          'idempotency-key'?: string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *       "model": "npc:7",
+           *       "messages": [
+           *         {
+           *           "role": "user",
+           *           "content": "Is the forge lit?"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** @description `assistant`, or `npc:<id>` for a character */
+            model: string;
+            messages: ({
+              /** @enum {string} */
+              role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+              content?:
+                | string
+                | ({
+                    type: string;
+                    text?: string;
+                  } & {
+                    [key: string]: unknown;
+                  })[]
+                | null;
+            } & {
+              [key: string]: unknown;
+            })[];
+            stream?: boolean | null;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiChatCompletion'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        502: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['OpenAiError'];
           };
         };
       };
@@ -6582,6 +7165,202 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sync/players': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Find or create the player a game knows by its own id, and sign it in
+     * @description For a game server: the player the game knows by `externalId` (the same one every time; created on first use as a password-less `carbon`/`public` account named `name`) gets a new session of `clientType` (default `game_client`). Hand `accessToken` and `refreshToken` to the game client: refresh, logout and the end of sessions work as for any session. A `name` different from the player's renames it. 201 when the player was created, 200 when found. An API key with players:write (or an administrator's token); `PLAYERS_RATE_LIMIT` calls a minute per key (429).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          /**
+           * @example {
+           *       "externalId": "steam:76561198000000001",
+           *       "name": "Ada",
+           *       "clientType": "game_client"
+           *     }
+           */
+          'application/json': {
+            /** @description the game's own id of the player (a Steam id, a console account, its own login) */
+            externalId: string;
+            /** @description the name the characters call the player */
+            name?: string;
+            /**
+             * @description the session's client type
+             * @default game_client
+             * @enum {string}
+             */
+            clientType?: 'web_portal' | 'chat_platform' | 'api' | 'game_client' | 'mobile' | 'vr' | 'ar';
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlayerSession'];
+          };
+        };
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['PlayerSession'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sync/players/{externalId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One player by the game’s own id
+     * @description The profile of the player signed in under `externalId` (404 when the game never signed it in). An API key with players:write (or an administrator’s token).
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /**
+           * @description the game's own id of the player (a Steam id, a console account, its own login)
+           * @example steam:76561198000000001
+           */
+          externalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['UserProfile'];
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Problem'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -12039,6 +12818,144 @@ export interface components {
   schemas: {
     /**
      * @example {
+     *       "exportedAt": "2025-05-01T09:30:00.000Z",
+     *       "profile": {
+     *         "id": 42,
+     *         "email": null,
+     *         "name": "Ada",
+     *         "role": "carbon",
+     *         "accountType": "public",
+     *         "energy_coins": 25
+     *       },
+     *       "memories": [
+     *         {
+     *           "id": 9,
+     *           "userId": 42,
+     *           "content": "My horse is called Blaze.",
+     *           "source": "shared"
+     *         }
+     *       ],
+     *       "conversations": [
+     *         {
+     *           "id": 12,
+     *           "title": "Conversation",
+     *           "messages": [
+     *             {
+     *               "id": 345,
+     *               "role": "user",
+     *               "text": "Hello"
+     *             }
+     *           ]
+     *         }
+     *       ],
+     *       "inventory": {
+     *         "items": [],
+     *         "energy_coins": 25
+     *       },
+     *       "ledger": [
+     *         {
+     *           "id": 1,
+     *           "kind": "currency",
+     *           "delta": 25,
+     *           "balance_before": 0,
+     *           "balance_after": 25
+     *         }
+     *       ],
+     *       "timeline": [
+     *         {
+     *           "id": 981,
+     *           "eventType": "arrived_at_harbour",
+     *           "eventText": "Reached the harbour"
+     *         }
+     *       ]
+     *     }
+     */
+    AccountExport: {
+      /** Format: date-time */
+      exportedAt: string;
+      profile: {
+        [key: string]: unknown;
+      };
+      memories: unknown[];
+      /** @description each conversation with its messages, oldest first */
+      conversations: unknown[];
+      inventory: unknown;
+      /** @description every change of the account's coins and items */
+      ledger: unknown[];
+      /** @description the timeline events about the account, newest first */
+      timeline: unknown[];
+    };
+    /**
+     * @example {
+     *       "exportedAt": "2025-05-01T09:30:00.000Z",
+     *       "profile": {
+     *         "id": 42,
+     *         "email": null,
+     *         "name": "Ada",
+     *         "role": "carbon",
+     *         "accountType": "public",
+     *         "energy_coins": 25
+     *       },
+     *       "memories": [
+     *         {
+     *           "id": 9,
+     *           "userId": 42,
+     *           "content": "My horse is called Blaze.",
+     *           "source": "shared"
+     *         }
+     *       ],
+     *       "conversations": [
+     *         {
+     *           "id": 12,
+     *           "title": "Conversation",
+     *           "messages": [
+     *             {
+     *               "id": 345,
+     *               "role": "user",
+     *               "text": "Hello"
+     *             }
+     *           ]
+     *         }
+     *       ],
+     *       "inventory": {
+     *         "items": [],
+     *         "energy_coins": 25
+     *       },
+     *       "ledger": [
+     *         {
+     *           "id": 1,
+     *           "kind": "currency",
+     *           "delta": 25,
+     *           "balance_before": 0,
+     *           "balance_after": 25
+     *         }
+     *       ],
+     *       "timeline": [
+     *         {
+     *           "id": 981,
+     *           "eventType": "arrived_at_harbour",
+     *           "eventText": "Reached the harbour"
+     *         }
+     *       ]
+     *     }
+     */
+    AccountExportInput: {
+      /** Format: date-time */
+      exportedAt: string;
+      profile: {
+        [key: string]: unknown;
+      };
+      memories: unknown[];
+      /** @description each conversation with its messages, oldest first */
+      conversations: unknown[];
+      inventory: unknown;
+      /** @description every change of the account's coins and items */
+      ledger: unknown[];
+      /** @description the timeline events about the account, newest first */
+      timeline: unknown[];
+    };
+    /**
+     * @example {
      *       "status": "ok",
      *       "version": "0.1.0",
      *       "database": {
@@ -12226,7 +13143,7 @@ export interface components {
     ApiKey: {
       id: number;
       name: string;
-      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
       prefix: string;
       /** Format: date-time */
       createdAt: string;
@@ -12250,7 +13167,7 @@ export interface components {
     ApiKeyInput: {
       id: number;
       name: string;
-      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp')[];
+      scopes: ('sync:read' | 'sync:write' | 'chat-platform:command' | 'mcp' | 'players:write')[];
       prefix: string;
       /** Format: date-time */
       createdAt: string;
@@ -12576,6 +13493,96 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+    };
+    /**
+     * @example {
+     *       "conversationId": 12,
+     *       "messageId": 344,
+     *       "replies": [
+     *         {
+     *           "conversationId": 12,
+     *           "messageId": 345,
+     *           "npcUserId": 1,
+     *           "npcName": "Assistant",
+     *           "text": "Good morning! How did the trip go?",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         }
+     *       ]
+     *     }
+     */
+    ChatTurn: {
+      conversationId: number;
+      /** @description the stored user message's id */
+      messageId: number;
+      /** @description each assistantResponse of the turn (a direct turn: its directNpcResponse) */
+      replies: (
+        | {
+            conversationId: number;
+            messageId: number;
+            npcUserId: number;
+            npcName: string;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+            toolResults?: {
+              name: string;
+              result: unknown;
+            }[];
+          }
+        | {
+            npcUserId: number;
+            npcName: string;
+            messageId: number;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+          }
+      )[];
+    };
+    /**
+     * @example {
+     *       "conversationId": 12,
+     *       "messageId": 344,
+     *       "replies": [
+     *         {
+     *           "conversationId": 12,
+     *           "messageId": 345,
+     *           "npcUserId": 1,
+     *           "npcName": "Assistant",
+     *           "text": "Good morning! How did the trip go?",
+     *           "createdAt": "2025-05-01T09:30:00.000Z"
+     *         }
+     *       ]
+     *     }
+     */
+    ChatTurnInput: {
+      conversationId: number;
+      /** @description the stored user message's id */
+      messageId: number;
+      /** @description each assistantResponse of the turn (a direct turn: its directNpcResponse) */
+      replies: (
+        | {
+            conversationId: number;
+            messageId: number;
+            npcUserId: number;
+            npcName: string;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+            toolResults?: {
+              name: string;
+              result: unknown;
+            }[];
+          }
+        | {
+            npcUserId: number;
+            npcName: string;
+            messageId: number;
+            text: string;
+            /** Format: date-time */
+            createdAt: string;
+          }
+      )[];
     };
     /**
      * @example {
@@ -13727,6 +14734,110 @@ export interface components {
       /** Format: date-time */
       checkedAt: string;
     };
+    OpenAiChatCompletion: {
+      id: string;
+      /** @constant */
+      object: 'chat.completion';
+      created: number;
+      model: string;
+      choices: {
+        index: number;
+        message: {
+          /** @constant */
+          role: 'assistant';
+          content: string;
+          refusal: null;
+        };
+        /** @constant */
+        finish_reason: 'stop';
+        logprobs: null;
+      }[];
+    };
+    OpenAiChatCompletionInput: {
+      id: string;
+      /** @constant */
+      object: 'chat.completion';
+      created: number;
+      model: string;
+      choices: {
+        index: number;
+        message: {
+          /** @constant */
+          role: 'assistant';
+          content: string;
+          refusal: null;
+        };
+        /** @constant */
+        finish_reason: 'stop';
+        logprobs: null;
+      }[];
+    };
+    /**
+     * @example {
+     *       "error": {
+     *         "message": "No model npc:99",
+     *         "type": "not_found_error",
+     *         "param": "model",
+     *         "code": "model_not_found"
+     *       }
+     *     }
+     */
+    OpenAiError: {
+      error: {
+        message: string;
+        type: string;
+        param: string | null;
+        code: string;
+      };
+    };
+    /**
+     * @example {
+     *       "error": {
+     *         "message": "No model npc:99",
+     *         "type": "not_found_error",
+     *         "param": "model",
+     *         "code": "model_not_found"
+     *       }
+     *     }
+     */
+    OpenAiErrorInput: {
+      error: {
+        message: string;
+        type: string;
+        param: string | null;
+        code: string;
+      };
+    };
+    /**
+     * @example {
+     *       "id": "npc:7",
+     *       "object": "model",
+     *       "created": 1746091800,
+     *       "owned_by": "Mira"
+     *     }
+     */
+    OpenAiModel: {
+      id: string;
+      /** @constant */
+      object: 'model';
+      created: number;
+      owned_by: string;
+    };
+    /**
+     * @example {
+     *       "id": "npc:7",
+     *       "object": "model",
+     *       "created": 1746091800,
+     *       "owned_by": "Mira"
+     *     }
+     */
+    OpenAiModelInput: {
+      id: string;
+      /** @constant */
+      object: 'model';
+      created: number;
+      owned_by: string;
+    };
     /**
      * @example {
      *       "id": 42,
@@ -13894,6 +15005,28 @@ export interface components {
       step: number | null;
       /** Format: date-time */
       updatedAt: string;
+    };
+    PlayerSession: {
+      accessToken: string;
+      refreshToken: string;
+      /** @constant */
+      tokenType: 'Bearer';
+      /** @description access token lifetime in seconds */
+      expiresIn: number;
+      user: components['schemas']['UserProfile'];
+      /** @description true when this call created the player */
+      created: boolean;
+    };
+    PlayerSessionInput: {
+      accessToken: string;
+      refreshToken: string;
+      /** @constant */
+      tokenType: 'Bearer';
+      /** @description access token lifetime in seconds */
+      expiresIn: number;
+      user: components['schemas']['UserProfileInput'];
+      /** @description true when this call created the player */
+      created: boolean;
     };
     /** @description RFC 9457 problem details */
     Problem: {

@@ -17,7 +17,7 @@ export function apiKeyRoutes(app: App, { auth }: { auth: AuthService }) {
         tags,
         summary: 'Create an API key (the key is shown once)',
         description:
-          'Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.',
+          'Creates an API key with the given scopes (sync:read, sync:write for a world platform; chat-platform:command for a chat bot; players:write for a game server signing its players in; mcp for the MCP endpoint, acting as the administrator who creates it). The key is in this answer only: store it; only its hash is kept. Administrators only.',
         body: createApiKeyBody,
         response: { 201: createdApiKeySchema, ...problems(400, 401, 403) },
       },

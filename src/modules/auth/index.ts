@@ -11,11 +11,14 @@ import { UsersService } from '../users/index.js';
 import { AccountEmailService, enqueueVerification } from './account-email.service.js';
 import { AuthService } from './auth.service.js';
 import { OAuthService } from './oauth.service.js';
+import { PlayersService } from './players.service.js';
 import './auth.tables.js';
 import './oauth.tables.js';
 
 export { emailSchema, passwordSchema, scopeSchema } from './auth.schemas.js';
 export { AuthService } from './auth.service.js';
+export { PlayersService } from './players.service.js';
+export { clientTypeSchema, tokenResponse } from './auth.schemas.js';
 export { AccountEmailService, enqueueVerification } from './account-email.service.js';
 export { OAuthService } from './oauth.service.js';
 export { authPlugin, type AuthPluginOptions } from './auth.plugin.js';
@@ -74,7 +77,8 @@ export async function createIdentityModule(
     { db, jobs, log, users, counters, auth, mailer },
     config,
   );
-  return { accounts, users, auth, accountEmail, oauth };
+  const players = new PlayersService(db, users, auth);
+  return { accounts, users, auth, accountEmail, oauth, players };
 }
 
 interface AuthModuleParts {

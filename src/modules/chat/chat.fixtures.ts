@@ -5,6 +5,7 @@
 import type { Socket } from 'socket.io-client';
 import type { z } from 'zod';
 import { connectSocket, type TestApp, type TestSocket, type TestUser } from '../../../test/harness.js';
+import { inventoryUpdateEvent } from '../inventory/index.js';
 import type { ChatClientEvents, ChatServerEvents } from './chat.events.js';
 import {
   assistantIdleEvent,
@@ -51,7 +52,11 @@ function check(name: string, schema: z.ZodType, value: unknown) {
 async function checkedSend(sent: Sent): Sent {
   const r = await sent;
   check('the ack', chatAckSchema, r.ack);
-  const schemas: Partial<Record<string, z.ZodType>> = serverEventSchemas;
+  // The inventory module's inventoryUpdate shares the namespace (it follows a tool turn).
+  const schemas: Partial<Record<string, z.ZodType>> = {
+    ...serverEventSchemas,
+    inventoryUpdate: inventoryUpdateEvent,
+  };
   for (const e of r.events) {
     const schema = schemas[e.name];
     if (!schema) throw new Error(`unexpected event ${e.name}`);

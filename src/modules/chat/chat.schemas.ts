@@ -147,6 +147,8 @@ export const assistantResponseEvent = z.object({
     .object({ inputTokens: z.number().int(), outputTokens: z.number().int() })
     .optional()
     .describe("the turn's token usage over its model calls (on the turn's first reply)"),
+  /** The tools the turn ran for this reply, each with its result (inventoryUpdate follows a change). */
+  toolResults: z.array(z.object({ name: z.string(), result: z.unknown() })).optional(),
 });
 
 export const assistantIdleEvent = z.object({ conversationId: z.number().int() });

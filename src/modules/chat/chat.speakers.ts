@@ -123,6 +123,7 @@ export class ChatSpeakers {
       text: p.text,
       createdAt: p.createdAt,
       ...usageOf(m),
+      ...toolResultsOf(m),
     };
   }
 }
@@ -133,4 +134,10 @@ function usageOf(m: MessageRow): { usage?: { inputTokens: number; outputTokens: 
   return typeof u?.inputTokens === 'number' && typeof u.outputTokens === 'number'
     ? { usage: { inputTokens: u.inputTokens, outputTokens: u.outputTokens } }
     : {};
+}
+
+/** The tool results stored with a reply (its metadata's `tools`), for its assistantResponse. */
+function toolResultsOf(m: MessageRow): { toolResults?: { name: string; result: unknown }[] } {
+  const tools = (m.metadata as { tools?: unknown } | null)?.tools;
+  return Array.isArray(tools) ? { toolResults: tools as { name: string; result: unknown }[] } : {};
 }

@@ -7,6 +7,8 @@ import type { ConversationsService } from './conversations.service.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { toolRoutes } from './tools.routes.js';
 import { previewRoutes } from './preview.routes.js';
+import { turnRoutes } from './turns.routes.js';
+import { openAiRoutes, type ModelDirectory } from './openai.routes.js';
 import './chat.tables.js';
 
 export { ConversationsService, presentMessage, type MessageRow } from './conversations.service.js';
@@ -30,15 +32,20 @@ export type {
 export type { PersonaSessionPort, TurnEmitter, TurnPersona } from './chat.types.js';
 export { ChatTurnError } from './chat.types.js';
 
-/** The module's HTTP door (mounted by app.ts): conversations, history, choices and the tool list;
- * the chat turn itself runs on the main Socket.IO namespace (`chatSockets`). */
-export const chatPlugin: AppPlugin<{ chat: ChatService; conversations: ConversationsService }> = async (
-  app,
-  opts,
-) => {
+/** The module's HTTP door (mounted by app.ts): conversations, history, choices, the tool list and
+ * the chat turn over HTTP (`POST /api/chat/turns`) and in OpenAI's shape (`/v1/*`); on sockets the turn runs on the main Socket.IO
+ * namespace (`chatSockets`). */
+export const chatPlugin: AppPlugin<{
+  chat: ChatService;
+  conversations: ConversationsService;
+  characters: ModelDirectory;
+}> = async (app, opts) => {
   conversationRoutes(app, opts);
   toolRoutes(app, opts);
   previewRoutes(app, opts);
+  turnRoutes(app, opts);
+  // The OpenAI-compatible door, in a context of its own: its errors leave in OpenAI's shape.
+  await app.register(async (door) => openAiRoutes(door, opts));
 };
 
 /** Builds the chat service and defines its jobs (a document attached to chat is read and stored in

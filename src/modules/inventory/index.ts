@@ -20,6 +20,12 @@ export {
   type Item,
 } from './inventory.schemas.js';
 export { inventorySummary } from './inventory.rules.js';
+export {
+  inventorySockets,
+  inventoryEventDocs,
+  inventoryUpdateEvent,
+  type InventoryUpdate,
+} from './inventory.updates.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const inventoryPlugin: AppPlugin<{ inventory: InventoryService }> = async (app, opts) =>

@@ -10,6 +10,7 @@ import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js'
 import * as repo from './inventory.repository.js';
 import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
 import type { InventoryView, Item, ItemInput, ModifyInput } from './inventory.schemas.js';
+import { changed, type InventoryChanged } from './inventory.updates.js';
 
 /** Who made a change and why; stored in the ledger. */
 export interface ChangeContext {
@@ -86,6 +87,8 @@ export class InventoryService {
     private readonly timeline: TimelineService,
     /** Owner of the user row, where the balance column lives: its writes go through it. */
     private readonly users: UsersService,
+    /** Told of each director change once it committed (the player's sockets hear it). */
+    private readonly announce: (change: InventoryChanged) => void = () => undefined,
   ) {}
 
   /** Appends one change to the ledger (every inventory and currency change does). */
@@ -224,7 +227,8 @@ export class InventoryService {
   // ---- rule 3: the director's tool commands -------------------------------------------------
 
   /** The director's `modifyCurrency(amount)` tool: the change, a timeline event
-   * (`currency_changed`, broadcast after commit) and the ledger entry, in one transaction. */
+   * (`currency_changed`, broadcast after commit; linked to the player's own instance when the turn
+   * names none) and the ledger entry, in one transaction. */
   async directorModifyCurrency(
     input: DirectorChange & { amount: number },
   ): Promise<{ change: CurrencyChange; event: TimelineEvent }> {
@@ -244,6 +248,7 @@ export class InventoryService {
         directorContext(input, 'modifyCurrency'),
         event.id,
       );
+      afterCommit(() => this.announce(changed(input, event.id, null, input.amount, before, after)));
       return { change: { userId: input.userId, amount: input.amount, before, after, ledgerId }, event };
     });
   }
@@ -277,6 +282,7 @@ export class InventoryService {
         directorContext(input, 'modifyInventory'),
         event.id,
       );
+      afterCommit(() => this.announce(changed(input, event.id, input.itemId, input.quantity, before, after)));
       return {
         change: {
           userId: input.userId,
@@ -291,7 +297,7 @@ export class InventoryService {
     });
   }
 
-  private directorEvent(
+  private async directorEvent(
     trx: Executor,
     afterCommit: AfterCommit,
     input: DirectorChange,
@@ -306,7 +312,7 @@ export class InventoryService {
         eventType,
         eventText,
         userId: input.userId,
-        instanceId: input.instanceId ?? null,
+        instanceId: input.instanceId ?? (await this.timeline.playerInstanceId(trx, input.userId)),
         personaId: input.actorUserId,
         source: 'director',
         metadata: {

@@ -36,6 +36,20 @@ export function findInstances(db: Executor, ids: number[]): Promise<InstanceRow[
     .execute();
 }
 
+/** The player's own instance: the active level-5 instance it owns, the most recently seen first. */
+export function findPlayerInstance(db: Executor, userId: number) {
+  return db
+    .selectFrom('instances')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('level', '=', 5)
+    .where('is_active', '=', true)
+    .orderBy(sql`last_seen_at desc nulls last`)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
 export function findRoot(db: Executor) {
   return db.selectFrom('instances').select(instanceColumns).where('is_root', '=', true).executeTakeFirst();
 }

@@ -315,6 +315,11 @@ export class TimelineService {
     await repo.updateInstance(executor, instanceId, { state_machine_instance_id: stateMachineInstanceId });
   }
 
+  /** The id of the player's own instance (the active level-5 one it owns), or null when none. */
+  async playerInstanceId(executor: Executor, userId: number): Promise<number | null> {
+    return (await repo.findPlayerInstance(executor, userId))?.id ?? null;
+  }
+
   async getInstance(id: number, executor: Executor = this.db): Promise<Instance | undefined> {
     const r = await repo.findInstance(executor, id);
     return r ? toInstance(r) : undefined;

@@ -11,7 +11,7 @@ export {
   type UserRow,
   type CreateUserInput,
 } from './users.service.js';
-export { accountTypeSchema, profileSchema, roleSchema, type Profile } from './users.schemas.js';
+export { accountTypeSchema, profileSchema, roleSchema, userIdParam, type Profile } from './users.schemas.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const usersPlugin: AppPlugin<{ users: UsersService }> = async (app, opts) => usersRoutes(app, opts);

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { AppError, makeProblem, toProblem, type Problem } from '../http/problem.js';
 import { principalOf, type AuthDeps, type UserPrincipal } from '../http/auth.js';
 import type { AccessClaims } from '../security/jwt.js';
+import { originAllowed } from '../http/cors.js';
 
 export interface SocketData {
   user: UserPrincipal;
@@ -112,6 +113,7 @@ export function createSocketServer(
   deps: SocketAuthDeps,
   log: Logger,
   maxPayloadBytes: number,
+  origins: { allowed: readonly string[]; publicUrl: string } = { allowed: [], publicUrl: 'http://localhost' },
   /** False once the node drains: a new connection is refused (HTTP 403), and the client tries
    * again (behind a balancer, on another node). */
   accepting: () => boolean = () => true,
@@ -119,10 +121,15 @@ export function createSocketServer(
   const io = new Server(httpServer, {
     path: '/socket.io',
     maxHttpBufferSize: maxPayloadBytes,
-    cors: { origin: true, credentials: true },
+    // CORS_ORIGINS, as for REST (platform/http/cors.ts): CORS headers for the listed origins only,
+    // and a handshake from any other page's origin refused (a WebSocket is not subject to CORS).
+    ...(origins.allowed.length > 0 ? { cors: { origin: [...origins.allowed], credentials: true } } : {}),
+    allowRequest: (req, callback) => {
+      if (!accepting()) return callback('this node is shutting down', false);
+      const ok = originAllowed(req.headers.origin, req.headers.host, origins.allowed, origins.publicUrl);
+      callback(ok ? null : 'origin not allowed', ok);
+    },
     serveClient: false,
-    allowRequest: (_req, callback) =>
-      accepting() ? callback(null, true) : callback('this node is shutting down', false),
   });
   authenticateSocket(io.of('/'), deps, log);
   const open = new Set<EngineConnection>();

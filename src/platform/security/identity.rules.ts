@@ -12,8 +12,15 @@ export const CLIENT_TYPES = [
 ] as const;
 /** API key scopes: the sync endpoints for a world platform; `chat-platform:command` for a chat
  * platform's bot, acting as the platform user a command names (POST /api/chat-platform/commands);
- * `mcp` for the MCP endpoint (/mcp), acting as the account the key belongs to. */
-export const API_SCOPES = ['sync:read', 'sync:write', 'chat-platform:command', 'mcp'] as const;
+ * `mcp` for the MCP endpoint (/mcp), acting as the account the key belongs to; `players:write` for a
+ * game server signing its players in (POST /api/sync/players). */
+export const API_SCOPES = [
+  'sync:read',
+  'sync:write',
+  'chat-platform:command',
+  'mcp',
+  'players:write',
+] as const;
 
 export type Role = (typeof ROLES)[number];
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
