@@ -4568,6 +4568,7 @@ export interface paths {
             metadata?: {
               [key: string]: unknown;
             };
+            tools?: components['schemas']['NpcToolsInput'] | null;
           };
         };
       };
@@ -4723,6 +4724,7 @@ export interface paths {
             metadata?: {
               [key: string]: unknown;
             };
+            tools?: components['schemas']['NpcToolsInput'] | null;
           };
         };
       };
@@ -12998,6 +13000,15 @@ export interface components {
      *           "review"
      *         ]
      *       },
+     *       "tools": {
+     *         "modifyInventory": {
+     *           "items": [
+     *             3
+     *           ],
+     *           "maxQuantity": 1,
+     *           "dailyQuantity": 1
+     *         }
+     *       },
      *       "isAssistant": false
      *     }
      */
@@ -13010,6 +13021,7 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       };
+      tools: components['schemas']['NpcTools'] | null;
       isAssistant: boolean;
     };
     /**
@@ -13024,6 +13036,15 @@ export interface components {
      *           "review"
      *         ]
      *       },
+     *       "tools": {
+     *         "modifyInventory": {
+     *           "items": [
+     *             3
+     *           ],
+     *           "maxQuantity": 1,
+     *           "dailyQuantity": 1
+     *         }
+     *       },
      *       "isAssistant": false
      *     }
      */
@@ -13036,7 +13057,74 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       };
+      tools: components['schemas']['NpcToolsInput'] | null;
       isAssistant: boolean;
+    };
+    /**
+     * @description the economy tools the character may call and their limits; unset or null: none (the assistant's defaults for the assistant)
+     * @example {
+     *       "modifyInventory": {
+     *         "items": [
+     *           3,
+     *           4
+     *         ],
+     *         "maxQuantity": 1,
+     *         "dailyQuantity": 2
+     *       },
+     *       "modifyCurrency": {
+     *         "maxAmount": 20,
+     *         "dailyAmount": 50
+     *       }
+     *     }
+     */
+    NpcTools: {
+      modifyInventory?: {
+        /** @description the item ids the character may give or take, or "all" */
+        items: 'all' | number[];
+        /** @description the most of one item one call may change (either way) */
+        maxQuantity: number;
+        /** @description the most, of all items together, changed for one player per UTC day */
+        dailyQuantity: number;
+      };
+      modifyCurrency?: {
+        /** @description the most energy coins one call may award or charge */
+        maxAmount: number;
+        /** @description the most awarded and charged together for one player per UTC day */
+        dailyAmount: number;
+      };
+    };
+    /**
+     * @description the economy tools the character may call and their limits; unset or null: none (the assistant's defaults for the assistant)
+     * @example {
+     *       "modifyInventory": {
+     *         "items": [
+     *           3,
+     *           4
+     *         ],
+     *         "maxQuantity": 1,
+     *         "dailyQuantity": 2
+     *       },
+     *       "modifyCurrency": {
+     *         "maxAmount": 20,
+     *         "dailyAmount": 50
+     *       }
+     *     }
+     */
+    NpcToolsInput: {
+      modifyInventory?: {
+        /** @description the item ids the character may give or take, or "all" */
+        items: 'all' | number[];
+        /** @description the most of one item one call may change (either way) */
+        maxQuantity: number;
+        /** @description the most, of all items together, changed for one player per UTC day */
+        dailyQuantity: number;
+      };
+      modifyCurrency?: {
+        /** @description the most energy coins one call may award or charge */
+        maxAmount: number;
+        /** @description the most awarded and charged together for one player per UTC day */
+        dailyAmount: number;
+      };
     };
     ObserverMetaState: {
       cycles: number;

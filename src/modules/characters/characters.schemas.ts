@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageMeta } from '../../platform/http/pagination.js';
+import { npcToolsSchema } from './characters.tools.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 export const idParam = z.object({
@@ -16,6 +17,7 @@ export const npcBody = z
     description: z.string().max(10_000).default(''),
     personaType: z.string().trim().min(1).max(50).optional(),
     metadata: jsonObject.optional(),
+    tools: npcToolsSchema.nullable().optional(),
   })
   .meta({
     examples: [
@@ -36,6 +38,7 @@ export const npcSchema = z
     description: z.string(),
     personaType: z.string().nullable(),
     metadata: jsonObject,
+    tools: npcToolsSchema.nullable(),
     isAssistant: z.boolean(),
   })
   .meta({
@@ -47,6 +50,7 @@ export const npcSchema = z
         description: 'The blacksmith of the harbour town.',
         personaType: 'crafter',
         metadata: { specialties: ['writing', 'review'] },
+        tools: { modifyInventory: { items: [3], maxQuantity: 1, dailyQuantity: 1 } },
         isAssistant: false,
       },
     ],
