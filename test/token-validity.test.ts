@@ -34,6 +34,15 @@ async function expectSignedOutEverywhere(token: string) {
       body: form,
       headers: { authorization: `Bearer ${token}` },
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as { code: string } })),
+    fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as { code: string } })),
   ];
   for (const res of await Promise.all(calls)) {
     expect(res.status).toBe(401);
@@ -79,6 +88,23 @@ describe('a token whose account is gone', () => {
       accountType: 'public',
     });
     await expectSignedOutEverywhere(never);
+  });
+
+  it('is refused when its session is not in this database (a token of another database, same secret)', async () => {
+    // Another database with the same JWT_SECRET: its id is an administrator here, its session is not.
+    const cso = await createUser(t, 'cso');
+    const row = await t.deps.services.users.get(cso.id);
+    const elsewhere = await t.deps.tokens.sign(
+      { id: row.id, role: row.role, name: row.name, accountType: row.account_type },
+      600,
+      '7f0c1e2a-5b1d-4c3e-9a8f-000000000000',
+    );
+    await expectSignedOutEverywhere(elsewhere);
+    // Without a session at all, too; the account's own token still works.
+    await expectSignedOutEverywhere(
+      await t.deps.tokens.sign({ id: row.id, role: row.role, name: row.name, accountType: row.account_type }),
+    );
+    expect((await t.api('GET', '/api/admin/users', { token: cso.accessToken })).status).toBe(200);
   });
 });
 
