@@ -149,7 +149,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   observerSockets(io, {
     instances: s.instances,
     bus: deps.bus,
-    authenticate: (nsp: Namespace) => authenticateSocket(nsp, socketAuth, deps.log),
+    authenticate: (nsp: Namespace, rejudged) => authenticateSocket(nsp, socketAuth, deps.log, rejudged),
   });
   app.addHook('onClose', async () => {
     await io.close();

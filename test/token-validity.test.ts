@@ -254,4 +254,34 @@ describe.runIf(isPostgres())('two nodes on one PostgreSQL', () => {
       expect((await b.api('GET', '/api/memories', { token: gone.accessToken })).status).toBe(401),
     );
   });
+
+  it("an owner change or a demotion on one node closes the other node's /observer sockets", async () => {
+    const boss = await createUser(t, 'cso');
+    const owner = await createUser(t, 'public');
+    const admin = await createUser(t, 'cso');
+    const obs = await t.api('POST', '/api/admin/instances', {
+      token: boss.accessToken,
+      body: { name: 'Two-node watch', level: 8, source: 'portal', userId: owner.id },
+    });
+    expect(obs.status).toBe(201);
+    const exOwner = await connectSocket(b.url, {
+      namespace: '/observer',
+      auth: { token: owner.accessToken, observerId: obs.body.id },
+    });
+    const exAdmin = await connectSocket(b.url, {
+      namespace: '/observer',
+      auth: { token: admin.accessToken, observerId: obs.body.id },
+    });
+    await t.api('PATCH', `/api/admin/instances/${obs.body.id}`, {
+      token: boss.accessToken,
+      body: { userId: boss.id },
+    });
+    expect((await exOwner.next('chatError')).payload.code).toBe('forbidden');
+    await t.api('PATCH', `/api/admin/users/${admin.id}`, {
+      token: boss.accessToken,
+      body: { role: 'carbon' },
+    });
+    expect((await exAdmin.next('chatError')).payload.code).toBe('forbidden');
+    await eventually(() => expect([exOwner, exAdmin].map((s) => s.socket.connected)).toEqual([false, false]));
+  });
 });
