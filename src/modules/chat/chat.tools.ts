@@ -12,7 +12,7 @@ import {
   directorModifyInventoryArgs,
   type InventoryService,
 } from '../inventory/index.js';
-import type { MemoryService } from '../memory/index.js';
+import { OBSERVER_ONLY_SOURCES, type MemoryService } from '../memory/index.js';
 import {
   checkToolCall,
   currencyToolDescription,
@@ -174,6 +174,8 @@ export function chatTools(deps: ToolDeps) {
           )
         )
           .filter((m) => !limited || m.tier === 'world' || m.userId === ctx.actorUserId)
+          // Observers' reflections quote every user: never a player's to look up.
+          .filter((m) => !OBSERVER_ONLY_SOURCES.includes(m.source))
           .slice(0, limit);
         return {
           ok: true,
