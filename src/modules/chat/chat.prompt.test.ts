@@ -60,8 +60,10 @@ describe('buildPrompt', () => {
       {
         has: [
           'You are Assistant, talking with Alice on 2026-11-24.',
-          'World:\n- Lumen is the capital',
-          'About the player:\n- likes tea',
+          'World:\n<<<data source="world memories">>>\n- Lumen is the capital\n<<<end data>>>',
+          'About the player:\n<<<data source="the player\'s memories">>>\n- likes tea\n<<<end data>>>',
+          // Quoted material is said once to be data, not orders.
+          'is quoted material',
           'Sword x 1',
           'Quests: - Find the map: active, 50% done',
           'Mira and Alice: affinity 0.4; flags: metAtForge',
@@ -82,7 +84,7 @@ describe('buildPrompt', () => {
       'the NPC core tier is titled with the lead speaker',
       { memoryContext: { worldContext: '', assistantContext: '- knows every ship', personalContext: '' } },
       {
-        has: ['About Mira:\n- knows every ship'],
+        has: ['About Mira:\n<<<data source="memories of Mira">>>\n- knows every ship\n<<<end data>>>'],
         hasNot: ['World:', 'About the player:'],
         tools: ['modifyCurrency'],
       },

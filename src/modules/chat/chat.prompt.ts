@@ -13,6 +13,7 @@ import { CHOICES_INSTRUCTION, directorInstruction, lengthInstruction, type Npc }
 import type { UserPreferences } from './chat.schemas.js';
 import type { Speaker } from './chat.types.js';
 import { documentsSection, type AttachedDocument } from './chat.documents.rules.js';
+import { DATA_NOTICE, quoted } from './chat.quoting.js';
 
 export interface PromptInput {
   protocol: ResolvedProtocol;
@@ -52,10 +53,11 @@ export function buildPrompt(p: PromptInput): {
   const group = p.speakers.length > 1;
   const lead = p.speakers[0]!;
   const { worldContext, assistantContext, personalContext } = p.memoryContext;
+  // Memories, documents and the system's events are quoted data (chat.quoting.ts), never orders.
   const memoryContext = [
-    worldContext && `World:\n${worldContext}`,
-    assistantContext && `About ${lead.name}:\n${assistantContext}`,
-    personalContext && `About the player:\n${personalContext}`,
+    worldContext && `World:\n${quoted('world memories', worldContext)}`,
+    assistantContext && `About ${lead.name}:\n${quoted(`memories of ${lead.name}`, assistantContext)}`,
+    personalContext && `About the player:\n${quoted("the player's memories", personalContext)}`,
   ]
     .filter(Boolean)
     .join('\n\n');
@@ -72,15 +74,18 @@ export function buildPrompt(p: PromptInput): {
       date: p.today,
     },
   });
+  const documents = quoted('attached documents', documentsSection(p.documents));
+  const knowledge = quoted('system knowledge', p.knowledge);
   const system = [
     composed.system,
-    p.knowledge,
+    memoryContext || documents || knowledge ? DATA_NOTICE : '',
+    knowledge,
     group
       ? directorInstruction(
           p.speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
         )
       : `You are ${lead.name}.${lead.description ? ` ${lead.description}` : ''}`,
-    documentsSection(p.documents),
+    documents,
     lengthInstruction(p.prefs),
     p.prefs?.language ? `Answer in the language ${p.prefs.language}.` : '',
     group ? '' : CHOICES_INSTRUCTION,
