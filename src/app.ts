@@ -139,7 +139,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     verifyApiKey: (k) => deps.services.auth.verifyApiKey(k),
     adminUserIds: deps.config.adminUserIds,
   });
-  registerMetrics(app, deps.metrics);
+  registerMetrics(app, deps.metrics, deps.config.metricsToken);
   deps.metrics.gauge(
     'memory_sketch_index_bytes',
     "Bytes of this process's sketch index (the vector side without pgvector; bounded by MEMORY_SKETCH_CACHE_MB)",
@@ -179,7 +179,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   observerSockets(io, {
     instances: s.instances,
     bus: deps.bus,
-    authenticate: (nsp: Namespace) => authenticateSocket(nsp, socketAuth, deps.log),
+    authenticate: (nsp: Namespace, rejudged) => authenticateSocket(nsp, socketAuth, deps.log, rejudged),
   });
   app.addHook('onClose', async () => {
     await io.close();

@@ -17,6 +17,8 @@ const SECRETS = new Set([
   'ADMIN_PASSWORD',
   'WEBHOOK_SECRET_KEY',
   'ISSUE_TRACKER_TOKEN',
+  'TOOL_APPROVAL_SECRET',
+  'METRICS_TOKEN',
 ]);
 
 /** How a problem shows the value given: secrets by length, URLs without their password. */

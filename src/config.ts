@@ -126,6 +126,10 @@ const envSchema = z.object({
   WEBHOOK_RETRY_DELAY: z.coerce.number().int().min(1).max(3600).default(10),
   WEBHOOK_SECRET_KEY: z.string().optional(),
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  TOOL_APPROVAL_URL: z.url().optional(),
+  TOOL_APPROVAL_SECRET: z.string().min(16).optional(),
+  TOOL_APPROVAL_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(3000),
+  METRICS_TOKEN: z.string().min(16).optional(),
   ISSUE_TRACKER_TOKEN: z.string().optional(),
   ISSUE_TRACKER_REPO: ownerAndName.optional(),
   ISSUE_TRACKER_API_URL: z.url().default('https://api.github.com'),
@@ -236,6 +240,11 @@ export interface Config {
   /** The audit log: `writes` (every write and every 401, 403 and 5xx), `all` requests, or `off`;
    * how many days entries are kept. */
   audit: { mode: 'writes' | 'all' | 'off'; retentionDays: number };
+  /** The game's approval of each economy tool change: POSTed to `url` signed with `secret` (as
+   * webhooks are), applied only on a 2xx within `timeoutMs`. Unset: no approval asked. */
+  toolApproval: { url: string; secret: string; timeoutMs: number } | undefined;
+  /** The bearer token `/metrics` asks for; unset: it answers on loopback only. */
+  metricsToken: string | undefined;
   /** Scheduled tasks: seconds between the scheduler's passes over the cron schedules (one pass per
    * interval across every node; occurrences are due for a minute). */
   scheduler: { intervalSeconds: number };
@@ -327,6 +336,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookKey = Buffer.from(raw.WEBHOOK_SECRET_KEY, 'base64');
     if (webhookKey.length !== 32) problem('WEBHOOK_SECRET_KEY', 'must be 32 bytes, base64-encoded');
   }
+  if ((raw.TOOL_APPROVAL_URL === undefined) !== (raw.TOOL_APPROVAL_SECRET === undefined))
+    problem(
+      raw.TOOL_APPROVAL_URL === undefined ? 'TOOL_APPROVAL_URL' : 'TOOL_APPROVAL_SECRET',
+      'TOOL_APPROVAL_URL and TOOL_APPROVAL_SECRET go together',
+    );
   if ((raw.ISSUE_TRACKER_TOKEN === undefined) !== (raw.ISSUE_TRACKER_REPO === undefined))
     problem(
       raw.ISSUE_TRACKER_TOKEN === undefined ? 'ISSUE_TRACKER_TOKEN' : 'ISSUE_TRACKER_REPO',
@@ -417,6 +431,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           }
         : undefined,
     audit: { mode: e.AUDIT_LOG, retentionDays: e.AUDIT_LOG_RETENTION_DAYS },
+    toolApproval:
+      e.TOOL_APPROVAL_URL && e.TOOL_APPROVAL_SECRET
+        ? { url: e.TOOL_APPROVAL_URL, secret: e.TOOL_APPROVAL_SECRET, timeoutMs: e.TOOL_APPROVAL_TIMEOUT_MS }
+        : undefined,
+    metricsToken: e.METRICS_TOKEN,
     scheduler: { intervalSeconds: e.SCHEDULER_INTERVAL },
     allowLoopbackTargetsForTests: e.SSRF_ALLOW_LOOPBACK_FOR_TESTS,
     training: {

@@ -1,6 +1,7 @@
 // The typed client (`assistant-platform/client`) against the real server: REST through the
 // generated types, the chat and observer sockets, and the session's refresh on expiry. And the
 // generated types are those of the OpenAPI document as it is (npm run client:types).
+import { decodeJwt } from 'jose';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, createClient, type Tokens } from 'assistant-platform/client';
@@ -19,10 +20,13 @@ afterAll(async () => {
   await fake.close();
 });
 
-/** An access token of the user valid for `ttl` seconds (negative: already expired). */
+/** An access token of the user valid for `ttl` seconds (negative: already expired), of a session
+ * of theirs begun for it. */
 async function tokenFor(userId: number, ttl: number): Promise<string> {
   const u = await t.deps.services.users.get(userId);
-  return t.deps.tokens.sign({ id: u.id, role: u.role, name: u.name, accountType: u.account_type }, ttl);
+  const { accessToken } = await t.deps.services.auth.issue(u, 'web_portal');
+  const sid = decodeJwt(accessToken).sid as string;
+  return t.deps.tokens.sign({ id: u.id, role: u.role, name: u.name, accountType: u.account_type }, ttl, sid);
 }
 
 describe('typed client', () => {

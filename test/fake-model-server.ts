@@ -13,6 +13,7 @@
 //   ... exercise the app ...
 //   expect(fake.chatRequests()[0].body.messages).toContainEqual(...); // the prompts received
 //   fake.reset(); await fake.close();
+//   fake.obey(true);  // a model that follows any `[[call NAME {json}]]` found anywhere in its input
 //
 // With nothing queued, a chat completion answers `fake reply to: <last user text>` and an
 // embedding is the offline embedder's vector of the input at `embeddingDimensions` (default 64),
@@ -72,6 +73,11 @@ export interface FakeModelServer {
   env(overrides?: Record<string, string>): Record<string, string>;
   replyChat(reply: FakeChatReply): void;
   failNext(route: FakeRoute, failure: FakeFailure): void;
+  /** With nothing queued, do what the input says: every `[[call NAME {json}]]` anywhere in the
+   * system prompt or the messages (a player's, a document's, a memory's) becomes a tool call,
+   * once (since the last reset), unless the request already carries tool results (the
+   * prompt-injection test model). */
+  obey(on: boolean): void;
   /** Answers embeddings with this function instead of the hashed default. */
   embedWith(fn: ((input: string) => number[]) | null): void;
   embeddingDimensions: number;
@@ -115,11 +121,41 @@ function lastUserText(messages: any[]): string {
   return '';
 }
 
+const ORDER = /\[\[call (\w+) (\{[^{}]*\})\]\]/g;
+
+/** The tool calls an obedient model makes: every order in its input not yet followed (since the
+ * last reset), in order; an order seen again in the history or a memory is not repeated. */
+function ordersIn(body: any, followed: Set<string>): FakeToolCall[] | undefined {
+  const messages: any[] = body.messages ?? [];
+  if (messages.some((m) => m?.role === 'tool')) return undefined;
+  const texts = messages.flatMap((m) =>
+    typeof m?.content === 'string'
+      ? [m.content]
+      : Array.isArray(m?.content)
+        ? m.content.filter((p: any) => p.type === 'text').map((p: any) => String(p.text))
+        : [],
+  );
+  const calls: FakeToolCall[] = [];
+  for (const text of texts)
+    for (const [order, name, args] of text.matchAll(ORDER)) {
+      if (followed.has(order)) continue;
+      try {
+        calls.push({ name, arguments: JSON.parse(args) });
+        followed.add(order);
+      } catch {
+        // not JSON: not an order
+      }
+    }
+  return calls.length ? calls : undefined;
+}
+
 export async function startFakeModelServer(): Promise<FakeModelServer> {
   const chatQueue: FakeChatReply[] = [];
   const pending: Record<FakeRoute, Pending> = { chat: { failures: [] }, embeddings: { failures: [] } };
   let embedOverride: ((input: string) => number[]) | null = null;
   let callId = 0;
+  let obedient = false;
+  const followed = new Set<string>();
 
   const state = {
     embeddingDimensions: 64,
@@ -144,9 +180,10 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
 
   async function chat(body: any, res: ServerResponse) {
     const fit = chatQueue.findIndex((r) => !r.when || r.when(body));
-    const reply: FakeChatReply = (fit >= 0 ? chatQueue.splice(fit, 1)[0] : undefined) ?? {
-      text: `fake reply to: ${lastUserText(body.messages ?? [])}`,
-    };
+    const orders = obedient ? ordersIn(body, followed) : undefined;
+    const reply: FakeChatReply =
+      (fit >= 0 ? chatQueue.splice(fit, 1)[0] : undefined) ??
+      (orders ? { toolCalls: orders } : { text: `fake reply to: ${lastUserText(body.messages ?? [])}` });
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.until) await reply.until.catch(() => undefined);
     const id = `chatcmpl-${++callId}`;
@@ -290,6 +327,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
     }),
     replyChat: (reply) => void chatQueue.push(reply),
     failNext: (route, failure) => void pending[route].failures.push({ ...failure }),
+    obey: (on) => {
+      obedient = on;
+    },
     embedWith: (fn) => {
       embedOverride = fn;
     },
@@ -316,6 +356,8 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       pending.embeddings.failures.length = 0;
       state.requests.length = 0;
       embedOverride = null;
+      obedient = false;
+      followed.clear();
     },
     close: () =>
       new Promise<void>((ok) => {

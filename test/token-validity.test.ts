@@ -34,6 +34,15 @@ async function expectSignedOutEverywhere(token: string) {
       body: form,
       headers: { authorization: `Bearer ${token}` },
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as { code: string } })),
+    fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as { code: string } })),
   ];
   for (const res of await Promise.all(calls)) {
     expect(res.status).toBe(401);
@@ -79,6 +88,23 @@ describe('a token whose account is gone', () => {
       accountType: 'public',
     });
     await expectSignedOutEverywhere(never);
+  });
+
+  it('is refused when its session is not in this database (a token of another database, same secret)', async () => {
+    // Another database with the same JWT_SECRET: its id is an administrator here, its session is not.
+    const cso = await createUser(t, 'cso');
+    const row = await t.deps.services.users.get(cso.id);
+    const elsewhere = await t.deps.tokens.sign(
+      { id: row.id, role: row.role, name: row.name, accountType: row.account_type },
+      600,
+      '7f0c1e2a-5b1d-4c3e-9a8f-000000000000',
+    );
+    await expectSignedOutEverywhere(elsewhere);
+    // Without a session at all, too; the account's own token still works.
+    await expectSignedOutEverywhere(
+      await t.deps.tokens.sign({ id: row.id, role: row.role, name: row.name, accountType: row.account_type }),
+    );
+    expect((await t.api('GET', '/api/admin/users', { token: cso.accessToken })).status).toBe(200);
   });
 });
 
@@ -227,5 +253,35 @@ describe.runIf(isPostgres())('two nodes on one PostgreSQL', () => {
     await eventually(async () =>
       expect((await b.api('GET', '/api/memories', { token: gone.accessToken })).status).toBe(401),
     );
+  });
+
+  it("an owner change or a demotion on one node closes the other node's /observer sockets", async () => {
+    const boss = await createUser(t, 'cso');
+    const owner = await createUser(t, 'public');
+    const admin = await createUser(t, 'cso');
+    const obs = await t.api('POST', '/api/admin/instances', {
+      token: boss.accessToken,
+      body: { name: 'Two-node watch', level: 8, source: 'portal', userId: owner.id },
+    });
+    expect(obs.status).toBe(201);
+    const exOwner = await connectSocket(b.url, {
+      namespace: '/observer',
+      auth: { token: owner.accessToken, observerId: obs.body.id },
+    });
+    const exAdmin = await connectSocket(b.url, {
+      namespace: '/observer',
+      auth: { token: admin.accessToken, observerId: obs.body.id },
+    });
+    await t.api('PATCH', `/api/admin/instances/${obs.body.id}`, {
+      token: boss.accessToken,
+      body: { userId: boss.id },
+    });
+    expect((await exOwner.next('chatError')).payload.code).toBe('forbidden');
+    await t.api('PATCH', `/api/admin/users/${admin.id}`, {
+      token: boss.accessToken,
+      body: { role: 'carbon' },
+    });
+    expect((await exAdmin.next('chatError')).payload.code).toBe('forbidden');
+    await eventually(() => expect([exOwner, exAdmin].map((s) => s.socket.connected)).toEqual([false, false]));
   });
 });

@@ -5181,6 +5181,7 @@ export interface paths {
              * @enum {string}
              */
             playerMemory?: 'own' | 'shared';
+            tools?: components['schemas']['NpcToolsInput'] | null;
           };
         };
       };
@@ -5364,6 +5365,7 @@ export interface paths {
              * @enum {string}
              */
             playerMemory?: 'own' | 'shared';
+            tools?: components['schemas']['NpcToolsInput'] | null;
           };
         };
       };
@@ -13524,6 +13526,11 @@ export interface components {
             text: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description the turn's token usage over its model calls (on the turn's first reply) */
+            usage?: {
+              inputTokens: number;
+              outputTokens: number;
+            };
             toolResults?: {
               name: string;
               result: unknown;
@@ -13569,6 +13576,11 @@ export interface components {
             text: string;
             /** Format: date-time */
             createdAt: string;
+            /** @description the turn's token usage over its model calls (on the turn's first reply) */
+            usage?: {
+              inputTokens: number;
+              outputTokens: number;
+            };
             toolResults?: {
               name: string;
               result: unknown;
@@ -14340,6 +14352,15 @@ export interface components {
      *           "review"
      *         ]
      *       },
+     *       "tools": {
+     *         "modifyInventory": {
+     *           "items": [
+     *             3
+     *           ],
+     *           "maxQuantity": 1,
+     *           "dailyQuantity": 1
+     *         }
+     *       },
      *       "isAssistant": false,
      *       "personality": "Gruff, fair, proud of her forge; softens for apprentices.",
      *       "speakingStyle": "Short sentences, smithing words, never says please.",
@@ -14359,6 +14380,7 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       };
+      tools: components['schemas']['NpcTools'] | null;
       isAssistant: boolean;
       personality: string;
       speakingStyle: string;
@@ -14377,6 +14399,15 @@ export interface components {
      *           "writing",
      *           "review"
      *         ]
+     *       },
+     *       "tools": {
+     *         "modifyInventory": {
+     *           "items": [
+     *             3
+     *           ],
+     *           "maxQuantity": 1,
+     *           "dailyQuantity": 1
+     *         }
      *       },
      *       "isAssistant": false,
      *       "personality": "Gruff, fair, proud of her forge; softens for apprentices.",
@@ -14397,12 +14428,79 @@ export interface components {
       metadata: {
         [key: string]: unknown;
       };
+      tools: components['schemas']['NpcToolsInput'] | null;
       isAssistant: boolean;
       personality: string;
       speakingStyle: string;
       goals: string[];
       /** @enum {string} */
       playerMemory: 'own' | 'shared';
+    };
+    /**
+     * @description the economy tools the character may call and their limits; unset or null: none (the assistant's defaults for the assistant)
+     * @example {
+     *       "modifyInventory": {
+     *         "items": [
+     *           3,
+     *           4
+     *         ],
+     *         "maxQuantity": 1,
+     *         "dailyQuantity": 2
+     *       },
+     *       "modifyCurrency": {
+     *         "maxAmount": 20,
+     *         "dailyAmount": 50
+     *       }
+     *     }
+     */
+    NpcTools: {
+      modifyInventory?: {
+        /** @description the item ids the character may give or take, or "all" */
+        items: 'all' | number[];
+        /** @description the most of one item one call may change (either way) */
+        maxQuantity: number;
+        /** @description the most, of all items together, changed for one player per UTC day */
+        dailyQuantity: number;
+      };
+      modifyCurrency?: {
+        /** @description the most energy coins one call may award or charge */
+        maxAmount: number;
+        /** @description the most awarded and charged together for one player per UTC day */
+        dailyAmount: number;
+      };
+    };
+    /**
+     * @description the economy tools the character may call and their limits; unset or null: none (the assistant's defaults for the assistant)
+     * @example {
+     *       "modifyInventory": {
+     *         "items": [
+     *           3,
+     *           4
+     *         ],
+     *         "maxQuantity": 1,
+     *         "dailyQuantity": 2
+     *       },
+     *       "modifyCurrency": {
+     *         "maxAmount": 20,
+     *         "dailyAmount": 50
+     *       }
+     *     }
+     */
+    NpcToolsInput: {
+      modifyInventory?: {
+        /** @description the item ids the character may give or take, or "all" */
+        items: 'all' | number[];
+        /** @description the most of one item one call may change (either way) */
+        maxQuantity: number;
+        /** @description the most, of all items together, changed for one player per UTC day */
+        dailyQuantity: number;
+      };
+      modifyCurrency?: {
+        /** @description the most energy coins one call may award or charge */
+        maxAmount: number;
+        /** @description the most awarded and charged together for one player per UTC day */
+        dailyAmount: number;
+      };
     };
     ObserverMetaState: {
       cycles: number;

@@ -52,20 +52,21 @@ export function revokeAllForUser(db: Executor, userId: number) {
     .execute();
 }
 
-/** The families of `userId` revoked within the last `seconds` (sign-in sessions ended lately). */
-/** The sessions (token families) of these users revoked within `seconds`, one row a family. */
-export function familiesRevokedSince(db: Executor, userIds: number[], seconds: number) {
-  return familiesRevoked(db, userIds, seconds);
+/** The users' token families not revoked with a token issued within `seconds` (each issue of an
+ * access token inserts its family's refresh token; a revocation marks every row of the family). */
+export function familiesLiveSince(db: Executor, userIds: number[], seconds: number) {
+  return familiesLive(db, userIds, seconds);
 }
 
 // Precompiled: the account cache runs it on every miss.
-const familiesRevoked = precompiled((db, userIds: number[], seconds: number) =>
+const familiesLive = precompiled((db, userIds: number[], seconds: number) =>
   db
     .selectFrom('refresh_tokens')
     .select(['user_id', 'family_id'])
     .distinct()
     .where('user_id', '=', sql<number>`any(${userIds}::int8[])`)
-    .where('revoked_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`),
+    .where('revoked_at', 'is', null)
+    .where('created_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`),
 );
 
 /** Sign-in sessions (token families) per client type over the last `hours`: `sessions`, those in

@@ -160,15 +160,15 @@ export class AuthService {
     await this.opts.accountChanged?.(executor, userId);
   }
 
-  /** The sessions of `userId` ended within an access token's lifetime: their access tokens are no
-   * longer accepted. */
-  async endedSessions(userId: number): Promise<Set<string>> {
-    return new Set((await this.revokedFamiliesOf(userId)).map((r) => r.family_id));
+  /** The sessions of `userId` not ended that issued an access token within an access token's
+   * lifetime (a minute of leeway): only their access tokens are accepted. */
+  async liveSessions(userId: number): Promise<Set<string>> {
+    return new Set((await this.liveFamiliesOf(userId)).map((r) => r.family_id));
   }
 
   /** The account cache's misses of concurrent requests share one statement (batched.ts). */
-  private readonly revokedFamiliesOf = batchedGroupsByKey(
-    (userIds: number[]) => repo.familiesRevokedSince(this.db, userIds, this.tokens.ttlSeconds + 60),
+  private readonly liveFamiliesOf = batchedGroupsByKey(
+    (userIds: number[]) => repo.familiesLiveSince(this.db, userIds, this.tokens.ttlSeconds + 60),
     (row) => row.user_id,
   );
 

@@ -1,7 +1,7 @@
 // Sign-in and sessions over real HTTP on a real database: every auth endpoint's bad input, happy
 // path and failures; refresh rotation and reuse detection; JWT rejection; failed-login limiting.
 import { randomUUID } from 'node:crypto';
-import { SignJWT, UnsecuredJWT } from 'jose';
+import { SignJWT, UnsecuredJWT, decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, type TestApp } from '../../../test/harness.js';
 
@@ -291,7 +291,14 @@ describe('access token checks', () => {
   beforeAll(async () => {
     user = await createUser(t);
   });
-  const claims = () => ({ id: user.id, role: 'carbon', name: 'x', accountType: 'public' });
+  // With the session the user signed in with: a token names a session of this database.
+  const claims = () => ({
+    id: user.id,
+    role: 'carbon',
+    name: 'x',
+    accountType: 'public',
+    sid: decodeJwt(user.accessToken).sid,
+  });
   const sign = (
     c: Record<string, unknown>,
     opts: { iss?: string; aud?: string; exp?: number; secret?: Uint8Array } = {},

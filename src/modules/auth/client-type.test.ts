@@ -80,7 +80,7 @@ describe('the client type of a session', () => {
       verifyAccessToken: () => {
         throw new Error('no token here');
       },
-      accountState: () => ({ role: 'carbon', accountType: 'public', name: 'n', endedSessions: new Set() }),
+      accountState: () => ({ role: 'carbon', accountType: 'public', name: 'n', liveSessions: new Set() }),
       verifyApiKey: () => Promise.resolve(principal),
       adminUserIds: [],
     };

@@ -37,7 +37,7 @@ export interface IdentityParts {
 
 /** Builds identity: each account's current rights (cached per node), users, sign-in, account
  * mail and OAuth. A request's rights come from the account as it is now: its row (the users
- * module's) and its ended sessions (this module's), read together when not cached. */
+ * module's) and its live sessions (this module's), read together when not cached. */
 export async function createIdentityModule(
   p: IdentityParts,
   config: Pick<
@@ -56,8 +56,8 @@ export async function createIdentityModule(
   const { db, jobs, log, counters, changes } = p;
   const accounts: AccountStates = new AccountStates(
     async (id): Promise<AccountState | undefined> => {
-      const [row, endedSessions] = await Promise.all([users.access(id), auth.endedSessions(id)]);
-      return row && { role: row.role, accountType: row.account_type, name: row.name, endedSessions };
+      const [row, liveSessions] = await Promise.all([users.access(id), auth.liveSessions(id)]);
+      return row && { role: row.role, accountType: row.account_type, name: row.name, liveSessions };
     },
     changes,
     { ttlMs: config.accountCacheMs },

@@ -4,6 +4,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 import type { PlayerMemory, QuestStatus } from './characters.tables.js';
+import type { NpcTools } from './characters.tools.js';
 
 const now = () => dbNow();
 
@@ -19,6 +20,7 @@ const profileColumns = [
   'metadata',
   'emotions',
   'config',
+  'tools',
   'is_assistant',
   'personality',
   'speaking_style',
@@ -107,6 +109,7 @@ export function insertProfile(
     description: string;
     personaType: string | null;
     metadata: Record<string, unknown>;
+    tools?: NpcTools | null | undefined;
     isAssistant: boolean;
     card?: CardColumns | undefined;
   },
@@ -120,6 +123,7 @@ export function insertProfile(
       metadata: v.metadata,
       emotions: {},
       config: {},
+      tools: v.tools ?? null,
       is_assistant: v.isAssistant,
       ...(v.card && cardValues(v.card)),
     })
@@ -153,6 +157,7 @@ export function updateProfile(
     metadata: Record<string, unknown>;
     emotions: Record<string, number>;
     config: Record<string, unknown>;
+    tools: NpcTools | null;
   }> &
     Partial<ReturnType<typeof cardValues>>,
 ) {

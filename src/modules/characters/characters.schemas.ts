@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageMeta } from '../../platform/http/pagination.js';
+import { npcToolsSchema } from './characters.tools.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 export const idParam = z.object({
@@ -32,6 +33,7 @@ export const npcBody = z
     personaType: z.string().trim().min(1).max(50).optional(),
     metadata: jsonObject.optional(),
     ...cardFields,
+    tools: npcToolsSchema.nullable().optional(),
   })
   .meta({
     examples: [
@@ -60,6 +62,7 @@ export const npcSchema = z
     description: z.string(),
     personaType: z.string().nullable(),
     metadata: jsonObject,
+    tools: npcToolsSchema.nullable(),
     isAssistant: z.boolean(),
     personality: z.string(),
     speakingStyle: z.string(),
@@ -75,6 +78,7 @@ export const npcSchema = z
         description: 'The blacksmith of the harbour town.',
         personaType: 'crafter',
         metadata: { specialties: ['writing', 'review'] },
+        tools: { modifyInventory: { items: [3], maxQuantity: 1, dailyQuantity: 1 } },
         isAssistant: false,
         personality: 'Gruff, fair, proud of her forge; softens for apprentices.',
         speakingStyle: 'Short sentences, smithing words, never says please.',

@@ -19,6 +19,7 @@ import type {
   RelationshipInput,
 } from './characters.schemas.js';
 import type { QuestStatus } from './characters.tables.js';
+import type { NpcTools } from './characters.tools.js';
 
 export function toNpc(r: repo.CharacterRow): Npc {
   return {
@@ -27,6 +28,7 @@ export function toNpc(r: repo.CharacterRow): Npc {
     description: r.description,
     personaType: r.persona_type,
     metadata: r.metadata,
+    tools: r.tools ?? null,
     isAssistant: r.is_assistant,
     personality: r.personality,
     speakingStyle: r.speaking_style,
@@ -130,6 +132,13 @@ export class CharactersService {
     return (this.assistantId = a.user_id);
   }
 
+  /** A character's card tools and whether it is the assistant (a chat turn's tool limits), or
+   * undefined when it has no profile. */
+  async toolsOf(id: number): Promise<{ tools: NpcTools | null; isAssistant: boolean } | undefined> {
+    const p = await this.profileOf(id);
+    return p && { tools: p.tools ?? null, isAssistant: p.is_assistant };
+  }
+
   /** A character: its profile and its user's identity (asked of users), read at once. */
   private async findCharacter(executor: Executor, id: number): Promise<repo.CharacterRow | undefined> {
     const [profile, user] = await Promise.all([
@@ -156,6 +165,7 @@ export class CharactersService {
         description: input.description,
         personaType: input.personaType ?? null,
         metadata: input.metadata ?? {},
+        tools: input.tools ?? null,
         isAssistant: false,
         card: cardOf(input),
       });
@@ -232,6 +242,7 @@ export class CharactersService {
         persona_type: input.personaType ?? null,
         metadata: input.metadata ?? {},
         ...repo.cardValues(cardOf(input)),
+        tools: input.tools ?? null,
       });
       return toNpc((await this.findCharacter(trx, id))!);
     });

@@ -1,4 +1,5 @@
 import type { CreatedAt, Generated, Json, UpdatedAt } from '../../platform/db/schema.js';
+import type { NpcTools } from './characters.tools.js';
 
 export interface CharacterProfilesTable {
   user_id: number;
@@ -7,6 +8,8 @@ export interface CharacterProfilesTable {
   metadata: Json;
   emotions: Json<Record<string, number>>;
   config: Json;
+  /** The card's tools (characters.tools.ts); null: none. */
+  tools: Json<NpcTools | null>;
   is_assistant: Generated<boolean>;
   personality: Generated<string>;
   speaking_style: Generated<string>;

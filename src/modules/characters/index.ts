@@ -11,6 +11,7 @@ export {
   relationshipSchema,
 } from './characters.schemas.js';
 export type { CharacterState, Npc, PlayerQuest, Relationship } from './characters.schemas.js';
+export { npcToolsSchema, type NpcTools } from './characters.tools.js';
 
 /** The module's HTTP door (mounted by app.ts). */
 export const charactersPlugin: AppPlugin<{ characters: CharactersService }> = async (app, opts) =>

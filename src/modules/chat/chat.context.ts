@@ -5,6 +5,7 @@
 // depend on routing starts at once and side by side; the protocol's reach and the token budget are
 // applied by fitContext (chat.context.rules.ts).
 import type { UserPrincipal } from '../../platform/http/auth.js';
+import { readableInTurn } from '../memory/index.js';
 import type { RoutingOutcome } from '../protocols/index.js';
 import {
   RETRIEVAL_TIERS,
@@ -87,7 +88,8 @@ export class TurnContextReader {
     from: Pick<ProtocolContext, 'channelId' | 'clientType'>,
   ): FittedContext {
     return fitContext(
-      gathered,
+      // Observers' reflections quote every user: only a SYSTEM turn reads them.
+      { ...gathered, memories: gathered.memories.filter((m) => readableInTurn(m, routing.reach)) },
       {
         protocolId: routing.protocolId,
         category: routing.protocol,

@@ -6,7 +6,7 @@
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import type { ChatMessage as ModelMessage, ChatResult, ToolSpec } from '../../platform/models/provider.js';
 import { ChoicesFilter, extractChoices, maxTokensFor, parseDirectorReply } from './chat.rules.js';
-import { chatTools, runToolCalls, toolSpecs, type ChatTool } from './chat.tools.js';
+import { chatTools, runToolCalls, toolSpecs, TurnTools, type ChatTool } from './chat.tools.js';
 import * as repo from './conversations.repository.js';
 import type { MessageRow } from './conversations.service.js';
 import type {
@@ -28,14 +28,18 @@ export class ModelTurn {
   /** The tools' specs (JSON schemas), made once. */
   readonly specs: ToolSpec[];
   private readonly context: TurnContextReader;
+  /** The speaking character's tools and limits (its card's `tools`). */
+  private readonly turnTools: TurnTools;
 
   constructor(
     private readonly d: ChatServiceDeps,
     private readonly opts: ChatServiceOptions,
     private readonly speakers: ChatSpeakers,
   ) {
-    this.tools = chatTools({ inventory: d.inventory, memory: d.memory });
+    const toolDeps = { ...d, approve: opts.toolApproval };
+    this.tools = chatTools(toolDeps);
     this.specs = toolSpecs(this.tools);
+    this.turnTools = new TurnTools(toolDeps, this.specs);
     this.context = new TurnContextReader(d, opts.contextTokens);
   }
 
@@ -59,7 +63,9 @@ export class ModelTurn {
     const { user, conversationId, text, prefs, speakers, prepared } = p;
     const group = speakers.length > 1;
     const lead = speakers[0]!;
-    const [routing, gathered, history, groundFloor, documents] = await Promise.all([
+    // A group's director acts as the assistant (spec: inventory rule 3), not as one of its cast.
+    const actorUserId = group ? await this.d.characters.assistantUserId() : lead.id;
+    const [routing, gathered, history, groundFloor, documents, actorTools] = await Promise.all([
       prepared.routing,
       this.startContext(
         prepared,
@@ -79,6 +85,7 @@ export class ModelTurn {
             .assistantUserId()
             .then((id) => (id === lead.id ? this.d.protocols.groundFloor() : undefined)),
       prepared.documents,
+      this.turnTools.forActor(actorUserId),
     ]);
     const historyNames = await this.historyNames(history, speakers);
     const { context, values, knowledge, dropped } = this.context.fit(
@@ -92,7 +99,7 @@ export class ModelTurn {
     );
     const built = buildPrompt({
       protocol: routing.resolved,
-      specs: this.specs,
+      specs: actorTools.specs,
       assistantName: this.d.assistantName,
       playerName: user.name,
       speakers,
@@ -111,7 +118,7 @@ export class ModelTurn {
       groundFloor,
       documents,
     });
-    return { ...built, routing, context, dropped, group, lead };
+    return { ...built, routing, context, dropped, group, lead, actorUserId, actorTools };
   }
 
   /** The names of the characters who spoke in `history` and are not among the speakers (a
@@ -139,11 +146,11 @@ export class ModelTurn {
     // The reply's id is reserved before the model is called so streamed deltas can name it: with
     // the user's message when it was stored by this turn, else now.
     // Independent steps run together (on PostgreSQL they use separate pool connections).
-    const [replyId, { system, messages, tools: allowedByProtocol, routing, context, group, lead }] =
-      await Promise.all([
-        speakers.length > 1 ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
-        this.prompt({ user, conversationId, messageId: userMessage.id, text, prefs, speakers, prepared }),
-      ]);
+    const [replyId, p] = await Promise.all([
+      speakers.length > 1 ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
+      this.prompt({ user, conversationId, messageId: userMessage.id, text, prefs, speakers, prepared }),
+    ]);
+    const { system, messages, tools: allowedByProtocol, routing, context, group, lead } = p;
     // The offline model speaks in the protocol's tone; the categories are the tones.
     const grounding = {
       memories: context.memories.map((m) => ({ content: m.content, createdAt: m.createdAt.toISOString() })),
@@ -151,7 +158,7 @@ export class ModelTurn {
       speakerName: lead.name,
     };
     const allowed = new Set(allowedByProtocol.map((c) => c.name));
-    const offered = this.specs.filter((spec) => allowed.has(spec.name));
+    const offered = p.actorTools.specs.filter((spec) => allowed.has(spec.name));
     const offeredTools = this.tools.filter((t) => allowed.has(t.name));
 
     const filter = new ChoicesFilter();
@@ -183,10 +190,10 @@ export class ModelTurn {
         result.toolCalls,
         {
           playerUserId: user.id,
-          // A group's director acts as the assistant (spec: inventory rule 3), not as one of its cast.
-          actorUserId: group ? await this.d.characters.assistantUserId() : lead.id,
+          actorUserId: p.actorUserId,
           conversationId,
           memoryAccess: routing.resolved.capabilities.memoryAccess,
+          limits: p.actorTools.limits,
         },
         this.opts.toolCallsPerTurn,
       );

@@ -88,8 +88,10 @@ describe('buildPrompt', () => {
       {
         has: [
           'You are Assistant, talking with Alice on 2026-11-24.',
-          'World:\n- Lumen is the capital',
-          'About the player:\n- likes tea',
+          'World:\n<<<data source="world memories">>>\n- Lumen is the capital\n<<<end data>>>',
+          'About the player:\n<<<data source="the player\'s memories">>>\n- likes tea\n<<<end data>>>',
+          // Quoted material is said once to be data, not orders.
+          'is quoted material',
           'Sword x 1',
           'Quests: - Find the map: active, 50% done',
           'Mira and Alice: affinity 0.4; flags: metAtForge',

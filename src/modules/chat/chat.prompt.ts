@@ -23,6 +23,7 @@ import {
   characterMemorySections,
   type HistoryLine,
 } from './chat.characters.rules.js';
+import { DATA_NOTICE, quoted } from './chat.quoting.js';
 
 export interface PromptInput {
   protocol: ResolvedProtocol;
@@ -98,6 +99,11 @@ export function buildPrompt(p: PromptInput): {
     p.prefs?.language ? `Answer in the language ${p.prefs.language}.` : '',
     group ? '' : CHOICES_INSTRUCTION,
   ];
+  // Memories, documents and the system's events are quoted data (chat.quoting.ts), never orders.
+  const documents = quoted('attached documents', documentsSection(p.documents));
+  const knowledge = quoted('system knowledge', p.knowledge);
+  const known = character ? quoted('memories', characterMemory(p)) : '';
+  const notice = known || documents || knowledge || (!character && assistantMemory(p)) ? DATA_NOTICE : '';
   const system = (
     character
       ? [
@@ -105,13 +111,14 @@ export function buildPrompt(p: PromptInput): {
             ? `This is a scene between ${p.playerName} and ${p.speakers.map((s) => s.name).join(', ')}; you write the characters' replies.\n\n${castSection(p.speakers)}`
             : cardSection(lead),
           `You are speaking with ${p.playerName}. Today is ${p.today}.`,
-          section('What you know', characterMemory(p)),
+          section('What you know', known),
           section('State', p.contextValues.stateSummary),
           section('Quests', p.contextValues.questSummary),
           section("The player's inventory", p.contextValues.inventorySummary),
-          p.knowledge,
-          documentsSection(p.documents),
+          knowledge,
+          documents,
           composed.system,
+          notice,
           group
             ? directorInstruction(
                 p.speakers.map((s): Npc => ({ id: s.id, name: s.name, description: s.description })),
@@ -121,9 +128,10 @@ export function buildPrompt(p: PromptInput): {
         ]
       : [
           composed.system,
-          p.knowledge,
+          notice,
+          knowledge,
           cardSection(lead),
-          documentsSection(p.documents),
+          documents,
           ...closing,
           p.groundFloor ? groundFloorSection(p.groundFloor) : '',
         ]
@@ -154,12 +162,13 @@ export function buildPrompt(p: PromptInput): {
 }
 
 /** The assistant's memory placeholder: the three tiers under their titles. */
-function assistantMemory(p: PromptInput): string {
+function assistantMemory(p: PromptInput, quote: (source: string, text: string) => string = quoted): string {
   const { worldContext, assistantContext, personalContext } = p.memoryContext;
+  const name = p.speakers[0]!.name;
   return [
-    worldContext && `World:\n${worldContext}`,
-    assistantContext && `About ${p.speakers[0]!.name}:\n${assistantContext}`,
-    personalContext && `About the player:\n${personalContext}`,
+    worldContext && `World:\n${quote('world memories', worldContext)}`,
+    assistantContext && `About ${name}:\n${quote(`memories of ${name}`, assistantContext)}`,
+    personalContext && `About the player:\n${quote("the player's memories", personalContext)}`,
   ]
     .filter(Boolean)
     .join('\n\n');
@@ -168,7 +177,7 @@ function assistantMemory(p: PromptInput): string {
 /** A character's knowledge: the memories kept, labelled by whose they are (the strings of the
  * memory context when the memories themselves are not given). */
 function characterMemory(p: PromptInput): string {
-  if (!p.memories || p.playerUserId === undefined) return assistantMemory(p);
+  if (!p.memories || p.playerUserId === undefined) return assistantMemory(p, (_source, text) => text);
   return characterMemorySections(p.memories, {
     speakers: p.speakers,
     playerUserId: p.playerUserId,

@@ -1,12 +1,37 @@
 // The model's tools in a chat turn (spec: inventory rule 3, and a memory lookup). One registry:
 // each tool is a zod schema (validation of the model's arguments and the JSON Schema it is shown)
 // plus a handler. Handlers act with the director's authority over the conversation's player only:
-// the player is fixed by the turn, never an argument the model could change.
+// the player is fixed by the turn, never an argument the model could change, and the economy
+// tools only within the speaking character's limits (chat.tools.rules.ts), whatever it asks.
 import { z } from 'zod';
 import { AppError } from '../../platform/http/problem.js';
 import type { ToolCall, ToolSpec } from '../../platform/models/provider.js';
-import type { InventoryService } from '../inventory/index.js';
-import type { MemoryService } from '../memory/index.js';
+import type { CharactersService, NpcTools } from '../characters/index.js';
+import {
+  directorModifyCurrencyArgs,
+  directorModifyInventoryArgs,
+  type InventoryService,
+} from '../inventory/index.js';
+import { OBSERVER_ONLY_SOURCES, type MemoryService } from '../memory/index.js';
+import {
+  checkToolCall,
+  currencyToolDescription,
+  effectiveTools,
+  inventoryToolDescription,
+  LISTED_ITEMS,
+  toolAllowed,
+  type ToolRefusal,
+  type ToolRequest,
+} from './chat.tools.rules.js';
+
+/** Asks the game whether a change may be made (TOOL_APPROVAL_URL): true only on its yes. */
+export type ToolApprover = (change: {
+  tool: string;
+  playerUserId: number;
+  characterUserId: number;
+  conversationId: number;
+  args: ToolRequest;
+}) => Promise<boolean>;
 
 export interface ToolContext {
   playerUserId: number;
@@ -15,6 +40,8 @@ export interface ToolContext {
   conversationId: number;
   /** The routed protocol's memory access: `limited` keeps the player's own memories out. */
   memoryAccess: 'full' | 'standard' | 'limited';
+  /** The speaking character's tools and limits (TurnTools.forActor). */
+  limits: NpcTools;
 }
 
 interface Tool<S extends z.ZodType> {
@@ -31,6 +58,58 @@ function tool<S extends z.ZodType>(t: Tool<S>): Tool<z.ZodType> {
 export interface ToolDeps {
   inventory: InventoryService;
   memory: MemoryService;
+  characters: Pick<CharactersService, 'toolsOf'>;
+  approve?: ToolApprover | undefined;
+}
+
+class LimitRefusal extends Error {
+  constructor(readonly refusal: ToolRefusal) {
+    super(refusal.detail);
+  }
+}
+
+/** Runs an economy change only within the character's limits (checked again in the change's
+ * transaction, the player's row locked) and, with an approver, only on the game's yes. A refusal
+ * changes nothing: the model gets it as the tool's result and the player's timeline records it. */
+async function limited(
+  deps: ToolDeps,
+  ctx: ToolContext,
+  req: ToolRequest,
+  apply: (guard: (usedToday: number) => void) => Promise<unknown>,
+): Promise<unknown> {
+  const refuse = async (r: ToolRefusal) => {
+    await deps.inventory.directorRefused({
+      userId: ctx.playerUserId,
+      actorUserId: ctx.actorUserId,
+      tool: req.tool,
+      refusal: r.reason,
+      detail: r.detail,
+      args: req,
+      metadata: { conversationId: ctx.conversationId },
+    });
+    return { ok: false, error: 'tool_refused', reason: r.reason, detail: r.detail, limit: r.limit };
+  };
+  const first = checkToolCall(ctx.limits, req);
+  if (first) return refuse(first);
+  if (deps.approve) {
+    // Ask the game only for a change the limits would let through now.
+    const kind = req.tool === 'modifyCurrency' ? 'currency' : 'item';
+    const used = await deps.inventory.directorUsedToday(ctx.playerUserId, ctx.actorUserId, kind);
+    const daily = checkToolCall(ctx.limits, req, used);
+    if (daily) return refuse(daily);
+    const { playerUserId, actorUserId: characterUserId, conversationId } = ctx;
+    if (!(await deps.approve({ tool: req.tool, playerUserId, characterUserId, conversationId, args: req })))
+      return refuse({ reason: 'not_approved', detail: 'the game did not approve this change' });
+  }
+  try {
+    return await apply((usedToday) => {
+      const r = checkToolCall(ctx.limits, req, usedToday);
+      if (r) throw new LimitRefusal(r);
+    });
+  } catch (err) {
+    if (err instanceof LimitRefusal) return refuse(err.refusal);
+    throw err;
+  }
 }
 
 export function chatTools(deps: ToolDeps) {
@@ -38,49 +117,38 @@ export function chatTools(deps: ToolDeps) {
     tool({
       name: 'modifyInventory',
       description: 'Give the player items (positive quantity) or take items from them (negative quantity).',
-      schema: z
-        .object({
-          itemId: z.number().int().positive(),
-          quantity: z
-            .number()
-            .int()
-            .refine((q) => q !== 0, 'must not be 0'),
-        })
-        .strict(),
-      run: async (args: { itemId: number; quantity: number }, ctx) => {
-        const { change, event } = await deps.inventory.directorModifyInventory({
-          userId: ctx.playerUserId,
-          actorUserId: ctx.actorUserId,
-          itemId: args.itemId,
-          quantity: args.quantity,
-          reason: 'chat tool modifyInventory',
-          metadata: { conversationId: ctx.conversationId },
-        });
-        return { ok: true, itemId: change.itemId, quantity: change.after, timelineEventId: event.id };
-      },
+      schema: directorModifyInventoryArgs.strict(),
+      run: (args: { itemId: number; quantity: number }, ctx) =>
+        limited(deps, ctx, { tool: 'modifyInventory', ...args }, async (guard) => {
+          const { change, event } = await deps.inventory.directorModifyInventory({
+            userId: ctx.playerUserId,
+            actorUserId: ctx.actorUserId,
+            itemId: args.itemId,
+            quantity: args.quantity,
+            reason: 'chat tool modifyInventory',
+            metadata: { conversationId: ctx.conversationId },
+            guard,
+          });
+          return { ok: true, itemId: change.itemId, quantity: change.after, timelineEventId: event.id };
+        }),
     }),
     tool({
       name: 'modifyCurrency',
       description:
         'Award the player energy coins (positive amount) or charge them (negative amount). The balance never goes below 0.',
-      schema: z
-        .object({
-          amount: z
-            .number()
-            .int()
-            .refine((a) => a !== 0, 'must not be 0'),
-        })
-        .strict(),
-      run: async (args: { amount: number }, ctx) => {
-        const { change, event } = await deps.inventory.directorModifyCurrency({
-          userId: ctx.playerUserId,
-          actorUserId: ctx.actorUserId,
-          amount: args.amount,
-          reason: 'chat tool modifyCurrency',
-          metadata: { conversationId: ctx.conversationId },
-        });
-        return { ok: true, energy_coins: change.after, timelineEventId: event.id };
-      },
+      schema: directorModifyCurrencyArgs.strict(),
+      run: (args: { amount: number }, ctx) =>
+        limited(deps, ctx, { tool: 'modifyCurrency', ...args }, async (guard) => {
+          const { change, event } = await deps.inventory.directorModifyCurrency({
+            userId: ctx.playerUserId,
+            actorUserId: ctx.actorUserId,
+            amount: args.amount,
+            reason: 'chat tool modifyCurrency',
+            metadata: { conversationId: ctx.conversationId },
+            guard,
+          });
+          return { ok: true, energy_coins: change.after, timelineEventId: event.id };
+        }),
     }),
     tool({
       name: 'lookupMemory',
@@ -106,6 +174,8 @@ export function chatTools(deps: ToolDeps) {
           )
         )
           .filter((m) => !limited || m.tier === 'world' || m.userId === ctx.actorUserId)
+          // Observers' reflections quote every user: never a player's to look up.
+          .filter((m) => !OBSERVER_ONLY_SOURCES.includes(m.source))
           .slice(0, limit);
         return {
           ok: true,
@@ -124,6 +194,56 @@ export function toolSpecs(tools: ChatTool[]): ToolSpec[] {
     description: t.description,
     parameters: z.toJSONSchema(t.schema),
   }));
+}
+
+/** A speaking character's tools: its limits, and the specs it is shown (only the tools its card
+ * allows, described with its limits and the items it may give, by id). */
+export class TurnTools {
+  private readonly itemNames = new Map<
+    string,
+    { at: number; value: Promise<{ items: { id: number; name: string }[]; more: number }> }
+  >();
+
+  constructor(
+    private readonly deps: ToolDeps,
+    private readonly specs: ToolSpec[],
+    /** How long the item names of a description are reused (the catalogue changes rarely). */
+    private readonly itemsTtlMs = 5_000,
+  ) {}
+
+  async forActor(actorUserId: number): Promise<{ limits: NpcTools; specs: ToolSpec[] }> {
+    const limits = effectiveTools(await this.deps.characters.toolsOf(actorUserId));
+    const inv = limits.modifyInventory;
+    const items = inv ? await this.items(inv.items) : undefined;
+    const specs = this.specs
+      .filter((s) => toolAllowed(limits, s.name))
+      .map((s) => {
+        if (s.name === 'modifyInventory' && inv && items)
+          return { ...s, description: inventoryToolDescription(inv, items.items, items.more) };
+        if (s.name === 'modifyCurrency' && limits.modifyCurrency)
+          return { ...s, description: currencyToolDescription(limits.modifyCurrency) };
+        return s;
+      });
+    return { limits, specs };
+  }
+
+  private items(which: 'all' | number[]) {
+    const key = which === 'all' ? 'all' : which.slice(0, LISTED_ITEMS).join(',');
+    const hit = this.itemNames.get(key);
+    if (hit && performance.now() - hit.at < this.itemsTtlMs) return hit.value;
+    const value =
+      which === 'all'
+        ? this.deps.inventory
+            .listItems({ limit: LISTED_ITEMS, offset: 0 })
+            .then(({ items, total }) => ({ items, more: total - items.length }))
+        : this.deps.inventory
+            .itemsNamed(which.slice(0, LISTED_ITEMS))
+            .then((items) => ({ items, more: Math.max(0, which.length - LISTED_ITEMS) }));
+    if (this.itemNames.size > 100) this.itemNames.clear();
+    this.itemNames.set(key, { at: performance.now(), value });
+    value.catch(() => this.itemNames.delete(key));
+    return value;
+  }
 }
 
 /** Runs the model's tool calls, at most `cap` per turn; every call gets a result (an error result

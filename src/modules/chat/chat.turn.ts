@@ -339,7 +339,13 @@ export class ChatTurns {
       // routing reads. A persona session's routing takes the session's persona type; the channel
       // the turn comes from is routing's step 2 (`chatMessage.channelId`).
       routing: Promise.all([gate, persona]).then(([, p]) =>
-        this.d.protocols.routeUser(user.id, { channelId, ...(p && { personaType: p.personaType }) }),
+        this.d.protocols.routeUser(user.id, {
+          channelId,
+          // Only the chat-platform adapter's turns (chat-platform.chat.ts) come from the channel
+          // for a linked account; a client's channelId gives the channel's wording, not its reach.
+          channelLinked: user.sid === undefined && user.jti.startsWith('chat-platform:'),
+          ...(p && { personaType: p.personaType }),
+        }),
       ),
       queryEmbedding: embedded.embedding,
       storeEmbeddings: embedded.store,

@@ -28,6 +28,7 @@ import type { VisionJob } from './chat.jobs.js';
 import type { AttachedDocument } from './chat.documents.rules.js';
 import type { ConversationsService, MessageRow } from './conversations.service.js';
 import type { DroppedPart, GatheredContext } from './chat.context.rules.js';
+import type { ToolApprover } from './chat.tools.js';
 
 /** What a turn sends to the client; the socket layer maps these to events (chat.events.ts). */
 export interface TurnEmitter {
@@ -46,6 +47,8 @@ export interface ChatServiceOptions {
   attachmentTimeoutMs: number;
   /** The token budget of the context's variable parts (memories, quests, relationships, items). */
   contextTokens: number;
+  /** Asks the game to approve each economy tool change (TOOL_APPROVAL_URL); unset: none asked. */
+  toolApproval?: ToolApprover | undefined;
 }
 
 /** A persona session as a turn runs in it (the persona module's record, never the client's). */

@@ -6,6 +6,7 @@ import type { ChatServiceDeps } from './chat.types.js';
 import type { ConversationsService } from './conversations.service.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { toolRoutes } from './tools.routes.js';
+import { toolApprover } from './chat.tools.approval.js';
 import { previewRoutes } from './preview.routes.js';
 import { turnRoutes } from './turns.routes.js';
 import { openAiRoutes, type ModelDirectory } from './openai.routes.js';
@@ -53,9 +54,9 @@ export const chatPlugin: AppPlugin<{
  * a training job's long extraction. */
 export function createChatModule(
   parts: Omit<ChatServiceDeps, 'assistantName'>,
-  config: Pick<Config, 'limits' | 'assistantName'>,
+  config: Pick<Config, 'limits' | 'assistantName' | 'toolApproval' | 'allowLoopbackTargetsForTests'>,
 ): ChatService {
-  const { limits } = config;
+  const { limits, toolApproval } = config;
   const chat = new ChatService(
     { ...parts, assistantName: config.assistantName },
     {
@@ -64,6 +65,12 @@ export function createChatModule(
       historyMessages: limits.chatHistoryMessages,
       attachmentTimeoutMs: limits.attachmentTimeoutMs,
       contextTokens: limits.chatContextTokens,
+      toolApproval:
+        toolApproval &&
+        toolApprover(
+          { ...toolApproval, allowLoopbackForTests: config.allowLoopbackTargetsForTests },
+          parts.log,
+        ),
     },
   );
   defineChatJobs(parts.jobs, {

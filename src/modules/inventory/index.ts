@@ -3,14 +3,8 @@ import type { InventoryService } from './inventory.service.js';
 import { inventoryRoutes } from './inventory.routes.js';
 import './inventory.tables.js';
 
-export {
-  InventoryService,
-  type ChangeContext,
-  type CurrencyChange,
-  type ItemChange,
-  type DirectorChange,
-  type EconomyStateAt,
-} from './inventory.service.js';
+export { InventoryService, type EconomyStateAt } from './inventory.service.js';
+export type { ChangeContext, CurrencyChange, ItemChange, DirectorChange } from './inventory.director.js';
 export {
   inventorySchema,
   itemSchema,
@@ -19,7 +13,7 @@ export {
   type InventoryView,
   type Item,
 } from './inventory.schemas.js';
-export { inventorySummary } from './inventory.rules.js';
+export { inventorySummary, MAX_BALANCE, MAX_CHANGE, MAX_HELD } from './inventory.rules.js';
 export {
   inventorySockets,
   inventoryEventDocs,

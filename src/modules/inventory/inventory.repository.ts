@@ -31,6 +31,14 @@ export function updateItem(
 export function deleteItem(db: Executor, id: number) {
   return db.deleteFrom('items').where('id', '=', id).executeTakeFirst();
 }
+export function itemNames(db: Executor, ids: readonly number[]) {
+  return db
+    .selectFrom('items')
+    .select(['id', 'name'])
+    .where('id', '=', sql<number>`any(${[...ids]}::int8[])`)
+    .orderBy('id')
+    .execute();
+}
 export async function listItems(
   db: Executor,
   p: { limit: number; offset: number; type?: string | undefined },
@@ -83,19 +91,23 @@ export function heldForUpdate(db: Executor, userId: number, itemId: number) {
     .executeTakeFirst();
 }
 
-/** Adds to a record, creating it when missing (one atomic statement). */
-export function addHeld(db: Executor, userId: number, itemId: number, quantity: number) {
+/** Adds to a record, creating it when missing (one atomic statement), unless the sum would pass
+ * `max`: then nothing changes and there is no row. */
+export function addHeld(db: Executor, userId: number, itemId: number, quantity: number, max: number) {
   return db
     .insertInto('user_inventory')
     .values({ user_id: userId, item_id: itemId, quantity })
     .onConflict((oc) =>
-      oc.columns(['user_id', 'item_id']).doUpdateSet({
-        quantity: sql<number>`user_inventory.quantity + excluded.quantity`,
-        updated_at: now(),
-      }),
+      oc
+        .columns(['user_id', 'item_id'])
+        .doUpdateSet({
+          quantity: sql<number>`user_inventory.quantity + excluded.quantity`,
+          updated_at: now(),
+        })
+        .where(sql<boolean>`user_inventory.quantity + excluded.quantity <= ${max}`),
     )
     .returning('quantity')
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 export function setHeld(db: Executor, userId: number, itemId: number, quantity: number) {
@@ -148,6 +160,26 @@ export function appendLedger(
     })
     .returning('id')
     .executeTakeFirstOrThrow();
+}
+
+/** How much `actorUserId` changed for the user since the UTC day began (the absolute sum of its
+ * director changes) of the currency, or of every item together. */
+export async function directorUsedToday(
+  db: Executor,
+  userId: number,
+  actorUserId: number,
+  kind: LedgerKind,
+): Promise<number> {
+  const r = await db
+    .selectFrom('economy_ledger')
+    .select(sql<string>`coalesce(sum(abs(delta)), 0)`.as('used'))
+    .where('user_id', '=', userId)
+    .where('kind', '=', kind)
+    .where('actor_user_id', '=', actorUserId)
+    .where('actor_kind', '=', 'director')
+    .where('created_at', '>=', sql<Date>`date_trunc('day', now(), 'UTC')`)
+    .executeTakeFirstOrThrow();
+  return Number(r.used);
 }
 
 export function ledger(db: Executor, userId: number, f: { kind?: LedgerKind; itemId?: number } = {}) {

@@ -1,6 +1,14 @@
 // The inventory rules as tables (spec: "Inventory endpoints" rules 1, 2 and 4).
 import { describe, expect, it } from 'vitest';
-import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
+import {
+  changeInRange,
+  currencyAllowed,
+  inventorySummary,
+  itemChange,
+  MAX_BALANCE,
+  MAX_CHANGE,
+  MAX_HELD,
+} from './inventory.rules.js';
 
 describe('inventory rules', () => {
   it.each([
@@ -35,5 +43,23 @@ describe('inventory rules', () => {
       ),
     ).toBe('Sword x 1\nPotion x 3\nEnergy coins: 42');
     expect(inventorySummary([], 0)).toBe('(no items)\nEnergy coins: 0');
+  });
+});
+
+describe('bounds', () => {
+  it.each([
+    [1, true],
+    [-MAX_CHANGE, true],
+    [MAX_CHANGE + 1, false],
+    [0, false],
+    [0.5, false],
+    [Number.MAX_SAFE_INTEGER, false],
+  ])('changeInRange(%s) = %s', (n, ok) => {
+    expect(changeInRange(n)).toBe(ok);
+  });
+
+  it('keeps the maximum balance and holding far inside exact integers', () => {
+    expect(MAX_BALANCE + MAX_CHANGE).toBeLessThan(Number.MAX_SAFE_INTEGER);
+    expect(MAX_HELD + MAX_CHANGE).toBeLessThan(Number.MAX_SAFE_INTEGER);
   });
 });

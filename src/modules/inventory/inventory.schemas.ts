@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { pageFields, pageMeta } from '../../platform/http/pagination.js';
+import { MAX_CHANGE } from './inventory.rules.js';
 
 const jsonObject = z.record(z.string(), z.unknown());
 // Bounded so a sum can never leave JavaScript's exact integer range.
-const MAX_CHANGE = 1_000_000_000_000;
 const nonZeroInt = z
   .number()
   .int()

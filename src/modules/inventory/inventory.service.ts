@@ -4,67 +4,38 @@
 import { batchedGroupsByKey } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
-import type { AfterCommit, TimelineEvent, TimelineService } from '../timeline/index.js';
+import type { TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { UsersService } from '../users/index.js';
 import { once, type IdempotencyClaim } from '../../platform/http/idempotency.js';
 import * as repo from './inventory.repository.js';
-import { currencyAllowed, inventorySummary, itemChange } from './inventory.rules.js';
+import {
+  changeInRange,
+  currencyAllowed,
+  inventorySummary,
+  itemChange,
+  MAX_BALANCE,
+  MAX_CHANGE,
+  MAX_HELD,
+} from './inventory.rules.js';
+import {
+  DirectorCommands,
+  type ChangeContext,
+  type CurrencyChange,
+  type DirectorChange,
+  type ItemChange,
+} from './inventory.director.js';
 import type { InventoryView, Item, ItemInput, ModifyInput } from './inventory.schemas.js';
-import { changed, type InventoryChanged } from './inventory.updates.js';
-
-/** Who made a change and why; stored in the ledger. */
-export interface ChangeContext {
-  actorUserId?: number | null | undefined;
-  /** 'admin', 'director', 'system', … */
-  actorKind?: string | undefined;
-  reason?: string | undefined;
-  idempotencyKey?: string | null | undefined;
-}
-
-export interface CurrencyChange {
-  userId: number;
-  amount: number;
-  before: number;
-  after: number;
-  ledgerId: number;
-}
-
-export interface ItemChange {
-  userId: number;
-  itemId: number;
-  quantity: number;
-  before: number;
-  after: number;
-  ledgerId: number;
-}
-
-/** Arguments of the director's tool commands (spec: inventory rule 3). */
-export interface DirectorChange {
-  /** The player whose inventory changes. */
-  userId: number;
-  /** The character (assistant or NPC) that issued the command. */
-  actorUserId: number | null;
-  /** The registry instance the conversation runs in, if any (links the event to its observer). */
-  instanceId?: number | null | undefined;
-  reason?: string | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
+import type { InventoryChanged } from './inventory.updates.js';
 
 function toItem(r: repo.ItemRow): Item {
   return { id: r.id, name: r.name, description: r.description, type: r.type, metadata: r.metadata };
 }
 
-function directorContext(input: DirectorChange, tool: string): ChangeContext {
-  return {
-    actorUserId: input.actorUserId,
-    actorKind: 'director',
-    reason: input.reason ?? `director tool ${tool}`,
-  };
-}
-
 function checkChange(n: number, path: string) {
-  if (!Number.isSafeInteger(n) || n === 0)
-    throw validationFailed([{ path, message: 'must be a non-zero integer' }]);
+  if (!changeInRange(n))
+    throw validationFailed([
+      { path, message: `must be a non-zero integer of at most ${MAX_CHANGE} either way` },
+    ]);
 }
 
 /** A user's economy at a past time (the observer's 5D state). */
@@ -88,11 +59,17 @@ export class InventoryService {
     /** Owner of the user row, where the balance column lives: its writes go through it. */
     private readonly users: UsersService,
     /** Told of each director change once it committed (the player's sockets hear it). */
-    private readonly announce: (change: InventoryChanged) => void = () => undefined,
-  ) {}
+    announce: (change: InventoryChanged) => void = () => undefined,
+  ) {
+    this.director = new DirectorCommands(db, timeline, users, this, announce);
+  }
 
-  /** Appends one change to the ledger (every inventory and currency change does). */
-  private async appendLedger(
+  /** The director's tool commands (inventory.director.ts). */
+  private readonly director: DirectorCommands;
+
+  /** Appends one change to the ledger (every inventory and currency change does). For the
+   * director's commands (LedgerCore), as are applyCurrency and applyItem. */
+  async appendLedger(
     trx: Executor,
     change: { userId: number; itemId: number | null; delta: number; before: number; after: number },
     ctx: ChangeContext,
@@ -112,16 +89,17 @@ export class InventoryService {
 
   // ---- rule 2: currency -------------------------------------------------------------------
 
-  private async applyCurrency(
+  async applyCurrency(
     trx: Executor,
     userId: number,
     amount: number,
   ): Promise<{ before: number; after: number }> {
     checkChange(amount, 'amount');
-    const after = await this.users.addToBalance(userId, amount, trx);
+    const after = await this.users.addToBalance(userId, amount, trx, MAX_BALANCE);
     if (after !== undefined) return { before: after - amount, after };
     // Refused, or the user is missing. Under READ COMMITTED another change may have committed
-    // since, so decide again holding the row lock: the answer's `balance` is then exact.
+    // since, so decide again holding the row lock: the answer's `balance` is then exact. The
+    // balance stays within MAX_BALANCE, so every stored figure stays readable.
     const balance = await this.users.balance(userId, trx, true);
     if (balance === undefined) throw notFound('user');
     if (!currencyAllowed(balance, amount))
@@ -130,7 +108,13 @@ export class InventoryService {
         `The balance is ${balance}; a change of ${amount} would take it below 0`,
         { balance },
       );
-    const retried = (await this.users.addToBalance(userId, amount, trx))!;
+    if (balance + amount > MAX_BALANCE)
+      throw new AppError(
+        'conflict',
+        `The balance is ${balance}; a change of ${amount} would take it above the maximum ${MAX_BALANCE}`,
+        { balance, maxBalance: MAX_BALANCE },
+      );
+    const retried = (await this.users.addToBalance(userId, amount, trx, MAX_BALANCE))!;
     return { before: retried - amount, after: retried };
   }
 
@@ -160,7 +144,7 @@ export class InventoryService {
 
   // ---- rule 1: items ----------------------------------------------------------------------
 
-  private async applyItem(
+  async applyItem(
     trx: Executor,
     userId: number,
     itemId: number,
@@ -170,9 +154,16 @@ export class InventoryService {
     if (!(await repo.findItem(trx, itemId))) throw notFound('item');
     if (!(await this.users.exists(userId, trx))) throw notFound('user');
     if (quantity > 0) {
-      // Insert-or-add in one statement: a missing record is created, atomically.
-      const { quantity: after } = await repo.addHeld(trx, userId, itemId, quantity);
-      return { before: Number(after) - quantity, after: Number(after) };
+      // Insert-or-add in one statement: a missing record is created, atomically; never past
+      // MAX_HELD (then nothing changes).
+      const added = await repo.addHeld(trx, userId, itemId, quantity, MAX_HELD);
+      if (added) return { before: Number(added.quantity) - quantity, after: Number(added.quantity) };
+      const held = Number((await repo.heldForUpdate(trx, userId, itemId))?.quantity ?? 0);
+      throw new AppError(
+        'conflict',
+        `The user holds ${held}; adding ${quantity} would pass the maximum ${MAX_HELD}`,
+        { quantity: held, maxQuantity: MAX_HELD },
+      );
     }
     const held = await repo.heldForUpdate(trx, userId, itemId);
     const outcome = itemChange(held ? Number(held.quantity) : null, quantity);
@@ -226,104 +217,28 @@ export class InventoryService {
 
   // ---- rule 3: the director's tool commands -------------------------------------------------
 
-  /** The director's `modifyCurrency(amount)` tool: the change, a timeline event
-   * (`currency_changed`, broadcast after commit; linked to the player's own instance when the turn
-   * names none) and the ledger entry, in one transaction. */
-  async directorModifyCurrency(
+  /** The director's `modifyCurrency(amount)` tool (inventory.director.ts). */
+  directorModifyCurrency(
     input: DirectorChange & { amount: number },
   ): Promise<{ change: CurrencyChange; event: TimelineEvent }> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const { before, after } = await this.applyCurrency(trx, input.userId, input.amount);
-      const event = await this.directorEvent(
-        trx,
-        afterCommit,
-        input,
-        'currency_changed',
-        `${input.amount > 0 ? 'Awarded' : 'Spent'} ${Math.abs(input.amount)} energy coins (balance ${after})`,
-        { tool: 'modifyCurrency', amount: input.amount, before, after },
-      );
-      const ledgerId = await this.appendLedger(
-        trx,
-        { userId: input.userId, itemId: null, delta: input.amount, before, after },
-        directorContext(input, 'modifyCurrency'),
-        event.id,
-      );
-      afterCommit(() => this.announce(changed(input, event.id, null, input.amount, before, after)));
-      return { change: { userId: input.userId, amount: input.amount, before, after, ledgerId }, event };
-    });
+    return this.director.currency(input);
   }
 
-  /** The director's `modifyInventory(itemId, quantity)` tool: the change, a timeline event
-   * (`inventory_changed`) and the ledger entry, in one transaction. */
-  async directorModifyInventory(
+  /** The director's `modifyInventory(itemId, quantity)` tool (inventory.director.ts). */
+  directorModifyInventory(
     input: DirectorChange & { itemId: number; quantity: number },
   ): Promise<{ change: ItemChange; event: TimelineEvent }> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const { before, after } = await this.applyItem(trx, input.userId, input.itemId, input.quantity);
-      const item = (await repo.findItem(trx, input.itemId))!;
-      const event = await this.directorEvent(
-        trx,
-        afterCommit,
-        input,
-        'inventory_changed',
-        `${input.quantity > 0 ? 'Gave' : 'Took'} ${Math.abs(input.quantity)} x ${item.name} (now ${after})`,
-        {
-          tool: 'modifyInventory',
-          itemId: input.itemId,
-          itemName: item.name,
-          quantity: input.quantity,
-          before,
-          after,
-        },
-      );
-      const ledgerId = await this.appendLedger(
-        trx,
-        { userId: input.userId, itemId: input.itemId, delta: input.quantity, before, after },
-        directorContext(input, 'modifyInventory'),
-        event.id,
-      );
-      afterCommit(() => this.announce(changed(input, event.id, input.itemId, input.quantity, before, after)));
-      return {
-        change: {
-          userId: input.userId,
-          itemId: input.itemId,
-          quantity: input.quantity,
-          before,
-          after,
-          ledgerId,
-        },
-        event,
-      };
-    });
+    return this.director.inventory(input);
   }
 
-  private async directorEvent(
-    trx: Executor,
-    afterCommit: AfterCommit,
-    input: DirectorChange,
-    eventType: string,
-    eventText: string,
-    details: Record<string, unknown>,
-  ) {
-    // spec: "Operations that create timeline events: … inventory and currency changes by the director".
-    return this.timeline.record(
-      trx,
-      {
-        eventType,
-        eventText,
-        userId: input.userId,
-        instanceId: input.instanceId ?? (await this.timeline.playerInstanceId(trx, input.userId)),
-        personaId: input.actorUserId,
-        source: 'director',
-        metadata: {
-          ...input.metadata,
-          ...details,
-          actorUserId: input.actorUserId,
-          ...(input.reason ? { reason: input.reason } : {}),
-        },
-      },
-      afterCommit,
-    );
+  /** Records a tool call refused by its character's limits (inventory.director.ts). */
+  directorRefused(input: DirectorChange & { tool: string; refusal: string; detail: string; args: unknown }) {
+    return this.director.refused(input);
+  }
+
+  /** What a character changed for a player today (UTC): of the currency, or of every item. */
+  directorUsedToday(userId: number, actorUserId: number, kind: 'currency' | 'item'): Promise<number> {
+    return this.director.usedToday(userId, actorUserId, kind);
   }
 
   // ---- the admin endpoint ----------------------------------------------------------------
@@ -418,6 +333,11 @@ export class InventoryService {
         metadata: input.metadata ?? {},
       }),
     );
+  }
+
+  /** The items with these ids that exist, in id order (names for a character's tool description). */
+  async itemsNamed(ids: readonly number[]): Promise<{ id: number; name: string }[]> {
+    return ids.length === 0 ? [] : repo.itemNames(this.db, ids);
   }
 
   async getItem(id: number): Promise<Item> {

@@ -23,6 +23,8 @@ export {
   tierOf,
   SOURCE_TIER,
   MEMORY_SOURCES,
+  OBSERVER_ONLY_SOURCES,
+  readableInTurn,
   type MemorySource,
   type MemoryTier,
 } from './memory.rules.js';

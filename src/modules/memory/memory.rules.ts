@@ -19,6 +19,16 @@ export const SOURCE_TIER = {
 } as const;
 
 export type MemorySource = keyof typeof SOURCE_TIER;
+
+/** Memories that quote every user's activity (an observer's reflections on its timeline): they
+ * stay with the observer, never retrieved into a player's turn. */
+export const OBSERVER_ONLY_SOURCES: readonly MemorySource[] = ['observer_reflection'];
+
+/** Whether a retrieved memory may reach a chat turn: an observer-only one only a turn routed to the
+ * SYSTEM protocol (a CSO's, never a channel's claim) may read. */
+export function readableInTurn(m: { source: MemorySource }, category: string): boolean {
+  return category === 'SYSTEM' || !OBSERVER_ONLY_SOURCES.includes(m.source);
+}
 export type MemoryTier = (typeof SOURCE_TIER)[MemorySource];
 export const MEMORY_SOURCES = Object.keys(SOURCE_TIER) as [MemorySource, ...MemorySource[]];
 export const MEMORY_TIERS = ['world', 'assistant_core', 'shared'] as const;

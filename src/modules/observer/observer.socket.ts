@@ -7,7 +7,8 @@
 // that one broadcast, rooms and all, to the sockets held by other nodes (platform/realtime/
 // broadcast.ts: this node's sockets get it at once). Reflections and summaries
 // are an observer's own and go to its room only.
-import type { Namespace, Server as SocketServer } from 'socket.io';
+import type { Namespace, Server as SocketServer, Socket } from 'socket.io';
+import { ClusterAdapter } from 'socket.io-adapter';
 import type { EventBus } from '../../platform/events/bus.js';
 import { AppError, toProblem, makeProblem, safeParseInput } from '../../platform/http/problem.js';
 import { broadcaster } from '../../platform/realtime/broadcast.js';
@@ -28,13 +29,42 @@ export type ObserverNamespace = Namespace<Record<string, never>, ObserverServerE
 export interface ObserverSocketOptions {
   instances: Pick<InstancesService, 'authorizeWatcher'>;
   bus: EventBus;
-  /** Admits a namespace's sockets by their access token (the same check as the main namespace). */
-  authenticate: (nsp: Namespace) => void;
+  /** Admits a namespace's sockets by their access token (the same check as the main namespace);
+   * a socket whose account changed and that is still admitted is handed to `rejudged`. */
+  authenticate: (nsp: Namespace, rejudged: (socket: Socket) => void) => void;
 }
+
+/** The server-side event that asks every node to judge again who watches an instance. */
+const RECHECK = 'observer:recheck';
 
 export function observerSockets(io: SocketServer, { instances, bus, authenticate }: ObserverSocketOptions) {
   const nsp: ObserverNamespace = io.of(OBSERVER_NAMESPACE);
-  authenticate(nsp);
+  // A socket keeps watching only while it may: its account changed (a demotion) or its observer
+  // was given to another owner, every observer it watches is admitted again, or it is closed.
+  const recheck = (socket: Socket) => {
+    const data = socket.data as ObserverSocketData;
+    if (!data.observerIds) return;
+    void Promise.allSettled(data.observerIds.map((id) => instances.authorizeWatcher(data.user, id))).then(
+      (answers) => {
+        const refused = answers.find((a) => a.status === 'rejected');
+        if (!refused) return;
+        const err: unknown = refused.reason;
+        socket.emit('chatError', err instanceof AppError ? err.toProblem() : toProblem(err));
+        socket.disconnect(true);
+      },
+    );
+  };
+  const recheckWatchers = (instanceId: number) => {
+    for (const socket of nsp.sockets.values())
+      if ((socket.data as ObserverSocketData).observerIds?.includes(instanceId)) recheck(socket);
+  };
+  authenticate(nsp, recheck);
+  // Another node's owner change, for this node's sockets (the bus is the process's own).
+  nsp.on(RECHECK, (instanceId: number) => recheckWatchers(instanceId));
+  bus.on('instance.owner_changed', ({ instanceId }) => {
+    recheckWatchers(instanceId);
+    if (nsp.adapter instanceof ClusterAdapter) nsp.serverSideEmit(RECHECK, instanceId);
+  });
   nsp.use((socket, next) => {
     const parsed = safeParseInput(observerHandshake, socket.handshake.auth ?? {}, 'auth');
     if (!parsed.success) {

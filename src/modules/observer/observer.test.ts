@@ -6,6 +6,7 @@ import {
   connectSocket,
   createTestApp,
   createUser,
+  eventually,
   type TestApp,
   type TestUser,
 } from '../../../test/harness.js';
@@ -186,5 +187,42 @@ describe('GET /api/observer/observers', () => {
     // No token.
     const anon = await list();
     expect(anon.status).toBe(401);
+  });
+});
+
+describe('/observer sockets lose what their user loses', () => {
+  it("a demoted CSO's and a former owner's sockets are closed and receive nothing more", async () => {
+    const obs = await newObserver(owner.id, 'Guarded');
+    const demoted = await createUser(t, 'cso');
+    const heir = await createUser(t, 'public');
+    const boss = await watch({ token: cso.accessToken, observerId: obs.id });
+    const exAdmin = await watch({ token: demoted.accessToken, observerId: obs.id });
+    const exOwner = await watch({ token: owner.accessToken, observerId: obs.id });
+
+    const demote = await t.api('PATCH', `/api/admin/users/${demoted.id}`, {
+      token: cso.accessToken,
+      body: { role: 'carbon' },
+    });
+    expect(demote.status).toBe(200);
+    expect((await exAdmin.next('chatError')).payload).toMatchObject({ code: 'forbidden' });
+    await eventually(() => expect(exAdmin.socket.connected).toBe(false));
+
+    const given = await t.api('PATCH', `/api/admin/instances/${obs.id}`, {
+      token: cso.accessToken,
+      body: { userId: heir.id },
+    });
+    expect(given.status).toBe(200);
+    expect((await exOwner.next('chatError')).payload).toMatchObject({ code: 'forbidden' });
+    await eventually(() => expect(exOwner.socket.connected).toBe(false));
+
+    // The CSO still watches; the two closed sockets got no event after their refusal.
+    const key = await t.deps.services.auth.createApiKey('after', ['sync:write'], null);
+    const r = await t.api('POST', '/api/sync/ingest-event', {
+      apiKey: key.key,
+      body: { userId: heir.id, eventType: 'after', metadata: { instanceId: obs.id } },
+    });
+    expect(r.status).toBe(201);
+    await boss.next('timeline_update', { match: (e) => e.eventType === 'after' });
+    for (const s of [exAdmin, exOwner]) expect(s.events.map((e) => e.name)).not.toContain('timeline_update');
   });
 });

@@ -21,6 +21,7 @@ import {
 } from './protocols.rules.js';
 import type { ProtocolCategory, ProtocolDefinition, ProtocolView } from './protocols.schemas.js';
 import { GROUND_FLOOR_PROTOCOLS, SEED_PROTOCOLS } from './protocols.seeds.js';
+import { reachesFurther, withinReach } from './protocols.reach.js';
 
 type Row = NonNullable<Awaited<ReturnType<typeof repo.findById>>>;
 
@@ -90,6 +91,10 @@ export interface RouteOptions {
   channelId?: string | null | undefined;
   /** Server-known persona type; undefined takes the subject's. Never pass a client's claim. */
   personaType?: string | null | undefined;
+  /** The turn comes from the channel itself, for an account linked on the chat platform (the
+   * chat-platform adapter's turns): the channel's protocol keeps its whole reach. Otherwise a
+   * channel gives its wording only, its reach cut to the caller's own protocol. */
+  channelLinked?: boolean | undefined;
 }
 
 export interface RoutingOutcome {
@@ -98,6 +103,8 @@ export interface RoutingOutcome {
   enforced: boolean;
   reason: string;
   decision: RoutingDecision;
+  /** The category whose reach the turn has: the caller's own, unless a linked channel's. */
+  reach: ProtocolCategory;
   personaType: string | null;
   /** The chosen protocol, base template loaded: what composeSystemPrompt takes. */
   resolved: ResolvedProtocol;
@@ -252,14 +259,36 @@ export class ProtocolsService {
     // Seeding creates every routing family and nothing deletes protocols; channel protocols are
     // foreign keys. A miss here is a broken installation, not a client error.
     if (!found) throw new Error(`no protocol record for routing decision ${JSON.stringify(decision)}`);
-    return {
+    const outcome: RoutingOutcome = {
       protocolId: found.row.id,
       protocol: categoryOf(found.row.id),
       enforced: decision.enforced,
       reason: `rule ${decision.step}: ${decision.reason}`,
       decision,
+      reach: categoryOf(found.row.id),
       personaType,
       resolved: resolvedWithBase(found),
+    };
+    if (decision.source !== 'channel' || opts.channelLinked) return outcome;
+    // A channel named by the client gives its wording; its reach is the caller's own protocol's.
+    const own = routeProtocol({
+      role: subject.role,
+      accountType: subject.accountType,
+      personaType,
+      channelProtocolId: null,
+    });
+    const ownFound =
+      own.source === 'channel' ? undefined : await this.latestOfFamily(ROUTING_FAMILIES[own.category]);
+    if (!ownFound) throw new Error(`no protocol record for routing decision ${JSON.stringify(own)}`);
+    const ownResolved = resolvedWithBase(ownFound);
+    const further = reachesFurther(outcome.resolved, ownResolved);
+    return {
+      ...outcome,
+      reach: categoryOf(ownFound.row.id),
+      resolved: withinReach(outcome.resolved, ownResolved),
+      reason: further
+        ? `${outcome.reason}; its reach is cut to the caller's own protocol ${ownFound.row.id} (the channel's needs the account linked on the chat platform, speaking there)`
+        : outcome.reason,
     };
   }
 }

@@ -131,6 +131,8 @@ export class InstancesService {
         throw validationFailed([{ path: 'userId', message: `no user ${changes.userId}` }]);
       throw err;
     }
+    if (changes.userId !== undefined && changes.userId !== Number(before.user_id))
+      this.timeline.announceOwnerChange(id, afterCommit);
     if (changes.isActive !== undefined && changes.isActive !== before.is_active) {
       // Every change of activity is an event, so an instance's past can be rebuilt (5D).
       await this.timeline.record(

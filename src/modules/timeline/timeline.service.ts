@@ -19,6 +19,8 @@ declare module '../../platform/events/bus.js' {
     /** An instance's activity changed, with the observers whose instances include it (its
      * observer's chain); broadcast as `instance_activity` to their rooms. */
     'instance.activity': { observerIds: readonly number[]; activity: InstanceActivity };
+    /** An instance was given to another owner (committed): who may watch it is judged again. */
+    'instance.owner_changed': { instanceId: number };
   }
 }
 
@@ -285,6 +287,11 @@ export class TimelineService {
       lastSeenAt: instance.lastSeenAt,
     };
     afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
+  }
+
+  /** Says, once committed, that an instance has a new owner (`instance.owner_changed`). */
+  announceOwnerChange(instanceId: number, afterCommit: AfterCommit) {
+    afterCommit(() => this.bus.publish('instance.owner_changed', { instanceId }));
   }
 
   /** Newest events first: of one player, of one observer, or of one type. */

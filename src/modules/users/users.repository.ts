@@ -171,12 +171,13 @@ export function balanceForUpdate(db: Executor, id: number) {
 
 /** One statement: the UPDATE takes the row lock, and the condition (with the CHECK constraint
  * behind it) keeps the balance at 0 or above. No row: refused, or no such user. */
-export function addToBalance(db: Executor, id: number, amount: number) {
+export function addToBalance(db: Executor, id: number, amount: number, max: number) {
   return db
     .updateTable('users')
     .set({ energy_coins: sql<number>`energy_coins + ${amount}` })
     .where('id', '=', id)
     .where(sql<boolean>`energy_coins + ${amount} >= 0`)
+    .where(sql<boolean>`energy_coins + ${amount} <= ${max}`)
     .returning('energy_coins')
     .executeTakeFirst();
 }

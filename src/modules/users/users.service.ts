@@ -230,10 +230,15 @@ export class UsersService {
   }
 
   /** Adds `amount` (negative to spend) in one conditional statement that never takes the balance
-   * below 0: the new balance, or undefined when refused or the user does not exist. The economy's
+   * below 0 or above `max`: the new balance, or undefined when refused or the user does not exist. The economy's
    * rules and ledger are the inventory module's; this is only the column's write. */
-  async addToBalance(id: number, amount: number, executor: Executor): Promise<number | undefined> {
-    const row = await repo.addToBalance(executor, id, amount);
+  async addToBalance(
+    id: number,
+    amount: number,
+    executor: Executor,
+    max = Number.MAX_SAFE_INTEGER,
+  ): Promise<number | undefined> {
+    const row = await repo.addToBalance(executor, id, amount, max);
     return row ? Number(row.energy_coins) : undefined;
   }
 

@@ -12,6 +12,7 @@ export {
   type WebhooksServiceDeps,
 } from './webhooks.service.js';
 export { deriveSecretKey } from './webhooks.secrets.js';
+export { signedHeaders } from './webhooks.rules.js';
 
 /** The module's HTTP door (mounted by app.ts): `/api/admin/webhooks/*`. Deliveries need no
  * route: the service joins the timeline's recording transaction and runs its own job. */

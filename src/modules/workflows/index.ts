@@ -107,7 +107,9 @@ export function createWorkflowExecution(p: WorkflowExecutionParts) {
       instances,
       tasks: workflowTasks,
       models: p.models,
-      routeUser: async (userId, channelId) => (await protocols.routeUser(userId, { channelId })).resolved,
+      // The instance's own channel (an admin's setting, never a client's claim): its whole reach.
+      routeUser: async (userId, channelId) =>
+        (await protocols.routeUser(userId, { channelId, channelLinked: true })).resolved,
       resolveProtocol: (id) => protocols.resolve(id),
       specialists: async () =>
         (await characters.allNpcs())

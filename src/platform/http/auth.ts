@@ -71,7 +71,8 @@ export function bearerToken(header: string | undefined): string | null | undefin
 }
 
 /** The token's bearer as the account is now: the claims say who, the account's current state
- * says what they may do. A deleted account, or an ended session, is not signed in. */
+ * says what they may do. A deleted account, an ended session, or a session (or account) this
+ * database never had (a token signed with the same secret elsewhere) is not signed in. */
 export async function userFromToken(deps: AuthDeps, token: string): Promise<UserPrincipal> {
   const claims = deps.verifyAccessToken(token);
   return principalOf(claims, await deps.accountState(claims.id), deps.adminUserIds);
@@ -83,7 +84,7 @@ export function principalOf(
   adminUserIds: readonly number[],
 ): UserPrincipal {
   if (!state) throw new AppError('unauthenticated', 'The account of this access token no longer exists');
-  if (claims.sid !== undefined && state.endedSessions.has(claims.sid))
+  if (claims.sid === undefined || !state.liveSessions.has(claims.sid))
     throw new AppError('unauthenticated', 'The session of this access token has ended; sign in again');
   const current = { id: claims.id, role: state.role, accountType: state.accountType };
   return {

@@ -1,8 +1,11 @@
 // Prometheus metrics: request counts and latencies per route template (never the raw URL,
 // which would explode the label set), chat turns' latency and the service's own share of it,
-// plus Node's default process metrics.
+// plus Node's default process metrics. Read with the METRICS_TOKEN bearer when it is set, else
+// only from this machine.
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { AppError } from './problem.js';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -68,13 +71,40 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-export function registerMetrics(app: FastifyInstance, metrics: Metrics) {
+/** Whether a peer address is this machine's own (IPv4 127/8, IPv6 ::1, IPv4-mapped loopback). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return address === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/** Who may read `/metrics`: with a token, a caller presenting it as a bearer; without one, only a
+ * caller on this machine (the connection's own peer address: no forwarded header can claim it). */
+export function metricsAllowed(
+  token: string | undefined,
+  authorization: string | undefined,
+  peer: string | undefined,
+) {
+  if (token === undefined) return isLoopback(peer);
+  const given = Buffer.from(authorization ?? '');
+  const expected = Buffer.from(`Bearer ${token}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function registerMetrics(app: FastifyInstance, metrics: Metrics, token?: string) {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ method: request.method, route, status: String(reply.statusCode) });
     metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
-  app.get('/metrics', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => {
+  app.get('/metrics', { config: { auth: 'public' }, schema: { hide: true } }, async (req, reply) => {
+    if (!metricsAllowed(token, req.headers.authorization, req.socket.remoteAddress))
+      throw new AppError(
+        'unauthenticated',
+        token === undefined
+          ? '/metrics answers only on this machine unless METRICS_TOKEN is set'
+          : '/metrics needs the METRICS_TOKEN bearer token',
+      );
     return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 }

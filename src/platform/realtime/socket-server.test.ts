@@ -75,6 +75,7 @@ describe('default namespace authentication', () => {
       const token = await t.deps.tokens.sign(
         { id: row.id, role: row.role, name: row.name, accountType: row.account_type },
         10,
+        decodeJwt(user.accessToken).sid as string,
       );
       const s = await connectSocket(t.url, { auth: { token } });
       const disconnected = new Promise<string>((resolve) => s.socket.once('disconnect', resolve));

@@ -33,8 +33,15 @@ export function connectError(problem: Problem): Error & { data: Problem } {
   return err;
 }
 
-/** Namespace middleware: verifies `auth.token`, fills socket.data, schedules the expiry. */
-export function authenticateSocket(nsp: Namespace, deps: SocketAuthDeps, log: Logger) {
+/** Namespace middleware: verifies `auth.token`, fills socket.data, schedules the expiry. A socket
+ * still admitted after its account changed is handed to `rejudged` (a namespace whose admission
+ * depends on more than the account, `/observer`, checks it again). */
+export function authenticateSocket(
+  nsp: Namespace,
+  deps: SocketAuthDeps,
+  log: Logger,
+  rejudged?: (socket: Socket) => void,
+) {
   const asProblem = (err: unknown) => (err instanceof AppError ? err.toProblem() : toProblem(err));
   nsp.use((socket, next) => {
     const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
@@ -83,7 +90,9 @@ export function authenticateSocket(nsp: Namespace, deps: SocketAuthDeps, log: Lo
           } catch (err) {
             socket.emit('chatError', asProblem(err));
             socket.disconnect(true);
+            continue;
           }
+          rejudged?.(socket);
         }
       },
       (err: unknown) => log.warn({ err, userId: id }, 'socket account check failed'),

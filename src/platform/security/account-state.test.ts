@@ -45,11 +45,11 @@ function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
   };
 }
 
-const state = (role: AccountState['role'], ended: string[] = []): AccountState => ({
+const state = (role: AccountState['role'], live: string[] = ['fam']): AccountState => ({
   role,
   accountType: 'public',
   name: 'n',
-  endedSessions: new Set(ended),
+  liveSessions: new Set(live),
 });
 
 describe('AccountStates', () => {
@@ -114,8 +114,8 @@ describe('AccountStates', () => {
     await s.states.get(1);
     await s.states.changed(executor, 1); // in the transaction, not committed yet
     expect((await s.states.get(1))?.role).toBe('cso'); // another request reads the old row
-    s.rows.set(1, state('cso', ['fam'])); // the commit; the notice is not heard yet
-    expect((await s.states.get(1))?.endedSessions.has('fam')).toBe(true);
+    s.rows.set(1, state('cso', [])); // the commit; the notice is not heard yet
+    expect((await s.states.get(1))?.liveSessions.has('fam')).toBe(false);
     expect(said).toEqual(['1']);
     // Once the window (the TTL) has passed, the account is cached again.
     s.advance(2000);
@@ -132,10 +132,10 @@ describe('AccountStates', () => {
     await s.states.get(1);
     await s.states.get(2);
     s.rows.set(1, state('carbon'));
-    s.rows.set(2, state('carbon', ['fam']));
+    s.rows.set(2, state('carbon', []));
     s.reconnected();
     expect((await s.states.get(1))?.role).toBe('carbon');
-    expect((await s.states.get(2))?.endedSessions.has('fam')).toBe(true);
+    expect((await s.states.get(2))?.liveSessions.has('fam')).toBe(false);
   });
 
   it('keeps at most maxEntries accounts, dropping the oldest', async () => {

@@ -1,5 +1,5 @@
 // What an access token's bearer is right now: the account's current role, account type and name,
-// and the sign-in sessions (refresh-token families) ended lately. A token's claims are a hint; this
+// and its sign-in sessions (refresh-token families) that may still have a live access token. A token's claims are a hint; this
 // is the authority every request and socket is judged by (ARCHITECTURE.md, "Token validity").
 //
 // Each node caches a state for at most `ttlMs`. A node that changes an account or ends a session
@@ -22,8 +22,10 @@ export interface AccountState {
   role: Role;
   accountType: AccountType;
   name: string;
-  /** Session (refresh-token family) ids ended within an access token's lifetime. */
-  endedSessions: ReadonlySet<string>;
+  /** The account's session (refresh-token family) ids in this database that are not ended and
+   * issued an access token within an access token's lifetime: a token naming any other session
+   * (ended, or never made here) is refused. */
+  liveSessions: ReadonlySet<string>;
 }
 
 export interface AccountStateOptions {

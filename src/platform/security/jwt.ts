@@ -52,7 +52,8 @@ export class AccessTokens {
   // shows up on every authenticated request.
   private readonly key: Promise<webcrypto.CryptoKey>;
   private readonly secret: KeyObject;
-  private readonly verified = new Map<string, AccessClaims>();
+  /** Verified tokens with the time (ms) they were verified: reused for VERIFIED_FOR_MS only. */
+  private readonly verified = new Map<string, { claims: AccessClaims; at: number }>();
   constructor(private readonly opts: JwtOptions) {
     // A KeyObject made once: given bytes, createHmac makes one on every call.
     this.secret = createSecretKey(Buffer.from(opts.secret, 'utf8'));
@@ -96,22 +97,25 @@ export class AccessTokens {
   /** Verifies signature, algorithm, issuer, audience and expiry; throws the contract's 401s.
    * Synchronous: every authenticated request runs it. A token verified before is answered from
    * the cache of verified tokens (keyed by the whole token, so any other byte misses it) with only
-   * its expiry checked again: a client sends the same token with every request for its whole
-   * life, and the HMAC and JSON decoding cost as much as a simple route. */
+   * its expiry checked again, for VERIFIED_FOR_MS: a client sends the same token with every
+   * request, and the HMAC and JSON decoding cost as much as a simple route. (Whether its session
+   * and account still exist is the account state's to say, on every request.) */
   verify(token: string): AccessClaims {
     const known = this.verified.get(token);
-    if (known) {
-      if (known.exp > Math.floor(Date.now() / 1000)) return known;
+    const now = Date.now();
+    if (known && now - known.at < VERIFIED_FOR_MS) {
+      if (known.claims.exp > Math.floor(now / 1000)) return known.claims;
       this.verified.delete(token);
       throw new AppError('token_expired', 'The access token has expired');
     }
+    if (known) this.verified.delete(token);
     const claims = this.check(token);
     if (this.verified.size >= VERIFIED_CACHE_SIZE) {
       // The oldest first: Map keeps insertion order.
       const oldest = this.verified.keys().next().value;
       if (oldest !== undefined) this.verified.delete(oldest);
     }
-    this.verified.set(token, claims);
+    this.verified.set(token, { claims, at: now });
     return claims;
   }
 
@@ -168,6 +172,8 @@ export class AccessTokens {
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 /** Verified tokens remembered (about 1 KB each); the oldest go first. */
 const VERIFIED_CACHE_SIZE = 10_000;
+/** How long a verified token is reused without checking it again. */
+const VERIFIED_FOR_MS = 10_000;
 
 /** A base64url JSON object, or null when it is not one. */
 function decodeJson(part: string): Record<string, unknown> | null {
