@@ -75,7 +75,8 @@ describe.skipIf(isPostgres())('embedded server reset', () => {
   });
 });
 
-describe.skipIf(isPostgres())('a new embedded cluster', () => {
+// initdb runs once here (seconds on a busy machine): a generous failsafe, not a timing claim.
+describe.skipIf(isPostgres())('a new embedded cluster', { timeout: 120_000 }, () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'pglite-cluster-test-'));
