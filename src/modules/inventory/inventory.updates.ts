@@ -7,8 +7,13 @@ import type { EventBus } from '../../platform/events/bus.js';
 import { broadcaster } from '../../platform/realtime/broadcast.js';
 import type { SocketData } from '../../platform/realtime/socket-server.js';
 import type { ServerEventDocs } from '../../platform/realtime/asyncapi.js';
-import { inventoryEntrySchema } from './inventory.schemas.js';
-import type { InventoryService } from './inventory.service.js';
+import { inventoryEntrySchema, type InventoryView } from './inventory.schemas.js';
+
+/** The inventory read after a change (InventoryService.inventory; not imported: the service
+ * imports this file). */
+interface InventoryReader {
+  inventory(userId: number): Promise<InventoryView>;
+}
 
 export const inventoryChangeSchema = z.object({
   kind: z.enum(['item', 'currency']),
@@ -64,7 +69,7 @@ const userRoom = (userId: number) => `user:${userId}`;
  * inventory read after it. */
 export function inventorySockets(
   io: Server,
-  { bus, inventory }: { bus: EventBus; inventory: InventoryService },
+  { bus, inventory }: { bus: EventBus; inventory: InventoryReader },
 ) {
   const nsp = io.of('/') as unknown as Namespace<Record<string, never>, InventoryServerEvents>;
   nsp.on('connection', (socket) => {
