@@ -68,7 +68,8 @@ if ! pm image exists "$BASE"; then
 fi
 
 # --- the project's image, built from its Dockerfile unchanged --------------------------------
-pm build --network host -t "$IMAGE" .
+# Docker's image format: OCI's has no HEALTHCHECK (podman would drop it).
+pm build --format docker --network host -t "$IMAGE" .
 
 # --- runs -----------------------------------------------------------------------------------
 secret=$(node -e 'console.log(require("crypto").randomBytes(32).toString("base64"))')
@@ -97,6 +98,7 @@ run() {
     sleep 1
   done
   echo "$name: healthy after $((SECONDS - started)) s"
+  pm healthcheck run "$name" || { echo "container-test: the image's HEALTHCHECK fails in $name" >&2; return 1; }
   local email="c$$-$port@example.test" password='a long container password'
   curl -sf -X POST "http://127.0.0.1:$port/api/auth/register" -H 'content-type: application/json' \
     -d "{\"email\":\"$email\",\"password\":\"$password\"}" >/dev/null
