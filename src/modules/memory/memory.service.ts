@@ -343,19 +343,18 @@ export class MemoryService {
   }
 
   /** An admin's edit or forgetting of anyone's memory (a character's, trained): as its owner's. */
-  async patchAny(
-    id: number,
-    changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined },
-  ): Promise<MemoryDto> {
-    const m = await repo.findById(this.db, id);
-    if (!m) throw notFound('memory');
-    return this.patchOwn(m.user_id, id, changes);
+  async patchAny(id: number, changes: Parameters<MemoryService['patchOwn']>[2]): Promise<MemoryDto> {
+    return this.patchOwn(await this.ownerOf(id), id, changes);
   }
 
   async deleteAny(id: number): Promise<void> {
+    await this.deleteOwn(await this.ownerOf(id), id);
+  }
+
+  private async ownerOf(id: number): Promise<number> {
     const m = await repo.findById(this.db, id);
     if (!m) throw notFound('memory');
-    await this.deleteOwn(m.user_id, id);
+    return m.user_id;
   }
 
   /** Every memory the caller owns, oldest first, one JSON object per line. */
@@ -422,17 +421,13 @@ export class MemoryService {
 
   /** The memory.embed job's work (also run by tests and the benchmark). */
   embedPending: MemoryEmbedding['embedPending'] = (...args) => this.embedding.embedPending(...args);
-
   embedQuery: MemoryEmbedding['embedQuery'] = (text, opts) => this.embedding.embedQuery(text, opts);
   embedQueryBatched: MemoryEmbedding['embedQueryBatched'] = (...args) =>
     this.embedding.embedQueryBatched(...args);
 
-  embeddingStatus() {
-    return this.embedding.embeddingStatus();
-  }
+  embeddingStatus = () => this.embedding.embeddingStatus();
 
   reembedHere: MemoryEmbedding['reembedHere'] = (onBatch) => this.embedding.reembedHere(onBatch);
-
   retrieve: MemoryRetrieval['retrieve'] = (...args) =>
     traced('memory.retrieve', {}, () => this.retrieval.retrieve(...args));
   search: MemoryRetrieval['search'] = (...args) => this.retrieval.search(...args);

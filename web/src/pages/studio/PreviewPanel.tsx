@@ -3,7 +3,7 @@
 // retrieved with their owners and scores (when the server gives them), what the context budget
 // dropped, and the tools offered.
 import type { Schemas } from '../../api/client';
-import { droppedText, ownerOf, type PreviewMemory } from './tryit';
+import { droppedText, ownerOf } from './tryit';
 
 export type Preview = Schemas['PromptPreview'];
 
@@ -19,7 +19,7 @@ export function PreviewPanel({
 }) {
   if (!preview)
     return <p className="muted">Send a message, or preview the one typed, to see what the turn uses.</p>;
-  const memories = preview.memories as PreviewMemory[];
+  const memories = preview.memories;
   return (
     <div className="preview">
       <p className="small">
