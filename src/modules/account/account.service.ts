@@ -3,7 +3,7 @@
 // inventory and links go with the account row (their foreign keys cascade); the economy ledger
 // has no foreign key to the account and keeps its rows, so balances and audits still add up,
 // under an id that names no one any more; timeline events about the account lose their user.
-import { AppError, notFound } from '../../platform/http/problem.js';
+import { AppError } from '../../platform/http/problem.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { verifyPassword } from '../../platform/security/secrets.js';
 import type { ConversationsService } from '../chat/index.js';
@@ -88,8 +88,8 @@ export class AccountService {
 
   /** An administrator erases an account; characters are deleted as characters (/api/admin/data/npcs). */
   async eraseByAdmin(adminId: number, userId: number): Promise<void> {
-    const row = await this.d.users.get(userId).catch(() => undefined);
-    if (!row) throw notFound('user');
+    // not_found when there is no such user; any other failure is the request's 5xx.
+    const row = await this.d.users.get(userId);
     if (row.account_type === 'npc')
       throw new AppError('conflict', 'A character is deleted with DELETE /api/admin/data/npcs/{id}');
     if (row.id === adminId)

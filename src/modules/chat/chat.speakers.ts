@@ -44,6 +44,7 @@ export class ChatSpeakers {
   castOf(playerId: number, speakers: Speaker[] | Promise<Speaker[]>): TurnCast {
     const read = Promise.resolve(speakers);
     const reach = read.then((s) => this.reach(playerId, s));
+    // Awaited by the turn's context read; a turn that fails before it must not leave it unhandled.
     reach.catch(() => undefined);
     return { ids: read.then((s) => s.map((x) => x.id)), speakers: read, reach };
   }

@@ -83,6 +83,7 @@ let storing: Promise<unknown> = Promise.resolve();
 /** Runs `fn` once every upload stored before it in this process is done: one at a time. */
 export function oneAtATime<T>(fn: () => Promise<T>): Promise<T> {
   const run = storing.then(fn, fn);
+  // The queue goes on after a failed upload; its caller gets the failure through `run`.
   storing = run.catch(() => undefined);
   return run;
 }
