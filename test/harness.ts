@@ -141,8 +141,12 @@ export async function createTestApp(
 const idleServers: Promise<EmbeddedServer | null>[] = [];
 
 async function takeServer(template: string): Promise<EmbeddedServer> {
-  const idle = await idleServers.shift();
-  return idle ?? startEmbeddedServer({ dataDir: null, loadFrom: template });
+  for (;;) {
+    const idle = await idleServers.shift();
+    if (idle === undefined) return startEmbeddedServer({ dataDir: null, loadFrom: template });
+    // A worker that ended while idle (its reason is logged) is left behind, never handed out.
+    if (idle && !idle.lost()) return idle;
+  }
 }
 
 function giveBackServer(server: EmbeddedServer): void {

@@ -23,6 +23,8 @@ export interface EmbeddedServer {
    * clients are disconnected and a fresh PGlite takes over the socket. */
   reset(): Promise<void>;
   stop(): Promise<void>;
+  /** Why the worker ended without being stopped (a crash: its socket is gone with it), else null. */
+  lost(): string | null;
 }
 
 export interface EmbeddedServerOptions {
@@ -160,11 +162,23 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
   }
 
   let stopped = false;
+  let lost: string | null = null;
+  let lastError: string | undefined;
+  // A worker that ends by itself takes its socket with it: every later connection fails. Say why,
+  // once, so the cause is in the log rather than only a missing socket file.
+  worker.on('error', (err) => (lastError = err.stack ?? err.message));
+  worker.on('exit', (code) => {
+    if (stopped) return;
+    lost = `embedded database worker ended (exit code ${code})${lastError ? `: ${lastError}` : ''}`;
+    (opts.log ?? ((line) => process.stderr.write(`${line}\n`)))(lost);
+    release();
+  });
   return {
     socketDir,
     port,
     dumpTo: (path) => ask({ type: 'dump', path }, 'dumped'),
     reset: () => ask({ type: 'reset' }, 'reset'),
+    lost: () => lost,
     async stop() {
       if (stopped) return;
       stopped = true;
