@@ -117,6 +117,7 @@ export async function createTestApp(
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 
+  let closed = false;
   return {
     ...built,
     deps,
@@ -125,6 +126,9 @@ export async function createTestApp(
     url: address,
     api,
     async close() {
+      // Once: a second close would give the server back twice, to two apps at once.
+      if (closed) return;
+      closed = true;
       await built.app.close();
       await deps.close();
       if (embedded) giveBackServer(embedded);
@@ -144,8 +148,8 @@ async function takeServer(template: string): Promise<EmbeddedServer> {
   for (;;) {
     const idle = await idleServers.shift();
     if (idle === undefined) return startEmbeddedServer({ dataDir: null, loadFrom: template });
-    // A worker that ended while idle (its reason is logged) is left behind, never handed out.
-    if (idle && !idle.lost()) return idle;
+    // One that failed its reset (null), stopped or whose worker ended is left behind.
+    if (idle && !idle.gone()) return idle;
   }
 }
 

@@ -73,6 +73,14 @@ describe.skipIf(isPostgres())('embedded server reset', () => {
   it('is refused by a server that was not loaded from a tarball', async () => {
     await expect(maker.reset()).rejects.toThrow(/only a database loaded from a tarball can be reset/);
   });
+
+  it('says it is gone once stopped, and its socket is gone with it', async () => {
+    const other = await startEmbeddedServer({ dataDir: null, loadFrom: tarball });
+    expect(other.gone()).toBeNull();
+    await other.stop();
+    expect(other.gone()).toBe('stopped');
+    expect(existsSync(join(other.socketDir, `.s.PGSQL.${other.port}`))).toBe(false);
+  });
 });
 
 // initdb runs once here (seconds on a busy machine): a generous failsafe, not a timing claim.

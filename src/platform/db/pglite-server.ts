@@ -23,8 +23,9 @@ export interface EmbeddedServer {
    * clients are disconnected and a fresh PGlite takes over the socket. */
   reset(): Promise<void>;
   stop(): Promise<void>;
-  /** Why the worker ended without being stopped (a crash: its socket is gone with it), else null. */
-  lost(): string | null;
+  /** Why it no longer serves (stopped, or its worker ended by itself: the socket went with it),
+   * else null. */
+  gone(): string | null;
 }
 
 export interface EmbeddedServerOptions {
@@ -178,7 +179,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
     port,
     dumpTo: (path) => ask({ type: 'dump', path }, 'dumped'),
     reset: () => ask({ type: 'reset' }, 'reset'),
-    lost: () => lost,
+    gone: () => (stopped ? 'stopped' : lost),
     async stop() {
       if (stopped) return;
       stopped = true;
