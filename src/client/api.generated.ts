@@ -4411,7 +4411,7 @@ export interface paths {
     };
     /**
      * The state at a time: instances and their activity, balances and items rebuilt from the economy ledger, the newest events
-     * @description The observer as it was at `at` (a future time is now): its instances created by then with their `isActive` then, their owners' and `userId`'s coins and items rebuilt from the economy ledger (a change a microsecond later is not in it), its newest events up to `at` and their count. A CSO, an administrator or the observer's owner.
+     * @description The observer as it was at `at` (a future time is now): its instances created by then with their `isActive` then, their owners' and `userId`'s coins and items rebuilt from the economy ledger (a change a microsecond later is not in it), its newest events up to `at` and their count. A CSO, an administrator or the observer's owner; on an observer below the root, its owner sees only the users its instances concern (who owns it or one of its instances, whom its events name): any other `userId` is left out of `users`, as one that does not exist is.
      */
     get: {
       parameters: {
@@ -4513,7 +4513,7 @@ export interface paths {
     };
     /**
      * Awareness reconstructed at a time: the last reflection, memories, timeline figures, instances
-     * @description The observer's awareness at `at`: its last reflection by then, the memories about it (newest first), its timeline's count, first and last time and types, its instances (total and active then). A CSO, an administrator or the observer's owner.
+     * @description The observer's awareness at `at`: its last reflection by then, the memories about it (newest first), its timeline's count, first and last time and types, its instances (total and active then). A CSO, an administrator or the observer's owner; on an observer below the root, its owner sees only the assistant's memories (its reflections) and those of the users its instances concern.
      */
     get: {
       parameters: {

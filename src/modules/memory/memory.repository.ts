@@ -205,19 +205,38 @@ export function countByTier(db: Executor) {
     .execute();
 }
 
-/** Memories about an observer (`metadata.observerId`), created up to `upTo`, newest first; of one
- * source when given. */
-export function aboutObserver(
-  db: Executor,
-  p: { observerId: number; upTo: string; limit: number; source?: MemorySource | undefined },
-) {
-  let q = db
+/** Which memories about an observer (`metadata.observerId`) to read: those created up to `upTo`,
+ * at most `limit`; of one source when given; of these owners only when given. */
+export interface ObserverMemoriesQuery {
+  observerId: number;
+  upTo: string;
+  limit: number;
+  source?: MemorySource | undefined;
+  ownerIds?: readonly number[] | undefined;
+}
+
+function aboutObserverAt(db: Executor, p: { observerId: number; upTo: string }) {
+  return db
     .selectFrom('memories')
-    .select(memoryColumns)
     .where(sql<string>`metadata ->> 'observerId'`, '=', String(p.observerId))
     .where('created_at', '<=', sql<Date>`${p.upTo}::timestamptz`);
+}
+
+/** Memories about an observer (see ObserverMemoriesQuery), newest first. */
+export function aboutObserver(db: Executor, p: ObserverMemoriesQuery) {
+  let q = aboutObserverAt(db, p).select(memoryColumns);
   if (p.source !== undefined) q = q.where('source', '=', p.source);
+  if (p.ownerIds !== undefined) q = q.where(sql<boolean>`user_id = any(${p.ownerIds}::int8[])`);
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(p.limit).execute();
+}
+
+/** Who owns the memories about an observer created up to `upTo`, each once. */
+export async function ownersAboutObserver(
+  db: Executor,
+  p: { observerId: number; upTo: string },
+): Promise<number[]> {
+  const rows = await aboutObserverAt(db, p).select('user_id').distinct().execute();
+  return rows.map((r) => Number(r.user_id));
 }
 
 /** A stored memory that is still retrievable (it has chunks), as hygiene compares it. */

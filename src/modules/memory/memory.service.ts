@@ -400,14 +400,14 @@ export class MemoryService {
   }
 
   /** Memories about an observer (`metadata.observerId`: its reflections), as they stood at `upTo`
-   * (ISO 8601): created by then, newest first; of one source when given. */
-  async aboutObserver(p: {
-    observerId: number;
-    upTo: string;
-    limit: number;
-    source?: MemorySource | undefined;
-  }): Promise<MemoryDto[]> {
+   * (ISO 8601): created by then, newest first; of one source, of some owners, when given. */
+  async aboutObserver(p: repo.ObserverMemoriesQuery): Promise<MemoryDto[]> {
     return (await repo.aboutObserver(this.db, p)).map(toDto);
+  }
+
+  /** The owners of the memories about an observer as they stood at `upTo`, each once. */
+  ownersAboutObserver(p: { observerId: number; upTo: string }): Promise<number[]> {
+    return repo.ownersAboutObserver(this.db, p);
   }
 
   /** For the admin statistics: memories by tier. */

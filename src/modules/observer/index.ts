@@ -44,6 +44,7 @@ export function createObserverModule(p: ObserverModuleParts) {
     instances: p.instances,
     memory,
     inventory: p.inventory,
+    assistantUserId: p.assistantUserId,
   });
   const observerReflections = new ObserverReflections({
     db,

@@ -62,11 +62,11 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function state(when: string, extra = '') {
+async function state(when: string, extra = '', token = owner.accessToken) {
   const r = await t.api(
     'GET',
     `/api/observer/observer/${observer.id}/5d-navigation/state?at=${encodeURIComponent(when)}${extra}`,
-    { token: owner.accessToken },
+    { token },
   );
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
@@ -128,7 +128,8 @@ describe('5D state', () => {
   });
 
   it("users are the instances' owners plus userId; the newest events, at most `events`", async () => {
-    const s = await state(at.off!, `&userId=${other.id}&events=2`);
+    // A CSO sees any user's balance; the owner's view is observer.owner-scope.test.ts's.
+    const s = await state(at.off!, `&userId=${other.id}&events=2`, cso.accessToken);
     expect(s.observerId).toBe(observer.id);
     expect(s.at).toBe(new Date(at.off!).toISOString());
     expect(s.users.map((u: { userId: number }) => u.userId)).toEqual([player.id, other.id]);

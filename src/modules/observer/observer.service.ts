@@ -2,7 +2,9 @@
 // summary and meta-state, and 5D navigation (its state at a time, its awareness reconstructed,
 // its range). Reflections and the cycle are observer.reflection.ts. Who may call: a CSO, an admin
 // or the observer's owner (403 otherwise, unknown ids too; 404 for an allowed caller naming no
-// observer), the same rule as joining its `/observer` room.
+// observer), the same rule as joining its `/observer` room. What the answers name is the caller's
+// view: a CSO or an admin sees every user; an owner sees, on an observer below the root, only the
+// users its instances concern and their balances (`visible`).
 import type { Db } from '../../platform/db/database.js';
 import type { EventBus } from '../../platform/events/bus.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
@@ -35,8 +37,10 @@ export interface ObserverServiceDeps {
   bus: EventBus;
   unified: UnifiedTimeline;
   instances: Pick<InstancesService, 'authorizeWatcher' | 'observers'>;
-  memory: Pick<MemoryService, 'aboutObserver'>;
+  memory: Pick<MemoryService, 'aboutObserver' | 'ownersAboutObserver'>;
   inventory: Pick<InventoryService, 'stateAt'>;
+  /** The assistant's own user: an observer's reflections and encodings are its memories. */
+  assistantUserId: () => Promise<number>;
 }
 
 /** The filters of a timeline request. */
@@ -76,6 +80,29 @@ export class ObserverService {
   /** The observer, when the caller may read it. */
   access(user: UserPrincipal, observerId: number): Promise<Instance> {
     return this.d.instances.authorizeWatcher(user, observerId);
+  }
+
+  /** Whether the caller may see every user named in the observer's answers: a CSO or an admin,
+   * and anyone on the root (every user is under it). Else it is its owner's view: only the users
+   * its instances concern (its instances' owners, the users its timeline's events name). */
+  private seesEveryone(user: UserPrincipal, observer: Instance): boolean {
+    return user.role === 'cso' || user.admin || observer.isRoot;
+  }
+
+  /** The users among `userIds` the caller may see named in the observer's answers. */
+  private async visible(user: UserPrincipal, observer: Instance, userIds: number[]): Promise<number[]> {
+    if (this.seesEveryone(user, observer)) return userIds;
+    return this.d.unified.concerned(observer.id, userIds);
+  }
+
+  /** Whose memories about the observer up to `at` the caller may see (undefined: everyone's): the
+   * assistant's (the observer's own reflections and encodings) and those of the users it may see.
+   * Any user may write a memory whose metadata names an observer. */
+  private async memoryOwners(user: UserPrincipal, observer: Instance, at: string) {
+    if (this.seesEveryone(user, observer)) return undefined;
+    const owners = await this.d.memory.ownersAboutObserver({ observerId: observer.id, upTo: at });
+    const assistantId = await this.d.assistantUserId();
+    return [assistantId, ...(await this.d.unified.concerned(observer.id, owners))];
   }
 
   /** The observers the caller may read, by id: every one for a CSO or an admin (the test of
@@ -153,14 +180,15 @@ export class ObserverService {
     observerId: number,
     q: { at: string; events: number; userId?: number | undefined },
   ) {
-    await this.access(user, observerId);
+    const observer = await this.access(user, observerId);
     const at = notAfterNow(q.at);
     const then = await this.d.unified.stateAt(observerId, at, q.events);
+    // A `userId` the caller may not see is left out of `users`, not refused: the state asked for
+    // is the observer's, which the caller may read. A user who does not exist is left out the
+    // same way, so the answer tells neither apart (no oracle, as with the 403 for any observer).
+    const asked = q.userId === undefined ? [] : await this.visible(user, observer, [q.userId]);
     const userIds = [
-      ...new Set([
-        ...then.instances.flatMap((i) => (i.userId === null ? [] : [i.userId])),
-        ...(q.userId === undefined ? [] : [q.userId]),
-      ]),
+      ...new Set([...then.instances.flatMap((i) => (i.userId === null ? [] : [i.userId])), ...asked]),
     ];
     const users = await this.d.inventory.stateAt(userIds, at);
     const { instances, events, eventCount } = then;
@@ -168,13 +196,20 @@ export class ObserverService {
   }
 
   /** 5D: its awareness reconstructed at `at`: the last reflection by then, the memories about it,
-   * its timeline's figures and its instances, all as of `at`. */
+   * its timeline's figures and its instances, all as of `at`; memories of whom the caller may see. */
   async reconstruct(user: UserPrincipal, observerId: number, q: { at: string; limit: number }) {
-    await this.access(user, observerId);
+    const observer = await this.access(user, observerId);
     const at = notAfterNow(q.at);
+    const ownerIds = await this.memoryOwners(user, observer, at);
     const [reflections, memories, timeline, instances] = await Promise.all([
-      this.d.memory.aboutObserver({ observerId, upTo: at, limit: 1, source: 'observer_reflection' }),
-      this.d.memory.aboutObserver({ observerId, upTo: at, limit: q.limit }),
+      this.d.memory.aboutObserver({
+        observerId,
+        upTo: at,
+        limit: 1,
+        source: 'observer_reflection',
+        ownerIds,
+      }),
+      this.d.memory.aboutObserver({ observerId, upTo: at, limit: q.limit, ownerIds }),
       this.d.unified.timelineAt(observerId, at),
       this.d.unified.instancesAt(observerId, at),
     ]);

@@ -22,6 +22,29 @@ export function observersBelow(db: Executor, observerId: number) {
 
 const instant = (iso: string) => sql<Date>`${iso}::timestamptz`;
 
+/** Which of `userIds` an observer (not the root) concerns: who owns it or an instance below it
+ * at any depth, or whom an event of its timeline (`observerIds`: it and the observers below it)
+ * names. The events are looked up per user (`timeline_events_user`), not read as a whole. */
+export async function usersConcerned(
+  db: Executor,
+  observerId: number,
+  observerIds: readonly number[],
+  userIds: readonly number[],
+): Promise<number[]> {
+  const r = await sql<{ id: number }>`
+    with recursive tree(id) as (
+      select ${observerId}::int8
+      union all
+      select i.id from instances i join tree t on i.parent_instance_id = t.id
+    )
+    select u.id from unnest(${userIds}::int8[]) as u(id)
+    where exists (select 1 from instances i join tree t on t.id = i.id where i.user_id = u.id)
+      or exists (
+        select 1 from timeline_events e
+        where e.user_id = u.id and e.observer_id = any(${observerIds}::int8[]))`.execute(db);
+  return r.rows.map((row) => Number(row.id));
+}
+
 /** An observer's instances (contract: "Observer"): those below it at any depth; for the root,
  * every instance but itself (a parentless instance hangs from the root). */
 function below(db: Executor, observerId: number, root: boolean) {

@@ -95,6 +95,17 @@ export class UnifiedTimeline {
     return { all: false, observerIds: [observerId, ...below.rows.map((r) => Number(r.id))] };
   }
 
+  /** The users among `userIds` its instances concern (whom its owner may see named): those who own
+   * it or one of its instances, and those its timeline's events name. The root concerns everyone
+   * (every instance and every event is under it). In `userIds` order. */
+  async concerned(observerId: number, userIds: readonly number[]): Promise<number[]> {
+    if (userIds.length === 0) return [];
+    const scope = await this.scope(observerId);
+    if (scope.all) return [...userIds];
+    const found = new Set(await repo.usersConcerned(this.db, observerId, scope.observerIds, userIds));
+    return userIds.filter((id) => found.has(id));
+  }
+
   private async instances(observerId: number) {
     return repo.instancesBelow(this.db, observerId, await this.isRoot(observerId));
   }

@@ -1,6 +1,7 @@
 // The SQL of an observer's unified timeline, snapshotted (sql/unified.sql): the page of the root
 // (every event), of one observer and of a tree, with every filter; the export and its probe; the
-// state at a time. A query change shows in review as a change of the file (`npx vitest run -u`).
+// state at a time; the users an observer concerns. A query change shows in review as a change of
+// the file (`npx vitest run -u`).
 import { describe, expect, it } from 'vitest';
 import { sqlSnapshot } from '../../../test/sql-snapshot.js';
 import * as repo from './unified.repository.js';
@@ -47,6 +48,7 @@ describe('unified timeline SQL', () => {
       },
       windowBreakdown: (db) => repo.windowBreakdown(db, tree, at),
       withoutDiary: (db) => repo.withoutDiary(db, [5, 6], at),
+      usersConcerned: (db) => repo.usersConcerned(db, 3, tree.observerIds, [42, 43]),
     });
     await expect(text).toMatchFileSnapshot('./sql/unified.sql');
   });

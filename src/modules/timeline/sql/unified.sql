@@ -64,3 +64,17 @@ select "event_type", "source", "persona_id", metadata -> 'instance' ->> 'level' 
       where e.instance_id = i.id and e.event_type = 'diary_entry' and e.timeline_at >= $2::timestamptz
     );
 -- parameters: [[5,6],"2025-05-01T12:00:00Z"]
+
+-- usersConcerned
+
+    with recursive tree(id) as (
+      select $1::int8
+      union all
+      select i.id from instances i join tree t on i.parent_instance_id = t.id
+    )
+    select u.id from unnest($2::int8[]) as u(id)
+    where exists (select 1 from instances i join tree t on t.id = i.id where i.user_id = u.id)
+      or exists (
+        select 1 from timeline_events e
+        where e.user_id = u.id and e.observer_id = any($3::int8[]));
+-- parameters: [3,[42,43],[3,8,9]]
