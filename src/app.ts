@@ -163,7 +163,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     app.server,
     socketAuth,
     deps.log,
-    deps.config.limits.bodyBytes * 30,
+    {
+      // Four 5 MiB images in base64 (a chatMessage's imageBase64Array) fit at the default 1 MiB.
+      maxPayloadBytes: deps.config.limits.bodyBytes * 30,
+      authTimeoutMs: deps.config.limits.socketAuthTimeoutMs,
+    },
     { allowed: deps.config.corsOrigins, publicUrl: deps.config.publicUrl },
     () => !deps.drain.active,
   );

@@ -108,6 +108,7 @@ export const envSchema = z.object({
   ATTACHMENT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   SOCKETS_PER_USER: z.coerce.number().int().positive().default(20),
+  SOCKET_AUTH_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   AUTH_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   PLAYERS_RATE_LIMIT: z.coerce.number().int().positive().default(600),
   LOGIN_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),

@@ -141,6 +141,9 @@ export interface Config {
     requestTimeoutMs: number;
     /** Sockets one account may hold open per namespace in one process (429 at connect past it). */
     socketsPerUser: number;
+    /** A Socket.IO connection that has not authenticated (joined a namespace) within this long is
+     * closed. */
+    socketAuthTimeoutMs: number;
     authPerMinute: number;
     /** Player sign-ins per minute per API key (POST /api/sync/players). */
     playersPerMinute: number;
@@ -327,6 +330,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       attachmentTimeoutMs: e.ATTACHMENT_TIMEOUT_MS,
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       socketsPerUser: e.SOCKETS_PER_USER,
+      socketAuthTimeoutMs: e.SOCKET_AUTH_TIMEOUT_MS,
       authPerMinute: e.AUTH_RATE_LIMIT,
       playersPerMinute: e.PLAYERS_RATE_LIMIT,
       loginFailures: e.LOGIN_FAILURE_LIMIT,

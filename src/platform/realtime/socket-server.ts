@@ -4,7 +4,8 @@
 // with `token_expired` and disconnects; when the account is deleted or the token's session ends,
 // it sends `chatError` with `unauthenticated` and disconnects, and a role change applies to the
 // sockets already connected (ARCHITECTURE.md, "Token validity"). Other namespaces (`/observer`) are added by their modules
-// through `authenticateSocket`.
+// through `authenticateSocket`. What a connection may send before it authenticates, and for how
+// long, is bounded by preauth.ts.
 import type { Server as HttpServer } from 'node:http';
 import { Server, type Namespace, type Socket } from 'socket.io';
 import type { Logger } from 'pino';
@@ -12,6 +13,7 @@ import { AppError, makeProblem, toProblem, type Problem } from '../http/problem.
 import { principalOf, type AuthDeps, type UserPrincipal } from '../http/auth.js';
 import type { AccessClaims } from '../security/jwt.js';
 import { originAllowed } from '../http/cors.js';
+import { authenticated, guardPreAuth } from './preauth.js';
 
 export interface SocketData {
   user: UserPrincipal;
@@ -113,6 +115,7 @@ export function authenticateSocket(
       Math.max(0, Math.min(ms, 2 ** 31 - 1)),
     );
     socket.on('disconnect', () => clearTimeout(timer));
+    authenticated(nsp.server, socket.conn);
     log.debug({ nsp: nsp.name, userId: data.user.id }, 'socket connected');
   });
 }
@@ -121,7 +124,12 @@ export function createSocketServer(
   httpServer: HttpServer,
   deps: SocketAuthDeps,
   log: Logger,
-  maxPayloadBytes: number,
+  limits: {
+    /** The largest message of an authenticated connection. */
+    maxPayloadBytes: number;
+    /** A connection that has joined no namespace (authenticated) by then is closed. */
+    authTimeoutMs: number;
+  },
   origins: { allowed: readonly string[]; publicUrl: string } = { allowed: [], publicUrl: 'http://localhost' },
   /** False once the node drains: a new connection is refused (HTTP 403), and the client tries
    * again (behind a balancer, on another node). */
@@ -129,7 +137,8 @@ export function createSocketServer(
 ): Server {
   const io = new Server(httpServer, {
     path: '/socket.io',
-    maxHttpBufferSize: maxPayloadBytes,
+    maxHttpBufferSize: limits.maxPayloadBytes,
+    connectTimeout: limits.authTimeoutMs,
     // CORS_ORIGINS, as for REST (platform/http/cors.ts): CORS headers for the listed origins only,
     // and a handshake from any other page's origin refused (a WebSocket is not subject to CORS).
     ...(origins.allowed.length > 0 ? { cors: { origin: [...origins.allowed], credentials: true } } : {}),
@@ -140,6 +149,7 @@ export function createSocketServer(
     },
     serveClient: false,
   });
+  guardPreAuth(io);
   authenticateSocket(io.of('/'), deps, log);
   const open = new Set<EngineConnection>();
   io.engine.on('connection', (conn: EngineConnection) => {
