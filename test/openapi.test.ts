@@ -1,6 +1,9 @@
 // The OpenAPI document as a reader of /docs meets it: every operation says what it does beyond its
-// summary, and shows an example of what it takes or gives.
+// summary, shows an example of what it takes or gives, says what each of its answers means, and
+// asks for credentials exactly when the server does.
+import { STATUS_CODES } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError, type ProblemCode } from '../src/platform/http/problem.js';
 import { createTestApp, type TestApp } from './harness.js';
 
 let t: TestApp;
@@ -75,5 +78,77 @@ describe('OpenAPI document', () => {
       })
       .map(([k]) => k);
     expect(missing).toEqual([]);
+  });
+
+  it('describes every answer: a success in the route’s own words, a refusal by the codes of its status', () => {
+    const wrong: string[] = [];
+    const summaries = new Set<string>();
+    for (const [key, op] of operations())
+      for (const [code, r] of Object.entries<any>(op.responses ?? {})) {
+        const status = Number(code);
+        const reason = STATUS_CODES[status]!;
+        const text: unknown = r.description;
+        if (typeof text !== 'string' || text === 'Default Response' || !text.startsWith(`${reason}: `)) {
+          wrong.push(`${key} ${code}: ${String(text)}`);
+          continue;
+        }
+        const words = text.slice(reason.length + 2);
+        if (status < 400) {
+          // The route's own: its summary, or what its response schema says of itself.
+          if (words.length < 8) wrong.push(`${key} ${code}: ${text}`);
+          if (words === op.summary) summaries.add(key);
+          continue;
+        }
+        // A problem (or OpenAI error) names a code of its status: `code` in backquotes.
+        const body = JSON.stringify(r.content ?? {});
+        if (!/Problem|OpenAiError/.test(body)) continue;
+        const codes = [...words.matchAll(/`([a-z_]+)`/g)].map((m) => m[1] as ProblemCode);
+        if (!codes.some((c) => new AppError(c).status === status)) wrong.push(`${key} ${code}: ${text}`);
+      }
+    expect(wrong).toEqual([]);
+    expect(summaries.size).toBeGreaterThan(90);
+  });
+
+  it('says a 401 in the words of the route’s caller: the credentials sent to a public route, else the access token or key', () => {
+    const login = doc.paths['/api/auth/login'].post.responses['401'].description;
+    expect(login).toContain('`invalid_credentials`');
+    expect(login).not.toContain('token_expired');
+    const profile = doc.paths['/api/user/profile'].get.responses['401'].description;
+    expect(profile).toContain('`token_expired`');
+    expect(profile).not.toContain('invalid_credentials');
+    expect(doc.paths['/api/sync/universal-state'].get.responses['401'].description).toContain('X-API-Key');
+    expect(doc.paths['/api/health'].get.responses['503'].description).toContain('degraded');
+  });
+
+  it('asks no credentials of public routes and the bearer token (or an API key where one is taken) of the rest', () => {
+    expect(doc.security).toEqual([{ bearer: [] }]);
+    const publicRoutes: [string, string][] = [
+      ['post', '/api/auth/register'],
+      ['post', '/api/auth/login'],
+      ['post', '/api/auth/refresh'],
+      ['get', '/api/auth/providers'],
+      ['get', '/api/health'],
+    ];
+    for (const [method, path] of publicRoutes)
+      expect(doc.paths[path][method].security, `${method} ${path}`).toEqual([]);
+    expect(doc.paths['/api/user/profile'].get.security).toBeUndefined();
+    expect(doc.paths['/api/admin/users'].get.security).toBeUndefined();
+    expect(doc.paths['/v1/models'].get.security).toBeUndefined();
+    for (const path of ['/api/sync/universal-state', '/api/sync/players/{externalId}'])
+      expect(doc.paths[path].get.security).toEqual([{ bearer: [] }, { apiKey: [] }]);
+  });
+
+  it('claims credentials exactly where the server refuses a request without them', async () => {
+    const mismatched: string[] = [];
+    for (const [key, op] of operations()) {
+      const [method, path] = key.split(' ') as [string, string];
+      const open = (op.security ?? doc.security).length === 0;
+      const res = await t.api(method, path.replaceAll(/\{[^}]+\}/g, '1'));
+      // Without credentials the sign-in check answers 401 before anything else; a public route
+      // goes on to judge the request (400 for the missing body, 404, 200…).
+      if (open === (res.status === 401))
+        mismatched.push(`${key}: ${res.status}, documented ${open ? 'public' : 'signed in'}`);
+    }
+    expect(mismatched).toEqual([]);
   });
 });

@@ -255,6 +255,19 @@ describe.runIf(isPostgres())('two nodes on one PostgreSQL', () => {
     );
   });
 
+  it('a session begun on one node is signed in on the other, which had cached the account without it', async () => {
+    const user = await createUser(t, 'public');
+    // Node B has cached the account with its one session (B changed nothing, so it keeps what it reads).
+    expect((await b.api('GET', '/api/user/profile', { token: user.accessToken })).status).toBe(200);
+    const second = await t.api('POST', '/api/auth/login', {
+      body: { email: user.email, password: user.password, clientType: 'game_client' },
+    });
+    await eventually(async () =>
+      expect((await b.api('GET', '/api/user/profile', { token: second.body.accessToken })).status).toBe(200),
+    );
+    expect((await b.api('GET', '/api/user/profile', { token: user.accessToken })).status).toBe(200);
+  });
+
   it("an owner change or a demotion on one node closes the other node's /observer sockets", async () => {
     const boss = await createUser(t, 'cso');
     const owner = await createUser(t, 'public');

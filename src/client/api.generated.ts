@@ -41,7 +41,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Register with email and password */
         201: {
           headers: {
             [name: string]: unknown;
@@ -50,7 +50,7 @@ export interface paths {
             'application/json': components['schemas']['TokenResponse'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -59,7 +59,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -68,7 +68,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -126,7 +126,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Sign in with email and password */
         200: {
           headers: {
             [name: string]: unknown;
@@ -135,7 +135,7 @@ export interface paths {
             'application/json': components['schemas']['TokenResponse'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -144,7 +144,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `invalid_credentials` on a wrong email or password, the same whether the email exists or not; `refresh_token_reused` when a rotated refresh token comes back, which revokes every token of its family; `unauthenticated` when the token or code sent is unknown, expired or already used */
         401: {
           headers: {
             [name: string]: unknown;
@@ -153,7 +153,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -208,7 +208,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Native-client token request (no redirect) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -217,7 +217,7 @@ export interface paths {
             'application/json': components['schemas']['TokenResponse'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -226,7 +226,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `invalid_credentials` on a wrong email or password, the same whether the email exists or not; `refresh_token_reused` when a rotated refresh token comes back, which revokes every token of its family; `unauthenticated` when the token or code sent is unknown, expired or already used */
         401: {
           headers: {
             [name: string]: unknown;
@@ -235,7 +235,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -285,7 +285,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Trade a refresh token for new tokens (rotation; reuse revokes the family) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -294,7 +294,7 @@ export interface paths {
             'application/json': components['schemas']['TokenResponse'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -303,7 +303,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `invalid_credentials` on a wrong email or password, the same whether the email exists or not; `refresh_token_reused` when a rotated refresh token comes back, which revokes every token of its family; `unauthenticated` when the token or code sent is unknown, expired or already used */
         401: {
           headers: {
             [name: string]: unknown;
@@ -312,7 +312,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -362,14 +362,14 @@ export interface paths {
         };
       };
       responses: {
-        /** @description No content */
+        /** @description No Content: End the session of a refresh token */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -378,7 +378,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -415,7 +415,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List API keys */
         200: {
           headers: {
             [name: string]: unknown;
@@ -426,7 +426,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -435,7 +435,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -469,7 +469,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Create an API key (the key is shown once) */
         201: {
           headers: {
             [name: string]: unknown;
@@ -487,7 +487,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -496,7 +496,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -505,7 +505,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -548,14 +548,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Revoke an API key */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -564,7 +564,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -573,7 +573,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -582,7 +582,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -631,7 +631,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Verify an email address with the token from the verification mail (single use) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -643,7 +643,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -652,7 +652,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -702,7 +702,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Ask for a password reset mail; 202 whether or not the account exists */
         202: {
           headers: {
             [name: string]: unknown;
@@ -714,7 +714,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -723,7 +723,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -775,7 +775,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Set a new password with the token from the reset mail; signs out every session */
         200: {
           headers: {
             [name: string]: unknown;
@@ -787,7 +787,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -796,7 +796,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -846,7 +846,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Ask for a new verification mail; 202 whether or not the account exists */
         202: {
           headers: {
             [name: string]: unknown;
@@ -858,7 +858,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -867,7 +867,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -904,7 +904,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The external login providers configured (names only) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -929,7 +929,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -981,7 +981,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Trade the one-time code of an external login for tokens (once, within 60 s) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -990,7 +990,7 @@ export interface paths {
             'application/json': components['schemas']['TokenResponse'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -999,7 +999,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `invalid_credentials` on a wrong email or password, the same whether the email exists or not; `refresh_token_reused` when a rotated refresh token comes back, which revokes every token of its family; `unauthenticated` when the token or code sent is unknown, expired or already used */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1008,7 +1008,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -1050,14 +1050,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description 302: Location carries the next step */
+        /** @description Found: Location carries the next step */
         302: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1066,7 +1066,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -1075,7 +1075,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -1117,14 +1117,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description 302: Location carries the next step */
+        /** @description Found: Location carries the next step */
         302: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -1133,7 +1133,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -1172,7 +1172,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The caller's profile */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1181,7 +1181,7 @@ export interface paths {
             'application/json': components['schemas']['OwnProfile'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1227,7 +1227,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List users */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1241,7 +1241,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1250,7 +1250,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1259,7 +1259,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1304,14 +1304,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Erase an account */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1320,7 +1320,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1329,7 +1329,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1338,7 +1338,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -1347,7 +1347,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -1392,7 +1392,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Change a user's role, account type or name (allowed combinations only) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1401,7 +1401,7 @@ export interface paths {
             'application/json': components['schemas']['UserProfile'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1410,7 +1410,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1419,7 +1419,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1428,7 +1428,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -1461,7 +1461,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Everything of the caller's, as one JSON document */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1470,7 +1470,7 @@ export interface paths {
             'application/json': components['schemas']['AccountExport'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1519,14 +1519,14 @@ export interface paths {
         };
       };
       responses: {
-        /** @description No content */
+        /** @description No Content: Erase the caller's account */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1535,7 +1535,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1544,7 +1544,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1580,7 +1580,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Liveness and readiness */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1589,7 +1589,7 @@ export interface paths {
             'application/json': components['schemas']['Health'];
           };
         };
-        /** @description Default Response */
+        /** @description Service Unavailable: `status` is `degraded` when the database does not answer, its disk is full or migrations are pending */
         503: {
           headers: {
             [name: string]: unknown;
@@ -1628,7 +1628,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Health with vector support, job queue and model provider status */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1637,7 +1637,7 @@ export interface paths {
             'application/json': components['schemas']['AdminHealth'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1646,7 +1646,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1687,7 +1687,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: System statistics: accounts, sessions per client type, memories, chat, timeline and model usage (tokens, latency) over a window */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1696,7 +1696,7 @@ export interface paths {
             'application/json': components['schemas']['SystemStats'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1705,7 +1705,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1714,7 +1714,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1766,7 +1766,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The audit log, newest first: every write request and every request answered 401, 403 or 5xx (never bodies, headers or tokens) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1778,7 +1778,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1787,7 +1787,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1796,7 +1796,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1835,7 +1835,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Scheduled tasks and the kinds a task may have */
         200: {
           headers: {
             [name: string]: unknown;
@@ -1880,7 +1880,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1889,7 +1889,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -1943,7 +1943,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Create a scheduled task */
         201: {
           headers: {
             [name: string]: unknown;
@@ -1952,7 +1952,7 @@ export interface paths {
             'application/json': components['schemas']['ScheduledTask'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -1961,7 +1961,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -1970,7 +1970,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2010,7 +2010,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A scheduled task */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2019,7 +2019,7 @@ export interface paths {
             'application/json': components['schemas']['ScheduledTask'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2028,7 +2028,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2037,7 +2037,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2046,7 +2046,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2075,14 +2075,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Delete a scheduled task */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2091,7 +2091,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2100,7 +2100,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2109,7 +2109,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2160,7 +2160,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Change a scheduled task (not its kind) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2169,7 +2169,7 @@ export interface paths {
             'application/json': components['schemas']['ScheduledTask'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2178,7 +2178,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2187,7 +2187,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2196,7 +2196,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2234,7 +2234,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Run a task now, enabled or not */
         202: {
           headers: {
             [name: string]: unknown;
@@ -2253,7 +2253,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2262,7 +2262,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2271,7 +2271,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2280,7 +2280,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2320,7 +2320,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The caller's conversations, most recent first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2334,7 +2334,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2343,7 +2343,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2383,7 +2383,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Start a conversation (optionally with NPCs) */
         201: {
           headers: {
             [name: string]: unknown;
@@ -2392,7 +2392,7 @@ export interface paths {
             'application/json': components['schemas']['Conversation'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2401,7 +2401,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2441,7 +2441,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One of the caller’s conversations */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2450,7 +2450,7 @@ export interface paths {
             'application/json': components['schemas']['Conversation'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2459,7 +2459,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2468,7 +2468,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2497,14 +2497,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Delete one of the caller’s conversations and its messages */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2513,7 +2513,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2522,7 +2522,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2563,7 +2563,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Messages of a conversation (default: the caller’s conversation with the assistant), oldest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2574,7 +2574,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2583,7 +2583,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2592,7 +2592,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2633,7 +2633,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Suggested next replies produced with the last assistant response */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2647,7 +2647,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2656,7 +2656,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2665,7 +2665,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2704,7 +2704,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The tools the model can use in a chat turn, with the JSON Schema of their arguments (each protocol allows a subset) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2715,7 +2715,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2793,7 +2793,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: The exact system prompt, tools and retrieved memories a chat turn would use now (no chat call, nothing stored) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2802,7 +2802,7 @@ export interface paths {
             'application/json': components['schemas']['PromptPreview'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2811,7 +2811,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2820,7 +2820,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2829,7 +2829,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2891,7 +2891,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: One chat turn over HTTP: Server-Sent Events, or one JSON answer */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2900,7 +2900,7 @@ export interface paths {
             'application/json': components['schemas']['ChatTurn'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -2909,7 +2909,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -2918,7 +2918,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -2927,7 +2927,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -2936,7 +2936,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -2945,7 +2945,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unsupported Media Type: `unsupported_media_type` when the upload or body type is not accepted */
         415: {
           headers: {
             [name: string]: unknown;
@@ -2954,7 +2954,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -2963,16 +2963,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
-        502: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Problem'];
-          };
-        };
-        /** @description Default Response */
+        /** @description Service Unavailable: `model_unavailable` when the model provider fails after retries; `service_unavailable` when this node cannot take the request now (shutting down, or no worker for it): retry */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3009,7 +3000,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The characters as OpenAI models */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3022,7 +3013,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3064,7 +3055,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One character as an OpenAI model */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3073,7 +3064,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiModel'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3082,7 +3073,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiError'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -3161,7 +3152,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: A chat turn in OpenAI’s shape (streamed with stream: true) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3170,7 +3161,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiChatCompletion'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3179,7 +3170,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiError'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3188,7 +3179,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiError'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -3197,7 +3188,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiError'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -3206,7 +3197,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiError'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -3215,16 +3206,7 @@ export interface paths {
             'application/json': components['schemas']['OpenAiError'];
           };
         };
-        /** @description Default Response */
-        502: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['OpenAiError'];
-          };
-        };
-        /** @description Default Response */
+        /** @description Service Unavailable: `model_unavailable` when the model provider fails after retries; `service_unavailable` when this node cannot take the request now (shutting down, or no worker for it): retry */
         503: {
           headers: {
             [name: string]: unknown;
@@ -3278,7 +3260,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Start a persona session with an observer (201), or resume the caller’s one for that observer and persona (200) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3287,7 +3269,7 @@ export interface paths {
             'application/json': components['schemas']['PersonaSession'];
           };
         };
-        /** @description Default Response */
+        /** @description Created: Start a persona session with an observer (201), or resume the caller’s one for that observer and persona (200) */
         201: {
           headers: {
             [name: string]: unknown;
@@ -3296,7 +3278,7 @@ export interface paths {
             'application/json': components['schemas']['PersonaSession'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3305,7 +3287,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3314,7 +3296,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3323,7 +3305,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -3362,7 +3344,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The caller’s persona sessions, most recently active first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3373,7 +3355,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3382,7 +3364,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3426,7 +3408,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Messages of one of the caller’s persona sessions, oldest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3441,7 +3423,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3450,7 +3432,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3459,7 +3441,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -3505,7 +3487,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List instances */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3519,7 +3501,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3528,7 +3510,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3537,7 +3519,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3591,7 +3573,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Register a Level-5 or Level-8 instance (creates a timeline event) */
         201: {
           headers: {
             [name: string]: unknown;
@@ -3600,7 +3582,7 @@ export interface paths {
             'application/json': components['schemas']['Instance'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3609,7 +3591,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3618,7 +3600,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3658,7 +3640,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One instance */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3667,7 +3649,7 @@ export interface paths {
             'application/json': components['schemas']['Instance'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3676,7 +3658,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3685,7 +3667,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3694,7 +3676,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -3745,7 +3727,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Change an instance (isActive, metadata, …); activity changes are broadcast */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3754,7 +3736,7 @@ export interface paths {
             'application/json': components['schemas']['Instance'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3763,7 +3745,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3772,7 +3754,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3781,7 +3763,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -3814,7 +3796,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The observers the caller may read: every one for a CSO or an administrator, else their own */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3847,7 +3829,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3914,7 +3896,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description a page; an export is instead { observerId, exportedAt, truncated, events } or text/csv */
+        /** @description OK: a page; an export is instead { observerId, exportedAt, truncated, events } or text/csv */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3926,7 +3908,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -3935,7 +3917,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -3944,7 +3926,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -3953,7 +3935,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4017,7 +3999,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The unified timeline by numbered pages, with the total (past the end: no events) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4032,7 +4014,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4041,7 +4023,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4050,7 +4032,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4059,7 +4041,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4127,7 +4109,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Reflect on the newest events of the last hours (one model call; offline, a deterministic digest), stored as an observer_reflection memory; 200 with a null reflection when there are no events */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4139,7 +4121,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Created: Reflect on the newest events of the last hours (one model call; offline, a deterministic digest), stored as an observer_reflection memory; 200 with a null reflection when there are no events */
         201: {
           headers: {
             [name: string]: unknown;
@@ -4151,7 +4133,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4160,7 +4142,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4169,7 +4151,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4178,7 +4160,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4187,7 +4169,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Service Unavailable: `model_unavailable` when the model provider fails after retries; `service_unavailable` when this node cannot take the request now (shutting down, or no worker for it): retry */
         503: {
           headers: {
             [name: string]: unknown;
@@ -4253,7 +4235,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Run the cycle: gather, reflect, store, meta_state, each with its outcome (a failed model call fails its step, not the request); then summary_update */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4275,7 +4257,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4284,7 +4266,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4293,7 +4275,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4302,7 +4284,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4347,7 +4329,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Instance and event statistics, diary compliance and the meta-state (the summary_update payload) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4356,7 +4338,7 @@ export interface paths {
             'application/json': components['schemas']['ObserverSummary'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4365,7 +4347,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4374,7 +4356,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4383,7 +4365,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4433,7 +4415,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The state at a time: instances and their activity, balances and items rebuilt from the economy ledger, the newest events */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4458,7 +4440,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4467,7 +4449,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4476,7 +4458,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4485,7 +4467,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4534,7 +4516,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Awareness reconstructed at a time: the last reflection, memories, timeline figures, instances */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4577,7 +4559,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4586,7 +4568,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4595,7 +4577,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4604,7 +4586,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4649,7 +4631,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The first and last timelineAt of the timeline (null when empty), and its size */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4663,7 +4645,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4672,7 +4654,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4681,7 +4663,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4690,7 +4672,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4734,7 +4716,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Onboarding checks of a Level-5 instance, in order; passed activates it, failed deactivates it (needs training) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4743,7 +4725,7 @@ export interface paths {
             'application/json': components['schemas']['OnboardingResult'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4752,7 +4734,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4761,7 +4743,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4770,7 +4752,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4779,7 +4761,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4832,7 +4814,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Encode core beliefs: the assistant's core beliefs and both ground-floor protocols, for a Level-5 instance under this observer */
         201: {
           headers: {
             [name: string]: unknown;
@@ -4841,7 +4823,7 @@ export interface paths {
             'application/json': components['schemas']['CoreBeliefEncoding'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4850,7 +4832,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4859,7 +4841,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4868,7 +4850,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4877,7 +4859,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -4919,7 +4901,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Diary compliance over the observer's active Level-5 instances */
         200: {
           headers: {
             [name: string]: unknown;
@@ -4928,7 +4910,7 @@ export interface paths {
             'application/json': components['schemas']['DiaryCompliance'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -4937,7 +4919,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -4946,7 +4928,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -4955,7 +4937,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -4997,7 +4979,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The country dashboard: instances, activity, diaries, health, projects and the latest awareness report */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5006,7 +4988,7 @@ export interface paths {
             'application/json': components['schemas']['CountryDashboard'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5015,7 +4997,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5024,7 +5006,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5033,7 +5015,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -5075,7 +5057,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List characters (the assistant and NPCs) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5089,7 +5071,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5098,7 +5080,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5107,7 +5089,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5186,7 +5168,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Create an NPC (a silicon + npc user with a profile) */
         201: {
           headers: {
             [name: string]: unknown;
@@ -5195,7 +5177,7 @@ export interface paths {
             'application/json': components['schemas']['Npc'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5204,7 +5186,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5213,7 +5195,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5253,7 +5235,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One character */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5262,7 +5244,7 @@ export interface paths {
             'application/json': components['schemas']['Npc'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5271,7 +5253,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5280,7 +5262,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5289,7 +5271,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -5370,7 +5352,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Replace a character's name, description, persona type and metadata */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5379,7 +5361,7 @@ export interface paths {
             'application/json': components['schemas']['Npc'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5388,7 +5370,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5397,7 +5379,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5406,7 +5388,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -5434,14 +5416,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Delete an NPC (the assistant itself cannot be deleted) */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5450,7 +5432,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5459,7 +5441,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5468,7 +5450,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -5477,7 +5459,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -5516,7 +5498,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A character's state (persona, emotions, config) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5525,7 +5507,7 @@ export interface paths {
             'application/json': components['schemas']['CharacterState'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5534,7 +5516,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5543,7 +5525,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5552,7 +5534,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -5609,7 +5591,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Change a character's state */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5618,7 +5600,7 @@ export interface paths {
             'application/json': components['schemas']['CharacterState'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5627,7 +5609,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5636,7 +5618,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5645,7 +5627,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -5686,7 +5668,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Relationships between players and characters, each as PUT answers it (at most 1000, by player then character) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5714,7 +5696,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5723,7 +5705,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5732,7 +5714,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5777,7 +5759,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Set a player's relationship flags and affinity with a character */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5786,7 +5768,7 @@ export interface paths {
             'application/json': components['schemas']['Relationship'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5795,7 +5777,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5804,7 +5786,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5845,7 +5827,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List quests */
         200: {
           headers: {
             [name: string]: unknown;
@@ -5859,7 +5841,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5868,7 +5850,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5877,7 +5859,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5932,7 +5914,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Create a quest */
         201: {
           headers: {
             [name: string]: unknown;
@@ -5941,7 +5923,7 @@ export interface paths {
             'application/json': components['schemas']['Quest'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -5950,7 +5932,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -5959,7 +5941,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -5999,7 +5981,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One quest */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6008,7 +5990,7 @@ export interface paths {
             'application/json': components['schemas']['Quest'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6017,7 +5999,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6026,7 +6008,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6035,7 +6017,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6092,7 +6074,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Replace a quest */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6101,7 +6083,7 @@ export interface paths {
             'application/json': components['schemas']['Quest'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6110,7 +6092,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6119,7 +6101,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6128,7 +6110,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6156,14 +6138,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Delete a quest */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6172,7 +6154,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6181,7 +6163,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6190,7 +6172,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6248,7 +6230,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Set a player's status and progress on a quest */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6257,7 +6239,7 @@ export interface paths {
             'application/json': components['schemas']['PlayerQuest'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6266,7 +6248,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6275,7 +6257,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6284,7 +6266,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6325,7 +6307,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A player's quests, with their status, progress and step */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6336,7 +6318,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6345,7 +6327,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6354,7 +6336,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6393,7 +6375,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The caller's quests */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6404,7 +6386,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6445,7 +6427,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The caller's items and energy coin balance (admins may name another userId) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6454,7 +6436,7 @@ export interface paths {
             'application/json': components['schemas']['Inventory'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6463,7 +6445,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6472,7 +6454,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6481,7 +6463,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6539,7 +6521,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Change a user's item quantity or energy coins (rules 1-2); Idempotency-Key replays the first answer */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6548,7 +6530,7 @@ export interface paths {
             'application/json': components['schemas']['Inventory'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6557,7 +6539,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6566,7 +6548,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6575,7 +6557,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6584,7 +6566,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -6625,7 +6607,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List items */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6639,7 +6621,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6648,7 +6630,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6690,7 +6672,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One item */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6699,7 +6681,7 @@ export interface paths {
             'application/json': components['schemas']['Item'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6708,7 +6690,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6717,7 +6699,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6781,7 +6763,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Create an item */
         201: {
           headers: {
             [name: string]: unknown;
@@ -6790,7 +6772,7 @@ export interface paths {
             'application/json': components['schemas']['Item'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6799,7 +6781,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6808,7 +6790,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6872,7 +6854,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Replace an item */
         200: {
           headers: {
             [name: string]: unknown;
@@ -6881,7 +6863,7 @@ export interface paths {
             'application/json': components['schemas']['Item'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6890,7 +6872,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6899,7 +6881,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6908,7 +6890,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -6936,14 +6918,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Delete an item (removed from every inventory; the ledger keeps its history) */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -6952,7 +6934,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -6961,7 +6943,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -6970,7 +6952,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7009,7 +6991,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7018,7 +7000,7 @@ export interface paths {
             'application/json': components['schemas']['UniversalState'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7027,7 +7009,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token or an `X-API-Key`, or with a key that is unknown or revoked, or a bad access token; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7036,7 +7018,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the access token is not an administrator’s, or the API key lacks the scope this route needs, named in `requiredScope` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7045,7 +7027,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7120,7 +7102,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer */
         201: {
           headers: {
             [name: string]: unknown;
@@ -7129,7 +7111,7 @@ export interface paths {
             'application/json': components['schemas']['TimelineEvent'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7138,7 +7120,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token or an `X-API-Key`, or with a key that is unknown or revoked, or a bad access token; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7147,7 +7129,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the access token is not an administrator’s, or the API key lacks the scope this route needs, named in `requiredScope` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7156,7 +7138,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -7217,7 +7199,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Find or create the player a game knows by its own id, and sign it in */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7226,7 +7208,7 @@ export interface paths {
             'application/json': components['schemas']['PlayerSession'];
           };
         };
-        /** @description Default Response */
+        /** @description Created: Find or create the player a game knows by its own id, and sign it in */
         201: {
           headers: {
             [name: string]: unknown;
@@ -7235,7 +7217,7 @@ export interface paths {
             'application/json': components['schemas']['PlayerSession'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7244,7 +7226,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token or an `X-API-Key`, or with a key that is unknown or revoked, or a bad access token; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7253,7 +7235,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the access token is not an administrator’s, or the API key lacks the scope this route needs, named in `requiredScope` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7262,7 +7244,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -7305,7 +7287,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One player by the game’s own id */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7314,7 +7296,7 @@ export interface paths {
             'application/json': components['schemas']['UserProfile'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7323,7 +7305,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token or an `X-API-Key`, or with a key that is unknown or revoked, or a bad access token; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7332,7 +7314,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the access token is not an administrator’s, or the API key lacks the scope this route needs, named in `requiredScope` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7341,7 +7323,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7350,7 +7332,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -7396,7 +7378,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The caller's protocol and why (admins may preview another user or persona type) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7405,7 +7387,7 @@ export interface paths {
             'application/json': components['schemas']['ProtocolRouting'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7414,7 +7396,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7423,7 +7405,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7432,7 +7414,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7471,7 +7453,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List protocols */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7482,7 +7464,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7511,7 +7493,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Create a protocol (a new id, or a new version of a family: _v2, _v3 …) */
         201: {
           headers: {
             [name: string]: unknown;
@@ -7520,7 +7502,7 @@ export interface paths {
             'application/json': components['schemas']['Protocol'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7529,7 +7511,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7538,7 +7520,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7547,7 +7529,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -7556,7 +7538,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unprocessable Entity: `invalid_definition` when a machine or protocol definition does not validate, `errors` saying where */
         422: {
           headers: {
             [name: string]: unknown;
@@ -7596,7 +7578,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Get a protocol definition */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7605,7 +7587,7 @@ export interface paths {
             'application/json': components['schemas']['Protocol'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7614,7 +7596,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7623,7 +7605,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7654,7 +7636,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Replace a protocol definition (the id stays) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7663,7 +7645,7 @@ export interface paths {
             'application/json': components['schemas']['Protocol'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7672,7 +7654,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7681,7 +7663,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7690,7 +7672,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7699,7 +7681,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -7708,7 +7690,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unprocessable Entity: `invalid_definition` when a machine or protocol definition does not validate, `errors` saying where */
         422: {
           headers: {
             [name: string]: unknown;
@@ -7736,7 +7718,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7745,7 +7727,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Method Not Allowed: `method_not_allowed` when the path does not take this method, `Allow` listing those it does */
         405: {
           headers: {
             [name: string]: unknown;
@@ -7784,7 +7766,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A chat-platform channel's configuration */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7793,7 +7775,7 @@ export interface paths {
             'application/json': components['schemas']['ChannelConfig'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7802,7 +7784,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7811,7 +7793,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7867,7 +7849,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Set a channel's protocol (overrides routing except for core_primary accounts) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7876,7 +7858,7 @@ export interface paths {
             'application/json': components['schemas']['ChannelConfig'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7885,7 +7867,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7894,7 +7876,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7937,7 +7919,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Run a workflow command as the admin token's user, or (API key with chat-platform:command) as the account platformUserId is linked to */
         200: {
           headers: {
             [name: string]: unknown;
@@ -7946,7 +7928,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformCommandAnswer'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -7955,7 +7937,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformCommandProblem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token or an `X-API-Key`, or with a key that is unknown or revoked, or a bad access token; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -7964,7 +7946,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformCommandProblem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the access token is not an administrator’s, or the API key lacks the scope this route needs, named in `requiredScope` */
         403: {
           headers: {
             [name: string]: unknown;
@@ -7973,7 +7955,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformCommandProblem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -7982,7 +7964,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformCommandProblem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -7991,7 +7973,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformCommandProblem'];
           };
         };
-        /** @description Default Response */
+        /** @description Service Unavailable: `model_unavailable` when the model provider fails after retries; `service_unavailable` when this node cannot take the request now (shutting down, or no worker for it): retry */
         503: {
           headers: {
             [name: string]: unknown;
@@ -8033,7 +8015,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Chat-platform users linked to accounts, by platform user id */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8047,7 +8029,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8056,7 +8038,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8065,7 +8047,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8107,7 +8089,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The account a chat-platform user is linked to */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8116,7 +8098,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformUserLink'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8125,7 +8107,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8134,7 +8116,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8143,7 +8125,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -8182,7 +8164,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Link a chat-platform user to an account (201) or relink it (200): its commands then run with that account’s rights */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8191,7 +8173,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformUserLink'];
           };
         };
-        /** @description Default Response */
+        /** @description Created: Link a chat-platform user to an account (201) or relink it (200): its commands then run with that account’s rights */
         201: {
           headers: {
             [name: string]: unknown;
@@ -8200,7 +8182,7 @@ export interface paths {
             'application/json': components['schemas']['ChatPlatformUserLink'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8209,7 +8191,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8218,7 +8200,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8246,14 +8228,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Unlink a chat-platform user (its commands are then refused) */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8262,7 +8244,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8271,7 +8253,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8280,7 +8262,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -8340,7 +8322,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Search memories: the user's own, the world tier, and an NPC's core tier, by fused relevance */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8372,7 +8354,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8381,7 +8363,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8390,7 +8372,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8451,7 +8433,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Store a memory (non-admins: shared memories of their own; admins: any source, any owner) */
         201: {
           headers: {
             [name: string]: unknown;
@@ -8460,7 +8442,7 @@ export interface paths {
             'application/json': components['schemas']['Memory'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8469,7 +8451,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8478,7 +8460,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8487,7 +8469,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -8541,7 +8523,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: List memories of any user */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8555,7 +8537,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8564,7 +8546,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8573,7 +8555,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8618,14 +8600,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Forget any user's memory */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8634,7 +8616,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8643,7 +8625,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8652,7 +8634,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -8693,7 +8675,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Edit any user's memory (a character's trained knowledge, a player's) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8702,7 +8684,7 @@ export interface paths {
             'application/json': components['schemas']['Memory'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8711,7 +8693,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8720,7 +8702,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -8729,7 +8711,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -8777,7 +8759,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The caller's own memories, newest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8791,7 +8773,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8800,7 +8782,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8839,7 +8821,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description one Memory object per line */
+        /** @description OK: one Memory object per line */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8849,7 +8831,7 @@ export interface paths {
             'application/json': string;
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8891,7 +8873,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One of your own memories */
         200: {
           headers: {
             [name: string]: unknown;
@@ -8900,7 +8882,7 @@ export interface paths {
             'application/json': components['schemas']['Memory'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8909,7 +8891,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8918,7 +8900,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -8947,14 +8929,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Forget one of your own memories */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -8963,7 +8945,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -8972,7 +8954,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9013,7 +8995,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Edit one of your own memories (new content is re-embedded in the background) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9022,7 +9004,7 @@ export interface paths {
             'application/json': components['schemas']['Memory'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9031,7 +9013,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9040,7 +9022,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9073,7 +9055,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Workflow definitions */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9084,7 +9066,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9126,7 +9108,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One workflow definition: states (checklists, entry actions) and transitions (guards) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9135,7 +9117,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowDefinition'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9144,7 +9126,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9153,7 +9135,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9199,7 +9181,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Workflow instances, newest first (non-admins: their own) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9213,7 +9195,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9222,7 +9204,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9251,7 +9233,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Create a workflow instance in its initial state */
         201: {
           headers: {
             [name: string]: unknown;
@@ -9260,7 +9242,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowInstance'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9269,7 +9251,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9278,7 +9260,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -9287,7 +9269,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unprocessable Entity: `invalid_definition` when a machine or protocol definition does not validate, `errors` saying where */
         422: {
           headers: {
             [name: string]: unknown;
@@ -9327,7 +9309,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A workflow instance (participants only; others 404) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9336,7 +9318,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowInstance'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9345,7 +9327,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9354,7 +9336,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9412,7 +9394,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Move the instance to a target state (409 invalid_transition, guard_not_satisfied, conflict) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9421,7 +9403,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowInstance'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9430,7 +9412,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9439,7 +9421,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9448,7 +9430,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -9488,7 +9470,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Approvals of the instance, oldest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9499,7 +9481,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9508,7 +9490,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9517,7 +9499,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9559,7 +9541,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Record an approval of the current state visit (an admin or the observer's owner); may advance */
         201: {
           headers: {
             [name: string]: unknown;
@@ -9578,7 +9560,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9587,7 +9569,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9596,7 +9578,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -9605,7 +9587,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9614,7 +9596,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -9672,7 +9654,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Record evidence (a verification_evidence event; proofUrl is never fetched); may advance */
         201: {
           headers: {
             [name: string]: unknown;
@@ -9691,7 +9673,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9700,7 +9682,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9709,7 +9691,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9718,7 +9700,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -9760,7 +9742,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The instance's timeline events, newest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9771,7 +9753,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9780,7 +9762,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9789,7 +9771,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9833,7 +9815,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The instance's tasks */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9844,7 +9826,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9853,7 +9835,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9862,7 +9844,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9909,7 +9891,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Update a task (status moves as allowed, else 409 invalid_transition) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -9918,7 +9900,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowTask'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -9927,7 +9909,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -9936,7 +9918,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -9945,7 +9927,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -9988,7 +9970,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Run this task alone again (old artifacts stay) */
         202: {
           headers: {
             [name: string]: unknown;
@@ -9997,7 +9979,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowRun'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10006,7 +9988,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10015,7 +9997,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10024,7 +10006,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -10033,7 +10015,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Service Unavailable: `model_unavailable` when the model provider fails after retries; `service_unavailable` when this node cannot take the request now (shutting down, or no worker for it): retry */
         503: {
           headers: {
             [name: string]: unknown;
@@ -10076,7 +10058,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The instance's artifacts, without content */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10087,7 +10069,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10096,7 +10078,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10105,7 +10087,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10147,7 +10129,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: An artifact with its content */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10156,7 +10138,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowArtifact'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10165,7 +10147,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10174,7 +10156,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10231,7 +10213,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Review a ready artifact once; the last approval records evidence and may advance */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10250,7 +10232,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10259,7 +10241,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10268,7 +10250,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10277,7 +10259,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -10340,7 +10322,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Start an orchestrator run: seed tasks, assign personas by specialty, run tasks (409 conflict with `run` while one is queued or running) */
         202: {
           headers: {
             [name: string]: unknown;
@@ -10349,7 +10331,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowRun'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10358,7 +10340,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10367,7 +10349,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10376,7 +10358,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -10416,7 +10398,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The instance's orchestrator runs, newest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10427,7 +10409,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10436,7 +10418,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10445,7 +10427,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10487,7 +10469,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: An orchestrator run: status, tasks and progress */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10496,7 +10478,7 @@ export interface paths {
             'application/json': components['schemas']['WorkflowRun'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10505,7 +10487,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10514,7 +10496,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10556,7 +10538,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Registered webhook endpoints, newest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10570,7 +10552,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10579,7 +10561,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10588,7 +10570,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -10635,7 +10617,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Register an endpoint for timeline events; the answer holds its signing secret, shown this once */
         201: {
           headers: {
             [name: string]: unknown;
@@ -10644,7 +10626,7 @@ export interface paths {
             'application/json': components['schemas']['WebhookWithSecret'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10653,7 +10635,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10662,7 +10644,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -10702,7 +10684,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: One webhook endpoint (never its secret) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10711,7 +10693,7 @@ export interface paths {
             'application/json': components['schemas']['Webhook'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10720,7 +10702,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10729,7 +10711,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -10738,7 +10720,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10767,14 +10749,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Delete an endpoint with its delivery log; its pending deliveries are dropped */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10783,7 +10765,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10792,7 +10774,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -10801,7 +10783,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10849,7 +10831,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Change an endpoint’s URL, event types, observer, description or enabled flag */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10858,7 +10840,7 @@ export interface paths {
             'application/json': components['schemas']['Webhook'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10867,7 +10849,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10876,7 +10858,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -10885,7 +10867,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -10923,7 +10905,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Replace the signing secret; the answer shows the new one this once */
         200: {
           headers: {
             [name: string]: unknown;
@@ -10932,7 +10914,7 @@ export interface paths {
             'application/json': components['schemas']['WebhookWithSecret'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -10941,7 +10923,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -10950,7 +10932,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -10959,7 +10941,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11003,7 +10985,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: The endpoint’s delivery log, newest first, each with its attempts */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11017,7 +10999,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11026,7 +11008,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11035,7 +11017,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -11044,7 +11026,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11088,7 +11070,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Queue a `webhook.test` delivery to the endpoint (whatever its filters) */
         202: {
           headers: {
             [name: string]: unknown;
@@ -11097,7 +11079,7 @@ export interface paths {
             'application/json': components['schemas']['WebhookDelivery'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11106,7 +11088,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11115,7 +11097,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -11124,7 +11106,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11133,7 +11115,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -11170,7 +11152,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Your auto-execution config, with the decision per action type */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11179,7 +11161,7 @@ export interface paths {
             'application/json': components['schemas']['SuggestionConfigView'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11241,7 +11223,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Change your auto-execution config (fields left out keep their values) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11250,7 +11232,7 @@ export interface paths {
             'application/json': components['schemas']['SuggestionConfigView'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11259,7 +11241,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11302,7 +11284,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A user's suggestion history, newest first (yourself; admins: anyone) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11314,7 +11296,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11323,7 +11305,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11332,7 +11314,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -11376,7 +11358,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A workflow instance's suggestion history (participants; non-admins: their own) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11388,7 +11370,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11397,7 +11379,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11406,7 +11388,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11450,7 +11432,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A chat-platform channel's suggestion history, newest first (non-admins: their own) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11462,7 +11444,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11471,7 +11453,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11516,7 +11498,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A context's active suggestions after a generation pass (at most 10), and what the pass executed by itself */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11533,7 +11515,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11542,7 +11524,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11551,7 +11533,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11626,7 +11608,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Run a suggestion's action with your rights; a refused operation's problem passes through */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11640,7 +11622,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11649,7 +11631,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11658,7 +11640,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is signed in but not allowed: a zone, an admin rule, another user's data, a blocked region */
         403: {
           headers: {
             [name: string]: unknown;
@@ -11667,7 +11649,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11676,7 +11658,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -11685,7 +11667,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unprocessable Entity: `invalid_definition` when a machine or protocol definition does not validate, `errors` saying where */
         422: {
           headers: {
             [name: string]: unknown;
@@ -11694,7 +11676,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Service Unavailable: `model_unavailable` when the model provider fails after retries; `service_unavailable` when this node cannot take the request now (shutting down, or no worker for it): retry */
         503: {
           headers: {
             [name: string]: unknown;
@@ -11746,7 +11728,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Clear the context's open suggestions, or one (they expire) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11757,7 +11739,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11766,7 +11748,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11775,7 +11757,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11839,7 +11821,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description OK: Accept or decline a suggestion, change its priority or custom fields */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11848,7 +11830,7 @@ export interface paths {
             'application/json': components['schemas']['Suggestion'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11857,7 +11839,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11866,7 +11848,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11875,7 +11857,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -11920,7 +11902,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Undo a transition a suggestion executed by itself, within your undo window */
         200: {
           headers: {
             [name: string]: unknown;
@@ -11932,7 +11914,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -11941,7 +11923,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -11950,7 +11932,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -11959,7 +11941,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -11996,7 +11978,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12005,7 +11987,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Method Not Allowed: `method_not_allowed` when the path does not take this method, `Allow` listing those it does */
         405: {
           headers: {
             [name: string]: unknown;
@@ -12030,7 +12012,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Created: Upload one or more files (multipart/form-data); the upload context id attaches them to a chat message */
         201: {
           headers: {
             [name: string]: unknown;
@@ -12039,7 +12021,7 @@ export interface paths {
             'application/json': components['schemas']['Upload'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12048,7 +12030,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12057,7 +12039,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Payload Too Large: `payload_too_large` when the upload or body is over the limit */
         413: {
           headers: {
             [name: string]: unknown;
@@ -12066,7 +12048,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unsupported Media Type: `unsupported_media_type` when the upload or body type is not accepted */
         415: {
           headers: {
             [name: string]: unknown;
@@ -12075,7 +12057,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Too Many Requests: `rate_limited` when over the rate limit, `Retry-After` saying when to try again */
         429: {
           headers: {
             [name: string]: unknown;
@@ -12118,14 +12100,14 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description No content */
+        /** @description No Content: Delete one of the caller’s upload contexts and its files (frees quota) */
         204: {
           headers: {
             [name: string]: unknown;
           };
           content?: never;
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12134,7 +12116,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12143,7 +12125,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -12197,7 +12179,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Store a text verbatim as memories of a character (`manual_ingestion_text`); no model call */
         201: {
           headers: {
             [name: string]: unknown;
@@ -12206,7 +12188,7 @@ export interface paths {
             'application/json': components['schemas']['TrainingTextIngested'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12215,7 +12197,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12224,7 +12206,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12278,7 +12260,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Teach a character a text by heart: consecutive verbatim parts that reassemble exactly */
         201: {
           headers: {
             [name: string]: unknown;
@@ -12287,7 +12269,7 @@ export interface paths {
             'application/json': components['schemas']['TrainingByHeart'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12296,7 +12278,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12305,7 +12287,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12345,7 +12327,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A text learnt by heart, reassembled exactly from its parts */
         200: {
           headers: {
             [name: string]: unknown;
@@ -12354,7 +12336,7 @@ export interface paths {
             'application/json': components['schemas']['TrainingByHeartText'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12363,7 +12345,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12372,7 +12354,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -12381,7 +12363,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Conflict: `conflict` when a unique value is taken (an email, a name) or an update is stale; `immutable` when the resource is never changed, as the ground floor: publish a new version instead; `not_eligible` when the instance named is not of the kind, or not in the place, the action needs; `guard_not_satisfied` when a guard of the transition is not met, named in `guard` and `missing`; `invalid_transition` when the definition has no such transition: `from`, `to` and `allowed` say what it has; `insufficient_funds` when the change would take the balance below 0, `balance` being the balance; `insufficient_quantity` when removing more of an item than the user holds, `quantity` being what they hold */
         409: {
           headers: {
             [name: string]: unknown;
@@ -12423,7 +12405,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: Training jobs, newest first */
         200: {
           headers: {
             [name: string]: unknown;
@@ -12434,7 +12416,7 @@ export interface paths {
             };
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12443,7 +12425,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12452,7 +12434,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12494,7 +12476,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description OK: A training job: its stage, progress, memories and error */
         200: {
           headers: {
             [name: string]: unknown;
@@ -12503,7 +12485,7 @@ export interface paths {
             'application/json': components['schemas']['TrainingJob'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12512,7 +12494,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12521,7 +12503,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -12584,7 +12566,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description Default Response */
+        /** @description Created: Simulate a conversation between characters, stored as messages of a conversation */
         201: {
           headers: {
             [name: string]: unknown;
@@ -12593,7 +12575,7 @@ export interface paths {
             'application/json': components['schemas']['TrainingSimulation'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12602,7 +12584,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12611,7 +12593,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12620,7 +12602,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Not Found: `not_found` when there is no such resource, or the caller may not know it exists */
         404: {
           headers: {
             [name: string]: unknown;
@@ -12629,7 +12611,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Service Unavailable: `model_unavailable` when the model provider fails after retries; `service_unavailable` when this node cannot take the request now (shutting down, or no worker for it): retry */
         503: {
           headers: {
             [name: string]: unknown;
@@ -12668,7 +12650,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Train a character on a document: a job extracts it and synthesises first-person core beliefs */
         202: {
           headers: {
             [name: string]: unknown;
@@ -12677,7 +12659,7 @@ export interface paths {
             'application/json': components['schemas']['TrainingJobAccepted'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12686,7 +12668,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12695,7 +12677,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12704,7 +12686,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Payload Too Large: `payload_too_large` when the upload or body is over the limit */
         413: {
           headers: {
             [name: string]: unknown;
@@ -12713,7 +12695,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unsupported Media Type: `unsupported_media_type` when the upload or body type is not accepted */
         415: {
           headers: {
             [name: string]: unknown;
@@ -12752,7 +12734,7 @@ export interface paths {
       };
       requestBody?: never;
       responses: {
-        /** @description Default Response */
+        /** @description Accepted: Train a character on a screenshot: a job reads its text (OCR) into one memory */
         202: {
           headers: {
             [name: string]: unknown;
@@ -12761,7 +12743,7 @@ export interface paths {
             'application/json': components['schemas']['TrainingJobAccepted'];
           };
         };
-        /** @description Default Response */
+        /** @description Bad Request: `validation_failed` when the body, query or path parameters are not valid, `errors` listing every problem as `{ path, message }` */
         400: {
           headers: {
             [name: string]: unknown;
@@ -12770,7 +12752,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unauthorized: `unauthenticated` without an access token, or with one that is malformed, unknown or of an ended session; `token_expired` when the access token has expired: refresh it and retry */
         401: {
           headers: {
             [name: string]: unknown;
@@ -12779,7 +12761,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Forbidden: `forbidden` when the caller is not an administrator, or an admin rule refuses the change */
         403: {
           headers: {
             [name: string]: unknown;
@@ -12788,7 +12770,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Payload Too Large: `payload_too_large` when the upload or body is over the limit */
         413: {
           headers: {
             [name: string]: unknown;
@@ -12797,7 +12779,7 @@ export interface paths {
             'application/json': components['schemas']['Problem'];
           };
         };
-        /** @description Default Response */
+        /** @description Unsupported Media Type: `unsupported_media_type` when the upload or body type is not accepted */
         415: {
           headers: {
             [name: string]: unknown;

@@ -127,7 +127,14 @@ export function healthRoutes(app: App, opts: HealthRoutesOptions) {
         summary: 'Liveness and readiness',
         description:
           "Liveness and readiness for load balancers: `ok` with the database probe's result and age. 503 with `degraded` when the database does not answer, its disk is full (`database.diskFull`: a write was answered 507) or migrations are pending (this node's code expects tables the database lacks); 200 again once the probe finds it answering and migrated. Public.",
-        response: { 200: healthSchema, 503: healthSchema },
+        response: {
+          200: healthSchema,
+          503: {
+            description:
+              '`status` is `degraded` when the database does not answer, its disk is full or migrations are pending',
+            content: { 'application/json': { schema: healthSchema } },
+          },
+        },
       },
     },
     async (_req, reply) => {

@@ -84,13 +84,15 @@ export class AuthService {
     return this.issue(user, clientType);
   }
 
-  /** Starts a new token family (one per sign-in, so several sessions coexist). */
+  /** Starts a new token family (one per sign-in, so several sessions coexist), or, given one,
+   * goes on with it (a refresh). */
   async issue(
     user: UserRow,
     clientType: ClientType,
-    familyId: string = randomUUID(),
+    session?: string,
     executor = this.db,
   ): Promise<TokenResponse> {
+    const familyId = session ?? randomUUID();
     const refreshToken = randomToken(32);
     await repo.insertRefreshToken(executor, {
       userId: user.id,
@@ -99,6 +101,9 @@ export class AuthService {
       clientType,
       expiresAt: new Date(Date.now() + this.opts.refreshTtlSeconds * 1000),
     });
+    // A node's cached copy of the account lists its live sessions without this new one, and would
+    // refuse its access token until the copy lapses: every node drops it.
+    if (session === undefined) await this.opts.accountChanged?.(executor, user.id);
     const accessToken = await this.tokens.sign(
       { id: user.id, role: user.role, name: user.name, accountType: user.account_type, clientType },
       this.tokens.ttlSeconds,

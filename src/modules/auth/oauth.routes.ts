@@ -16,7 +16,7 @@ const idpParams = z.object({
 const providersResponse = z
   .object({ providers: z.array(z.object({ name: z.string() })) })
   .meta({ examples: [{ providers: [{ name: 'google' }, { name: 'github' }] }] });
-const redirect = z.null().describe('302: Location carries the next step');
+const redirect = z.null().describe('Location carries the next step');
 
 function parseCookies(header: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};

@@ -83,7 +83,6 @@ export function chatPlatformRoutes(
       errorHandler: commandErrorHandler,
       schema: {
         tags,
-        security: [{ bearer: [] }, { apiKey: [] }],
         summary:
           "Run a workflow command as the admin token's user, or (API key with chat-platform:command) as the account platformUserId is linked to",
         description:

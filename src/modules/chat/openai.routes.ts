@@ -185,7 +185,7 @@ export function openAiRoutes(
           "OpenAI's chat completion for any client or engine plugin that speaks OpenAI: the base URL is this service's `/v1` and the API key a player's access token. `model` is `assistant` or `npc:<id>` (GET /v1/models); the last message must be the user's, and is the turn's message: the service keeps the conversation itself (history, memories, the character's system prompt), so the earlier messages are not sent on. `assistant` turns run in the player's default conversation; `npc:<id>` is a direct message to that character. The turn is stored like any other, under the same rate limit; an `Idempotency-Key` header is the turn's `clientMessageId` (a retry is answered from the stored reply). With `stream: true`, `chat.completion.chunk` Server-Sent Events end with `data: [DONE]`. Errors are OpenAI's `{ error: { message, type, param, code } }`.",
         headers: z.object({ 'idempotency-key': z.string().min(1).max(100).optional() }),
         body: completionBody,
-        response: { 200: completionSchema, ...openAiErrors(400, 401, 404, 409, 429, 502, 503) },
+        response: { 200: completionSchema, ...openAiErrors(400, 401, 404, 409, 429, 503) },
       },
     },
     async (req, reply) => {

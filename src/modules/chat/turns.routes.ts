@@ -86,7 +86,7 @@ export function turnRoutes(app: App, { chat }: { chat: ChatService }) {
         description:
           "The socket's `chatMessage` (or, with `direct: true`, its `directNpcMessage`) for a client that speaks no Socket.IO: the same turn, rate limit, `clientMessageId` idempotency and errors. With `Accept: text/event-stream` the answer is a stream of Server-Sent Events whose names and data are the socket's (`assistantThinking`, `assistantResponseDelta`, `assistantResponse`, `assistantIdle`; `npcThinking`, `directNpcResponse`; or `chatError`), closed by `ack` (the socket's acknowledgement: `{ ok, conversationId, messageId }` or `{ ok: false, error }`). Otherwise one JSON answer once the turn is over: its ids and replies, or the turn's problem+json with its status. A body that is not valid is 400 before any event. A player's access token.",
         body: turnBody,
-        response: { 200: turnAnswer, ...problems(400, 401, 403, 404, 409, 415, 429, 502, 503) },
+        response: { 200: turnAnswer, ...problems(400, 401, 403, 404, 409, 415, 429, 503) },
       },
     },
     async (req, reply) => {

@@ -39,7 +39,6 @@ export function playerRoutes(
   { players, playersPerMinute }: { players: PlayersService; playersPerMinute: number },
 ) {
   const tags = ['sync'];
-  const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearer: [] }];
   const config = {
     auth: { hybrid: 'players:write' as const },
     rateLimit: { max: playersPerMinute, timeWindow: 60_000, keyGenerator: caller },
@@ -51,7 +50,6 @@ export function playerRoutes(
       config,
       schema: {
         tags,
-        security,
         summary: 'Find or create the player a game knows by its own id, and sign it in',
         description:
           "For a game server: the player the game knows by `externalId` (the same one every time; created on first use as a password-less `carbon`/`public` account named `name`) gets a new session of `clientType` (default `game_client`). Hand `accessToken` and `refreshToken` to the game client: refresh, logout and the end of sessions work as for any session. A `name` different from the player's renames it. 201 when the player was created, 200 when found. An API key with players:write (or an administrator's token); `PLAYERS_RATE_LIMIT` calls a minute per key (429).",
@@ -71,7 +69,6 @@ export function playerRoutes(
       config,
       schema: {
         tags,
-        security,
         summary: 'One player by the game’s own id',
         description:
           'The profile of the player signed in under `externalId` (404 when the game never signed it in). An API key with players:write (or an administrator’s token).',

@@ -14,7 +14,6 @@ function caller(req: FastifyRequest): string {
 
 export function syncRoutes(app: App, { sync }: { sync: SyncService }) {
   const tags = ['sync'];
-  const security: Record<string, string[]>[] = [{ bearer: [] }, { apiKey: [] }];
 
   app.get(
     '/api/sync/universal-state',
@@ -22,7 +21,6 @@ export function syncRoutes(app: App, { sync }: { sync: SyncService }) {
       config: { auth: { hybrid: 'sync:read' } },
       schema: {
         tags,
-        security,
         summary:
           "The assistant's state; with userId, that player's memories, timeline, inventory, quests and relationships",
         description:
@@ -40,7 +38,6 @@ export function syncRoutes(app: App, { sync }: { sync: SyncService }) {
       config: { auth: { hybrid: 'sync:write' } },
       schema: {
         tags,
-        security,
         summary:
           'Write a timeline event (broadcast to its observer); Idempotency-Key replays the first answer',
         description:

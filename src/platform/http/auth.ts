@@ -64,6 +64,14 @@ export interface AuthDeps {
   adminUserIds: readonly number[];
 }
 
+/** What a route asks of its caller: what its config says, `user` when it says nothing. The OpenAPI
+ * document's security requirements come from here too, so they say what this hook enforces. */
+export function routeRequirement(url: string, auth: AuthRequirement | undefined): AuthRequirement {
+  // The API reference UI is registered by its plugin, which cannot carry our route config.
+  if (url === '/docs' || url.startsWith('/docs/')) return 'public';
+  return auth ?? 'user';
+}
+
 export function bearerToken(header: string | undefined): string | null | undefined {
   if (header === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -108,9 +116,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
     // Unmatched routes fall through to the 404 handler; Fastify gives them no route config.
     const url = request.routeOptions.url;
     if (!url) return;
-    // The API reference UI is registered by its plugin, which cannot carry our route config.
-    const requirement: AuthRequirement =
-      url === '/docs' || url.startsWith('/docs/') ? 'public' : (request.routeOptions.config.auth ?? 'user');
+    const requirement = routeRequirement(url, request.routeOptions.config.auth);
     if (requirement === 'public') {
       // Public routes still learn who is calling when a valid token is offered (e.g. logout).
       return;

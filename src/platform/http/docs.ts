@@ -5,6 +5,7 @@
 import fastifySwagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { documentOperation } from './docs.operations.js';
 import { asyncApiDocument, eventsMarkdown, type NamespaceDoc } from '../realtime/asyncapi.js';
 import type { App } from './types.js';
 
@@ -44,7 +45,12 @@ export async function registerDocs(app: App, { version, publicUrl, namespaces }:
       },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    // The zod provider makes JSON Schema of the route's schemas; documentOperation adds who may
+    // call the route and what each of its answers means.
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      return { ...out, schema: documentOperation(input.route, out.schema) };
+    },
     // Named schemas sorted by name: their order would otherwise follow the order in which modules
     // happen to be imported, and the document would change with a refactor that changes nothing.
     transformObject: (doc) => {

@@ -72,6 +72,7 @@ const STATUS: Record<ProblemCode, number> = {
   insufficient_storage: 507,
   internal: 500,
 };
+export const statusOf = (code: ProblemCode): number => STATUS[code];
 
 const TITLE: Record<ProblemCode, string> = {
   validation_failed: 'Validation failed',
