@@ -52,6 +52,7 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
   const jwtSecret = resolveJwtSecret(config);
   const tokens = new AccessTokens({
     secret: jwtSecret,
+    previousSecrets: config.jwt.previousSecrets,
     issuer: config.jwt.issuer,
     audience: config.jwt.audience,
     ttlSeconds: config.jwt.accessTtl,
