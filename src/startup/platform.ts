@@ -23,8 +23,9 @@ import { Drain } from '../platform/drain.js';
 
 export type Platform = Awaited<ReturnType<typeof openPlatform>>;
 
-/** How the test harness starts the embedded database: from its template, or on a server it keeps. */
-export type EmbeddedStart = Pick<OpenDatabaseOptions, 'loadFrom' | 'embedded'>;
+/** How the embedded database starts: from the test harness's template, on a server it keeps, or on
+ * the server main.ts started early. */
+export type EmbeddedStart = Pick<OpenDatabaseOptions, 'loadFrom' | 'embedded' | 'starting'>;
 
 /** Opens the database and migrates it, then the rest. The counters are Redis's, else the
  * database's on PostgreSQL, else this process's memory. */
