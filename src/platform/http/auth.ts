@@ -108,9 +108,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps) {
     // Unmatched routes fall through to the 404 handler; Fastify gives them no route config.
     const url = request.routeOptions.url;
     if (!url) return;
-    // The API reference UI is registered by its plugin, which cannot carry our route config.
-    const requirement: AuthRequirement =
-      url === '/docs' || url.startsWith('/docs/') ? 'public' : (request.routeOptions.config.auth ?? 'user');
+    const requirement: AuthRequirement = request.routeOptions.config.auth ?? 'user';
     if (requirement === 'public') {
       // Public routes still learn who is calling when a valid token is offered (e.g. logout).
       return;
