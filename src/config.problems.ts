@@ -12,6 +12,7 @@ export class ConfigError extends Error {
 /** Variables whose value is never echoed back: a problem names their length instead. */
 const SECRETS = new Set([
   'JWT_SECRET',
+  'JWT_PREVIOUS_SECRETS',
   'MODEL_API_KEY',
   'CHAT_PLATFORM_BOT_TOKEN',
   'ADMIN_PASSWORD',

@@ -52,6 +52,7 @@ export const envSchema = z.object({
     .optional(),
   PGVECTOR: z.enum(['auto', 'off']).default('auto'),
   JWT_SECRET: z.string().optional(),
+  JWT_PREVIOUS_SECRETS: csv.default([]),
   JWT_ISSUER: z.string().default('assistant-platform'),
   JWT_AUDIENCE: z.string().default('assistant-platform'),
   ACCESS_TOKEN_TTL: seconds.default(3600),

@@ -29,7 +29,10 @@ export interface Config {
     pgvector: boolean;
   };
   jwt: {
+    /** The current signing secret (JWT_SECRET); unset: the generated development one. */
     secret: string | undefined;
+    /** Earlier secrets still accepted for verification (JWT_PREVIOUS_SECRETS): a rotation's. */
+    previousSecrets: string[];
     issuer: string;
     audience: string;
     accessTtl: number;
@@ -183,6 +186,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   if (raw.JWT_SECRET !== undefined && Buffer.byteLength(raw.JWT_SECRET) < 32)
     problem('JWT_SECRET', 'must be at least 32 bytes');
+  const previousSecrets = raw.JWT_PREVIOUS_SECRETS?.split(',').map((s) => s.trim()) ?? [];
+  if (previousSecrets.some((s) => s !== '' && Buffer.byteLength(s) < 32))
+    problem('JWT_PREVIOUS_SECRETS', 'each must be at least 32 bytes');
   if (raw.NODE_ENV === 'production' && raw.JWT_SECRET === undefined)
     problem('JWT_SECRET', 'required when NODE_ENV=production');
   if ((raw.ADMIN_EMAIL === undefined) !== (raw.ADMIN_PASSWORD === undefined))
@@ -235,6 +241,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     jwt: {
       secret: e.JWT_SECRET,
+      previousSecrets: e.JWT_PREVIOUS_SECRETS,
       issuer: e.JWT_ISSUER,
       audience: e.JWT_AUDIENCE,
       accessTtl: e.ACCESS_TOKEN_TTL,

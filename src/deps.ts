@@ -1,8 +1,8 @@
 // Composition root: the platform first (src/startup/platform.ts: database, migrations, Redis,
 // counters, tokens, bus, job queue, change feed), then each module's services in dependency
 // order, each built by its module's factory or constructor from what it needs; then the
-// first-start seeding (src/startup/seed.ts) and the workers (src/startup/workers.ts). Nothing
-// else constructs services; tests build the same graph.
+// first-start seeding (src/startup/seed.ts), the workers (src/startup/workers.ts) and the health
+// probe. Nothing else constructs services; tests build the same graph.
 import type { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
@@ -44,7 +44,7 @@ import { startTracing, stopTracing } from './platform/tracing.js';
 import { VERSION } from './version.js';
 import { openPlatform, type Platform } from './startup/platform.js';
 import { seedFirstStart } from './startup/seed.js';
-import { startWorkers, type Closers } from './startup/workers.js';
+import { closeAll, startWorkers, type Closers } from './startup/workers.js';
 
 export interface Deps {
   config: Config;
@@ -78,6 +78,9 @@ export interface CreateDepsOptions {
   loadFrom?: string;
   /** PGlite: use this running embedded server (the test harness reuses its servers). */
   embedded?: EmbeddedServer;
+  /** PGlite: the server main.ts started for this configuration before loading the modules; the
+   * database takes it over (and stops it when it closes). */
+  starting?: Promise<EmbeddedServer>;
   /** Skip the job queue entirely, and the chat-platform bot (CLI commands that need neither). */
   jobs?: boolean;
   /** The suggestions' clock (timestamps, ttl, the undo window); tests move it by hand. */
@@ -126,12 +129,25 @@ function servicesOf(s: Parts & Conversation & Runners) {
 export type Services = ReturnType<typeof servicesOf>;
 
 export async function createDeps(config: Config, opts: CreateDepsOptions = {}): Promise<Deps> {
+  const { deps, start } = await buildDeps(config, opts);
+  await start();
+  return deps;
+}
+
+/** createDeps in two steps (main.ts builds the routes between them): every part built on the
+ * database, opened and migrated; then `start` seeds the first start and starts the workers and
+ * the health probe. The routes need the services, not their rows: built while `start` runs, this
+ * thread's work overlaps the database's. A failed step closes what was opened. */
+export async function buildDeps(
+  config: Config,
+  opts: CreateDepsOptions = {},
+): Promise<{ deps: Deps; start: () => Promise<void> }> {
   const log = opts.log ?? pino({ level: config.logLevel });
   const closers: Closers = [];
   try {
     // Before anything traced runs; stopped last (its closer is the first, run last).
     if (await startTracing({ ...config.tracing, version: VERSION })) closers.push(stopTracing);
-    const platform = await openPlatform(config, log, pick(opts, 'loadFrom', 'embedded'), closers);
+    const platform = await openPlatform(config, log, pick(opts, 'loadFrom', 'embedded', 'starting'), closers);
     const onClose = (close: () => Promise<unknown>) => void closers.unshift(close);
     const identity = await createIdentityModule(
       { ...pick(platform, 'db', 'jobs', 'log', 'tokens', 'counters', 'changes'), onClose },
@@ -143,20 +159,10 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
     const conversation = buildConversation(config, parts, closers);
     const runners = buildRunners(config, opts, { ...parts, ...conversation });
     const services = servicesOf({ ...parts, ...conversation, ...runners });
-
-    await seedFirstStart({ config, log, ...services });
-    await startWorkers(
-      { config, log, jobs: platform.jobs, ...services, ...runners },
-      opts.jobs !== false,
-      closers,
-    );
-
     const health = new HealthMonitor(platform.database);
-    await health.start();
-    closers.unshift(async () => health.stop());
 
     const { models, memory } = knowledge;
-    return {
+    const deps: Deps = {
       ...pick(platform, 'config', 'log', 'database', 'db', 'jobs', 'bus', 'counters', 'tokens', 'redis'),
       drain: platform.drain,
       ...pick(knowledge, 'metrics', 'liveness', 'models'),
@@ -169,8 +175,25 @@ export async function createDeps(config: Config, opts: CreateDepsOptions = {}): 
       }),
       close: () => closeAll(closers, log),
     };
+    const start = async () => {
+      try {
+        // The health probe first (two statements), not behind the workers' first fetches.
+        await health.start();
+        closers.unshift(async () => health.stop());
+        await seedFirstStart({ config, log, ...services });
+        await startWorkers(
+          { config, log, jobs: platform.jobs, ...services, ...runners },
+          opts.jobs !== false,
+          closers,
+        );
+      } catch (err) {
+        await closeAll(closers);
+        throw err;
+      }
+    };
+    return { deps, start };
   } catch (err) {
-    for (const fn of closers) await fn().catch(() => undefined);
+    await closeAll(closers);
     throw err;
   }
 }
@@ -416,17 +439,6 @@ function buildScheduler(config: Config, p: Parts & Conversation) {
     config,
   );
   return { scheduler, sweepers };
-}
-
-/** Runs every closer in order; a failing one is logged and the rest still run. */
-async function closeAll(closers: Closers, log: Logger): Promise<void> {
-  for (const fn of closers.splice(0)) {
-    try {
-      await fn();
-    } catch (err) {
-      log.warn({ err }, 'error during shutdown');
-    }
-  }
 }
 
 /** The named properties of a built part: a service is given only what it uses. */

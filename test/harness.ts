@@ -180,26 +180,27 @@ async function dropOwnDatabase(
 
 /** An app whose process can be stopped and started again on the same database (PGlite on a
  * temporary data directory, loaded from the migrated template at the first start; or the
- * PostgreSQL schema of the first app): `restart()` stops the first and starts the second;
- * `close()` ends whichever runs and removes the database. */
+ * PostgreSQL schema of the first app): `restart()` stops the running one and starts the next, as
+ * often as asked; `close()` ends whichever runs and removes the database. */
 export async function createRestartableApp(env: Record<string, string | undefined> = {}) {
   const dir = isPostgres() ? null : mkdtempSync(join(tmpdir(), 'ap-restart-'));
   const dbEnv = dir ? { ...env, DATA_DIR: dir, DATABASE_URL: undefined } : env;
   const first = await createTestApp(dbEnv);
-  let second: TestApp | undefined;
+  let running = first;
   return {
     first,
-    /** `between` runs once the first has stopped, before the second starts. */
-    async restart(between?: () => void): Promise<TestApp> {
-      await first.app.close();
-      await first.deps.close();
+    /** `between` runs once the running app has stopped, before the next starts; `changed` are
+     * variables the next one starts with over the first one's (a rotated JWT secret). */
+    async restart(between?: () => void, changed: Record<string, string | undefined> = {}): Promise<TestApp> {
+      await running.app.close();
+      await running.deps.close();
       between?.();
-      second = await createTestApp(dbEnv, first.schema ? { sameDatabaseAs: first } : {});
-      return second;
+      running = await createTestApp({ ...dbEnv, ...changed }, first.schema ? { sameDatabaseAs: first } : {});
+      return running;
     },
     async close(): Promise<void> {
-      if (second) {
-        await second.close();
+      if (running !== first) {
+        await running.close();
         await first.dropDatabase();
       } else await first.close();
       if (dir) rmSync(dir, { recursive: true, force: true });

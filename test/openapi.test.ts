@@ -152,3 +152,21 @@ describe('OpenAPI document', () => {
     expect(mismatched).toEqual([]);
   });
 });
+
+describe('the browsable reference (/docs)', () => {
+  it('serves the page, which reads this document, and its script; an unknown path is a 404 problem', async () => {
+    const page = await t.api('GET', '/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.text).toContain('/api/openapi.json');
+    const src = /<script[^>]+src="([^"]+)"/.exec(page.text)?.[1];
+    expect(src).toBeDefined();
+    const script = await fetch(new URL(src!, `${t.url}/docs/`));
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^application\/javascript/);
+    const missing = await t.api('GET', '/docs/no-such-file');
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(missing.body.code).toBe('not_found');
+  });
+});

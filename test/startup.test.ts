@@ -50,6 +50,7 @@ describe('start-up', { timeout: 120_000 }, () => {
     const p = start({
       PORT: 'abc',
       JWT_SECRET: 'short',
+      JWT_PREVIOUS_SECRETS: `${'p'.repeat(40)},short`,
       LOG_LEVEL: 'loud',
       SERVICES: 'api,mail',
       MODEL_BASE_URL: 'not a url',
@@ -64,10 +65,12 @@ describe('start-up', { timeout: 120_000 }, () => {
       'MODEL_BASE_URL="not a url": must be a URL',
       'SERVICES="api,mail": must be one of api, worker',
       'JWT_SECRET (5 characters): must be at least 32 bytes',
+      'JWT_PREVIOUS_SECRETS (46 characters): each must be at least 32 bytes',
       'DATABASE_URL="mysql://root:***@db/x": must be a postgres:// URL (or memory:// for a throwaway embedded database)',
     ]);
     expect(p.stderr).not.toContain('hunter2');
     expect(p.stderr).not.toContain('short');
+    expect(p.stderr).not.toContain('pppp');
     expect(p.stdout).toBe('');
   });
 

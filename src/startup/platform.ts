@@ -1,7 +1,6 @@
 // The infrastructure a process opens before any module: the database (migrated), Redis
 // (optional), the counters, the access-token signer, the event bus, the job queue (defined now,
 // started with the workers) and the feed of changes other nodes announce.
-import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { openDatabase, type OpenDatabaseOptions } from '../platform/db/database.js';
@@ -23,8 +22,9 @@ import { Drain } from '../platform/drain.js';
 
 export type Platform = Awaited<ReturnType<typeof openPlatform>>;
 
-/** How the test harness starts the embedded database: from its template, or on a server it keeps. */
-export type EmbeddedStart = Pick<OpenDatabaseOptions, 'loadFrom' | 'embedded'>;
+/** How the embedded database starts: from the test harness's template, on a server it keeps, or on
+ * the server main.ts started early. */
+export type EmbeddedStart = Pick<OpenDatabaseOptions, 'loadFrom' | 'embedded' | 'starting'>;
 
 /** Opens the database and migrates it, then the rest. The counters are Redis's, else the
  * database's on PostgreSQL, else this process's memory. */
@@ -42,7 +42,10 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
   const { applied } = await migrate(database, { pgvector: config.database.pgvector });
   if (applied.length) log.info({ applied }, 'migrations applied');
   const db = database.db;
-  const redis = config.redisUrl ? new Redis(config.redisUrl, REDIS_OPTIONS) : undefined;
+  // ioredis is loaded only when configured (it costs a start that does not use it tens of ms).
+  const redis = config.redisUrl
+    ? new (await import('ioredis')).Redis(config.redisUrl, REDIS_OPTIONS)
+    : undefined;
   if (redis) closers.unshift(() => redis.quit());
   const counters: CounterStore = redis
     ? new RedisCounterStore(redis, log)
@@ -52,6 +55,7 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
   const jwtSecret = resolveJwtSecret(config);
   const tokens = new AccessTokens({
     secret: jwtSecret,
+    previousSecrets: config.jwt.previousSecrets,
     issuer: config.jwt.issuer,
     audience: config.jwt.audience,
     ttlSeconds: config.jwt.accessTtl,

@@ -1,6 +1,6 @@
 // Worker start-up: the maintenance jobs' definition, then (unless a CLI command runs without the
-// queue) the job queue, the memory embedder, the schedules, the workflow runs and the
-// chat-platform bot. What each part needs at shutdown is registered in `closers`.
+// queue) the job queue, the memory embedder, the schedules, the workflow runs, the chat-platform
+// bot and last the job workers. What each part needs at shutdown is registered in `closers`.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { JobQueue } from '../platform/jobs/queue.js';
@@ -18,6 +18,18 @@ import type { WorkflowRunJobs, WorkflowsService } from '../modules/workflows/ind
 /** What `Deps.close` runs, in order: a part registers with `unshift`, so the last one started is
  * the first one stopped. */
 export type Closers = (() => Promise<unknown>)[];
+
+/** Runs every closer in order, once (they are taken out of the list); a failing one is logged
+ * (when a start failed, the error that stopped it is the one reported) and the rest still run. */
+export async function closeAll(closers: Closers, log?: Logger): Promise<void> {
+  for (const fn of closers.splice(0)) {
+    try {
+      await fn();
+    } catch (err) {
+      log?.warn({ err }, 'error during shutdown');
+    }
+  }
+}
 
 export interface WorkerParts {
   config: Pick<Config, 'services' | 'scheduler' | 'chatPlatform'>;
@@ -45,7 +57,7 @@ export async function startWorkers(p: WorkerParts, queue: boolean, closers: Clos
 async function startQueue(p: WorkerParts, closers: Closers): Promise<void> {
   const { config, jobs } = p;
   const worker = config.services.includes('worker');
-  await jobs.start({
+  await jobs.open({
     work: worker,
     schedule: worker,
     scheduleIntervalSeconds: config.scheduler.intervalSeconds,
@@ -72,4 +84,7 @@ async function startQueue(p: WorkerParts, closers: Closers): Promise<void> {
     closers.unshift(() => bot.stop());
     bot.start().catch((err: unknown) => p.log.error({ err }, 'the chat-platform bot did not start'));
   }
+  // The job workers last: each one's first fetch would otherwise wait in front of the statements
+  // above on the embedded database's one connection.
+  if (worker) await jobs.work();
 }

@@ -102,15 +102,17 @@ export function insert(db: Executor, v: ProtocolValues) {
     .executeTakeFirstOrThrow();
 }
 
-/** Seeding: inserts unless the id exists (several nodes may start at once). True when inserted. */
-export async function insertIfAbsent(db: Executor, v: ProtocolValues): Promise<boolean> {
-  const row = await db
+/** Seeding: inserts each one whose id does not exist (several nodes may start at once), in one
+ * statement. The ids inserted. */
+export async function insertIfAbsent(db: Executor, list: ProtocolValues[]): Promise<string[]> {
+  if (list.length === 0) return [];
+  const rows = await db
     .insertInto('protocols')
-    .values(rowOf(v))
+    .values(list.map(rowOf))
     .onConflict((oc) => oc.doNothing())
     .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 export function update(db: Executor, id: string, definition: ProtocolDefinition, userId: number) {

@@ -155,13 +155,17 @@ export class ProtocolsService {
   /** Creates these builtin protocols unless they exist (in order; never overwrites). Other
    * modules' builtin protocols (the workflows module's workflow protocols) come through here. */
   async seedBuiltin(list: readonly (ProtocolDefinition & { id: string })[]): Promise<{ inserted: string[] }> {
-    const inserted: string[] = [];
-    for (const { id, ...definition } of list) {
-      const parsed = parseProtocolId(id)!;
-      if (await repo.insertIfAbsent(this.db, { id, ...parsed, definition, builtin: true, userId: null }))
-        inserted.push(id);
-    }
-    return { inserted };
+    const values = list.map(({ id, ...definition }) => ({
+      id,
+      ...parseProtocolId(id)!,
+      definition,
+      builtin: true,
+      userId: null,
+    }));
+    // One statement for the list: a start on a seeded database (every start but the first) is
+    // one round trip, not one per protocol.
+    const inserted = new Set(await repo.insertIfAbsent(this.db, values));
+    return { inserted: list.map((p) => p.id).filter((id) => inserted.has(id)) };
   }
 
   async list(): Promise<ProtocolView[]> {

@@ -14,19 +14,22 @@ import type {
 // ---- definitions ---------------------------------------------------------------------------
 
 /** Seeding: inserts unless the id exists (several nodes may start at once; never overwrites). */
-export async function insertDefinitionIfAbsent(db: Executor, def: WorkflowDefinition): Promise<boolean> {
-  const row = await db
+export async function insertDefinitionsIfAbsent(db: Executor, defs: WorkflowDefinition[]): Promise<string[]> {
+  if (defs.length === 0) return [];
+  const rows = await db
     .insertInto('workflow_definitions')
-    .values({
-      id: def.machineId,
-      version: def.version,
-      protocol_id: def.protocolId,
-      definition: JSON.stringify(def),
-    })
+    .values(
+      defs.map((def) => ({
+        id: def.machineId,
+        version: def.version,
+        protocol_id: def.protocolId,
+        definition: JSON.stringify(def),
+      })),
+    )
     .onConflict((oc) => oc.doNothing())
     .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 export async function listDefinitions(db: Executor): Promise<WorkflowDefinition[]> {

@@ -78,13 +78,13 @@ export class WorkflowsService {
    * what is missing, never overwrites. */
   async seed(): Promise<{ inserted: string[] }> {
     await this.deps.protocols.seedBuiltin(WORKFLOW_PROTOCOLS);
-    const inserted: string[] = [];
     for (const def of WORKFLOW_DEFINITIONS) {
       const problems = definitionProblems(def);
       if (problems.length) throw new Error(`definition ${def.machineId}: ${problems.join('; ')}`);
-      if (await repo.insertDefinitionIfAbsent(this.db, def)) inserted.push(def.machineId);
     }
-    return { inserted };
+    // One statement for them all (every start runs this; only the first inserts).
+    const inserted = new Set(await repo.insertDefinitionsIfAbsent(this.db, [...WORKFLOW_DEFINITIONS]));
+    return { inserted: WORKFLOW_DEFINITIONS.map((d) => d.machineId).filter((id) => inserted.has(id)) };
   }
 
   // ---- definitions -------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // directory and renamed into place once complete. A directory an older version left unfinished
 // (killed while PGlite loaded the tarball straight into it), or one PGlite cannot open, is made
 // again when it holds no data, that is, when every file in it is one of the empty cluster's.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { clusterOnDisk, dataFiles, NOT_CLUSTER } from './cluster-dir.rules.js';
@@ -39,6 +39,19 @@ export async function filesUnder(dir: string): Promise<string[] | undefined> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** Whether `dataDir` holds its cluster with nothing a killed process left beside it (every start
+ * but the first): nothing to prepare. Synchronous, so that main.ts's early start of the embedded
+ * server reaches its worker's spawn before the module loading that follows takes the thread. */
+export function clusterReady(dataDir: string): boolean {
+  const name = basename(dataDir);
+  const left = readdirSync(dirname(dataDir)).some(
+    (e) => e.startsWith(`${name}.new-`) || e.startsWith(`${name}.old-`),
+  );
+  return (
+    !left && existsSync(join(dataDir, 'PG_VERSION')) && existsSync(join(dataDir, 'global', 'pg_control'))
+  );
 }
 
 /** Makes the cluster of `dataDir` when it has none (or an unfinished one without data). Says

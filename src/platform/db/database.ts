@@ -1,11 +1,12 @@
-// The only place that knows whether PGlite or PostgreSQL is running (ARCHITECTURE.md).
+// The only place that knows whether PGlite or PostgreSQL is running (ARCHITECTURE.md), with
+// embedded.ts, which tells them apart from the configuration.
 // Everything above talks Kysely over `pg`; both engines speak the same wire protocol.
-import { resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { redactUrl } from '../redact.js';
 import { isUniqueViolation } from './errors.js';
+import { embeddedDir, isPostgresUrl } from './embedded.js';
 import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 import { HeldConnections, StatementAfterEndError } from './held-connection.js';
@@ -53,6 +54,9 @@ export interface OpenDatabaseOptions {
   /** PGlite: connect to this running server instead of starting one (closing the database
    * leaves it running). The test harness reuses its servers this way. */
   embedded?: EmbeddedServer | undefined;
+  /** PGlite: the server `startEmbedded` (embedded.ts) began for these options; the database takes
+   * it over (closing the database stops it). */
+  starting?: Promise<EmbeddedServer> | undefined;
   /** PGlite: where a data directory made again is said (pglite-server.ts). */
   log?: ((line: string) => void) | undefined;
 }
@@ -186,7 +190,7 @@ function kyselyOn(guarded: ReturnType<typeof makePool>['guarded']): Db {
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
-  if (opts.url && /^postgres(ql)?:\/\//.test(opts.url)) return openPostgres(opts.url, opts);
+  if (opts.url && isPostgresUrl(opts.url)) return openPostgres(opts.url, opts);
   return openPglite(opts);
 }
 
@@ -233,15 +237,11 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
 }
 
 async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
-  const inMemory = opts.url?.startsWith('memory://') ?? false;
-  const dataDir = inMemory || opts.embedded ? undefined : resolve(opts.dataDir, 'pglite');
+  const dataDir = opts.embedded ? undefined : embeddedDir(opts);
   const server =
     opts.embedded ??
-    (await startEmbeddedServer({
-      dataDir: dataDir ?? null,
-      loadFrom: opts.loadFrom,
-      log: opts.log,
-    }));
+    (await (opts.starting ??
+      startEmbeddedServer({ dataDir: dataDir ?? null, loadFrom: opts.loadFrom, log: opts.log })));
   // Exactly one client: PGlite has one session, and the pool is what serialises transactions.
   const { pool, guarded } = makePool(
     { host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres', max: 1 },

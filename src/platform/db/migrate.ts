@@ -46,14 +46,26 @@ export async function migrate(
   } = {},
 ): Promise<{ applied: string[] }> {
   const { db } = handle;
-  const made = await sql<{ migrated: boolean; sketch: boolean }>`
+  const made = await sql<{ migrated: boolean; sketch: boolean; tracked: boolean }>`
     select to_regclass('memory_embeddings') is not null as migrated,
-      exists (select 1 from information_schema.columns where table_schema = current_schema()
-              and table_name = 'memory_embeddings' and column_name = 'sketch') as sketch`.execute(db);
+      exists (select 1 from pg_attribute where attrelid = to_regclass('memory_embeddings')
+              and attname = 'sketch' and not attisdropped) as sketch,
+      to_regclass('schema_migrations') is not null as tracked`.execute(db);
   const existing = made.rows[0];
   handle.capabilities.vector = existing?.migrated
     ? !existing.sketch
     : (opts.pgvector ?? true) && (await installPgvector(db));
+  const wanted = listMigrations(handle.capabilities.vector).filter(
+    (m) => opts.until === undefined || m.name <= opts.until,
+  );
+  // A start on a database migrated already (every start but the first): the names applied, read
+  // once, and no lock or transaction. Migrations are never undone, so none can become pending
+  // behind that read; one pending takes the locked path below, which reads again under the lock.
+  if (existing?.tracked) {
+    const done = await db.selectFrom('schema_migrations').select('name').execute();
+    const names = new Set(done.map((r) => r.name));
+    if (wanted.every((m) => names.has(m.name))) return { applied: [] };
+  }
 
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${LOCK_KEY})`.execute(trx);
@@ -65,8 +77,7 @@ export async function migrate(
       (await trx.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name),
     );
     const applied: string[] = [];
-    for (const m of listMigrations(handle.capabilities.vector)) {
-      if (opts.until !== undefined && m.name > opts.until) break;
+    for (const m of wanted) {
       if (done.has(m.name)) continue;
       const text = readFileSync(MIGRATIONS_DIR + m.file, 'utf8');
       await sql.raw(text).execute(trx);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { findCached } from '../machine-cache.js';
-import { makeAgain, prepareCluster, type ClusterSource } from './cluster-dir.js';
+import { clusterReady, makeAgain, prepareCluster, type ClusterSource } from './cluster-dir.js';
 import { emptyCluster, emptyClusterPlaces } from './empty-cluster.js';
 import { acquireDataDirLock, type DataDirLock } from './lock.js';
 
@@ -113,7 +113,7 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
       log: opts.log ?? ((line) => process.stderr.write(`${line}\n`)),
     };
     try {
-      await prepareCluster(dataDir, source);
+      if (!clusterReady(dataDir)) await prepareCluster(dataDir, source);
     } catch (err) {
       lock.release();
       throw err;
@@ -134,6 +134,8 @@ export async function startEmbeddedServer(opts: EmbeddedServerOptions): Promise<
     emptyCluster: fresh.load ?? null,
     keepEmptyClusterAt: fresh.keepAt ?? null,
   };
+  // On a data directory that holds its cluster, reached without awaiting anything: the worker is
+  // spawned within main.ts's call, before the module loading that follows takes the thread.
   let { worker, waitFor, ask } = spawnWorker(workerData);
 
   const release = () => {

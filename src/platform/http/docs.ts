@@ -2,8 +2,13 @@
 // zod schemas), the AsyncAPI 3.0 document of the Socket.IO namespaces (`/api/asyncapi.json`, from
 // the event docs the modules give), and the browsable reference at `/docs`, whose introduction
 // lists the Socket.IO events and links the AsyncAPI document.
+//
+// The reference's page and script come from Scalar's Fastify plugin, four megabytes of code and
+// two hundred modules with what it brings: a tenth of what a start loads, for a page few starts
+// ever serve. It is loaded at the first visit instead, into a Fastify app of its own that answers
+// every `/docs` request through `inject`.
 import fastifySwagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { documentOperation } from './docs.operations.js';
 import { asyncApiDocument, eventsMarkdown, type NamespaceDoc } from '../realtime/asyncapi.js';
@@ -64,7 +69,8 @@ export async function registerDocs(app: App, { version, publicUrl, namespaces }:
       return { ...out, components: { ...components, schemas: Object.fromEntries(sorted) } } as typeof out;
     },
   });
-  await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/api/openapi.json' } });
+  for (const url of ['/docs', '/docs/*'])
+    app.get(url, { config: { auth: 'public' }, schema: { hide: true } }, referencePage);
   app.get('/api/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () =>
     app.swagger(),
   );
@@ -80,4 +86,30 @@ export async function registerDocs(app: App, { version, publicUrl, namespaces }:
     namespaces,
   );
   app.get('/api/asyncapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => asyncapi);
+}
+
+let reference: Promise<FastifyInstance> | undefined;
+
+/** A `/docs` request, answered by the reference's own app (made at the first one). */
+async function referencePage(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (!reference) {
+    reference = (async () => {
+      const { default: scalar } = await import('@scalar/fastify-api-reference');
+      const docs = Fastify({ routerOptions: { ignoreTrailingSlash: true } });
+      await docs.register(scalar, { routePrefix: '/docs', configuration: { url: '/api/openapi.json' } });
+      await docs.ready();
+      return docs;
+    })();
+    // A failed load is tried again by the next visit.
+    reference.catch(() => (reference = undefined));
+  }
+  const res = await (await reference).inject({ method: 'GET', url: req.url });
+  // A path the reference does not have: this app's own 404 (problem+json), as for any other.
+  if (res.statusCode === 404) {
+    reply.callNotFound();
+    return reply;
+  }
+  for (const name of ['content-type', 'content-disposition', 'location'])
+    if (res.headers[name] !== undefined) void reply.header(name, res.headers[name]);
+  return reply.status(res.statusCode).send(res.rawPayload);
 }

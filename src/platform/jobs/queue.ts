@@ -6,6 +6,7 @@ import { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { DatabaseHandle, Executor } from '../db/database.js';
+import { jobOptions, type EnqueueOptions } from './job-options.js';
 
 export interface JobContext {
   jobId: string;
@@ -40,15 +41,6 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
   coalesceBy?: (data: z.output<S>) => string;
 }
 
-export interface EnqueueOptions {
-  /** Names the job. On its own it deduplicates nothing (the queues use pg-boss's standard policy);
-   * with `singletonSeconds`, at most one job per key is created in each window of that length
-   * (another send in the window creates nothing and answers null). */
-  singletonKey?: string;
-  singletonSeconds?: number;
-  startAfterSeconds?: number;
-}
-
 interface LocalWorker {
   id: string;
   /** Handling a job now. */
@@ -75,21 +67,6 @@ function adapter(executor: Executor) {
       const r = await executor.executeQuery(CompiledQuery.raw(text, values ?? []));
       return { rows: r.rows };
     },
-  };
-}
-
-/** A job's options as pg-boss takes them, the same for `send` and for `insert`: the definition's
- * retries (exponential backoff) and the caller's key, window and delay. */
-function jobOptions(def: JobDefinition, options: EnqueueOptions) {
-  return {
-    retryLimit: def.retryLimit ?? 5,
-    retryDelay: def.retryDelay ?? 2,
-    retryBackoff: true,
-    ...(def.expireInSeconds ? { expireInSeconds: def.expireInSeconds } : {}),
-    ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
-    ...(options.singletonSeconds ? { singletonSeconds: options.singletonSeconds } : {}),
-    // As a string, as `send` turns a number into (`insert` takes it as given).
-    ...(options.startAfterSeconds ? { startAfter: String(options.startAfterSeconds) } : {}),
   };
 }
 
@@ -218,8 +195,14 @@ export class JobQueue {
     });
   }
 
-  /** Creates pg-boss's schema and queues; with `work`, starts a worker per defined job. */
-  async start({ work, schedule = false, scheduleIntervalSeconds }: StartOptions): Promise<void> {
+  /** Creates pg-boss's schema and queues, then with `work` starts this node's workers. */
+  async start(opts: StartOptions): Promise<void> {
+    await this.open(opts);
+    if (opts.work) await this.work();
+  }
+
+  /** Creates pg-boss's schema and queues (supervised with `work`): jobs can be enqueued. */
+  async open({ work, schedule = false, scheduleIntervalSeconds }: StartOptions): Promise<void> {
     if (this.started) return;
     const boss = new PgBoss({
       db: adapter(this.handle.db),
@@ -235,17 +218,35 @@ export class JobQueue {
       migrate: true,
     });
     boss.on('error', (err: unknown) => this.log.error({ err }, 'job queue error'));
+    // Only the missing queues are created: with them all there (every start but the first), one
+    // read instead of a statement per queue.
+    const created: string[] = [];
     await this.installing(async () => {
       await boss.start();
-      for (const def of this.defs.values()) await boss.createQueue(def.name);
+      const names = [...this.defs.keys()];
+      const existing = new Set((await boss.getQueues(names)).map((q) => q.name));
+      for (const name of names.filter((n) => !existing.has(n))) {
+        await boss.createQueue(name);
+        created.push(name);
+      }
     });
     this.boss = boss;
+    // pg-boss's start cached the queues there were, and creating one drops it from the cache: warm
+    // it again now, outside any transaction (on a cold cache `send` looks the queue up on a
+    // connection of its own, which on PGlite's one connection would wait forever behind the
+    // caller's open transaction).
+    for (const name of created) await boss.touch(name, '00000000-0000-0000-0000-000000000000');
+    this.started = true;
+  }
+
+  /** Starts this node's workers. Each fetches at once, then polls: a start calls this last
+   * (startup/workers.ts), since their first fetches, one per worker, would otherwise hold the
+   * embedded database's one connection ahead of the start's own statements. */
+  async work(): Promise<void> {
+    const boss = this.boss;
+    if (!boss) throw new Error('the job queue has not been started');
+    if (this.workers.size > 0) return;
     for (const def of this.defs.values()) {
-      // Warm pg-boss's queue cache now, outside any transaction: on a cold cache `send` looks the
-      // queue up on a connection of its own, which on PGlite's single connection would wait
-      // forever behind the caller's open transaction.
-      await boss.touch(def.name, '00000000-0000-0000-0000-000000000000');
-      if (!work) continue;
       // One pg-boss worker per unit of concurrency, each knowing its own id: a worker whose fetch
       // came back full fetches again at once when it is done (so a backlog drains at the
       // handlers' pace, not one batch per worker per poll), and `wake` can reach every worker of
@@ -275,7 +276,6 @@ export class JobQueue {
         workers.push(self);
       }
     }
-    this.started = true;
   }
 
   private async runJobs(def: JobDefinition, jobs: { id: string; data: unknown }[]): Promise<void> {

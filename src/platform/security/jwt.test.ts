@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { SignJWT, type JWTPayload } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AccessTokens } from './jwt.js';
+import { AccessTokens, keyId } from './jwt.js';
 
 const secret = 'unit-test-secret-unit-test-secret-0123';
 const tokens = new AccessTokens({ secret, issuer: 'iss-a', audience: 'aud-a', ttlSeconds: 600 });
@@ -27,11 +27,13 @@ const claims = (over: JWTPayload = {}): JWTPayload => ({
   ...over,
 });
 /** A token signed by hand (for headers jose refuses to write). */
-function handmade(header: object, payload: object) {
+function handmade(header: object, payload: object, signedWith = secret) {
   const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const input = `${enc(header)}.${enc(payload)}`;
-  return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+  return `${input}.${createHmac('sha256', signedWith).update(input).digest('base64url')}`;
 }
+const headerOf = (token: string) =>
+  JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as Record<string, unknown>;
 async function code(token: string) {
   try {
     tokens.verify(token);
@@ -114,6 +116,65 @@ describe('AccessTokens.verify', () => {
       expect(await code(good.slice(0, -2) + (good.endsWith('AA') ? 'AB' : 'AA'))).toBe('unauthenticated');
       expect(await code(good + 'A')).toBe('unauthenticated');
       expect(await code(good)).toBe('ok');
+    });
+  });
+
+  describe('key ids (a rotation of the secret)', () => {
+    const previous = 'the-previous-secret-the-previous-secret-0123';
+    const current = 'the-current-secret-the-current-secret-012345';
+    const opts = { issuer: 'iss-a', audience: 'aud-a', ttlSeconds: 600 };
+    const underPrevious = new AccessTokens({ ...opts, secret: previous });
+    const rotated = () => new AccessTokens({ ...opts, secret: current, previousSecrets: [previous] });
+    const outcome = (verifier: AccessTokens, token: string) => {
+      try {
+        verifier.verify(token);
+        return 'ok';
+      } catch (err) {
+        return (err as { code?: string }).code;
+      }
+    };
+
+    it('names the signing key in the header: an id derived from the secret, not the secret', async () => {
+      const header = headerOf(await tokens.sign(user));
+      expect(header).toMatchObject({ alg: 'HS256', typ: 'JWT', kid: keyId(secret) });
+      expect(header.kid).toMatch(/^[A-Za-z0-9_-]{16}$/);
+      expect(keyId(previous)).not.toBe(keyId(current));
+      expect(secret).not.toContain(String(header.kid));
+    });
+
+    it("verifies a previous key's token until it expires, and signs new ones under the current key", async () => {
+      const verifier = rotated();
+      expect(verifier.verify(await underPrevious.sign(user)).id).toBe(7);
+      expect(headerOf(await verifier.sign(user)).kid).toBe(keyId(current));
+      expect(outcome(verifier, await underPrevious.sign(user, -1))).toBe('token_expired');
+      // The token signed under the current key is one the previous configuration does not know.
+      expect(outcome(underPrevious, await verifier.sign(user))).toBe('unauthenticated');
+    });
+
+    it('refuses a removed key, an unknown kid, a kid naming another key and a kid that is no string', async () => {
+      const old = await underPrevious.sign(user);
+      const removed = new AccessTokens({ ...opts, secret: current });
+      expect(outcome(removed, old)).toBe('unauthenticated');
+      const verifier = rotated();
+      const body = claims();
+      expect(outcome(verifier, handmade({ alg: 'HS256', kid: keyId(previous) }, body, previous))).toBe('ok');
+      expect(outcome(verifier, handmade({ alg: 'HS256', kid: 'no-such-key-0000' }, body, previous))).toBe(
+        'unauthenticated',
+      );
+      // Signed by the previous key but naming the current one: only the named key is tried.
+      expect(outcome(verifier, handmade({ alg: 'HS256', kid: keyId(current) }, body, previous))).toBe(
+        'unauthenticated',
+      );
+      expect(outcome(verifier, handmade({ alg: 'HS256', kid: 7 }, body, previous))).toBe('unauthenticated');
+    });
+
+    it('checks a token without a kid (signed before key ids) against every accepted key', () => {
+      const body = claims();
+      expect(outcome(rotated(), handmade({ alg: 'HS256' }, body, previous))).toBe('ok');
+      expect(outcome(rotated(), handmade({ alg: 'HS256' }, body, current))).toBe('ok');
+      expect(
+        outcome(rotated(), handmade({ alg: 'HS256' }, body, 'another-secret-another-secret-0123456')),
+      ).toBe('unauthenticated');
     });
   });
 });

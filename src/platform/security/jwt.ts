@@ -7,6 +7,12 @@
 // cost about half of a simple route's rate), under the same checks jose applied: the algorithm
 // pinned to HS256, no critical header extension, the signature compared in constant time, then
 // issuer, audience, expiry, not-before and the required claims.
+//
+// Key ids: a token's header names the key that signed it (`kid`), derived from the secret itself
+// (keyId below), so a secret can be rotated without logging anyone out: the current secret
+// (JWT_SECRET) signs, and the previous ones (JWT_PREVIOUS_SECRETS) still verify the tokens they
+// signed until those expire. A kid no accepted key has is refused without a signature check. A
+// token without a kid (signed before key ids) is checked against each accepted key.
 import {
   createHmac,
   createSecretKey,
@@ -41,22 +47,42 @@ export interface AccessClaims {
 }
 
 export interface JwtOptions {
+  /** The current secret: it signs every new token. */
   secret: string;
+  /** Earlier secrets still accepted for verification (none by default). */
+  previousSecrets?: string[] | undefined;
   issuer: string;
   audience: string;
   ttlSeconds: number;
+}
+
+/** A secret's key id: the first 16 characters (96 bits) of HMAC-SHA256(secret, a fixed label) in
+ * base64url. Derived, so nobody has to name the keys, and one-way: it says nothing of the secret. */
+export function keyId(secret: string): string {
+  return createHmac('sha256', secret)
+    .update('assistant-platform access-token key id v1')
+    .digest('base64url')
+    .slice(0, 16);
 }
 
 export class AccessTokens {
   // Imported once: given raw bytes, jose imports the key again on every sign and verify, which
   // shows up on every authenticated request.
   private readonly key: Promise<webcrypto.CryptoKey>;
-  private readonly secret: KeyObject;
-  /** Verified tokens with the time (ms) they were verified: reused for VERIFIED_FOR_MS only. */
+  /** The current key's id, written into every token signed here. */
+  readonly kid: string;
+  /** Every accepted key by its id, the current one first. KeyObjects made once: given bytes,
+   * createHmac makes one on every call. */
+  private readonly keys = new Map<string, KeyObject>();
+  /** Verified tokens with the time (ms) they were verified: reused for VERIFIED_FOR_MS only. The
+   * keys never change in a process, so a cached token stays as valid as when it was checked. */
   private readonly verified = new Map<string, { claims: AccessClaims; at: number }>();
   constructor(private readonly opts: JwtOptions) {
-    // A KeyObject made once: given bytes, createHmac makes one on every call.
-    this.secret = createSecretKey(Buffer.from(opts.secret, 'utf8'));
+    this.kid = keyId(opts.secret);
+    for (const secret of [opts.secret, ...(opts.previousSecrets ?? [])]) {
+      const kid = keyId(secret);
+      if (!this.keys.has(kid)) this.keys.set(kid, createSecretKey(Buffer.from(secret, 'utf8')));
+    }
     this.key = webcrypto.subtle.importKey(
       'raw',
       new TextEncoder().encode(opts.secret),
@@ -84,7 +110,7 @@ export class AccessTokens {
       ...(sessionId ? { sid: sessionId } : {}),
       ...(user.clientType ? { clientType: user.clientType } : {}),
     })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: this.kid })
       .setSubject(String(user.id))
       .setIssuedAt(now)
       .setExpirationTime(now + ttlSeconds)
@@ -127,9 +153,8 @@ export class AccessTokens {
     const header = decodeJson(head);
     if (!header || header.alg !== 'HS256' || 'crit' in header || ('b64' in header && header.b64 !== true))
       throw invalid();
-    const expected = createHmac('sha256', this.secret).update(`${head}.${body}`).digest();
-    const given = Buffer.from(signature, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+    if (!this.signedByAcceptedKey(header.kid, `${head}.${body}`, Buffer.from(signature, 'base64url')))
+      throw invalid();
     const payload = decodeJson(body);
     if (!payload) throw invalid();
     const { id, role, name, accountType, jti, exp, iat, nbf, sub, iss, aud, sid, clientType } = payload;
@@ -166,6 +191,20 @@ export class AccessTokens {
       sid,
       clientType: clientType as ClientType | undefined,
     };
+  }
+
+  /** Whether the signature is the HMAC of `input` under the key the kid names, or, for a token
+   * without a kid, under any accepted key. A kid that is not a string, or names no accepted key
+   * (an unknown key, or one removed from the configuration), verifies nothing. */
+  private signedByAcceptedKey(kid: unknown, input: string, given: Buffer): boolean {
+    if (kid !== undefined && typeof kid !== 'string') return false;
+    const key = kid === undefined ? undefined : this.keys.get(kid);
+    if (kid !== undefined && !key) return false;
+    for (const candidate of key ? [key] : this.keys.values()) {
+      const expected = createHmac('sha256', candidate).update(input).digest();
+      if (given.length === expected.length && timingSafeEqual(given, expected)) return true;
+    }
+    return false;
   }
 }
 
