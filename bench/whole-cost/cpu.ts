@@ -84,8 +84,9 @@ export const plus = (a: CpuReading, b: CpuReading): CpuReading => ({
 export class CpuMeter {
   private readonly base = new Map<number, number>();
   private readonly last = new Map<number, { role: PgRole; ms: number }>();
-  private serviceBase = 0;
-  private pgliteBase = 0;
+  /** The service processes' last readings (a killed one keeps its last). */
+  private readonly service = new Map<number, { ms: number; pglite: number }>();
+  private serviceBase = { ms: 0, pglite: 0 };
 
   constructor(
     private readonly servicePids: number[],
@@ -95,13 +96,20 @@ export class CpuMeter {
     this.reset();
   }
 
+  /** The service processes' CPU, and their PGlite threads' (none on PostgreSQL). */
   private serviceMs() {
-    return this.servicePids.reduce((n, pid) => n + (processCpuMs(pid) ?? 0), 0);
-  }
-
-  private pgliteMs() {
-    if (this.database !== undefined) return 0;
-    return this.servicePids.reduce((n, pid) => n + (threadCpu(pid).get('pglite') ?? 0), 0);
+    const sum = { ms: 0, pglite: 0 };
+    for (const pid of this.servicePids) {
+      const ms = processCpuMs(pid);
+      if (ms !== undefined)
+        this.service.set(pid, {
+          ms,
+          pglite: this.database === undefined ? (threadCpu(pid).get('pglite') ?? 0) : 0,
+        });
+      sum.ms += this.service.get(pid)?.ms ?? 0;
+      sum.pglite += this.service.get(pid)?.pglite ?? 0;
+    }
+    return sum;
   }
 
   /** Starts counting from now. */
@@ -109,7 +117,6 @@ export class CpuMeter {
     this.base.clear();
     this.last.clear();
     this.serviceBase = this.serviceMs();
-    this.pgliteBase = this.pgliteMs();
     if (this.database === undefined) return;
     for (const p of postgresProcesses(this.database, this.exclude)) {
       this.base.set(p.pid, p.ms);
@@ -126,10 +133,11 @@ export class CpuMeter {
       }
     const pg = { ours: 0, shared: 0, other: 0 };
     for (const [pid, p] of this.last) pg[p.role] += p.ms - (this.base.get(pid) ?? 0);
+    const service = this.serviceMs();
     return {
       t: performance.now(),
-      service: this.serviceMs() - this.serviceBase,
-      pglite: this.pgliteMs() - this.pgliteBase,
+      service: service.ms - this.serviceBase.ms,
+      pglite: service.pglite - this.serviceBase.pglite,
       pgOurs: pg.ours,
       pgShared: pg.shared,
     };

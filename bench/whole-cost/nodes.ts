@@ -53,6 +53,8 @@ export async function startNode(root: string, name: string, env: Record<string, 
       // One client registers every user: the per-address sign-in limit is for people.
       AUTH_RATE_LIMIT: '1000000',
       CHAT_RATE_LIMIT: '1000000',
+      // Every observer socket signs in as the one administrator (the limit is for people's devices).
+      SOCKETS_PER_USER: '100000',
       MODEL_CONCURRENCY: '64',
       // Webhooks go to the bench's receiver on 127.0.0.1 (allowed only with NODE_ENV=test).
       SSRF_ALLOW_LOOPBACK_FOR_TESTS: 'true',
