@@ -66,7 +66,10 @@ export function report(
     }
     out.push('');
   }
-  out.push('**Medians per operation** (ms of CPU; service + PostgreSQL)', '');
+  out.push(
+    `**Medians per operation** (ms of CPU; ${pglite ? "the service's process, its PGlite thread among it" : 'service + PostgreSQL'})`,
+    '',
+  );
   const head = codes.map((c) => `${c}: service, ${pglite ? 'PGlite thread' : 'PostgreSQL'}, sum`);
   out.push(
     `| operation | ${head.join(' | ')} |${codes.length === 2 ? ` ${codes[1]} / ${codes[0]} (sum) |` : ''}`,
