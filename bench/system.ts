@@ -10,7 +10,8 @@
 //   suggestions; a scheduled task every minute.
 // Reports per operation (rate, p50/p99, errors), per node (event-loop delay from its /metrics,
 // CPU, RSS after warm-up and at the end, the service's own chat overhead), PostgreSQL (commits/s,
-// connections), delivery (every acknowledged event checked at every socket and webhook), and the
+// connections), the CPU of the nodes and of PostgreSQL's backends from /proc per 1,000
+// operations (bench/whole-cost/cpu.ts), delivery (every acknowledged event checked at every socket and webhook), and the
 // targets as PASS / FAIL, in markdown.
 //   --ramp: the mix raised step by step (×--ramp-factor each --step-seconds) until a target
 //     breaks; prints the multiple of the base mix that held, and what broke first. A step is
@@ -58,6 +59,7 @@ import {
   type Verification,
 } from './system/report.js';
 import { judge, LOSS_GRACE_SECONDS } from './system/targets.js';
+import { CpuMeter, minus, type CpuReading } from './whole-cost/cpu.js';
 
 const o = parseOptions(process.argv.slice(2));
 const say = (line: string) => process.stderr.write(`system: ${line}\n`);
@@ -72,6 +74,8 @@ const starting = new Set<Child>();
 let loadgen: ChildProcess | undefined;
 let sampler: PgSampler | undefined;
 let sampling: NodeJS.Timeout | undefined;
+let meter: CpuMeter | undefined;
+let metering: NodeJS.Timeout | undefined;
 const nodeSamples: NodeSample[][] = [[], []];
 const pgSamples: PgSample[] = [];
 let measuredFrom = 0;
@@ -79,6 +83,7 @@ let measuredTo = Infinity;
 
 async function cleanup() {
   clearInterval(sampling);
+  clearInterval(metering);
   loadgen?.kill('SIGKILL');
   for (const c of starting) c.kill('SIGKILL');
   await Promise.all(nodes.map((n) => stopNode(n).catch(() => undefined)));
@@ -135,13 +140,30 @@ function windowFigures(from: number, to: number) {
   };
 }
 
-/** A window's tables: operations, nodes, PostgreSQL. */
-const windowTables = (w: LoadSnapshot, fig: ReturnType<typeof windowFigures>) => [
+/** The CPU of the nodes and of PostgreSQL's backends of the bench's database over a window, per
+ * 1,000 operations: every request and chat turn the load generator completed (chat.first-delta and
+ * workflow.run time parts of those). */
+function cpuLine(w: LoadSnapshot, cpu: CpuReading): string {
+  const ops = Object.entries(w.stats.ops)
+    .filter(([name]) => name !== 'chat.first-delta' && name !== 'workflow.run')
+    .reduce((n, [, op]) => n + op.count, 0);
+  const per = (ms: number) => ((1000 * ms) / Math.max(1, ops)).toFixed(0);
+  const cores = (ms: number) => (ms / cpu.t).toFixed(2);
+  return (
+    `CPU from /proc over ${(cpu.t / 1000).toFixed(0)} s: the nodes ${cores(cpu.service)} of a core, PostgreSQL's backends of ${o.database} ${cores(cpu.pgOurs)}, its shared processes ${cores(cpu.pgShared)} (the server's, every session's); ` +
+    `${ops} operations: **${per(cpu.service + cpu.pgOurs)} ms of the nodes and PostgreSQL per 1,000 operations** (nodes ${per(cpu.service)}, PostgreSQL ${per(cpu.pgOurs)}).`
+  );
+}
+
+/** A window's tables: operations, nodes, PostgreSQL, the CPU per operation. */
+const windowTables = (w: LoadSnapshot, fig: ReturnType<typeof windowFigures>, cpu: CpuReading) => [
   ...opsTable(w.stats, w.delivery),
   '',
   ...nodesTable(fig.nodes),
   '',
   ...pgTable(fig.pg),
+  '',
+  cpuLine(w, cpu),
   '',
 ];
 
@@ -213,6 +235,11 @@ async function main() {
   }
   say(`nodes ${nodes.map((n) => n.url).join(', ')}`);
   sampler = await pgSampler(dbUrl, o.database);
+  meter = new CpuMeter(
+    nodes.map((n) => n.child.pid),
+    o.database,
+    new Set([sampler.backendPid]),
+  );
 
   const ask = startLoadgen();
   const seeded = await ask<any>({ cmd: 'seed', urls: nodes.map((n) => n.url) });
@@ -230,6 +257,8 @@ async function main() {
   const warm = await ask<{ seconds: number }>({ cmd: 'warm' });
   say(`every user's memories searched once on each node in ${warm.seconds.toFixed(0)} s`);
   await ask({ cmd: 'start' });
+  // Read every second too: a backend that ends counts with a recent reading.
+  metering = setInterval(() => meter!.poll(), 1000);
   sampling = setInterval(() => void sample(), 5000);
   await sample();
   say(`warm-up ${o.warmupSeconds} s at load ${o.load}`);
@@ -237,6 +266,7 @@ async function main() {
   await ask({ cmd: 'snapshot', reset: true });
   await sample();
   measuredFrom = Date.now() - 1;
+  const cpuFrom = meter.poll();
 
   const out: string[] = [];
   const header = [
@@ -255,14 +285,16 @@ async function main() {
     for (;;) {
       await ask({ cmd: 'load', load });
       const from = Date.now();
+      const stepCpu = meter.poll();
       say(`ramp: load ${load.toFixed(2)} for ${o.rampStepSeconds} s`);
       await sleep(1000 * o.rampStepSeconds);
       await sample();
       const w = await ask<LoadSnapshot>({ cmd: 'snapshot', reset: true });
+      const cpu = minus(meter.poll(), stepCpu);
       const fig = windowFigures(from, Date.now());
       const targets = judge(w, fig.nodes, undefined, { memory: false });
       steps.push({ load, targets });
-      out.push(`### Load ×${load.toFixed(2)}`, '', ...windowTables(w, fig));
+      out.push(`### Load ×${load.toFixed(2)}`, '', ...windowTables(w, fig, cpu));
       broke = targets.filter((t) => !t.pass);
       if (broke.length > 0 || load * o.rampFactor > o.rampMax) break;
       load *= o.rampFactor;
@@ -301,6 +333,7 @@ async function main() {
     await sample();
     const to = (measuredTo = Date.now());
     const w = await ask<LoadSnapshot>({ cmd: 'snapshot', reset: false });
+    const cpu = minus(meter.poll(), cpuFrom);
     say('stopping the mix; checking every acknowledged write and delivery');
     const v = await ask<Verification>({ cmd: 'finish' });
     const fig = windowFigures(measuredFrom, to);
@@ -313,7 +346,7 @@ async function main() {
       ...header,
       `Mix for ${o.seconds} s at load ×${o.load}${killAt !== undefined ? `, node-b killed (kill -9) ${killAt} s in` : ''}.`,
       '',
-      ...windowTables(w, fig),
+      ...windowTables(w, fig, cpu),
       ...deliveryTable(v),
       '',
       `${ackedLine(v)} Load generator's event loop: p99 ${w.loadgenLoop.p99.toFixed(1)} ms, max ${w.loadgenLoop.max.toFixed(1)} ms.`,

@@ -9,20 +9,21 @@ import pg from 'pg';
 // time, statements per turn is what bounds the turns per second.
 export const probe = { statements: 0 };
 
-/** CPU milliseconds each named thread of this process has used (Linux: /proc/self/task/<id>/stat,
- * utime + stime in clock ticks of 10 ms); the service's threads are `MainThread` and `pglite`. */
-export function threadCpu(): Map<string, number> {
+/** CPU milliseconds each named thread of a process (this one by default) has used (Linux:
+ * /proc/<pid>/task/<id>/stat, utime + stime in clock ticks of 10 ms); the service's threads are
+ * `MainThread` and `pglite`. */
+export function threadCpu(pid: number | 'self' = 'self'): Map<string, number> {
   const out = new Map<string, number>();
   let tasks: string[];
   try {
-    tasks = readdirSync('/proc/self/task');
+    tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
     return out;
   }
   for (const id of tasks) {
     try {
-      const name = readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim();
-      const stat = readFileSync(`/proc/self/task/${id}/stat`, 'utf8');
+      const name = readFileSync(`/proc/${pid}/task/${id}/comm`, 'utf8').trim();
+      const stat = readFileSync(`/proc/${pid}/task/${id}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ms = (Number(fields[11]) + Number(fields[12])) * 10;
       out.set(name, (out.get(name) ?? 0) + ms);

@@ -80,6 +80,8 @@ export async function startNode(
       // The load generator registers every user from one address, and is one client to the
       // service: the per-IP sign-in limit is for people.
       AUTH_RATE_LIMIT: '1000000',
+      // Every observer socket signs in as the one administrator (the limit is for people's devices).
+      SOCKETS_PER_USER: '100000',
       // Webhooks go to the load generator's receiver on 127.0.0.1 (allowed only with NODE_ENV=test).
       SSRF_ALLOW_LOOPBACK_FOR_TESTS: 'true',
       WEBHOOK_RETRY_DELAY: '1',

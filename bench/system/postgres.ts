@@ -40,7 +40,10 @@ export async function dropDatabase(adminUrl: string, database: string): Promise<
 export async function pgSampler(url: string, database: string) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
+  const pid = await c.query<{ pid: number }>('select pg_backend_pid() pid');
   return {
+    /** The sampler's own backend (not the service's work). */
+    backendPid: pid.rows[0]!.pid,
     async sample(): Promise<PgSample> {
       // One after the other: a pg client runs one query at a time (queuing a second is deprecated).
       const db = await c.query<{ xact_commit: string; xact_rollback: string }>(
