@@ -35,7 +35,12 @@ export function baseEnv(): Record<string, string> {
 /** Runs `node <build>/<entry>.js ...args` (entry: `main`, the service, or `cli`) with exactly
  * `env`, and Node's on-disk cache of compiled code: every child of the run after the first
  * compiles none of the modules again. The cache is the build's (it is keyed by each file's path,
- * and each run builds into a new directory), so it goes with it. Inside a test file only. */
+ * and each run builds into a new directory), so it goes with it. Inside a test file only.
+ *
+ * V8 runs the embedded database's WebAssembly with its baseline compiler only
+ * (`--liftoff-only`): a child lives for a few statements, and optimising PGlite's hot functions
+ * for later (what V8 does by default, in background threads) cost a start about a third of its
+ * CPU (a second), never paid back. The same code runs; only how V8 compiles it differs. */
 export function spawnService(
   entry: 'main' | 'cli',
   args: string[],
@@ -43,7 +48,8 @@ export function spawnService(
   opts: { failsafeMs?: number } = {},
 ): Child {
   const dist = inject('serviceBuild');
-  return spawnNode([join(dist, `${entry}.js`), ...args], join(dist, '..', 'compile-cache'), env, opts);
+  const argv = ['--liftoff-only', join(dist, `${entry}.js`), ...args];
+  return spawnNode(argv, join(dist, '..', 'compile-cache'), env, opts);
 }
 
 /** Lays the suite's migrated template (global-setup.ts) into `dataDir` as its embedded database,
