@@ -5,14 +5,18 @@
 // Every file of src/ that is not TypeScript (migrations, .mjs workers, .wat sources) is copied
 // as it is. A module's imports stay as written, except one that leaves src/ (the web console's
 // table of paths, web/src/routes.ts): that one is compiled into the module that imports it.
-// Plain JavaScript itself, so the build needs only node and esbuild.
+// Plain JavaScript itself, so the build needs only node and esbuild. `--out DIR` builds into DIR
+// instead (the tests' build, test/global-setup.ts): DIR must sit at dist/'s depth, or have the
+// repository's package.json, node_modules and web beside it.
 import { build } from 'esbuild';
 import { cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { parseArgs } from 'node:util';
 
 const root = join(import.meta.dirname, '..');
 const src = join(root, 'src');
-const out = join(root, 'dist');
+const { values } = parseArgs({ options: { out: { type: 'string' } } });
+const out = values.out ? resolve(values.out) : join(root, 'dist');
 
 /** Every file under dir, as paths. */
 function walk(dir) {
@@ -63,5 +67,5 @@ for (const file of assets) {
   cpSync(file, to);
 }
 console.log(
-  `built ${code.length} modules and ${assets.length} assets into dist/ in ${Math.round(performance.now() - started)} ms`,
+  `built ${code.length} modules and ${assets.length} assets into ${out === join(root, 'dist') ? 'dist' : out}/ in ${Math.round(performance.now() - started)} ms`,
 );

@@ -1,8 +1,14 @@
-// A real process of ours (src/main.ts, src/cli.ts) as an operator runs it: its output recorded,
-// waits on what it prints (a signal, not a sleep), lines written to its stdin, its exit code.
+// A real process of ours as an operator runs it: its output recorded, waits on what it prints (a
+// signal, not a sleep), lines written to its stdin, its exit code. The tests run the service and
+// the CLI as `npm start` does, from this run's build of the current sources (`spawnService`,
+// service-build.ts); the benches run TypeScript entries through tsx (`spawnTs`).
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inject } from 'vitest';
+import { prepareCluster } from '../src/platform/db/cluster-dir.js';
 
 export interface Child {
   pid: number;
@@ -26,9 +32,42 @@ export function baseEnv(): Record<string, string> {
   return Object.fromEntries(keep.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : [])));
 }
 
-/** Node's on-disk cache of compiled code, shared by every child of every run: a process loading
- * the whole service compiles each unchanged module once, not once per process (the suite starts
- * dozens). Keyed by each file's content, so an edited file is compiled afresh. */
+/** Runs `node <build>/<entry>.js ...args` (entry: `main`, the service, or `cli`) with exactly
+ * `env`, and Node's on-disk cache of compiled code: every child of the run after the first
+ * compiles none of the modules again. The cache is the build's (it is keyed by each file's path,
+ * and each run builds into a new directory), so it goes with it. Inside a test file only.
+ *
+ * V8 runs the embedded database's WebAssembly with its baseline compiler only
+ * (`--liftoff-only`): a child lives for a few statements, and optimising PGlite's hot functions
+ * for later (what V8 does by default, in background threads) cost a start about a third of its
+ * CPU (a second), never paid back. The same code runs; only how V8 compiles it differs. */
+export function spawnService(
+  entry: 'main' | 'cli',
+  args: string[],
+  env: Record<string, string>,
+  opts: { failsafeMs?: number } = {},
+): Child {
+  const dist = inject('serviceBuild');
+  const argv = ['--liftoff-only', join(dist, `${entry}.js`), ...args];
+  return spawnNode(argv, join(dist, '..', 'compile-cache'), env, opts);
+}
+
+/** Lays the suite's migrated template (global-setup.ts) into `dataDir` as its embedded database,
+ * as the service lays a backup down (`cli restore`): a process started on it then opens a
+ * migrated database as a restart does, instead of making the cluster and running every migration.
+ * For the tests of what a running process does; the first start itself has its own
+ * (data-dir.test.ts, cli.users.test.ts). PGlite lane only. */
+export async function migratedDataDir(dataDir: string): Promise<string> {
+  const template = inject('pgliteTemplate');
+  if (!template) throw new Error('the migrated template is the PGlite lane’s (DATABASE_URL unset)');
+  mkdirSync(dataDir, { recursive: true });
+  await prepareCluster(join(dataDir, 'pglite'), { tarball: () => readFile(template), log: () => undefined });
+  return dataDir;
+}
+
+/** Node's on-disk cache of compiled code for `spawnTs`, shared by every child of every run:
+ * keyed by each file's path and checked against its content, so an edited file is compiled
+ * afresh. */
 const COMPILE_CACHE = join(tmpdir(), 'ap-node-compile-cache');
 
 /** Runs `node --import tsx <entry> ...args` with exactly `env` (and Node's compile cache). */
@@ -36,10 +75,19 @@ export function spawnTs(
   entry: string,
   args: string[],
   env: Record<string, string>,
-  { failsafeMs = 90_000 }: { failsafeMs?: number } = {},
+  opts: { failsafeMs?: number } = {},
 ): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-    env: { NODE_COMPILE_CACHE: COMPILE_CACHE, ...env },
+  return spawnNode(['--import', 'tsx', entry, ...args], COMPILE_CACHE, env, opts);
+}
+
+function spawnNode(
+  argv: string[],
+  compileCache: string,
+  env: Record<string, string>,
+  { failsafeMs = 90_000 }: { failsafeMs?: number },
+): Child {
+  const child = spawn(process.execPath, argv, {
+    env: { NODE_COMPILE_CACHE: compileCache, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const out = { stdout: '', stderr: '' };

@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { runCli } from '../src/cli/main.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../src/platform/db/pglite-server.js';
-import { baseEnv, spawnTs } from './child-process.js';
+import { baseEnv, migratedDataDir, spawnService } from './child-process.js';
 import { isPostgres } from './harness.js';
 
 export interface Run {
@@ -27,7 +27,7 @@ export interface CliDatabase {
   dataDir: string;
   schema: string;
   env: Record<string, string>;
-  /** Runs `src/cli.ts` with `args` on this file's database, stdin closed. */
+  /** Runs the CLI (its build, `node dist/cli.js`) with `args` on this file's database, stdin closed. */
   cli: (...args: string[]) => Promise<Run>;
   /** Runs the same command line in this process (no stdin). */
   run: (...args: string[]) => Promise<Run>;
@@ -44,9 +44,12 @@ function result(code: number, stdout: string, stderr: string): Run {
   return { code, out, stdout, stderr };
 }
 
-/** A data directory (or schema) for this test file's CLI runs, removed after the file. */
-export function cliDatabase(): CliDatabase {
+/** A data directory (or schema) for this test file's CLI runs, removed after the file. `migrated`:
+ * on PGlite its database is the suite's migrated template (for a file whose first run is not a
+ * test of the first migrate); else the first run makes it. */
+export function cliDatabase({ migrated = false }: { migrated?: boolean } = {}): CliDatabase {
   const dataDir = mkdtempSync(join(tmpdir(), 'ap-cli-'));
+  if (migrated && !isPostgres()) beforeAll(() => migratedDataDir(dataDir));
   const schema = `t_cli_${randomBytes(4).toString('hex')}`;
   const env: Record<string, string> = {
     ...baseEnv(),
@@ -77,7 +80,7 @@ export function cliDatabase(): CliDatabase {
   afterEach(release);
   async function cli(...args: string[]): Promise<Run> {
     await release();
-    const p = spawnTs('src/cli.ts', args, env);
+    const p = spawnService('cli', args, env);
     p.end();
     const code = await p.exited;
     return result(code, p.stdout, p.stderr);

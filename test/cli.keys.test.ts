@@ -1,21 +1,22 @@
 // The CLI's API-key commands, the embedded database's lock, and the first administrator made by
 // the server at start (cli.test.ts has the rest). The first command, the lock's refusal and the
 // server run as an operator runs them, as processes of their own; the other commands run the same
-// command line in this process (`run`), which skips loading the service again for each.
+// command line in this process (`run`), which skips loading the service again for each. On PGlite
+// their databases are made already (the migrated template: a first migrate is cli.users.test.ts's).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { acquireDataDirLock } from '../src/platform/db/lock.js';
-import { spawnTs } from './child-process.js';
+import { migratedDataDir, spawnService } from './child-process.js';
 import { cliDatabase } from './cli-run.js';
 import { isPostgres } from './harness.js';
 
-const { dataDir, schema, env, cli, run } = cliDatabase();
+const { dataDir, schema, env, cli, run } = cliDatabase({ migrated: true });
 
-// Each run opens the database and checks its migrations (the first makes them): a generous
-// failsafe for a busy machine, not a timing claim.
+// Each run opens the database and checks its migrations (on PostgreSQL the first makes them): a
+// generous failsafe for a busy machine, not a timing claim.
 describe('cli', { timeout: 180_000 }, () => {
   it('api-keys create, list and revoke', async () => {
     const r = await cli('api-keys', 'create', '--name', 'world platform', '--scopes', 'sync:read,sync:write');
@@ -65,7 +66,8 @@ describe('cli', { timeout: 180_000 }, () => {
   });
 
   it('the first administrator from ADMIN_EMAIL/ADMIN_PASSWORD at start, while the server runs', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ap-first-admin-'));
+    const made = mkdtempSync(join(tmpdir(), 'ap-first-admin-'));
+    const dir = isPostgres() ? made : await migratedDataDir(made);
     const serverEnv = {
       ...env,
       DATA_DIR: dir,
@@ -75,7 +77,7 @@ describe('cli', { timeout: 180_000 }, () => {
       LOG_LEVEL: 'info',
       ...(isPostgres() ? { DB_SCHEMA: `${schema}_admin` } : {}),
     };
-    const server = spawnTs('src/main.ts', [], serverEnv);
+    const server = spawnService('main', [], serverEnv);
     try {
       const [, url] = await server.waitFor(/"url":"(http:\/\/[^"]+)".*"msg":"service ready"/);
       expect(server.stdout).toMatch(/"email":"Boss@Example.test".*"msg":"first administrator created"/);

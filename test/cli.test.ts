@@ -2,13 +2,27 @@
 // stdout, text on stderr only with --verbose), and `chat` driven through stdin/stdout against a
 // real server answering through the fake model server. The commands on the database:
 // cli.users.test.ts and cli.keys.test.ts (three files, so they run side by side).
-import { describe, expect, it } from 'vitest';
-import { spawnTs } from './child-process.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawnService } from './child-process.js';
 import { cliDatabase, type Run } from './cli-run.js';
-import { startFakeModelServer } from './fake-model-server.js';
-import { createTestApp, createUser } from './harness.js';
+import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { createTestApp, createUser, type TestApp } from './harness.js';
 
 const { env, cli, run } = cliDatabase();
+
+// The server the chat tests talk to (answering through the fake model server): one for the file,
+// started by the first that needs it.
+let started: Promise<{ fake: FakeModelServer; t: TestApp }> | undefined;
+const server = () =>
+  (started ??= (async () => {
+    const fake = await startFakeModelServer();
+    return { fake, t: await createTestApp(fake.env()) };
+  })());
+afterAll(async () => {
+  const s = await started;
+  await s?.t.close();
+  await s?.fake.close();
+});
 
 const COMMANDS = [
   'migrate',
@@ -60,59 +74,39 @@ describe('cli', { timeout: 180_000 }, () => {
   });
 
   it('chat: signs in, streams replies, lists the suggested replies and sends one by its number', async () => {
-    const fake = await startFakeModelServer();
-    const t = await createTestApp(fake.env());
-    try {
-      const user = await createUser(t, 'public', { name: 'Ada' });
-      fake.replyChat({ text: 'Hello Ada! <choices>["Tell me a story","Goodbye"]</choices>' });
-      const chat = spawnTs('src/cli.ts', ['chat', '--url', t.url, '--email', user.email], env);
-      await chat.waitFor(/password: $/);
-      chat.write(user.password);
-      await chat.waitFor(/signed in as Ada/);
-      await chat.waitFor(/you> $/);
-      let from = chat.stdout.length;
-      chat.write('hi there');
-      await chat.waitFor(
-        /assistant> Hello Ada!\n {2}1\) Tell me a story\n {2}2\) Goodbye\nyou> $/,
-        'stdout',
-        { from },
-      );
+    const { fake, t } = await server();
+    const user = await createUser(t, 'public', { name: 'Ada' });
+    fake.replyChat({ text: 'Hello Ada! <choices>["Tell me a story","Goodbye"]</choices>' });
+    const chat = spawnService('cli', ['chat', '--url', t.url, '--email', user.email], env);
+    await chat.waitFor(/password: $/);
+    chat.write(user.password);
+    await chat.waitFor(/signed in as Ada/);
+    await chat.waitFor(/you> $/);
+    let from = chat.stdout.length;
+    chat.write('hi there');
+    await chat.waitFor(/assistant> Hello Ada!\n {2}1\) Tell me a story\n {2}2\) Goodbye\nyou> $/, 'stdout', {
+      from,
+    });
 
-      fake.replyChat({ text: 'Once upon a time.' });
-      from = chat.stdout.length;
-      chat.write('1');
-      await chat.waitFor(/assistant> Once upon a time\.\nyou> $/, 'stdout', { from });
-      // The number sent the suggested reply's text.
-      const last = fake.chatRequests().at(-1)!.body.messages.at(-1);
-      expect(JSON.stringify(last.content)).toContain('Tell me a story');
+    fake.replyChat({ text: 'Once upon a time.' });
+    from = chat.stdout.length;
+    chat.write('1');
+    await chat.waitFor(/assistant> Once upon a time\.\nyou> $/, 'stdout', { from });
+    // The number sent the suggested reply's text.
+    const last = fake.chatRequests().at(-1)!.body.messages.at(-1);
+    expect(JSON.stringify(last.content)).toContain('Tell me a story');
 
-      chat.write('/quit');
-      await chat.waitFor(/bye\n$/);
-      expect(await chat.exited).toBe(0);
-      expect(chat.stderr).toBe('');
-    } finally {
-      await t.close();
-      await fake.close();
-    }
+    chat.write('/quit');
+    await chat.waitFor(/bye\n$/);
+    expect(await chat.exited).toBe(0);
+    expect(chat.stderr).toBe('');
   });
 
   it('chat: a wrong password and an unreachable server are one JSON error each', async () => {
-    const t = await createTestApp();
-    try {
-      const user = await createUser(t);
-      const wrong = await cli(
-        'chat',
-        '--url',
-        t.url,
-        '--email',
-        user.email,
-        '--password',
-        'not the password',
-      );
-      expect(wrong).toMatchObject({ code: 1, out: { code: 'invalid_credentials' } });
-    } finally {
-      await t.close();
-    }
+    const { t } = await server();
+    const user = await createUser(t);
+    const wrong = await cli('chat', '--url', t.url, '--email', user.email, '--password', 'not the password');
+    expect(wrong).toMatchObject({ code: 1, out: { code: 'invalid_credentials' } });
     const down = await cli('chat', '--url', 'http://127.0.0.1:1', '--email', 'a@b.c', '--password', 'x');
     expect(down).toMatchObject({ code: 1, out: { code: 'server_unreachable' } });
   });

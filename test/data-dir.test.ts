@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { baseEnv, spawnTs } from './child-process.js';
+import { baseEnv, migratedDataDir, spawnService } from './child-process.js';
 import { eventually } from './eventually.js';
 import { isPostgres } from './harness.js';
 
@@ -28,14 +28,15 @@ const env = (dir: string) => ({
   HOST: '127.0.0.1',
   PORT: '0',
 });
-const start = (dir: string) => spawnTs('src/main.ts', [], env(dir));
+const start = (dir: string) => spawnService('main', [], env(dir));
 const noStack = (text: string) => expect(text).not.toMatch(/^\s+at /m);
 
 // Each test starts the service several times: a generous failsafe for a busy machine, not a
 // timing claim.
 describe.skipIf(isPostgres())('the embedded data directory', { timeout: 180_000 }, () => {
   it('is one server’s: a second server and the CLI refuse while it runs', async () => {
-    const dir = dataDir();
+    // A database made already (a first start is the next test's).
+    const dir = await migratedDataDir(dataDir());
     const a = start(dir);
     try {
       await a.waitFor(/service ready/);
@@ -49,7 +50,7 @@ describe.skipIf(isPostgres())('the embedded data directory', { timeout: 180_000 
         `cannot start: the embedded database in ${join(dir, 'pglite')} is in use by process ${a.pid} ` +
           `(another server on this DATA_DIR?): stop that process, or set DATA_DIR to another directory\n`,
       );
-      const cli = spawnTs('src/cli.ts', ['users', 'list'], { ...env(dir), LOG_LEVEL: 'silent' });
+      const cli = spawnService('cli', ['users', 'list'], { ...env(dir), LOG_LEVEL: 'silent' });
       cli.end();
       expect(await cli.exited).toBe(1);
       const out = JSON.parse(cli.stdout.trim().split('\n').at(-1)!) as { code: string; error: string };

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { baseEnv, spawnTs } from './child-process.js';
+import { baseEnv, migratedDataDir, spawnService } from './child-process.js';
 import { eventually } from './eventually.js';
 import { isPostgres } from './harness.js';
 
@@ -20,11 +20,13 @@ describe.skipIf(isPostgres())('a full disk', { timeout: 180_000 }, () => {
   it('answers 507, says so in health, and writes again once space is back', async () => {
     // Root, as CI runs: a mount that fails fails the test.
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=160m', 'tmpfs', mountPoint]);
-    const server = spawnTs('src/main.ts', [], {
+    // A database made already (the first start is data-dir.test.ts's).
+    const dataDir = await migratedDataDir(join(mountPoint, 'data'));
+    const server = spawnService('main', [], {
       ...baseEnv(),
       NODE_ENV: 'test',
       JWT_SECRET: 'disk-full-secret-disk-full-secret-disk-full-0123',
-      DATA_DIR: join(mountPoint, 'data'),
+      DATA_DIR: dataDir,
       DATABASE_URL: '',
       HOST: '127.0.0.1',
       PORT: '0',

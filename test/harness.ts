@@ -117,7 +117,10 @@ export async function createTestApp(
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 
-  let closed = false;
+  // Closed once, however often close is called (tracing.test.ts closes its app in a test and
+  // again after all): a second close handed the embedded server back a second time, and two
+  // later apps then shared it, the reset for one cutting the other's connections.
+  let closed: Promise<void> | undefined;
   return {
     ...built,
     deps,
@@ -125,14 +128,14 @@ export async function createTestApp(
     databaseUrl: server ? url : undefined,
     url: address,
     api,
-    async close() {
-      // Once: a second close would give the server back twice, to two apps at once.
-      if (closed) return;
-      closed = true;
-      await built.app.close();
-      await deps.close();
-      if (embedded) giveBackServer(embedded);
-      if (!shared) await dropOwnDatabase(database, schema, env);
+    close() {
+      closed ??= (async () => {
+        await built.app.close();
+        await deps.close();
+        if (embedded) giveBackServer(embedded);
+        if (!shared) await dropOwnDatabase(database, schema, env);
+      })();
+      return closed;
     },
     dropDatabase: () => dropOwnDatabase(database, schema, env),
   };

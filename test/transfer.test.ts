@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/main.js';
 import { openDatabase, sql, type DatabaseHandle } from '../src/platform/db/database.js';
 import { migrate } from '../src/platform/db/migrate.js';
+import { startEmbeddedServer, type EmbeddedServer } from '../src/platform/db/pglite-server.js';
 import { exportDatabase, importDatabase } from '../src/platform/db/transfer.js';
 import { createTestApp, createUser, type TestApp } from './harness.js';
 
@@ -99,20 +100,30 @@ describe('backup and restore (embedded database)', () => {
     const source = join(dir, 'source');
     const copy = join(dir, 'copy');
     const backup = join(dir, 'backup.tar');
-    const run = async (dataDir: string, ...args: string[]) => {
+    const run = async (dataDir: string, args: string[], embedded?: EmbeddedServer) => {
       const r = io(env(dataDir));
-      return { code: await runCli(args, r.io), out: r.out.join('') };
+      return {
+        code: await runCli(args, { ...r.io, ...(embedded ? { embedded } : {}) }),
+        out: r.out.join(''),
+      };
     };
-    expect((await run(source, 'import', '--in', original)).code).toBe(0); // a database to back up
     const before = join(dir, 'before.jsonl');
-    expect((await run(source, 'export', '--out', before)).code).toBe(0);
-    expect((await run(source, 'backup', '--out', backup)).code).toBe(0);
-    expect((await run(copy, 'restore', '--in', backup)).code).toBe(0);
-    const again = await run(copy, 'restore', '--in', backup);
+    // The source's three commands on one server of its data directory (as the CLI's tests share
+    // one: cli-run.ts), where each would start its own.
+    const server = await startEmbeddedServer({ dataDir: join(source, 'pglite') });
+    try {
+      expect((await run(source, ['import', '--in', original], server)).code).toBe(0); // a database to back up
+      expect((await run(source, ['export', '--out', before], server)).code).toBe(0);
+      expect((await run(source, ['backup', '--out', backup], server)).code).toBe(0);
+    } finally {
+      await server.stop();
+    }
+    expect((await run(copy, ['restore', '--in', backup])).code).toBe(0);
+    const again = await run(copy, ['restore', '--in', backup]);
     expect(again.code).toBe(1);
     expect(JSON.parse(again.out)).toMatchObject({ code: 'data_dir_in_use' });
     const after = join(dir, 'after.jsonl');
-    expect((await run(copy, 'export', '--out', after)).code).toBe(0);
+    expect((await run(copy, ['export', '--out', after])).code).toBe(0);
     const [x, y] = [tables(before), tables(after)];
     expect([...y.keys()]).toEqual([...x.keys()]);
     for (const [name, rows] of x) expect({ name, rows: y.get(name) }).toEqual({ name, rows });
