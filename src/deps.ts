@@ -15,6 +15,8 @@ import type { JobQueue } from './platform/jobs/queue.js';
 import type { AccessTokens } from './platform/security/jwt.js';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
 import { HealthMonitor } from './platform/db/health-monitor.js';
+import { unitOfWorkRegistry } from './platform/db/unit-of-work.js';
+import { flushJobs } from './platform/jobs/later.js';
 import { NodeLiveness } from './platform/db/liveness.js';
 import type { AccountStates } from './platform/security/account-state.js';
 import { createModelGateway, type ModelGateway } from './platform/models/gateway.js';
@@ -149,6 +151,9 @@ export async function buildDeps(
     if (await startTracing({ ...config.tracing, version: VERSION })) closers.push(stopTracing);
     const platform = await openPlatform(config, log, pick(opts, 'loadFrom', 'embedded', 'starting'), closers);
     const onClose = (close: () => Promise<unknown>) => void closers.unshift(close);
+    // What every write's unit of work collects (unit-of-work.ts): the jobs here, the timeline's
+    // events and their subscribers with the modules that own them.
+    unitOfWorkRegistry(platform.db).define('jobs', flushJobs(platform.jobs));
     const identity = await createIdentityModule(
       { ...pick(platform, 'db', 'jobs', 'log', 'tokens', 'counters', 'changes'), onClose },
       config,
@@ -201,19 +206,20 @@ export async function buildDeps(
 type Identity = Awaited<ReturnType<typeof createIdentityModule>>;
 
 /** The records the rest reads: conversations, the timeline and its registry of instances (with
- * the webhooks that join its transactions), characters, inventory, channels, protocols, files. */
+ * the webhooks that subscribe to its flush), characters, inventory, channels, protocols, files. */
 function buildRegistry(config: Config, p: Platform & Identity, closers: Closers) {
   const { db, jobs, log, users } = p;
   const conversations = new ConversationsService(db, users);
   const timeline = new TimelineService(db, p.bus, users);
   const instances = new InstancesService(db, timeline);
   const isObserver = async (id: number) => (await timeline.getInstance(id))?.level === 8;
-  const webhooks = createWebhooksModule(
-    { db, jobs, log, changes: p.changes, timeline, isObserver },
-    config,
-    p.jwtSecret,
-  );
+  const webhooks = createWebhooksModule({ db, jobs, log, changes: p.changes, isObserver }, config, p.jwtSecret);
   closers.unshift(async () => webhooks.close());
+  // A write's timeline events are written at its unit's flush, and each event's webhook
+  // deliveries (with their jobs) in the same transaction.
+  const writes = unitOfWorkRegistry(db);
+  writes.define('timeline', (uow, inputs) => timeline.flush(uow, inputs));
+  writes.onFlush('timeline', (uow, events) => webhooks.onRecorded(uow, events));
   const characters = new CharactersService(db, users);
   // A tool's change of a player's inventory reaches the player's sockets (inventoryUpdate).
   const inventory = new InventoryService(db, timeline, users, (c) => p.bus.publish('inventory.changed', c));
@@ -401,8 +407,9 @@ function buildRunners(config: Config, opts: CreateDepsOptions, p: Parts & Conver
   workflows.usePorts({
     runExecutor: workflowRunJobs.executor,
     autoRunOrchestrator: suggestions.configs.autoRunOrchestrator,
-    instanceWritten: suggestionJobs.instanceWritten,
   });
+  // The suggestions' pass after each workflow instance write: a job in the write's transaction.
+  unitOfWorkRegistry(db).onFlush('timeline', (uow, events) => suggestionJobs.onRecorded(uow, events));
   return {
     scheduler,
     sweepers,

@@ -8,7 +8,7 @@ import type { AuditEntry, LogCursor } from './audit.rules.js';
  * written. */
 export function insertMany(db: Db, entries: AuditEntry[]) {
   const col = <T>(f: (e: AuditEntry) => T) => entries.map(f);
-  return transaction(db, async (trx) => {
+  return transaction(db, async ({ trx }) => {
     await sql`select set_config('synchronous_commit', 'off', true)`.execute(trx);
     await sql`
     insert into audit_logs

@@ -105,7 +105,7 @@ export class AccountEmailService {
 
   /** POST /api/auth/verify-email. */
   async verifyEmail(token: string): Promise<{ verified: true }> {
-    const ok = await transaction(this.db, async (trx) => {
+    const ok = await transaction(this.db, async ({ trx }) => {
       const row = await repo.consumeToken(trx, 'verify_email', sha256(token));
       if (!row) return false;
       // The account's address changed since the mail went out: that mail proves nothing now.
@@ -117,7 +117,7 @@ export class AccountEmailService {
 
   /** POST /api/auth/reset-password: new password, every session signed out, older links spent. */
   async resetPassword(token: string, password: string): Promise<{ reset: true }> {
-    const ok = await transaction(this.db, async (trx) => {
+    const ok = await transaction(this.db, async ({ trx }) => {
       const row = await repo.consumeToken(trx, 'reset_password', sha256(token));
       if (!row) return false;
       const user = await this.users.get(row.user_id, trx);

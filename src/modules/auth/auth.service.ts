@@ -121,7 +121,7 @@ export class AuthService {
   /** Rotation: the presented token is spent and a new one of the same family issued. A spent
    * token presented again means it leaked: the whole family is revoked. */
   async refresh(refreshToken: string): Promise<TokenResponse> {
-    const outcome = await transaction(this.db, async (trx) => {
+    const outcome = await transaction(this.db, async ({ trx }) => {
       const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
       if (!row) return { error: new AppError('unauthenticated', 'The refresh token is not valid') };
       if (row.revoked_at)
@@ -148,7 +148,7 @@ export class AuthService {
 
   /** Ends the session the refresh token belongs to. Unknown tokens are ignored (no oracle). */
   async logout(refreshToken: string): Promise<void> {
-    await transaction(this.db, async (trx) => {
+    await transaction(this.db, async ({ trx }) => {
       const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
       if (row) await this.endFamily(trx, row.user_id, row.family_id);
     });

@@ -356,7 +356,7 @@ export class OAuthService {
   }
 
   private linkOrCreateOnce(provider: string, id: ExternalIdentity): Promise<UserRow> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       const linked = await repo.findIdentity(trx, provider, id.subject);
       if (linked) {
         await repo.touchIdentity(trx, linked.id, id.email);

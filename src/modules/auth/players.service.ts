@@ -52,7 +52,7 @@ export class PlayersService {
     externalId: string;
     name?: string | undefined;
   }): Promise<{ user: UserRow; created: boolean }> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       const linked = await repo.findIdentity(trx, GAME_PROVIDER, input.externalId);
       if (linked) {
         await repo.touchIdentity(trx, linked.id, null);

@@ -103,7 +103,7 @@ export class CharactersService {
   /** Creates the assistant's own user (silicon + npc) unless it exists. Idempotent; an advisory
    * lock makes two nodes starting together create exactly one. */
   async ensureAssistant(name: string): Promise<number> {
-    const id = await transaction(this.db, async (trx) => {
+    const id = await transaction(this.db, async ({ trx }) => {
       await repo.lockSeeding(trx);
       const existing = await repo.findAssistantProfile(trx);
       if (existing) return existing.user_id;
@@ -155,7 +155,7 @@ export class CharactersService {
   }
 
   async createNpc(input: NpcInput): Promise<Npc> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       const user = await this.users.create(
         { email: null, password: null, name: input.name, role: 'silicon', accountType: 'npc' },
         trx,
@@ -234,7 +234,7 @@ export class CharactersService {
 
   /** PUT: replaces name, description, persona type, metadata and the card. */
   async replaceNpc(id: number, input: NpcInput): Promise<Npc> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       await this.character(id, trx);
       await this.users.rename(id, input.name, trx);
       await repo.updateProfile(trx, id, {
@@ -249,7 +249,7 @@ export class CharactersService {
   }
 
   async deleteNpc(id: number): Promise<void> {
-    await transaction(this.db, async (trx) => {
+    await transaction(this.db, async ({ trx }) => {
       const row = await this.character(id, trx);
       if (row.is_assistant) throw new AppError('conflict', 'The assistant itself cannot be deleted');
       await this.users.remove(id, trx);
@@ -262,7 +262,7 @@ export class CharactersService {
 
   /** Emotions and config are replaced when given; persona fields are changed one by one. */
   async putState(id: number, input: PutStateInput): Promise<CharacterState> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       await this.character(id, trx);
       if (input.persona?.name !== undefined) await this.users.rename(id, input.persona.name, trx);
       await repo.updateProfile(trx, id, {
@@ -282,7 +282,7 @@ export class CharactersService {
 
   /** Sets a player's relationship with a character; given fields replace the stored ones. */
   async putRelationship(input: RelationshipInput): Promise<Relationship> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       if (!(await this.users.exists(input.userId, trx)))
         throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
       if (!(await this.findCharacter(trx, input.npcUserId)))
@@ -385,7 +385,7 @@ export class CharactersService {
       step?: number | null | undefined;
     },
   ): Promise<PlayerQuest> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       if (!(await repo.findQuest(trx, questId))) throw notFound('quest');
       if (!(await this.users.exists(userId, trx))) throw notFound('user');
       await repo.upsertPlayerQuest(trx, { questId, userId, ...change });

@@ -362,7 +362,7 @@ export class ChatTurns {
    * same transaction (a retry finds the message stored, and stores neither again). */
   private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[], docs: AttachedDocument[]) {
     if (attachments.length + docs.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
-    return transaction(this.d.db, async (trx) => {
+    return transaction(this.d.db, async ({ trx }) => {
       const stored = await repo.insertMessageReservingReply(trx, m);
       // spec: one vision call per attached image, in the background, linked to the conversation.
       for (const a of attachments)

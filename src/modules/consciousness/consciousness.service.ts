@@ -163,7 +163,8 @@ export class ConsciousnessService {
       rules,
     );
     const protocols = [...GROUND_FLOOR_PROTOCOL_IDS];
-    const memory = await transaction(this.d.db, async (trx, afterCommit) => {
+    const memory = await transaction(this.d.db, async (uow) => {
+      const { trx } = uow;
       await this.d.memory.removeByMetadata(
         { userId: assistantId, source: 'core_beliefs_encoding', key: 'instanceId', value: instanceId },
         trx,
@@ -178,17 +179,14 @@ export class ConsciousnessService {
         },
         trx,
       );
-      await this.d.timeline.record(
-        trx,
-        {
-          eventType: 'core_beliefs_encoded',
-          eventText: `Core beliefs encoded for instance "${instance.name}" (${beliefs.length} beliefs, ${rules.length} ground-floor rules)`,
-          userId: actor.id,
-          instanceId,
-          metadata: { memoryId: m.id, observerId, protocols },
-        },
-        afterCommit,
-      );
+      // Written at commit.
+      void this.d.timeline.record(uow, {
+        eventType: 'core_beliefs_encoded',
+        eventText: `Core beliefs encoded for instance "${instance.name}" (${beliefs.length} beliefs, ${rules.length} ground-floor rules)`,
+        userId: actor.id,
+        instanceId,
+        metadata: { memoryId: m.id, observerId, protocols },
+      });
       return m;
     });
     return { memoryId: memory.id, instanceId, observerId, protocols, content, createdAt: memory.createdAt };
@@ -221,19 +219,15 @@ export class ConsciousnessService {
    * the observer, then its `summary_update`. */
   async checkCompliance(observerId: number, hours: number): Promise<ComplianceResult> {
     const result = await this.complianceOf(observerId, hours);
-    await transaction(this.d.db, (trx, afterCommit) =>
-      this.d.timeline.record(
-        trx,
-        {
-          eventType: 'diary_compliance_checked',
-          eventText: result.compliant
-            ? `Diary compliance over ${hours} h: compliant`
-            : `Diary compliance over ${hours} h: ${result.missingCount} instances without a diary`,
-          instanceId: observerId,
-          metadata: { compliant: result.compliant, missingCount: result.missingCount, windowHours: hours },
-        },
-        afterCommit,
-      ),
+    await transaction(this.d.db, async (uow) =>
+      this.d.timeline.record(uow, {
+        eventType: 'diary_compliance_checked',
+        eventText: result.compliant
+          ? `Diary compliance over ${hours} h: compliant`
+          : `Diary compliance over ${hours} h: ${result.missingCount} instances without a diary`,
+        instanceId: observerId,
+        metadata: { compliant: result.compliant, missingCount: result.missingCount, windowHours: hours },
+      }),
     );
     await this.announce(observerId);
     return result;

@@ -93,7 +93,7 @@ export class FilesService {
     }
     const uploadContextId = randomUUID();
     const bytes = checked.reduce((sum, f) => sum + f.data.length, 0);
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       // Under the user's lock, so two concurrent uploads cannot both fit in the last free bytes.
       await repo.lockUserUploads(trx, userId);
       const used = await repo.storedBytes(trx, userId);

@@ -3,7 +3,8 @@
 // the same character already changed for the player today, and may refuse the change: limits
 // that two concurrent turns cannot both slip past.
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
-import type { AfterCommit, TimelineEvent, TimelineService } from '../timeline/index.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
+import type { TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { UsersService } from '../users/index.js';
 import * as repo from './inventory.repository.js';
 import type { LedgerKind } from './inventory.tables.js';
@@ -106,12 +107,12 @@ export class DirectorCommands {
   async currency(
     input: DirectorChange & { amount: number },
   ): Promise<{ change: CurrencyChange; event: TimelineEvent }> {
-    return transaction(this.db, async (trx, afterCommit) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       await this.guard(trx, input, 'currency');
       const { before, after } = await this.core.applyCurrency(trx, input.userId, input.amount);
       const event = await this.event(
-        trx,
-        afterCommit,
+        uow,
         input,
         'currency_changed',
         `${input.amount > 0 ? 'Awarded' : 'Spent'} ${Math.abs(input.amount)} energy coins (balance ${after})`,
@@ -123,7 +124,7 @@ export class DirectorCommands {
         directorContext(input, 'modifyCurrency'),
         event.id,
       );
-      afterCommit(() => this.announce(changed(input, event.id, null, input.amount, before, after)));
+      uow.afterCommit(() => this.announce(changed(input, event.id, null, input.amount, before, after)));
       return { change: { userId: input.userId, amount: input.amount, before, after, ledgerId }, event };
     });
   }
@@ -133,13 +134,13 @@ export class DirectorCommands {
   async inventory(
     input: DirectorChange & { itemId: number; quantity: number },
   ): Promise<{ change: ItemChange; event: TimelineEvent }> {
-    return transaction(this.db, async (trx, afterCommit) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       await this.guard(trx, input, 'item');
       const { before, after } = await this.core.applyItem(trx, input.userId, input.itemId, input.quantity);
       const item = (await repo.findItem(trx, input.itemId))!;
       const event = await this.event(
-        trx,
-        afterCommit,
+        uow,
         input,
         'inventory_changed',
         `${input.quantity > 0 ? 'Gave' : 'Took'} ${Math.abs(input.quantity)} x ${item.name} (now ${after})`,
@@ -158,7 +159,7 @@ export class DirectorCommands {
         directorContext(input, 'modifyInventory'),
         event.id,
       );
-      afterCommit(() => this.announce(changed(input, event.id, input.itemId, input.quantity, before, after)));
+      uow.afterCommit(() => this.announce(changed(input, event.id, input.itemId, input.quantity, before, after)));
       const { userId, itemId, quantity } = input;
       return { change: { userId, itemId, quantity, before, after, ledgerId }, event };
     });
@@ -167,8 +168,8 @@ export class DirectorCommands {
   /** A tool call refused by the caller's limits (or its approval): a `tool_refused` event on the
    * player's timeline, nothing else. */
   refused(input: DirectorChange & { tool: string; refusal: string; detail: string; args: unknown }) {
-    return transaction(this.db, (trx, afterCommit) =>
-      this.event(trx, afterCommit, input, 'tool_refused', `Refused ${input.tool}: ${input.detail}`, {
+    return transaction(this.db, (uow) =>
+      this.event(uow, input, 'tool_refused', `Refused ${input.tool}: ${input.detail}`, {
         tool: input.tool,
         refusal: input.refusal,
         args: input.args,
@@ -176,22 +177,20 @@ export class DirectorCommands {
     );
   }
 
+  /** The change's event, written now: the ledger entry names its id. */
   private async event(
-    trx: Executor,
-    afterCommit: AfterCommit,
+    uow: UnitOfWork,
     input: DirectorChange,
     eventType: string,
     eventText: string,
     details: Record<string, unknown>,
   ) {
     // spec: "Operations that create timeline events: … inventory and currency changes by the director".
-    return this.timeline.record(
-      trx,
-      {
+    return await this.timeline.record(uow, {
         eventType,
         eventText,
         userId: input.userId,
-        instanceId: input.instanceId ?? (await this.timeline.playerInstanceId(trx, input.userId)),
+        instanceId: input.instanceId ?? (await this.timeline.playerInstanceId(uow.trx, input.userId)),
         personaId: input.actorUserId,
         source: 'director',
         metadata: {
@@ -200,8 +199,6 @@ export class DirectorCommands {
           actorUserId: input.actorUserId,
           ...(input.reason ? { reason: input.reason } : {}),
         },
-      },
-      afterCommit,
-    );
+      });
   }
 }

@@ -139,7 +139,7 @@ export class InventoryService {
 
   /** spec: inventory rule 2 in a transaction of its own. */
   modifyCurrency(userId: number, amount: number, ctx: ChangeContext = {}): Promise<CurrencyChange> {
-    return transaction(this.db, (trx) => this.modifyCurrencyIn(trx, userId, amount, ctx));
+    return transaction(this.db, ({ trx }) => this.modifyCurrencyIn(trx, userId, amount, ctx));
   }
 
   // ---- rule 1: items ----------------------------------------------------------------------
@@ -212,7 +212,7 @@ export class InventoryService {
     quantity: number,
     ctx: ChangeContext = {},
   ): Promise<ItemChange> {
-    return transaction(this.db, (trx) => this.modifyInventoryIn(trx, userId, itemId, quantity, ctx));
+    return transaction(this.db, ({ trx }) => this.modifyInventoryIn(trx, userId, itemId, quantity, ctx));
   }
 
   // ---- rule 3: the director's tool commands -------------------------------------------------
@@ -251,7 +251,7 @@ export class InventoryService {
     actorUserId: number,
     claim: IdempotencyClaim | undefined,
   ): Promise<{ value: InventoryView; replayed: boolean }> {
-    return once(this.db, claim, async (trx) => {
+    return once(this.db, claim, async ({ trx }) => {
       const ctx: ChangeContext = {
         actorUserId,
         actorKind: 'admin',

@@ -92,7 +92,7 @@ export class ExchangeMemory {
       }
       const superseded = offlineSupersessions(content, x.playerName, stored);
       if (superseded.length > 0)
-        await transaction(this.db, (trx) =>
+        await transaction(this.db, ({ trx }) =>
           this.supersede(trx, { userId: x.userId, by: memory!.id, superseded, stored, reason: 'superseded' }),
         );
     } catch (err) {

@@ -118,7 +118,7 @@ export class MemoryReconciler {
       return;
     }
     const plan = applyAnswer(parsed.data, m.id, shown);
-    await transaction(this.db, async (trx) => {
+    await transaction(this.db, async ({ trx }) => {
       const base = { userId: m.user_id, stored: shown };
       if (plan.superseded.length > 0)
         await this.exchanges.supersede(trx, {

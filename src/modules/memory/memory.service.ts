@@ -8,6 +8,7 @@
 // in the same transaction, so a memory is searchable by vector as soon as it is written.
 import type { Logger } from 'pino';
 import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { forbidden, notFound, validationFailed, zodErrors } from '../../platform/http/problem.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
@@ -135,7 +136,7 @@ export class MemoryService {
     // first one: this remembers, it does not coordinate).
     const slot = deferredSlotNow();
     const sendBackstop = opts.deferEmbedding === true && slot !== this.deferredSlot;
-    const run = async (t: Executor, afterCommit?: (cb: () => void) => void) => {
+    const run = async (t: Executor, uow?: UnitOfWork) => {
       const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
       if (!local) {
         const { ids, at } = await written;
@@ -151,7 +152,7 @@ export class MemoryService {
               singletonSeconds: DEFERRED_EMBED_SECONDS,
             },
           );
-          afterCommit?.(() => (this.deferredSlot = slot));
+          uow?.afterCommit(() => (this.deferredSlot = slot));
         } else if (!opts.deferEmbedding) await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
         return dtos(list, ids, at);
       }
@@ -186,7 +187,7 @@ export class MemoryService {
     // A chat exchange whose window already has its backstop job needs no transaction: the memory
     // and its chunks (listed in the queue) are one statement.
     if (opts.deferEmbedding && !local && !sendBackstop) return run(this.db);
-    return transaction(this.db, run);
+    return transaction(this.db, (uow) => run(uow.trx, uow));
   }
   /** The chat turn's exchange, as the player's shared memory of its conversation and speaker
    * (metadata `conversationId`, `playerName`, `npcName`, `npcUserId` and the turn's own): stored
@@ -307,7 +308,7 @@ export class MemoryService {
     changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined },
   ): Promise<MemoryDto> {
     if (changes.content !== undefined) this.checkContent(changes.content);
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       const m = await this.own(callerId, id, trx);
       const metadata = changes.metadata ?? m.metadata;
       const conversationId = typeof metadata.conversationId === 'number' ? metadata.conversationId : null;

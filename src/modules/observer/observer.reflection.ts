@@ -173,7 +173,8 @@ export class ObserverReflections {
     const assistantId = await this.d.assistantUserId();
     const fromTimelineAt = events[0]!.timelineAt;
     const toTimelineAt = events.at(-1)!.timelineAt;
-    return transaction(this.d.db, async (trx, afterCommit) => {
+    return transaction(this.d.db, async (uow) => {
+      const { trx } = uow;
       const memory = await this.d.memory.addMemory(
         {
           userId: assistantId,
@@ -184,17 +185,14 @@ export class ObserverReflections {
         },
         trx,
       );
-      await this.d.timeline.record(
-        trx,
-        {
-          eventType: REFLECTION_EVENT,
-          eventText: `Reflection on ${events.length} events from ${fromTimelineAt} to ${toTimelineAt}`,
-          userId: user.id,
-          instanceId: observerId,
-          metadata: { memoryId: memory.id, eventCount: events.length, offline: composed.offline },
-        },
-        afterCommit,
-      );
+      // Written at commit.
+      void this.d.timeline.record(uow, {
+        eventType: REFLECTION_EVENT,
+        eventText: `Reflection on ${events.length} events from ${fromTimelineAt} to ${toTimelineAt}`,
+        userId: user.id,
+        instanceId: observerId,
+        metadata: { memoryId: memory.id, eventCount: events.length, offline: composed.offline },
+      });
       await repo.noteReflection(trx, observerId, memory.id, new Date(memory.createdAt));
       const reflection: Reflection = {
         memoryId: memory.id,
@@ -206,7 +204,7 @@ export class ObserverReflections {
         offline: composed.offline,
         createdAt: memory.createdAt,
       };
-      afterCommit(() => this.d.bus.publish('observer.reflection', { observerId, reflection }));
+      uow.afterCommit(() => this.d.bus.publish('observer.reflection', { observerId, reflection }));
       return reflection;
     });
   }

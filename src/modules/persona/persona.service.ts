@@ -55,7 +55,7 @@ export class PersonaService {
     const resumed = await repo.touchSession(this.d.db, user.id, { observerId, persona: input.persona });
     if (resumed) return { session: view(resumed), created: false };
     try {
-      const row = await transaction(this.d.db, async (trx) => {
+      const row = await transaction(this.d.db, async ({ trx }) => {
         const conversation = await this.d.conversations.start(
           trx,
           user.id,

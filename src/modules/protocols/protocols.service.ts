@@ -187,7 +187,7 @@ export class ProtocolsService {
     assertMutable(id);
     const parsed = parseProtocolId(id);
     if (!parsed) throw invalid([{ path: 'id', message: 'not a versioned protocol id' }]);
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       if (await repo.findById(trx, id))
         throw new AppError(
           'conflict',
@@ -217,7 +217,7 @@ export class ProtocolsService {
       throw invalid([
         { path: 'id', message: 'the id cannot change; publish a new version with POST instead' },
       ]);
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       if (!(await repo.lock(trx, id))) throw notFound('protocol');
       const base = definition.kind === 'reference' ? await repo.lockShared(trx, definition.base) : undefined;
       const usedAsBaseBy = await repo.usedAsBaseBy(trx, id);

@@ -131,7 +131,7 @@ export class SchedulerService {
       timezone,
       payload: changes.payload ?? current.payload,
     });
-    await transaction(this.d.db, async (trx) => {
+    await transaction(this.d.db, async ({ trx }) => {
       if (!(await repo.lock(trx, id))) throw notFound('scheduled task');
       // Only the fields given: a field changed meanwhile by another request stays as it made it.
       await repo.update(trx, id, {
@@ -153,7 +153,7 @@ export class SchedulerService {
 
   /** `POST …/<id>/run`: a job now, enabled or not; its row notes it queued in the same transaction. */
   async runNow(id: string): Promise<{ taskId: string; jobId: string }> {
-    const jobId = await transaction(this.d.db, async (trx) => {
+    const jobId = await transaction(this.d.db, async ({ trx }) => {
       if (!(await repo.lock(trx, id))) throw notFound('scheduled task');
       const jobId = (await this.d.jobs.enqueue(trx, TASK_JOB, { taskId: id, manual: true }))!;
       await repo.noteQueued(trx, id, jobId);

@@ -1,18 +1,20 @@
-// The pass after each instance write (contract "Suggestions"): the workflows module tells its port
-// `instanceWritten` of every event a write records, inside the write's transaction; the first for
-// an instance in that transaction enqueues one `suggestions.generate` job there, so the job exists
-// exactly when the write committed. The job runs a pass for the instance's creator; the jobs of one
+// The pass after each instance write (contract "Suggestions"): subscribed to the unit of work's
+// timeline flush (deps.ts), it sees every event a workflow write records, inside the write's
+// transaction; the first for an instance in that unit adds one `suggestions.generate` job to it,
+// so the job exists exactly when the write committed. The job runs a pass for the instance's creator; the jobs of one
 // instance fetched together run one pass.
 import { z } from 'zod';
-import type { Executor } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
+import { enqueueLater } from '../../platform/jobs/later.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
+import type { TimelineEvent } from '../timeline/index.js';
 import type { SuggestionsService } from './suggestions.service.js';
 
 export const GENERATE_JOB = 'suggestions.generate';
 
 export class SuggestionJobs {
-  /** The instances each open transaction already enqueued a pass for. */
-  private readonly enqueued = new WeakMap<Executor, Set<string>>();
+  /** The instances each unit of work already enqueued a pass for. */
+  private readonly enqueued = new WeakMap<UnitOfWork, Set<string>>();
 
   constructor(
     private readonly jobs: JobQueue,
@@ -33,19 +35,19 @@ export class SuggestionJobs {
     });
   }
 
-  /** WorkflowPorts.instanceWritten: one job per instance and transaction (none without a queue:
-   * CLI commands). */
-  readonly instanceWritten = async (trx: Executor, instanceId: string): Promise<void> => {
+  /** The `timeline` flush's subscriber (deps.ts): one job per workflow instance the flushed
+   * events name (`source` state_machine, `metadata.stateMachineInstanceId`) and unit of work,
+   * added to the unit (none without a queue: CLI commands). */
+  async onRecorded(uow: UnitOfWork, events: readonly TimelineEvent[]): Promise<void> {
     if (!this.jobs.accepting) return;
-    if (!trx.isTransaction) return this.enqueue(trx, instanceId);
-    let seen = this.enqueued.get(trx);
-    if (!seen) this.enqueued.set(trx, (seen = new Set()));
-    if (seen.has(instanceId)) return;
-    seen.add(instanceId);
-    await this.enqueue(trx, instanceId);
-  };
-
-  private async enqueue(executor: Executor, instanceId: string): Promise<void> {
-    await this.jobs.enqueue(executor, GENERATE_JOB, { instanceId });
+    let seen = this.enqueued.get(uow);
+    for (const event of events) {
+      const instanceId = event.metadata.stateMachineInstanceId;
+      if (event.source !== 'state_machine' || typeof instanceId !== 'string') continue;
+      if (!seen) this.enqueued.set(uow, (seen = new Set()));
+      if (seen.has(instanceId)) continue;
+      seen.add(instanceId);
+      void enqueueLater(uow, GENERATE_JOB, { instanceId });
+    }
   }
 }

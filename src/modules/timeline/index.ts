@@ -7,8 +7,6 @@ export {
   TimelineService,
   toEvent,
   toInstance,
-  type AfterCommit,
-  type RecordHook,
   type RecordInput,
 } from './timeline.service.js';
 export { InstancesService } from './instances.service.js';

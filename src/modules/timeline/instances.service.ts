@@ -1,6 +1,7 @@
 // The instance registry (spec: "Instance registry"; contract: "Instances, timeline and
 // sync") and who may watch an observer's real-time channel.
-import { type Db, type Trx, transaction } from '../../platform/db/database.js';
+import { type Db, transaction } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { isForeignKeyViolation } from '../../platform/db/errors.js';
@@ -8,7 +9,7 @@ import type { CreateInstanceInput, PatchInstanceInput } from './instances.schema
 import * as repo from './timeline.repository.js';
 import { ACTIVITY_CHANGED_EVENT } from './timeline.rules.js';
 import type { Instance } from './timeline.schemas.js';
-import { toInstance, type AfterCommit, type RecordInput, type TimelineService } from './timeline.service.js';
+import { toInstance, type RecordInput, type TimelineService } from './timeline.service.js';
 
 /** The instance registry: the timeline module owns the `instances` table. */
 export class InstancesService {
@@ -20,7 +21,8 @@ export class InstancesService {
   /** Registers an instance; creating it is a timeline event (spec: "Operations that create
    * timeline events: instance creation"). */
   async create(input: CreateInstanceInput, actorId: number): Promise<Instance> {
-    return transaction(this.db, async (trx, afterCommit) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       if (input.parentInstanceId !== undefined) {
         const parent = await repo.findInstance(trx, input.parentInstanceId);
         if (!parent)
@@ -51,17 +53,14 @@ export class InstancesService {
           throw validationFailed([{ path: 'userId', message: `no user ${input.userId}` }]);
         throw err;
       }
-      await this.timeline.record(
-        trx,
-        {
-          eventType: 'instance_created',
-          eventText: `Instance "${row.name}" (Level ${row.level}, ${row.source}) registered`,
-          userId: input.userId ?? actorId,
-          instanceId: row.id,
-          metadata: { createdByUserId: actorId },
-        },
-        afterCommit,
-      );
+      // Awaited: the event touches the instance, read back next.
+      await this.timeline.record(uow, {
+        eventType: 'instance_created',
+        eventText: `Instance "${row.name}" (Level ${row.level}, ${row.source}) registered`,
+        userId: input.userId ?? actorId,
+        instanceId: row.id,
+        metadata: { createdByUserId: actorId },
+      });
       return toInstance((await repo.findInstance(trx, row.id))!);
     });
   }
@@ -94,25 +93,26 @@ export class InstancesService {
       mergeMetadata?: Record<string, unknown> | undefined;
     } = {},
   ): Promise<Instance> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const before = await repo.findInstance(trx, id);
+    return transaction(this.db, async (uow) => {
+      const before = await repo.findInstance(uow.trx, id);
       if (!before) throw notFound('instance');
       const merged = opts.mergeMetadata
         ? { ...changes, metadata: { ...before.metadata, ...opts.mergeMetadata } }
         : changes;
-      const instance = await this.patchRow(trx, afterCommit, id, before, merged);
-      if (opts.event) await this.timeline.record(trx, { ...opts.event, instanceId: id }, afterCommit);
+      const instance = await this.patchRow(uow, id, before, merged);
+      // Written at commit, with the activity change's event when there is one.
+      if (opts.event) this.timeline.record(uow, { ...opts.event, instanceId: id });
       return instance;
     });
   }
 
   private async patchRow(
-    trx: Trx,
-    afterCommit: AfterCommit,
+    uow: UnitOfWork,
     id: number,
     before: repo.InstanceRow,
     changes: PatchInstanceInput,
   ): Promise<Instance> {
+    const { trx } = uow;
     let row: repo.InstanceRow | undefined;
     try {
       row = await repo.updateInstance(trx, id, {
@@ -132,22 +132,19 @@ export class InstancesService {
       throw err;
     }
     if (changes.userId !== undefined && changes.userId !== Number(before.user_id))
-      this.timeline.announceOwnerChange(id, afterCommit);
+      this.timeline.announceOwnerChange(id, uow);
     if (changes.isActive !== undefined && changes.isActive !== before.is_active) {
       // Every change of activity is an event, so an instance's past can be rebuilt (5D).
-      await this.timeline.record(
-        trx,
-        {
-          eventType: ACTIVITY_CHANGED_EVENT,
-          eventText: `Instance "${row!.name}" ${changes.isActive ? 'activated' : 'deactivated'}`,
-          userId: row!.user_id,
-          instanceId: id,
-          metadata: { isActive: changes.isActive },
-        },
-        afterCommit,
-      );
+      // Awaited: the event touches the instance, read back next.
+      await this.timeline.record(uow, {
+        eventType: ACTIVITY_CHANGED_EVENT,
+        eventText: `Instance "${row!.name}" ${changes.isActive ? 'activated' : 'deactivated'}`,
+        userId: row!.user_id,
+        instanceId: id,
+        metadata: { isActive: changes.isActive },
+      });
       const instance = toInstance((await repo.findInstance(trx, id))!);
-      await this.timeline.announceActivity(instance, afterCommit, trx);
+      await this.timeline.announceActivity(instance, uow);
       return instance;
     }
     return toInstance(row!);

@@ -1,10 +1,13 @@
 // The one timeline every module writes to (spec: "Events": every timeline event is enriched with
 // instance metadata, given a timeline time, linked to the observer and broadcast).
 //
-// Callers write the event in the transaction of the change that causes it and pass that
-// transaction's afterCommit: the event is published on the bus only once the change committed,
-// and the realtime layer (observer module) broadcasts it to the observer's room.
-import { together, type Db, type Executor } from '../../platform/db/database.js';
+// Callers add the event to the unit of work of the change that causes it (unit-of-work.ts): the
+// unit's events are written at its flush in one insert (`flush`, the `timeline` kind's flusher),
+// its subscribers (webhooks, suggestions: deps.ts) see them in the same transaction, and each is
+// published on the bus only once the change committed; the realtime layer (observer module)
+// broadcasts it to the observer's room.
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import type { EventBus } from '../../platform/events/bus.js';
 import { validationFailed } from '../../platform/http/problem.js';
 import * as repo from './timeline.repository.js';
@@ -24,17 +27,12 @@ declare module '../../platform/events/bus.js' {
   }
 }
 
-export type AfterCommit = (cb: () => void) => void;
-
-/** Work that must commit exactly when events do, run in the recording transaction (see
- * `TimelineService.addRecordHook`): called once per recording with all its events, in id order
- * (a batch of ingests is one recording), so a hook writes what the whole batch needs in a few
- * statements rather than some for each event. */
-export type RecordHook = (
-  trx: Executor,
-  events: readonly TimelineEvent[],
-  afterCommit: AfterCommit,
-) => Promise<void>;
+declare module '../../platform/db/unit-of-work.js' {
+  interface UnitOfWorkKinds {
+    /** A unit's timeline events: written in one insert at its flush, answered with their ids. */
+    timeline: { item: RecordInput; result: TimelineEvent };
+  }
+}
 
 export interface RecordInput {
   eventType: string;
@@ -93,7 +91,6 @@ const CHAINS_KEPT = 10_000;
 
 export class TimelineService {
   private rootId: number | undefined;
-  private readonly hooks: RecordHook[] = [];
   /** `observerChain`'s answers by observer id. An observer's place never changes: its parent is
    * set when it is registered (the registry's patch has no parent), instances are never deleted
    * and ids never reused, so a chain read once holds on every node for the life of the process
@@ -158,20 +155,28 @@ export class TimelineService {
   }
 
   /**
-   * Writes one timeline event in the caller's transaction and broadcasts it after commit.
+   * Adds one timeline event to the caller's unit of work, written at its flush (awaiting the
+   * answer flushes now) and broadcast after commit.
    * Enrichment: the instance's level, source, name and persona go into `metadata.instance`;
    * `observerId` is the instance's observer (Level-8 parent) or the root observer;
    * `timelineAt` is the server's clock at recording. Touches the instance's `lastSeenAt`.
    */
-  async record(trx: Executor, input: RecordInput, afterCommit: AfterCommit): Promise<TimelineEvent> {
-    return (await this.recordMany(trx, [input], afterCommit))[0]!;
+  record(uow: UnitOfWork, input: RecordInput) {
+    return uow.add('timeline', input);
   }
 
-  /** Several events of one change, as `record` writes each, in one insert: they get ascending ids
-   * in the order given, each record hook runs once with all of them in that order, each instance
-   * is touched (and its activity announced) once, the touched instances' rows locked in ascending
-   * id order (see `repo.touchInstances`), and they are broadcast in that order after commit. */
-  async recordMany(trx: Executor, inputs: RecordInput[], afterCommit: AfterCommit): Promise<TimelineEvent[]> {
+  /** Several events of one change, as `record` adds each; answered once written. */
+  recordMany(uow: UnitOfWork, inputs: readonly RecordInput[]): Promise<TimelineEvent[]> {
+    return Promise.all(inputs.map((input) => uow.add('timeline', input)));
+  }
+
+  /** The `timeline` kind's flusher (deps.ts): the events a flush holds, as `record` describes each,
+   * in one insert: they get ascending ids in the order added, each instance is touched (and its
+   * activity announced) once, the touched instances' rows locked in ascending id order (see
+   * `repo.touchInstances`), and they are broadcast in that order after commit. An unknown
+   * instance is 400 `validation_failed`, and the unit rolls back. */
+  async flush(uow: UnitOfWork, inputs: readonly RecordInput[]): Promise<TimelineEvent[]> {
+    const { trx } = uow;
     if (inputs.length === 0) return [];
     // The instances of the events, read in one statement.
     const ids = [...new Set(inputs.map((input) => input.instanceId ?? null).filter((id) => id !== null))];
@@ -247,51 +252,33 @@ export class TimelineService {
           isActive: instance.is_active,
           lastSeenAt: now.toISOString(),
         };
-        afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
+        uow.afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
       }
     }
-    // The hooks get the whole batch at once (their statements for all of it, not for each event),
-    // sent with the touch: neither waits for the other's answers.
-    await together([
-      this.runHooks(trx, events, afterCommit),
-      touches.length > 0 ? repo.touchInstances(trx, touches) : undefined,
-    ]);
+    // Sent, not waited for: the subscribers' statements go out behind it.
+    if (touches.length > 0) uow.send(repo.touchInstances(trx, touches));
     for (const event of events)
-      afterCommit(() =>
+      uow.afterCommit(() =>
         this.bus.publish('timeline.recorded', { event, observerIds: chains.get(event.observerId)! }),
       );
     return events;
   }
 
-  /** Runs `hook` in the transaction of every recording from now on, right after its insert, once
-   * with all the events it wrote (one for `record`, a batch for `recordMany`): what must exist
-   * exactly when the events commit (the webhooks module's deliveries and their jobs), where a bus
-   * listener, called after commit, would lose it to a crash in between. A hook that throws fails
-   * the recording. */
-  addRecordHook(hook: RecordHook): void {
-    this.hooks.push(hook);
-  }
-
-  /** Each hook in turn, once for the batch. */
-  private async runHooks(trx: Executor, events: readonly TimelineEvent[], afterCommit: AfterCommit) {
-    for (const hook of this.hooks) await hook(trx, events, afterCommit);
-  }
-
   /** Announces an instance's changed activity (e.g. an admin switched it on or off) to its
    * observer and those above it. */
-  async announceActivity(instance: Instance, afterCommit: AfterCommit, executor: Executor = this.db) {
-    const observerIds = await this.observerChain(await this.observerIdOf(instance, executor), executor);
+  async announceActivity(instance: Instance, uow: UnitOfWork) {
+    const observerIds = await this.observerChain(await this.observerIdOf(instance, uow.trx), uow.trx);
     const activity = {
       instanceId: instance.id,
       isActive: instance.isActive,
       lastSeenAt: instance.lastSeenAt,
     };
-    afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
+    uow.afterCommit(() => this.bus.publish('instance.activity', { observerIds, activity }));
   }
 
   /** Says, once committed, that an instance has a new owner (`instance.owner_changed`). */
-  announceOwnerChange(instanceId: number, afterCommit: AfterCommit) {
-    afterCommit(() => this.bus.publish('instance.owner_changed', { instanceId }));
+  announceOwnerChange(instanceId: number, uow: UnitOfWork) {
+    uow.afterCommit(() => this.bus.publish('instance.owner_changed', { instanceId }));
   }
 
   /** Newest events first: of one player, of one observer, or of one type. */

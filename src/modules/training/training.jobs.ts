@@ -208,7 +208,8 @@ export class TrainingJobs {
     }[],
   ): Promise<void> {
     await this.step(job.id, { stage: 'storing', progress: stageProgress('storing') });
-    await transaction(this.d.db, async (trx, afterCommit) => {
+    await transaction(this.d.db, async (uow) => {
+      const { trx } = uow;
       const status = await repo.lockJobStatus(trx, job.id);
       if (status !== 'running' && status !== 'queued') return;
       // A belief (or text) the character already holds is stored once, however often a file is
@@ -225,7 +226,7 @@ export class TrainingJobs {
         memoryIds: stored.map((m) => m.id),
         dropData: true,
       });
-      if (row) afterCommit(() => this.service.report(row));
+      if (row) uow.afterCommit(() => this.service.report(row));
     });
   }
 

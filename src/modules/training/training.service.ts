@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import { imageSize } from 'image-size';
 import { transaction } from '../../platform/db/database.js';
+import { enqueueLater } from '../../platform/jobs/later.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { safeFileName } from '../files/index.js';
 import { ExtractionError } from './training.extract.js';
@@ -129,7 +130,7 @@ export class TrainingService {
     await this.character(body.npcUserId, 'body.npcUserId');
     const parts = byHeartParts(body.text);
     const byHeartId = randomUUID();
-    const memoryIds = await transaction(this.d.db, async (trx) => {
+    const memoryIds = await transaction(this.d.db, async ({ trx }) => {
       const memories = await this.d.memory.addMemories(
         parts.map((content, i) => ({
           userId: body.npcUserId,
@@ -277,13 +278,10 @@ export class TrainingService {
 
   /** The job row and its queue entry in one transaction: one exists exactly when the other does. */
   private async enqueue(job: Omit<repo.NewJob, 'id'>) {
-    const row = await transaction(this.d.db, async (trx, afterCommit) => {
-      const created = await repo.insertJob(trx, { id: randomUUID(), ...job });
-      await this.d.jobs.enqueue(trx, TRAINING_JOB, { jobId: created.id });
-      afterCommit(() => {
-        this.report(created);
-        this.d.jobs.wake(TRAINING_JOB);
-      });
+    const row = await transaction(this.d.db, async (uow) => {
+      const created = await repo.insertJob(uow.trx, { id: randomUUID(), ...job });
+      void enqueueLater(uow, TRAINING_JOB, { jobId: created.id });
+      uow.afterCommit(() => this.report(created));
       return created;
     });
     return { jobId: row.id, status: 'queued' as const };

@@ -88,7 +88,7 @@ export async function simulate(d: TrainingDeps, callerId: number, input: Simulat
   const offline = d.models.offline;
   const turns = offline ? await offlineTurns(d, input, cast) : await modelTurns(d, input, cast);
   const simulationId = randomUUID();
-  const { conversationId, rows } = await transaction(d.db, async (trx) => {
+  const { conversationId, rows } = await transaction(d.db, async ({ trx }) => {
     const conversation =
       input.conversationId !== undefined
         ? await d.conversations.resolve(callerId, input.conversationId, trx)

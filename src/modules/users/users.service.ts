@@ -130,7 +130,7 @@ export class UsersService {
     id: number,
     changes: { role?: Role | undefined; accountType?: AccountType | undefined; name?: string | undefined },
   ): Promise<UserRow> {
-    return transaction(this.db, async (trx) => {
+    return transaction(this.db, async ({ trx }) => {
       const current = await trx
         .selectFrom('users')
         .select(['role', 'account_type'])

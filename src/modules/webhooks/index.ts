@@ -15,12 +15,12 @@ export { deriveSecretKey } from './webhooks.secrets.js';
 export { signedHeaders } from './webhooks.rules.js';
 
 /** The module's HTTP door (mounted by app.ts): `/api/admin/webhooks/*`. Deliveries need no
- * route: the service joins the timeline's recording transaction and runs its own job. */
+ * route: the service subscribes to the timeline's flush (deps.ts) and runs its own job. */
 export const webhooksPlugin: AppPlugin<WebhooksRoutesOptions> = async (app, opts) =>
   webhooksRoutes(app, opts);
 
-/** Builds the webhooks service: it joins every timeline event's transaction (a record hook) and
- * delivers from its job. Without WEBHOOK_SECRET_KEY the key that encrypts the stored signing
+/** Builds the webhooks service: `onRecorded`, subscribed to the unit of work's timeline flush in
+ * deps.ts, makes the deliveries in every timeline event's transaction, and its job delivers them. Without WEBHOOK_SECRET_KEY the key that encrypts the stored signing
  * secrets is derived from the JWT secret. */
 export function createWebhooksModule(
   deps: WebhooksServiceDeps,

@@ -3,31 +3,33 @@
 // endpoint becomes a delivery, POSTed by the `webhooks.deliver` job, signed the Standard Webhooks
 // way, retried with exponential backoff, each attempt logged.
 //
-// Why a timeline hook and not a listener of the bus's `timeline.recorded`: the bus publishes
-// after commit, in process memory, so a process that dies between the commit and the enqueue
-// would lose the event's deliveries for good (and a sweep that reads the timeline afterwards
-// cannot tell which events it already saw without a cursor on a non-monotonic commit order).
-// Instead `TimelineService.addRecordHook` runs `onRecorded` inside the event's own transaction:
-// the delivery rows and their pg-boss jobs commit with the event or not at all (the transactional
-// outbox, with pg-boss's table as the outbox), and nothing waits on the bus.
+// Why a subscriber of the timeline's flush and not a listener of the bus's `timeline.recorded`:
+// the bus publishes after commit, in process memory, so a process that dies between the commit
+// and the enqueue would lose the event's deliveries for good (and a sweep that reads the timeline
+// afterwards cannot tell which events it already saw without a cursor on a non-monotonic commit
+// order). Instead `onRecorded` subscribes to the unit of work's `timeline` flush (wired in
+// deps.ts) and runs inside the events' own transaction: the delivery rows and their pg-boss jobs
+// commit with the event or not at all (the transactional outbox, with pg-boss's table as the
+// outbox), and nothing waits on the bus.
 //
-// The hook runs once per recording with all its events (a sync batch is up to 100): their
-// deliveries are one multi-row insert and their jobs one pg-boss `insert`, sent together, so a
-// batch that matches costs two statements whatever its size (it was two, one after the other, per
-// delivery, inside the batch's transaction, and ingest stalled behind them). It runs for every
-// recording, so it must cost nothing when no endpoint matches: the enabled endpoints are cached
-// per node and dropped when any node changes one (the change feed: NOTIFY on PostgreSQL,
-// delivered on commit), with a short time bound in case a notice is lost. An event recorded in
-// the milliseconds before a node hears of a new endpoint is not delivered to it.
+// It sees every event a flush wrote at once (a sync batch is up to 100): their deliveries are one
+// multi-row insert and their jobs one pg-boss `insert` (the unit's jobs, flushed together), so a
+// batch that matches costs two statements whatever its size. It runs for every flush of events,
+// so it must cost nothing when no endpoint matches: the enabled endpoints are cached per node and
+// dropped when any node changes one (the change feed: NOTIFY on PostgreSQL, delivered on commit),
+// with a short time bound in case a notice is lost. An event recorded in the milliseconds before
+// a node hears of a new endpoint is not delivered to it.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { together, transaction, type Db, type Executor } from '../../platform/db/database.js';
+import { transaction, type Db, type Executor } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
+import { enqueueLater } from '../../platform/jobs/later.js';
 import type { ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { safePost, SafeFetchError, vetUrl, type SafeFetchReason } from '../../platform/http/safe-fetch.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
-import type { AfterCommit, RecordHook, TimelineEvent } from '../timeline/index.js';
+import type { TimelineEvent } from '../timeline/index.js';
 import * as repo from './webhooks.repository.js';
 import {
   attemptOutcome,
@@ -55,8 +57,6 @@ export interface WebhooksServiceDeps {
   changes: ChangeFeed;
   /** Whether an instance is an observer (Level 8): the registry's answer. */
   isObserver(id: number): Promise<boolean>;
-  /** The timeline, whose recording transaction the module joins. */
-  timeline: { addRecordHook(hook: RecordHook): void };
 }
 
 export interface WebhooksOptions {
@@ -145,7 +145,6 @@ export class WebhooksService {
       batchSideBySide: true,
       handler: (data, ctx) => this.deliver(data.deliveryId, ctx.retryCount),
     });
-    d.timeline.addRecordHook((trx, events, afterCommit) => this.onRecorded(trx, events, afterCommit));
     this.unlisten = d.changes.listen(CHANGES_CHANNEL, { onNotice: this.forget, onReset: this.forget });
   }
 
@@ -238,12 +237,8 @@ export class WebhooksService {
     if (!webhook.enabled) throw new AppError('conflict', 'The webhook is disabled; enable it first');
     const at = new Date(this.now()).toISOString();
     const body = payload(TEST_EVENT_TYPE, at, { webhookId: id, requestedByUserId: actorId });
-    const [row] = await transaction(this.d.db, (trx, afterCommit) =>
-      this.enqueue(
-        trx,
-        [{ id: randomUUID(), webhookId: id, eventId: null, eventType: TEST_EVENT_TYPE, body }],
-        afterCommit,
-      ),
+    const [row] = await transaction(this.d.db, (uow) =>
+      this.enqueue(uow, [{ id: randomUUID(), webhookId: id, eventId: null, eventType: TEST_EVENT_TYPE, body }]),
     );
     return toDelivery(row!, []);
   }
@@ -253,18 +248,14 @@ export class WebhooksService {
     return repo.sweepDeliveries(this.d.db, this.o.deliveryRetentionDays);
   }
 
-  // ---- the timeline hook and the delivery job -------------------------------------------------
+  // ---- the timeline's subscriber and the delivery job ------------------------------------------
 
-  /** In the recording transaction: a delivery and its job for each enabled endpoint each event
-   * matches, for the whole recording at once: the deliveries in one insert, their jobs in one
-   * more (a batch of 100 ingests costs two statements, not two per delivery), in event order and,
-   * for each event, in the endpoints' order. */
-  private async onRecorded(
-    trx: Executor,
-    events: readonly TimelineEvent[],
-    afterCommit: AfterCommit,
-  ): Promise<void> {
-    const endpoints = await this.endpoints(trx);
+  /** The `timeline` flush's subscriber (deps.ts), in the events' transaction: a delivery and its
+   * job for each enabled endpoint each event matches, for the whole flush at once: the deliveries
+   * in one insert, their jobs in one more (a batch of 100 ingests costs two statements, not two
+   * per delivery), in event order and, for each event, in the endpoints' order. */
+  async onRecorded(uow: UnitOfWork, events: readonly TimelineEvent[]): Promise<void> {
+    const endpoints = await this.endpoints(uow.trx);
     if (endpoints.length === 0) return;
     const rows: Parameters<typeof repo.insertDeliveries>[1] = [];
     for (const event of events) {
@@ -274,25 +265,15 @@ export class WebhooksService {
       for (const e of targets)
         rows.push({ id: randomUUID(), webhookId: e.id, eventId: event.id, eventType: event.eventType, body });
     }
-    if (rows.length > 0) await this.enqueue(trx, rows, afterCommit);
+    if (rows.length > 0) void this.enqueue(uow, rows);
   }
 
-  /** The deliveries and their jobs, sent together (one round trip: the jobs name the deliveries
-   * by the ids made here, not by the insert's answer). */
-  private async enqueue(
-    trx: Executor,
-    rows: Parameters<typeof repo.insertDeliveries>[1],
-    afterCommit: AfterCommit,
-  ) {
-    const [stored] = await together([
-      repo.insertDeliveries(trx, rows),
-      this.d.jobs.enqueueMany(
-        trx,
-        WEBHOOK_DELIVERY_JOB,
-        rows.map((r) => ({ deliveryId: r.id })),
-      ),
-    ]);
-    afterCommit(() => this.d.jobs.wake(WEBHOOK_DELIVERY_JOB));
+  /** The deliveries, sent in the unit (not waited for), and their jobs, added to it: both go out
+   * together at its flush (the jobs name the deliveries by the ids made here, not by the insert's
+   * answer). */
+  private enqueue(uow: UnitOfWork, rows: Parameters<typeof repo.insertDeliveries>[1]) {
+    const stored = uow.send(repo.insertDeliveries(uow.trx, rows));
+    for (const r of rows) void enqueueLater(uow, WEBHOOK_DELIVERY_JOB, { deliveryId: r.id });
     return stored;
   }
 
@@ -331,8 +312,8 @@ export class WebhooksService {
     }
     const durationMs = Math.round(performance.now() - started);
     const outcome = attemptOutcome(result, retryCount >= this.o.maxAttempts - 1);
-    await transaction(this.d.db, (trx) =>
-      repo.recordAttempt(trx, d.id, {
+    await transaction(this.d.db, (uow) =>
+      repo.recordAttempt(uow.trx, d.id, {
         status: outcome === 'retry' ? 'pending' : outcome,
         statusCode: 'status' in result ? result.status : null,
         error:
@@ -371,10 +352,10 @@ export class WebhooksService {
 
   /** A change of the endpoints, announced to every node (on commit) and forgotten here. */
   private changing<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
-    return transaction(this.d.db, async (trx, afterCommit) => {
-      const out = await fn(trx);
-      await this.d.changes.notify(trx, CHANGES_CHANNEL, '');
-      afterCommit(this.forget);
+    return transaction(this.d.db, async (uow) => {
+      const out = await fn(uow.trx);
+      await this.d.changes.notify(uow.trx, CHANGES_CHANNEL, '');
+      uow.afterCommit(this.forget);
       return out;
     });
   }

@@ -3,7 +3,7 @@
 // row), and the action runs once both answered, on the write that entered the state. The table's
 // type makes an action named in ACTIONS and missing here a compile error.
 import { together, type Trx } from '../../platform/db/database.js';
-import type { AfterCommit } from '../timeline/index.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import type { ActionName } from './workflows.definitions.js';
 import { titleOf } from './workflows.events.js';
 import * as repo from './workflows.repository.js';
@@ -13,8 +13,8 @@ import type { WorkflowPorts, WorkflowsDeps } from './workflows.types.js';
 
 /** What an entry action uses of the write that entered the state (WorkflowWrite). */
 export interface EntryWrite {
+  readonly uow: UnitOfWork;
   readonly trx: Trx;
-  readonly afterCommit: AfterCommit;
   readonly deps: Pick<WorkflowsDeps, 'addMemory' | 'issues'>;
   readonly ports: WorkflowPorts;
   /** The instance as it is entering the state (its new state and visit). */
@@ -76,18 +76,14 @@ const ENTRY_ACTIONS: { [A in ActionName]: EntryAction<ActionReads[A]> } = {
       const lines = list.map((a) => `- ${a.summary || '(no summary)'} [${a.reviewStatus}] (${a.id})`);
       const text =
         `Artifacts of workflow ${title === null ? row.id : `"${title}"`} (${row.machine_id}) at ${row.state}: ${list.length}\n${lines.join('\n')}`.trim();
-      const issue = w.deps.issues?.file(
-        w.trx,
-        {
-          instanceId: row.id,
-          machineId: row.machine_id,
-          title,
-          state: row.state,
-          stateVisit: row.state_visit,
-          artifacts: list,
-        },
-        w.afterCommit,
-      );
+      const issue = w.deps.issues?.file(w.uow, {
+        instanceId: row.id,
+        machineId: row.machine_id,
+        title,
+        state: row.state,
+        stateVisit: row.state_visit,
+        artifacts: list,
+      });
       // The memory's and the issue's statements are independent: sent together, one round trip;
       // the event names the memory, so it waits for them.
       const [memory] = await together([

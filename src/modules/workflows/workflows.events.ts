@@ -1,10 +1,11 @@
-// The one way this module writes its timeline events: in the caller's transaction, linked to the
+// The one way this module writes its timeline events: in the caller's unit of work, linked to the
 // instance's registry instance (else the root observer), metadata naming the instance, machine,
 // state and visit; broadcast after commit and, for an instance that names a chat-platform
 // channel, handed to the notification port. A write collects its events and records them here in
-// one insert when it ends (WorkflowWrite.end).
-import { together, type Executor } from '../../platform/db/database.js';
-import type { AfterCommit, TimelineEvent, TimelineService } from '../timeline/index.js';
+// one insert when it ends (WorkflowWrite.end); the suggestions' pass after each instance write
+// subscribes to the timeline's flush (deps.ts).
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
+import type { TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { InstanceRow } from './workflows.repository.js';
 import type { WorkflowPorts } from './workflows.types.js';
 
@@ -19,25 +20,19 @@ export interface PendingEvent {
 }
 
 export interface EventsTarget {
-  trx: Executor;
-  afterCommit: AfterCommit;
+  uow: UnitOfWork;
   timeline: Pick<TimelineService, 'recordMany'>;
   ports: WorkflowPorts;
 }
 
-/** Records the events in one insert (the timeline keeps their order), with the `instanceWritten`
- * job of each instance they name; answers them in the order given. */
+/** Records the events in one insert (the timeline keeps their order); answers them in the order
+ * given. */
 export async function recordEvents(to: EventsTarget, events: PendingEvent[]): Promise<TimelineEvent[]> {
   if (events.length === 0) return [];
-  const { trx, afterCommit, ports } = to;
-  const { instanceWritten, notify } = ports;
-  // The jobs and the events are independent statements: sent together (the connection is
-  // pipelined), they take one round trip.
-  const jobs = instanceWritten
-    ? [...new Set(events.map((e) => e.row.id))].map((id) => instanceWritten(trx, id))
-    : [];
-  const recording = to.timeline.recordMany(
-    trx,
+  const { uow, ports } = to;
+  const { notify } = ports;
+  const recorded = await to.timeline.recordMany(
+    uow,
     events.map(({ row, actorId, eventType, eventText, metadata }) => ({
       eventType,
       eventText,
@@ -52,15 +47,13 @@ export async function recordEvents(to: EventsTarget, events: PendingEvent[]): Pr
         ...metadata,
       },
     })),
-    afterCommit,
   );
-  const [recorded] = await together([recording, together(jobs)]);
   if (notify)
     for (const [i, event] of recorded.entries()) {
       const { row } = events[i]!;
       const channelId = row.channel_id;
       if (channelId === null) continue;
-      afterCommit(() =>
+      uow.afterCommit(() =>
         notify({
           channelId,
           guildId: row.guild_id,

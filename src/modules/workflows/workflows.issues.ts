@@ -9,9 +9,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { together, transaction, type Db, type Executor } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
+import { enqueueLater } from '../../platform/jobs/later.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { gitHubIssues, type IssueTracker } from '../../platform/tracker/github.js';
-import type { AfterCommit } from '../timeline/index.js';
 import * as repo from './workflows.issues.repository.js';
 import {
   issueAttemptResult,
@@ -56,14 +57,14 @@ export class WorkflowIssues {
     });
   }
 
-  /** In the collecting transaction: the issue's row and its job, sent together. Answers at once
-   * with the issue's id (made here, so the collection's event can name it) and the statements,
-   * made and not yet answered. */
-  file(trx: Executor, s: IssueSubject, afterCommit: AfterCommit): { id: string; written: Promise<unknown> } {
+  /** In the collecting unit of work: the issue's row, sent, and its job, added to the unit (both
+   * go out with the unit's next statements). Answers at once with the issue's id (made here, so
+   * the collection's event can name it) and the row's insert, not yet answered. */
+  file(uow: UnitOfWork, s: IssueSubject): { id: string; written: Promise<unknown> } {
     const id = randomUUID();
     const { title, body } = issueText(s, this.links);
-    const written = together([
-      repo.insertIssue(trx, {
+    const written = uow.send(
+      repo.insertIssue(uow.trx, {
         id,
         instanceId: s.instanceId,
         state: s.state,
@@ -72,9 +73,8 @@ export class WorkflowIssues {
         title,
         body,
       }),
-      this.d.jobs.enqueue(trx, ISSUE_JOB, { issueId: id }),
-    ]);
-    afterCommit(() => this.d.jobs.wake(ISSUE_JOB));
+    );
+    void enqueueLater(uow, ISSUE_JOB, { issueId: id });
     return { id, written };
   }
 
@@ -93,7 +93,7 @@ export class WorkflowIssues {
     const log = this.d.log.child({ issueId: id, instanceId: issue.instance_id, repo: this.tracker.repo });
     if (outcome.kind === 'created') {
       const ref = { number: outcome.number, url: outcome.url };
-      await transaction(this.d.db, (trx) =>
+      await transaction(this.d.db, ({ trx }) =>
         together([
           repo.recordAttempt(trx, id, { status: 'created', issue: ref, error: null }),
           repo.setArtifactsIssue(trx, issue.artifact_ids, ref),

@@ -75,14 +75,15 @@ export function claimTogether(
   { run, instance, started, start }: ClaimRequest,
   taskIds: string[],
 ): Promise<Claimed[]> {
-  return transaction(instances.db, async (trx, afterCommit) => {
+  return transaction(instances.db, async (uow) => {
+    const { trx } = uow;
     // A share lock: the instance's writes (its completion among them) wait for the claim, but
     // the claims and finishes of the run's other tasks do not (none of them writes the
     // instance's row). The tasks' own row locks order claims of one task.
     const row = (await repo.findInstance(trx, instance.id, 'share'))!;
     const locked = await runs.lockTasksWithClaims(trx, run.id, taskIds);
     const { resumed, fresh } = sortClaims(run, row, taskIds, locked);
-    const w = await instances.writes.begin(trx, afterCommit, row, null);
+    const w = await instances.writes.begin(uow, row, null);
     const claimed = new Map((await writeClaims(w, run, fresh)).map((c) => [c.task.id, c] as const));
     const all = taskIds.flatMap((id) => resumed.get(id) ?? claimed.get(id) ?? []);
     start(all, started);
@@ -131,7 +132,8 @@ export async function finishTogether(
   answered: AnsweredCall[],
   log: Logger,
 ): Promise<void> {
-  await transaction(instances.db, async (trx, afterCommit) => {
+  await transaction(instances.db, async (uow) => {
+    const { trx } = uow;
     // A task's time runs to here, its finish's wait for a connection included (the finish's
     // one writing statement below is left out: the time is written by it).
     const now = performance.now();
@@ -149,7 +151,7 @@ export async function finishTogether(
     );
     if (!written?.open) return;
     if (written.ended < answered.length) throw new TaskFinishedElsewhere();
-    const w = await instances.writes.begin(trx, afterCommit, written.row, null);
+    const w = await instances.writes.begin(uow, written.row, null);
     for (const a of answered) w.record(finishEvent(a, run.id, log));
     await w.end();
   });

@@ -136,14 +136,15 @@ export class WorkflowOrchestrator {
 
   /** Takes the run (lease); records `workflow_run_started` the first time. */
   private take(runId: string): Promise<TakenRun | null> {
-    return transaction(this.db, async (trx, afterCommit) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const run = await runs.findRun(trx, runId, true);
       if (!run || (run.status !== 'queued' && run.status !== 'running')) return null;
       const leased = await runs.takeRun(trx, runId, this.opts.leaseSeconds);
       if (!leased) return null;
       const instance = (await repo.findInstance(trx, run.instance_id))!;
       if (run.started_at === null) {
-        const w = await this.d.instances.writes.begin(trx, afterCommit, instance, null);
+        const w = await this.d.instances.writes.begin(uow, instance, null);
         w.record({
           eventType: 'workflow_run_started',
           eventText: `Orchestrator run started (${run.trigger})`,
@@ -253,10 +254,11 @@ export class WorkflowOrchestrator {
     // instance had no task, so no persona carries any of its load), and its events are those the
     // seeding and then the assignment record.
     const [profiles, assistantId] = await Promise.all([specialists.all(), this.d.assistantUserId()]);
-    return transaction(this.db, async (trx, afterCommit) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const row = (await repo.findInstance(trx, instance.id, true))!;
       if (row.archived_at !== null || (await repo.listTasks(trx, row.id)).length > 0) return null;
-      const w = await this.d.instances.writes.begin(trx, afterCommit, row, null);
+      const w = await this.d.instances.writes.begin(uow, row, null);
       const load = new Map<number, number>();
       const created = await this.d.tasks.createTasks(
         trx,
@@ -315,10 +317,11 @@ export class WorkflowOrchestrator {
     );
     if (open.length === 0) return;
     const [profiles, assistantId] = await Promise.all([specialists.all(), this.d.assistantUserId()]);
-    await transaction(this.db, async (trx, afterCommit) => {
+    await transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const row = (await repo.findInstance(trx, instance.id, true))!;
       if (row.archived_at !== null) return;
-      const w = await this.d.instances.writes.begin(trx, afterCommit, row, null);
+      const w = await this.d.instances.writes.begin(uow, row, null);
       const load = await runs.tasksPerPersona(trx, row.id);
       for (const t of open) {
         const task = await repo.findTask(trx, t.id, true);
@@ -376,14 +379,15 @@ export class WorkflowOrchestrator {
     error: Record<string, unknown> | null,
   ): Promise<void> {
     const runId = run.id;
-    await transaction(this.db, async (trx, afterCommit) => {
+    await transaction(this.db, async (uow) => {
+      const { trx } = uow;
       // The instance first (its lock, then the run's: the order of the instance's own writes,
       // which cancel its runs); finishRun answers nothing for a run no longer queued or running.
       const row = await repo.findInstance(trx, run.instance_id, true);
       if (!row) return;
       const ended = await runs.finishRun(trx, runId, status, error);
       if (!ended) return;
-      const w = await this.d.instances.writes.begin(trx, afterCommit, row, null);
+      const w = await this.d.instances.writes.begin(uow, row, null);
       if (row.active_run_id === runId) w.clearActiveRun();
       const { progress } = ended;
       w.record({

@@ -162,7 +162,8 @@ export class WorkflowsService {
 
   async create(actor: WorkflowActor, input: CreateInstanceInput): Promise<WorkflowInstance> {
     const def = await this.definitionToCreate(actor, input);
-    return transaction(this.db, async (trx, afterCommit) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const { timeline } = this.deps;
       const registryId = input.registryInstanceId;
       if (registryId !== undefined && !(await timeline.getInstance(registryId, trx)))
@@ -181,7 +182,7 @@ export class WorkflowsService {
       });
       if (row.registry_instance_id !== null)
         await timeline.linkStateMachine(trx, row.registry_instance_id, row.id);
-      const w = await this.instances.writes.begin(trx, afterCommit, row, actor);
+      const w = await this.instances.writes.begin(uow, row, actor);
       const title = typeof row.context.title === 'string' ? ` "${row.context.title}"` : '';
       w.record({
         eventType: 'workflow_instance_created',

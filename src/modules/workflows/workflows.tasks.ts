@@ -5,7 +5,7 @@
 import { dbNow, type Executor, together, transaction, type Trx } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
-import type { AfterCommit } from '../timeline/index.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import * as repo from './workflows.repository.js';
 import * as runs from './workflows.runs.repository.js';
 import { taskMoveAllowed } from './workflows.rules.js';
@@ -130,21 +130,23 @@ export class WorkflowTasksService {
 
   /** A write to the instance of a task a participant names (404 for anyone else): the instance
    * row-locked, then the task row (one lock order for every task write). */
-  private async taskWrite(trx: Trx, afterCommit: AfterCommit, taskId: string, actor: WorkflowActor) {
+  private async taskWrite(uow: UnitOfWork, taskId: string, actor: WorkflowActor) {
+    const { trx } = uow;
     const found = await repo.findTask(trx, taskId);
     if (!found) throw notFound('task');
     const instance = await this.instances.access.participantInstance(trx, found.instance_id, actor, {
       lock: true,
       missing: 'task',
     });
-    const w = await this.instances.writes.begin(trx, afterCommit, instance, actor);
+    const w = await this.instances.writes.begin(uow, instance, actor);
     w.checkWritable();
     return { w, task: (await repo.findTask(trx, taskId, true))! };
   }
 
   async putTask(actor: WorkflowActor, taskId: string, input: PutTaskInput): Promise<Task> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const { w, task } = await this.taskWrite(trx, afterCommit, taskId, actor);
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
+      const { w, task } = await this.taskWrite(uow, taskId, actor);
       if (input.status !== undefined && !taskMoveAllowed(task.status, input.status))
         throw new AppError(
           'invalid_transition',
@@ -169,8 +171,9 @@ export class WorkflowTasksService {
 
   /** A run of this task alone (old artifacts stay); refused while the task runs or a run is active. */
   async rerun(actor: WorkflowActor, taskId: string): Promise<Run> {
-    return transaction(this.db, async (trx, afterCommit) => {
-      const { w, task } = await this.taskWrite(trx, afterCommit, taskId, actor);
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
+      const { w, task } = await this.taskWrite(uow, taskId, actor);
       if (task.status === 'in_progress')
         throw new AppError('conflict', 'The task is in progress; it cannot rerun now');
       await refuseWhileRunActive(w);
@@ -203,7 +206,8 @@ export class WorkflowTasksService {
     id: string,
     input: { approve: boolean; notes?: string | undefined },
   ): Promise<{ artifact: Artifact; instance: WorkflowInstance; advanced: Advanced }> {
-    return transaction(this.db, async (trx, afterCommit) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const found = await repo.findArtifact(trx, id);
       if (!found) throw notFound('artifact');
       const { access, writes, views } = this.instances;
@@ -211,7 +215,7 @@ export class WorkflowTasksService {
         lock: true,
         missing: 'artifact',
       });
-      const w = await writes.begin(trx, afterCommit, instance, actor);
+      const w = await writes.begin(uow, instance, actor);
       w.checkWritable();
       const artifact = (await repo.findArtifact(trx, id, true))!;
       if (artifact.status !== 'ready' || artifact.review_status !== 'pending')

@@ -23,7 +23,7 @@ export interface RunHandle {
 }
 
 /** Seams for the parts built beside this module: the orchestrator executes runs, the suggestions
- * configuration says whether execution start kicks one off and hears of each write, the
+ * configuration says whether execution start kicks one off, the
  * chat-platform adapter posts notifications. Each is optional: without an executor no run is
  * started on entry and a rerun is refused (503), without a notifier nothing is posted. */
 export interface WorkflowPorts {
@@ -32,9 +32,6 @@ export interface WorkflowPorts {
   /** The creator's `autoRunOrchestrator` (default true), read in the transaction of the write
    * that enters the execution state. */
   autoRunOrchestrator?: ((userId: number, executor: Executor) => Promise<boolean>) | undefined;
-  /** Called inside each write's transaction, once for each instance its events name (the callee
-   * dedupes across writes): the suggestions' pass after an instance write is enqueued with it. */
-  instanceWritten?: ((trx: Executor, instanceId: string) => Promise<void>) | undefined;
   /** Every `workflow_*` (and `verification_evidence`) event of an instance that names a channel,
    * for the chat-platform adapter to post (called after commit; must not throw). */
   notify?: ((n: WorkflowNotice) => void) | undefined;

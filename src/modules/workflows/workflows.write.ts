@@ -1,15 +1,17 @@
-// One write to a workflow instance, as one object: its transaction and after-commit hooks, who
-// acts, the instance row and its definition. Its verbs send their statements at once (the
-// connection is pipelined: statements that do not wait for each other share a round trip) and
-// collect the write's timeline events; `end` records the events in one insert, with the
-// `instanceWritten` jobs, in the same round trip as the statements still unanswered, and waits
-// for all of them. A state-moving write thus takes three round trips (the locked read, the
-// update with its events, the commit), four when the entry starts a run or completes the
-// instance, more when an entry action reads first and waits for what it writes (collectArtifacts).
+// One write to a workflow instance: the workflow verbs (move, return, enter, start a run, advance)
+// on the unit of work (unit-of-work.ts) of who acts on the instance row and its definition. Its
+// verbs send their statements at once (the connection is pipelined: statements that do not wait
+// for each other share a round trip) and collect the write's timeline events; `end` adds the
+// events to the unit and flushes it (one insert, with what its subscribers add: the suggestions'
+// jobs) in the same round trip as the statements still unanswered, and waits for all of them. A
+// state-moving write thus takes three round trips (the locked read, the update with its events,
+// the commit), four when the entry starts a run or completes the instance, more when an entry
+// action reads first and waits for what it writes (collectArtifacts).
 import { randomUUID } from 'node:crypto';
 import { together, transaction, type Trx } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { AppError } from '../../platform/http/problem.js';
-import type { AfterCommit, TimelineEvent } from '../timeline/index.js';
+import type { TimelineEvent } from '../timeline/index.js';
 import type { InstanceAccess } from './workflows.access.js';
 import { readForAction, type EntryWrite } from './workflows.actions.js';
 import type { DefinitionCatalog } from './workflows.catalog.js';
@@ -24,8 +26,7 @@ import type { WorkflowActor, WorkflowPorts, WorkflowsDeps } from './workflows.ty
 import { guardRecords, NEW_VISIT } from './workflows.views.js';
 
 interface WriteContext {
-  trx: Trx;
-  afterCommit: AfterCommit;
+  uow: UnitOfWork;
   deps: WorkflowsDeps;
   ports: WorkflowPorts;
 }
@@ -63,11 +64,11 @@ export class WorkflowWrite implements EntryWrite {
     this.current = row;
   }
 
-  get trx(): Trx {
-    return this.context.trx;
+  get uow(): UnitOfWork {
+    return this.context.uow;
   }
-  get afterCommit(): AfterCommit {
-    return this.context.afterCommit;
+  get trx(): Trx {
+    return this.context.uow.trx;
   }
   get deps(): WorkflowsDeps {
     return this.context.deps;
@@ -224,7 +225,7 @@ export class WorkflowWrite implements EntryWrite {
     );
     this.update(repo.setActiveRun(this.trx, instanceId, id));
     this.current = { ...this.current, active_run_id: id };
-    this.afterCommit(() => executor({ id, instanceId, trigger, taskIds }));
+    this.uow.afterCommit(() => executor({ id, instanceId, trigger, taskIds }));
     return { id, inserted };
   }
 
@@ -250,12 +251,12 @@ export class WorkflowWrite implements EntryWrite {
     return { advanced: hop, records: NEW_VISIT };
   }
 
-  /** Sends the collected events (one insert) with the instances' jobs, waits for every statement
-   * of the write, and answers the instance as the write's last update left it and the events, in
-   * the order recorded. */
+  /** Adds the collected events to the unit and flushes it (one insert, with what its subscribers
+   * add), waits for every statement of the write, and answers the instance as the write's last
+   * update left it and the events, in the order recorded. */
   async end(): Promise<{ row: repo.InstanceRow; events: TimelineEvent[] }> {
-    const { trx, afterCommit, ports } = this.context;
-    const recording = recordEvents({ trx, afterCommit, ports, timeline: this.deps.timeline }, this.events);
+    const { uow, ports } = this.context;
+    const recording = recordEvents({ uow, ports, timeline: this.deps.timeline }, this.events);
     const [, events] = await together([together(this.sent), recording]);
     this.ended = true;
     const row = this.lastUpdate ? await this.lastUpdate : this.current;
@@ -282,14 +283,9 @@ export class WorkflowWriter {
 
   /** A write to an instance the caller read in its transaction (its row lock held, for a write
    * to the instance itself). */
-  async begin(
-    trx: Trx,
-    afterCommit: AfterCommit,
-    row: repo.InstanceRow,
-    actor: WorkflowActor | null,
-  ): Promise<WorkflowWrite> {
-    const def = await this.definitions.of(row, trx);
-    return new WorkflowWrite({ trx, afterCommit, deps: this.deps, ports: this.ports() }, row, def, actor);
+  async begin(uow: UnitOfWork, row: repo.InstanceRow, actor: WorkflowActor | null): Promise<WorkflowWrite> {
+    const def = await this.definitions.of(row, uow.trx);
+    return new WorkflowWrite({ uow, deps: this.deps, ports: this.ports() }, row, def, actor);
   }
 
   /** `work` as a write in a transaction of its own to the instance a participant names,
@@ -301,9 +297,9 @@ export class WorkflowWriter {
     opts: { approver?: boolean },
     work: (w: WorkflowWrite) => Promise<T>,
   ): Promise<T> {
-    return transaction(this.deps.db, async (trx, afterCommit) => {
-      const row = await this.access.participantInstance(trx, id, actor, { ...opts, lock: true });
-      const w = await this.begin(trx, afterCommit, row, actor);
+    return transaction(this.deps.db, async (uow) => {
+      const row = await this.access.participantInstance(uow.trx, id, actor, { ...opts, lock: true });
+      const w = await this.begin(uow, row, actor);
       const result = await work(w);
       if (w.open) throw new Error('a workflow write returned without ending');
       return result;

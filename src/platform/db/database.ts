@@ -12,6 +12,9 @@ import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 import { HeldConnections, StatementAfterEndError } from './held-connection.js';
 import { ServiceClient } from './service-client.js';
 import { traced } from '../tracing.js';
+import { UnitOfWork, unitOfWorkRegistry } from './unit-of-work.js';
+
+export { together } from './together.js';
 
 export { StatementAfterEndError };
 
@@ -268,47 +271,30 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
   };
 }
 
-/** Statements of one transaction sent together (the connection is pipelined: they take one round
- * trip), as `Promise.all` would, except that a failure is answered only once every one has
- * settled. With `Promise.all` the transaction would roll back while the others still run, and a
- * statement one of them sends after the `rollback` would run outside the transaction. */
-export async function together<T extends readonly unknown[] | []>(
-  work: T,
-): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
-  const settled = (await Promise.allSettled(work)) as PromiseSettledResult<unknown>[];
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as {
-    -readonly [K in keyof T]: Awaited<T[K]>;
-  };
-}
-
 /** The database clock, for `set({ updated_at: dbNow() })`: timestamps come from the server, not
  * from whichever node wrote them. (Typed as Date so it fits Date columns in Kysely's `set`.) */
 export function dbNow(): Date {
   return sql<Date>`now()` as unknown as Date;
 }
 
-/** Runs fn in a transaction; callbacks registered with `afterCommit` run only once it committed
- * (events are published, sockets notified), never for a rolled-back change. */
-export async function transaction<T>(
-  db: Db,
-  fn: (trx: Trx, afterCommit: (cb: () => void) => void) => Promise<T>,
-): Promise<T> {
-  const after: (() => void)[] = [];
-  const body = (trx: Trx) => fn(trx, (cb) => after.push(cb));
+/** Runs fn as one unit of work (unit-of-work.ts): its transaction, what it collects flushed before
+ * the commit, its after-commit work run only once it committed (events are published, sockets
+ * notified), never for a rolled-back change. */
+export async function transaction<T>(db: Db, fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+  const registry = unitOfWorkRegistry(db);
+  let unit: UnitOfWork | undefined;
+  const body = async (trx: Trx) => {
+    unit = new UnitOfWork(trx, registry);
+    const value = await fn(unit);
+    await unit.flush();
+    return value;
+  };
   // A Kysely made elsewhere (not by openDatabase) runs Kysely's own transaction.
   const held = heldBy.get(db);
   const result = await traced('db.transaction', {}, () =>
     held ? held.transaction(body) : db.transaction().execute(body),
   );
-  for (const cb of after) {
-    try {
-      cb();
-    } catch {
-      // An after-commit listener failing must not turn a committed change into an error.
-    }
-  }
+  unit!.committed();
   return result;
 }
 

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { type Db, type Executor, type Trx, transaction } from '../db/database.js';
+import type { UnitOfWork } from '../db/unit-of-work.js';
 import { AppError, type Problem } from './problem.js';
 import './idempotency.tables.js';
 
@@ -65,21 +66,21 @@ export function isReplayableRefusal(err: unknown): err is AppError {
 /** The header that marks a replayed answer (a success's route sets it; a refusal carries it). */
 export const REPLAYED_HEADER = 'idempotent-replayed';
 
-type AfterCommit = (cb: () => void) => void;
-
-/** Runs `run` in a transaction, once per claim: the first request's answer (its value, or its
+/** Runs `run` as a unit of work, once per claim: the first request's answer (its value, or its
  * refusal, thrown) is stored under the key, and a repeat gets it back (`replayed`, or the same
  * problem with the `idempotent-replayed` header) without running anything. Without a claim it
- * is a plain transaction. `afterCommit` callbacks of a refused run are dropped with its change. */
+ * is a plain transaction. What a refused run collected (its items, its after-commit work) is
+ * dropped with its change. */
 export async function once<T>(
   db: Db,
   claim: IdempotencyClaim | undefined,
-  run: (trx: Trx, afterCommit: AfterCommit) => Promise<T>,
+  run: (uow: UnitOfWork) => Promise<T>,
 ): Promise<{ value: T; replayed: boolean }> {
   if (!claim) return { value: await transaction(db, run), replayed: false };
   const outcome = await transaction(
     db,
-    async (trx, afterCommit): Promise<{ value: T; replayed: boolean } | { refused: AppError }> => {
+    async (uow): Promise<{ value: T; replayed: boolean } | { refused: AppError }> => {
+      const { trx } = uow;
       const claimed = await trx
         .insertInto('idempotency_keys')
         .values({
@@ -105,20 +106,17 @@ export async function once<T>(
           throw replayedRefusal(row.response as Problem);
         return { value: row.response as T, replayed: true };
       }
-      // The claim stays whatever the operation does; a refusal rolls back to here.
-      await sql`savepoint idempotent_run`.execute(trx);
-      const callbacks: (() => void)[] = [];
+      // The claim stays whatever the operation does; a refusal (raised by the run or by its
+      // flush) rolls back to here.
       let value: T;
       try {
-        value = await run(trx, (cb) => callbacks.push(cb));
+        value = await uow.savepoint(() => run(uow));
       } catch (err) {
         if (!isReplayableRefusal(err)) throw err;
-        await sql`rollback to savepoint idempotent_run`.execute(trx);
         await storeAnswer(trx, claim, err.status, err.toProblem());
         return { refused: err };
       }
       await storeAnswer(trx, claim, 200, value);
-      for (const cb of callbacks) afterCommit(cb);
       return { value, replayed: false };
     },
   );
