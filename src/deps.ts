@@ -125,6 +125,7 @@ function servicesOf(s: Parts & Conversation & Runners) {
     workflowRuns: s.workflowRuns,
     training: s.training,
     suggestions: s.suggestions,
+    suggestionJobs: s.suggestionJobs,
   };
 }
 
@@ -420,6 +421,7 @@ function buildRunners(config: Config, opts: CreateDepsOptions, p: Parts & Conver
     training,
     trainingJobs,
     suggestions,
+    suggestionJobs,
   };
 }
 

@@ -70,7 +70,7 @@ describe('memory full text by scope', () => {
   it('searches inside a transaction as outside one', async () => {
     // Outside one, the full-text side takes a connection of its own for its first reads; a
     // transaction is one connection already.
-    const rows = await transaction(t.deps.db, (trx) =>
+    const rows = await transaction(t.deps.db, ({ trx }) =>
       search.searchChunks(trx, {
         userId: alice.id,
         text: 'harbour lantern',
@@ -113,7 +113,7 @@ describe('memory full text by scope', () => {
       }),
     );
     // With a sequential scan ruled out, the plan shows the index each branch reads.
-    const plan = await transaction(t.deps.db, async (trx) => {
+    const plan = await transaction(t.deps.db, async ({ trx }) => {
       await sql`set local enable_seqscan = off`.execute(trx);
       const explained = await trx.executeQuery({
         ...text!,

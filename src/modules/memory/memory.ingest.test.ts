@@ -158,7 +158,7 @@ describe('with the offline embedder', () => {
 
   it('embeds the chat exchange (deferEmbedding) and an edit in the same transaction too', async () => {
     const m = t.deps.services.memory;
-    const [exchange] = await transaction(t.deps.db, async (trx) => {
+    const [exchange] = await transaction(t.deps.db, async ({ trx }) => {
       const out = await m.addMemories(
         [{ userId: alice.id, source: 'shared', content: 'Alice: hello\nAssistant: hi Alice' }],
         trx,
@@ -305,7 +305,7 @@ describe('with a remote embedding provider', () => {
 
   it('queues the chunks with the memory and embeds them in the job', async () => {
     const m = t.deps.services.memory;
-    const written = await transaction(t.deps.db, async (trx) => {
+    const written = await transaction(t.deps.db, async ({ trx }) => {
       const out = await m.addMemories(
         [
           { userId: alice.id, source: 'shared', content: 'Alice collects sea glass.' },

@@ -3,8 +3,7 @@
 // is kept in the history), CANCEL, follow-ups, the protocol selection and workflow creation on a
 // chat-platform channel, and the undo of an auto-executed transition inside and outside its window
 // and after the instance moved on.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkflowPorts } from '../workflows/index.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
@@ -147,15 +146,13 @@ describe('execute, per action type', () => {
     // review: the earlier writes' passes are let finish first, and this write goes without its
     // own, as if the execution came before that job ran.
     await t.deps.jobs.drain(15_000);
-    const ports = (t.deps.services.workflows as unknown as { ports: WorkflowPorts }).ports;
-    const instanceWritten = ports.instanceWritten;
-    t.deps.services.workflows.usePorts({ instanceWritten: undefined });
+    const noPass = vi.spyOn(t.deps.services.suggestionJobs, 'onRecorded').mockResolvedValue();
     try {
       await c.ok(admin, 'POST', `/api/protocol/artifacts/${r2.metadata.artifactId}/review`, {
         approve: true,
       });
     } finally {
-      t.deps.services.workflows.usePorts({ instanceWritten });
+      noPass.mockRestore();
     }
     const refused = expectProblem(
       await c.execute(admin, i.id, { suggestionId: r2.id, params: { approve: true } }),

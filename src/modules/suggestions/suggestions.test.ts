@@ -3,11 +3,10 @@
 // injected clock, one open suggestion per key, and the pass after an instance write. A user's
 // answers, the config and who sees what are in suggestions.answers.test.ts; the app and users
 // both files use are made by `useSuggestionsApp()` (suggestions.fixtures.ts).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createUser, eventually } from '../../../test/harness.js';
 import { admin, c, clock, creator, MINUTE, other, t, useSuggestionsApp } from './suggestions.fixtures.js';
 import * as repo from './suggestions.repository.js';
-import type { WorkflowPorts } from '../workflows/index.js';
 import { DEFAULT_CONFIG } from './suggestions.rules.js';
 import * as settings from './suggestions.settings.repository.js';
 
@@ -304,10 +303,9 @@ describe('the pass after an instance write', () => {
   it('passes the instance again as it is after moving it by itself', async () => {
     const u = await createUser(t);
     await c.config(u, { autoTransitionOnGuard: true, autoRunOrchestrator: false });
-    const { workflows, suggestions } = t.deps.services;
-    const { instanceWritten } = (workflows as unknown as { ports: WorkflowPorts }).ports;
+    const { suggestions } = t.deps.services;
     // No job of the instance's writes: this test's call is its only pass.
-    workflows.usePorts({ instanceWritten: undefined });
+    const noPass = vi.spyOn(t.deps.services.suggestionJobs, 'onRecorded').mockResolvedValue();
     try {
       const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
       await suggestions.generateForInstance(i.id);
@@ -324,7 +322,7 @@ describe('the pass after an instance write', () => {
         ['TRANSITION_STATE', 'executed', null, true, 'intake'],
       ]);
     } finally {
-      workflows.usePorts({ instanceWritten });
+      noPass.mockRestore();
     }
   });
 

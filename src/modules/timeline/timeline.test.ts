@@ -79,7 +79,7 @@ const lastSeenAt = async (id: number) =>
 
 /** Records one event in a transaction of its own, as a module does with its change. */
 const record = (input: RecordInput) =>
-  transaction(t.deps.db, (trx, afterCommit) => timeline().record(trx, input, afterCommit));
+  transaction(t.deps.db, (uow) => timeline().record(uow, input));
 
 describe('timeline rules', () => {
   it.each([
@@ -108,14 +108,13 @@ describe('timeline.record', () => {
     const instanceId = await unseenInstance('first light');
     const bus = published();
     try {
-      const event = await transaction(t.deps.db, async (trx, afterCommit) => {
+      const event = await transaction(t.deps.db, async (uow) => {
         const e = await timeline().record(
-          trx,
-          { eventType: 'committed_probe', eventText: 'seen', userId: owner.id, instanceId },
-          afterCommit,
+          uow,
+          { eventType: 'committed_probe', eventText: 'seen', userId: owner.id, instanceId }
         );
         // Stored in the transaction (it reads its own write), announced to nobody yet.
-        expect(await timeline().list({ eventType: 'committed_probe', limit: 5 }, trx)).toEqual([e]);
+        expect(await timeline().list({ eventType: 'committed_probe', limit: 5 }, uow.trx)).toEqual([e]);
         expect(bus.seen).toEqual({ timeline: [], activity: [] });
         return e;
       });
@@ -137,11 +136,10 @@ describe('timeline.record', () => {
     const bus = published();
     try {
       await expect(
-        transaction(t.deps.db, async (trx, afterCommit) => {
+        transaction(t.deps.db, async (uow) => {
           await timeline().record(
-            trx,
-            { eventType: 'rolled_back_probe', userId: owner.id, instanceId },
-            afterCommit,
+            uow,
+            { eventType: 'rolled_back_probe', userId: owner.id, instanceId }
           );
           throw new Error('the change failed');
         }),
@@ -218,11 +216,10 @@ describe('timeline.record', () => {
     const first = await unseenInstance('batch first');
     const second = await unseenInstance('batch second');
     // The higher id first: the rows are locked in id order, whatever the events' order.
-    const events = await transaction(t.deps.db, (trx, afterCommit) =>
+    const events = await transaction(t.deps.db, (uow) =>
       timeline().recordMany(
-        trx,
-        [second, first, second].map((instanceId) => ({ eventType: 'batch_touch', instanceId })),
-        afterCommit,
+        uow,
+        [second, first, second].map((instanceId) => ({ eventType: 'batch_touch', instanceId }))
       ),
     );
     expect((await lastSeenAt(second))?.toISOString()).toBe(events[0]!.timelineAt);
@@ -245,18 +242,17 @@ describe('timeline.record', () => {
       sql`select id from instances where id = ${id} for no key update ${sql.raw(nowait ? 'nowait' : '')}`.execute(
         trx,
       );
-    const other = transaction(t.deps.db, async (trx) => {
+    const other = transaction(t.deps.db, async ({ trx }) => {
       await lock(trx, low);
       holding();
       await released;
       await lock(trx, high, true);
     });
     await held;
-    const batch = transaction(t.deps.db, (trx, afterCommit) =>
+    const batch = transaction(t.deps.db, (uow) =>
       timeline().recordMany(
-        trx,
-        [high, low].map((instanceId) => ({ eventType: 'lock_order', instanceId })),
-        afterCommit,
+        uow,
+        [high, low].map((instanceId) => ({ eventType: 'lock_order', instanceId }))
       ),
     );
     // The batch waits for the lower row.

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import type { KyselyPlugin } from 'kysely';
 import { sql, transaction } from '../../platform/db/database.js';
+import { UnitOfWork, unitOfWorkRegistry } from '../../platform/db/unit-of-work.js';
 
 interface Received {
   path: string;
@@ -195,8 +196,8 @@ describe('delivery', () => {
     const hook = await register('/signed', { eventTypes: ['instance_created'], observerId });
     // Not delivered: another observer's event, another type of event.
     await newInstance({ name: 'under the root', level: 5 });
-    await transaction(t.deps.db, (trx, afterCommit) =>
-      t.deps.services.timeline.record(trx, { eventType: 'diary_entry', instanceId: observerId }, afterCommit),
+    await transaction(t.deps.db, (uow) =>
+      t.deps.services.timeline.record(uow, { eventType: 'diary_entry', instanceId: observerId }),
     );
     const instanceId = await newInstance({ name: 'watched', level: 5, parentInstanceId: observerId });
 
@@ -312,13 +313,17 @@ describe('delivery', () => {
     const timeline = t.deps.services.timeline;
     // A recording whose after-commit work (bus publish, worker wake-up) is lost, as if the process
     // died right after the commit: the delivery and its job were in the transaction.
-    const event = await transaction(t.deps.db, (trx) =>
-      timeline.record(trx, { eventType: 'durability_probe', eventText: 'kept' }, () => undefined),
+    // A unit of work of its own over the transaction: its after-commit work is never run.
+    const event = await transaction(t.deps.db, ({ trx }) =>
+      timeline.record(new UnitOfWork(trx, unitOfWorkRegistry(t.deps.db)), {
+        eventType: 'durability_probe',
+        eventText: 'kept',
+      }),
     );
     // A rolled-back recording leaves no delivery.
     await expect(
-      transaction(t.deps.db, async (trx, afterCommit) => {
-        await timeline.record(trx, { eventType: 'durability_probe', eventText: 'rolled back' }, afterCommit);
+      transaction(t.deps.db, async (uow) => {
+        await timeline.record(uow, { eventType: 'durability_probe', eventText: 'rolled back' });
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
@@ -351,8 +356,12 @@ describe('delivery', () => {
       transformQuery: (args) => args.node,
       transformResult: async (args) => (statements++, args.result),
     };
-    const events = await transaction(t.deps.db, (trx, afterCommit) =>
-      t.deps.services.timeline.recordMany(trx.withPlugin(counter), inputs, afterCommit),
+    // A unit over the counted transaction (its after-commit work is not run: only counted).
+    const events = await transaction(t.deps.db, async ({ trx }) =>
+      t.deps.services.timeline.recordMany(
+        new UnitOfWork(trx.withPlugin(counter), unitOfWorkRegistry(t.deps.db)),
+        inputs,
+      ),
     );
     // The instances' read, the events' insert, an observer chain and the endpoints (read once
     // after a change), the deliveries' insert with their jobs', the instances' lock and touch.
@@ -404,8 +413,8 @@ describe('delivery', () => {
   it('stops delivering to a disabled endpoint, signs with a rotated secret, forgets a deleted one', async () => {
     const hook = await register('/lifecycle', { eventTypes: ['lifecycle_probe'] });
     const record = () =>
-      transaction(t.deps.db, (trx, afterCommit) =>
-        t.deps.services.timeline.record(trx, { eventType: 'lifecycle_probe' }, afterCommit),
+      transaction(t.deps.db, (uow) =>
+        t.deps.services.timeline.record(uow, { eventType: 'lifecycle_probe' }),
       );
 
     expect((await api('PATCH', `/api/admin/webhooks/${hook.id}`, { enabled: false })).body.enabled).toBe(

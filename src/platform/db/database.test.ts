@@ -97,7 +97,7 @@ describe('database layer', () => {
   it('loses no update when 50 read-modify-write transactions hit one row at once', async () => {
     await Promise.all(
       Array.from({ length: 50 }, () =>
-        transaction(t.deps.db, async (trx) => {
+        transaction(t.deps.db, async ({ trx }) => {
           const row = await trx
             .selectFrom('counter_test' as never)
             .select(sql<number>`value`.as('value'))
@@ -116,10 +116,10 @@ describe('database layer', () => {
 
   it('runs after-commit callbacks only for committed transactions', async () => {
     const seen: string[] = [];
-    await transaction(t.deps.db, async (_trx, after) => after(() => seen.push('committed')));
+    await transaction(t.deps.db, async (uow) => uow.afterCommit(() => seen.push('committed')));
     await expect(
-      transaction(t.deps.db, async (_trx, after) => {
-        after(() => seen.push('rolled back'));
+      transaction(t.deps.db, async (uow) => {
+        uow.afterCommit(() => seen.push('rolled back'));
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
@@ -138,7 +138,7 @@ describe('database layer', () => {
         })
       : t.deps.database;
     const db = single.db;
-    const outcome = await transaction(db, async (trx) => {
+    const outcome = await transaction(db, async ({ trx }) => {
       await sql`select 1`.execute(trx);
       // Wrong: uses the database instead of trx while trx holds the only connection.
       return sql`select 2`.execute(db).then(
@@ -158,7 +158,7 @@ describe('database layer', () => {
   });
 
   it('prepares parameterised statements once per connection, but not list-shaped ones', async () => {
-    const names = await transaction(t.deps.db, async (trx) => {
+    const names = await transaction(t.deps.db, async ({ trx }) => {
       for (let i = 0; i < 3; i++) {
         const r = await sql<{ n: number }>`select ${i}::int + 40 as n /* prepared-probe */`.execute(trx);
         expect(r.rows[0]!.n).toBe(i + 40);
@@ -183,7 +183,7 @@ describe('database layer', () => {
     // As many connections as the pool holds at once: each is set up before its first statement.
     const modes = await Promise.all(
       Array.from({ length: 4 }, () =>
-        transaction(t.deps.db, async (trx) => {
+        transaction(t.deps.db, async ({ trx }) => {
           const r = await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(trx);
           return r.rows[0]!.plan_cache_mode;
         }),
@@ -195,7 +195,7 @@ describe('database layer', () => {
   it("sends a transaction's begin with its first statement, and its independent statements together", async () => {
     const w = watchConnections();
     try {
-      const seen = await transaction(t.deps.db, async (trx) => {
+      const seen = await transaction(t.deps.db, async ({ trx }) => {
         // At the transaction's start the begin is on the wire, not answered.
         const atStart = w.status();
         w.watch();
@@ -218,7 +218,7 @@ describe('database layer', () => {
       // A failing statement among them still rolls the whole transaction back.
       const before = await counterValue();
       await expect(
-        transaction(t.deps.db, async (trx) =>
+        transaction(t.deps.db, async ({ trx }) =>
           together([
             sql`update counter_test set value = -1 where id = 1`.execute(trx),
             sql`select 1 / 0`.execute(trx),
@@ -258,7 +258,7 @@ describe('database layer', () => {
     const before = await counterValue();
     let late: Promise<unknown> | undefined;
     try {
-      await transaction(t.deps.db, async (trx) => {
+      await transaction(t.deps.db, async ({ trx }) => {
         await sql`select 1`.execute(trx);
         // A statement made as soon as the commit is on its way, before it is answered (a promise
         // left running when the callback returned; Kysely itself refuses one only once the
@@ -275,7 +275,7 @@ describe('database layer', () => {
     await expect(late).rejects.toBeInstanceOf(StatementAfterEndError);
     expect(await counterValue()).toBe(before);
     // The connection serves the next transaction as usual.
-    expect(await transaction(t.deps.db, async (trx) => (await sql`select 3 as n`.execute(trx)).rows)).toEqual(
+    expect(await transaction(t.deps.db, async ({ trx }) => (await sql`select 3 as n`.execute(trx)).rows)).toEqual(
       [{ n: 3 }],
     );
   });
@@ -286,7 +286,7 @@ describe('database layer', () => {
     // write would go out behind the rollback and commit on its own.
     const before = await counterValue();
     await expect(
-      transaction(t.deps.db, async (trx) => {
+      transaction(t.deps.db, async ({ trx }) => {
         const failing = sql`select 1 / 0`.execute(trx);
         const later = failing
           .catch(() => new Promise((r) => setImmediate(r)))

@@ -280,7 +280,7 @@ export function dbNow(): Date {
 /** Runs fn as one unit of work (unit-of-work.ts): its transaction, what it collects flushed before
  * the commit, its after-commit work run only once it committed (events are published, sockets
  * notified), never for a rolled-back change. */
-export async function transaction<T>(db: Db, fn: (uow: UnitOfWork) => Promise<T>): Promise<T> {
+export async function transaction<T>(db: Db, fn: (uow: UnitOfWork) => PromiseLike<T>): Promise<T> {
   const registry = unitOfWorkRegistry(db);
   let unit: UnitOfWork | undefined;
   const body = async (trx: Trx) => {

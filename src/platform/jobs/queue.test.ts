@@ -57,7 +57,7 @@ describe('job queue on an API-only node', () => {
       return connect(...args);
     }) as typeof pool.connect);
     try {
-      const id = await inside.run(true, () => transaction(t.deps.db, (trx) => q.enqueue(trx, NOOP, {})));
+      const id = await inside.run(true, () => transaction(t.deps.db, ({ trx }) => q.enqueue(trx, NOOP, {})));
       expect(typeof id).toBe('string');
       expect(fromTransaction).toBe(1);
     } finally {
@@ -69,7 +69,7 @@ describe('job queue on an API-only node', () => {
   it('rolls the job back with the transaction', async () => {
     const before = await stored();
     await expect(
-      transaction(t.deps.db, async (trx) => {
+      transaction(t.deps.db, async ({ trx }) => {
         await q.enqueue(trx, NOOP, {});
         throw new Error('abort');
       }),
@@ -91,8 +91,8 @@ describe('job queue on an API-only node', () => {
       transformQuery: (args) => args.node,
       transformResult: async (args) => (statements++, args.result),
     };
-    await transaction(t.deps.db, (trx) => q.enqueue(trx, MANY, { n: 0 }, { startAfterSeconds: 30 }));
-    await transaction(t.deps.db, (trx) =>
+    await transaction(t.deps.db, ({ trx }) => q.enqueue(trx, MANY, { n: 0 }, { startAfterSeconds: 30 }));
+    await transaction(t.deps.db, ({ trx }) =>
       q.enqueueMany(trx.withPlugin(counter), MANY, [{ n: 1 }, { n: 2 }], { startAfterSeconds: 30 }),
     );
     expect(statements).toBe(1);
@@ -102,7 +102,7 @@ describe('job queue on an API-only node', () => {
     expect(one).toMatchObject({ retry_limit: 3, retry_delay: 7, retry_backoff: true, delay: '00:00:30' });
 
     await expect(
-      transaction(t.deps.db, async (trx) => {
+      transaction(t.deps.db, async ({ trx }) => {
         await q.enqueueMany(trx, MANY, [{ n: 3 }]);
         throw new Error('abort');
       }),
@@ -182,7 +182,7 @@ describe('job queue workers', () => {
     await q.start({ work: true });
     try {
       // Sent in one transaction (no wake-up): the worker's next poll fetches them as one batch.
-      await transaction(t.deps.db, async (trx) => {
+      await transaction(t.deps.db, async ({ trx }) => {
         for (const [key, n] of [
           ['a', 1],
           ['b', 2],
@@ -229,7 +229,7 @@ describe('job queue workers', () => {
     await q.start({ work: true });
     try {
       // One transaction, no wake-up: the worker's next poll fetches the three as one batch.
-      await transaction(t.deps.db, async (trx) => {
+      await transaction(t.deps.db, async ({ trx }) => {
         for (const n of [1, 2, 3]) await q.enqueue(trx, 'test.side-by-side', { n });
       });
       await q.drain(20_000);
@@ -293,7 +293,7 @@ describe('job queue workers', () => {
     await q.start({ work: true });
     try {
       await new Promise<void>((ok) => setImmediate(ok));
-      await transaction(t.deps.db, async (trx) => {
+      await transaction(t.deps.db, async ({ trx }) => {
         for (let n = 1; n <= 7; n++) await q.enqueue(trx, 'test.backlog', { n });
       });
       q.wake('test.backlog');
