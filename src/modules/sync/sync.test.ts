@@ -192,7 +192,8 @@ describe('ingests written together', () => {
       namespace: '/observer',
       auth: { token: owner.accessToken, observerId: obs.body.id },
     });
-    const recordMany = vi.spyOn(t.deps.services.timeline, 'recordMany');
+    // Each flush of the timeline's events: one per unit of work.
+    const flushes = vi.spyOn(t.deps.services.timeline, 'flush');
     try {
       // Called in one turn: the first is written at once, the other 29 wait for it, then go together.
       const inputs = Array.from({ length: 30 }, (_, i) => ({
@@ -202,7 +203,7 @@ describe('ingests written together', () => {
         metadata: { instanceId: i % 3 === 0 ? other.body.id : obs.body.id, i },
       }));
       const answers = await Promise.all(inputs.map((input) => t.deps.services.sync.ingest(input, undefined)));
-      expect(recordMany.mock.calls.map((c) => c[1].length)).toEqual([1, 29]);
+      expect(flushes.mock.calls.map((c) => c[1].length)).toEqual([1, 29]);
       answers.forEach(({ value, replayed }, i) => {
         expect(replayed).toBe(false);
         expect(value).toMatchObject({
@@ -223,7 +224,7 @@ describe('ingests written together', () => {
       await s.next('timeline_update', { match: (e: { eventType: string }) => e.eventType === 'batched-29' });
       expect(s.events.filter((e) => e.name === 'timeline_update').map((e) => e.payload)).toEqual(mine);
     } finally {
-      recordMany.mockRestore();
+      flushes.mockRestore();
       s.close();
     }
   });
@@ -237,13 +238,14 @@ describe('ingests written together', () => {
           ? { userId: p.id, eventType: 'refused-instance', eventText: '', metadata: { instanceId: 999999 } }
           : { userId: p.id, eventType: `mixed-${i}`, eventText: '', metadata: {} },
     );
-    const recordMany = vi.spyOn(t.deps.services.timeline, 'recordMany');
+    // Each flush of the timeline's events: one per unit of work.
+    const flushes = vi.spyOn(t.deps.services.timeline, 'flush');
     try {
       const answers = await Promise.allSettled(
         inputs.map((input) => t.deps.services.sync.ingest(input, undefined)),
       );
       // The first alone, the 19 behind it together (refused), then each of those on its own.
-      expect(recordMany.mock.calls.map((c) => c[1].length)).toEqual([1, 19, ...Array<number>(19).fill(1)]);
+      expect(flushes.mock.calls.map((c) => c[1].length)).toEqual([1, 19, ...Array<number>(19).fill(1)]);
       answers.forEach((r, i) => {
         if (i === 7 || i === 12) {
           expect(r.status).toBe('rejected');
@@ -261,7 +263,7 @@ describe('ingests written together', () => {
         }
       });
     } finally {
-      recordMany.mockRestore();
+      flushes.mockRestore();
     }
     const stored = await t.deps.services.timeline.list({ userId: p.id, limit: 100 });
     expect(stored.map((e) => e.eventType).sort()).toEqual(
