@@ -15,8 +15,6 @@ import type { JobQueue } from './platform/jobs/queue.js';
 import type { AccessTokens } from './platform/security/jwt.js';
 import { deleteExpiredIdempotencyKeys } from './platform/http/idempotency.js';
 import { HealthMonitor } from './platform/db/health-monitor.js';
-import { unitOfWorkRegistry } from './platform/db/unit-of-work.js';
-import { flushJobs } from './platform/jobs/later.js';
 import { NodeLiveness } from './platform/db/liveness.js';
 import type { AccountStates } from './platform/security/account-state.js';
 import { createModelGateway, type ModelGateway } from './platform/models/gateway.js';
@@ -125,7 +123,6 @@ function servicesOf(s: Parts & Conversation & Runners) {
     workflowRuns: s.workflowRuns,
     training: s.training,
     suggestions: s.suggestions,
-    suggestionJobs: s.suggestionJobs,
   };
 }
 
@@ -152,9 +149,6 @@ export async function buildDeps(
     if (await startTracing({ ...config.tracing, version: VERSION })) closers.push(stopTracing);
     const platform = await openPlatform(config, log, pick(opts, 'loadFrom', 'embedded', 'starting'), closers);
     const onClose = (close: () => Promise<unknown>) => void closers.unshift(close);
-    // What every write's unit of work collects (unit-of-work.ts): the jobs here, the timeline's
-    // events and their subscribers with the modules that own them.
-    unitOfWorkRegistry(platform.db).define('jobs', flushJobs(platform.jobs));
     const identity = await createIdentityModule(
       { ...pick(platform, 'db', 'jobs', 'log', 'tokens', 'counters', 'changes'), onClose },
       config,
@@ -214,13 +208,12 @@ function buildRegistry(config: Config, p: Platform & Identity, closers: Closers)
   const timeline = new TimelineService(db, p.bus, users);
   const instances = new InstancesService(db, timeline);
   const isObserver = async (id: number) => (await timeline.getInstance(id))?.level === 8;
-  const webhooks = createWebhooksModule({ db, jobs, log, changes: p.changes, isObserver }, config, p.jwtSecret);
+  const webhooks = createWebhooksModule(
+    { db, jobs, log, changes: p.changes, isObserver },
+    config,
+    p.jwtSecret,
+  );
   closers.unshift(async () => webhooks.close());
-  // A write's timeline events are written at its unit's flush, and each event's webhook
-  // deliveries (with their jobs) in the same transaction.
-  const writes = unitOfWorkRegistry(db);
-  writes.define('timeline', (uow, inputs) => timeline.flush(uow, inputs));
-  writes.onFlush('timeline', (uow, events) => webhooks.onRecorded(uow, events));
   const characters = new CharactersService(db, users);
   // A tool's change of a player's inventory reaches the player's sockets (inventoryUpdate).
   const inventory = new InventoryService(db, timeline, users, (c) => p.bus.publish('inventory.changed', c));
@@ -409,8 +402,10 @@ function buildRunners(config: Config, opts: CreateDepsOptions, p: Parts & Conver
     runExecutor: workflowRunJobs.executor,
     autoRunOrchestrator: suggestions.configs.autoRunOrchestrator,
   });
-  // The suggestions' pass after each workflow instance write: a job in the write's transaction.
-  unitOfWorkRegistry(db).onFlush('timeline', (uow, events) => suggestionJobs.onRecorded(uow, events));
+  // What a write's unit of work flushes (unit-of-work.ts), and who sees its events in its transaction.
+  p.writes.define('timeline', (uow, inputs) => p.timeline.flush(uow, inputs));
+  p.writes.onFlush('timeline', (uow, events) => p.webhooks.onRecorded(uow, events));
+  p.writes.onFlush('timeline', (uow, events) => suggestionJobs.onRecorded(uow, events));
   return {
     scheduler,
     sweepers,
@@ -421,7 +416,6 @@ function buildRunners(config: Config, opts: CreateDepsOptions, p: Parts & Conver
     training,
     trainingJobs,
     suggestions,
-    suggestionJobs,
   };
 }
 

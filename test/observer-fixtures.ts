@@ -27,8 +27,7 @@ export function fixtures(t: TestApp, admin: () => TestUser): Fixtures {
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       return r.body as { id: number; name: string };
     },
-    record: (input) =>
-      transaction(t.deps.db, (uow) => t.deps.services.timeline.record(uow, input)),
+    record: (input) => transaction(t.deps.db, (uow) => t.deps.services.timeline.record(uow, input)),
     async bulk(n, p) {
       const types = p.types ?? ['bulk'];
       const texts = Array.from({ length: n }, (_, i) => p.text?.(i) ?? `bulk event ${i}`);

@@ -1,10 +1,13 @@
 // The infrastructure a process opens before any module: the database (migrated), Redis
 // (optional), the counters, the access-token signer, the event bus, the job queue (defined now,
-// started with the workers) and the feed of changes other nodes announce.
+// started with the workers), the registry of what a write's unit of work flushes (the jobs kind
+// defined here; the modules' kinds and subscribers in deps.ts) and the feed of changes other
+// nodes announce.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { openDatabase, type OpenDatabaseOptions } from '../platform/db/database.js';
 import { migrate } from '../platform/db/migrate.js';
+import { unitOfWorkRegistry } from '../platform/db/unit-of-work.js';
 import { createChangeFeed } from '../platform/db/notifications.js';
 import { EventBus } from '../platform/events/bus.js';
 import {
@@ -14,6 +17,7 @@ import {
   REDIS_OPTIONS,
   type CounterStore,
 } from '../platform/http/rate-limit.js';
+import { flushJobs } from '../platform/jobs/later.js';
 import { JobQueue } from '../platform/jobs/queue.js';
 import { AccessTokens } from '../platform/security/jwt.js';
 import { resolveJwtSecret } from './secret.js';
@@ -62,8 +66,10 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
   });
   const bus = new EventBus(log);
   const jobs = new JobQueue(database, log);
+  const writes = unitOfWorkRegistry(db);
+  writes.define('jobs', flushJobs(jobs));
   const changes = createChangeFeed(database, config.database.url, log);
   closers.unshift(() => changes.close());
   const drain = new Drain();
-  return { config, log, database, db, redis, counters, jwtSecret, tokens, bus, jobs, changes, drain };
+  return { config, log, database, db, redis, counters, jwtSecret, tokens, bus, jobs, writes, changes, drain };
 }

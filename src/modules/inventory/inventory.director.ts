@@ -159,7 +159,9 @@ export class DirectorCommands {
         directorContext(input, 'modifyInventory'),
         event.id,
       );
-      uow.afterCommit(() => this.announce(changed(input, event.id, input.itemId, input.quantity, before, after)));
+      uow.afterCommit(() =>
+        this.announce(changed(input, event.id, input.itemId, input.quantity, before, after)),
+      );
       const { userId, itemId, quantity } = input;
       return { change: { userId, itemId, quantity, before, after, ledgerId }, event };
     });
@@ -187,18 +189,18 @@ export class DirectorCommands {
   ) {
     // spec: "Operations that create timeline events: … inventory and currency changes by the director".
     return await this.timeline.record(uow, {
-        eventType,
-        eventText,
-        userId: input.userId,
-        instanceId: input.instanceId ?? (await this.timeline.playerInstanceId(uow.trx, input.userId)),
-        personaId: input.actorUserId,
-        source: 'director',
-        metadata: {
-          ...input.metadata,
-          ...details,
-          actorUserId: input.actorUserId,
-          ...(input.reason ? { reason: input.reason } : {}),
-        },
-      });
+      eventType,
+      eventText,
+      userId: input.userId,
+      instanceId: input.instanceId ?? (await this.timeline.playerInstanceId(uow.trx, input.userId)),
+      personaId: input.actorUserId,
+      source: 'director',
+      metadata: {
+        ...input.metadata,
+        ...details,
+        actorUserId: input.actorUserId,
+        ...(input.reason ? { reason: input.reason } : {}),
+      },
+    });
   }
 }

@@ -4,6 +4,7 @@
 // chat-platform channel, and the undo of an auto-executed transition inside and outside its window
 // and after the instance moved on.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SuggestionJobs } from './suggestions.jobs.js';
 import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
@@ -146,7 +147,7 @@ describe('execute, per action type', () => {
     // review: the earlier writes' passes are let finish first, and this write goes without its
     // own, as if the execution came before that job ran.
     await t.deps.jobs.drain(15_000);
-    const noPass = vi.spyOn(t.deps.services.suggestionJobs, 'onRecorded').mockResolvedValue();
+    const noPass = vi.spyOn(SuggestionJobs.prototype, 'onRecorded').mockResolvedValue();
     try {
       await c.ok(admin, 'POST', `/api/protocol/artifacts/${r2.metadata.artifactId}/review`, {
         approve: true,

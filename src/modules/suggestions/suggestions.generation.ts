@@ -165,7 +165,11 @@ export class SuggestionGeneration {
     // One statement is atomic by itself: a transaction (two statements more) only for several.
     const writes = [pastTtl, unwanted, fresh].filter((xs) => xs.length > 0).length;
     const created: repo.SuggestionRow[] =
-      writes === 0 ? [] : writes === 1 ? await write(this.deps.db) : await transaction(this.deps.db, ({ trx }) => write(trx));
+      writes === 0
+        ? []
+        : writes === 1
+          ? await write(this.deps.db)
+          : await transaction(this.deps.db, ({ trx }) => write(trx));
     // A pass racing this one created some of the same keys: what is open now is read again.
     const current =
       created.length < fresh.length

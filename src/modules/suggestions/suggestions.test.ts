@@ -4,6 +4,7 @@
 // answers, the config and who sees what are in suggestions.answers.test.ts; the app and users
 // both files use are made by `useSuggestionsApp()` (suggestions.fixtures.ts).
 import { describe, expect, it, vi } from 'vitest';
+import { SuggestionJobs } from './suggestions.jobs.js';
 import { createUser, eventually } from '../../../test/harness.js';
 import { admin, c, clock, creator, MINUTE, other, t, useSuggestionsApp } from './suggestions.fixtures.js';
 import * as repo from './suggestions.repository.js';
@@ -305,7 +306,7 @@ describe('the pass after an instance write', () => {
     await c.config(u, { autoTransitionOnGuard: true, autoRunOrchestrator: false });
     const { suggestions } = t.deps.services;
     // No job of the instance's writes: this test's call is its only pass.
-    const noPass = vi.spyOn(t.deps.services.suggestionJobs, 'onRecorded').mockResolvedValue();
+    const noPass = vi.spyOn(SuggestionJobs.prototype, 'onRecorded').mockResolvedValue();
     try {
       const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
       await suggestions.generateForInstance(i.id);

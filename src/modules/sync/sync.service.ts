@@ -70,7 +70,7 @@ export class SyncService {
    * change, when the event is one, and the event. */
   private write(uow: UnitOfWork, input: IngestInput): Flushed<TimelineEvent> {
     const quest = questChange(input);
-    if (quest) uow.send(this.characters.movePlayerQuest(uow.trx, { ...quest, userId: input.userId }));
+    if (quest) void uow.send(this.characters.movePlayerQuest(uow.trx, { ...quest, userId: input.userId }));
     return this.timeline.record(uow, recordInput(input));
   }
 

@@ -3,12 +3,7 @@ import { instancesRoutes } from './instances.routes.js';
 import type { InstancesService } from './instances.service.js';
 import './timeline.tables.js';
 
-export {
-  TimelineService,
-  toEvent,
-  toInstance,
-  type RecordInput,
-} from './timeline.service.js';
+export { TimelineService, toEvent, toInstance, type RecordInput } from './timeline.service.js';
 export { InstancesService } from './instances.service.js';
 export {
   UnifiedTimeline,

@@ -256,7 +256,7 @@ export class TimelineService {
       }
     }
     // Sent, not waited for: the subscribers' statements go out behind it.
-    if (touches.length > 0) uow.send(repo.touchInstances(trx, touches));
+    if (touches.length > 0) void uow.send(repo.touchInstances(trx, touches));
     for (const event of events)
       uow.afterCommit(() =>
         this.bus.publish('timeline.recorded', { event, observerIds: chains.get(event.observerId)! }),

@@ -78,8 +78,7 @@ const lastSeenAt = async (id: number) =>
   ).last_seen_at;
 
 /** Records one event in a transaction of its own, as a module does with its change. */
-const record = (input: RecordInput) =>
-  transaction(t.deps.db, (uow) => timeline().record(uow, input));
+const record = (input: RecordInput) => transaction(t.deps.db, (uow) => timeline().record(uow, input));
 
 describe('timeline rules', () => {
   it.each([
@@ -109,10 +108,12 @@ describe('timeline.record', () => {
     const bus = published();
     try {
       const event = await transaction(t.deps.db, async (uow) => {
-        const e = await timeline().record(
-          uow,
-          { eventType: 'committed_probe', eventText: 'seen', userId: owner.id, instanceId }
-        );
+        const e = await timeline().record(uow, {
+          eventType: 'committed_probe',
+          eventText: 'seen',
+          userId: owner.id,
+          instanceId,
+        });
         // Stored in the transaction (it reads its own write), announced to nobody yet.
         expect(await timeline().list({ eventType: 'committed_probe', limit: 5 }, uow.trx)).toEqual([e]);
         expect(bus.seen).toEqual({ timeline: [], activity: [] });
@@ -137,10 +138,7 @@ describe('timeline.record', () => {
     try {
       await expect(
         transaction(t.deps.db, async (uow) => {
-          await timeline().record(
-            uow,
-            { eventType: 'rolled_back_probe', userId: owner.id, instanceId }
-          );
+          await timeline().record(uow, { eventType: 'rolled_back_probe', userId: owner.id, instanceId });
           throw new Error('the change failed');
         }),
       ).rejects.toThrow('the change failed');
@@ -219,7 +217,7 @@ describe('timeline.record', () => {
     const events = await transaction(t.deps.db, (uow) =>
       timeline().recordMany(
         uow,
-        [second, first, second].map((instanceId) => ({ eventType: 'batch_touch', instanceId }))
+        [second, first, second].map((instanceId) => ({ eventType: 'batch_touch', instanceId })),
       ),
     );
     expect((await lastSeenAt(second))?.toISOString()).toBe(events[0]!.timelineAt);
@@ -252,7 +250,7 @@ describe('timeline.record', () => {
     const batch = transaction(t.deps.db, (uow) =>
       timeline().recordMany(
         uow,
-        [high, low].map((instanceId) => ({ eventType: 'lock_order', instanceId }))
+        [high, low].map((instanceId) => ({ eventType: 'lock_order', instanceId })),
       ),
     );
     // The batch waits for the lower row.

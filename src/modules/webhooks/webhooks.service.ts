@@ -238,7 +238,9 @@ export class WebhooksService {
     const at = new Date(this.now()).toISOString();
     const body = payload(TEST_EVENT_TYPE, at, { webhookId: id, requestedByUserId: actorId });
     const [row] = await transaction(this.d.db, (uow) =>
-      this.enqueue(uow, [{ id: randomUUID(), webhookId: id, eventId: null, eventType: TEST_EVENT_TYPE, body }]),
+      this.enqueue(uow, [
+        { id: randomUUID(), webhookId: id, eventId: null, eventType: TEST_EVENT_TYPE, body },
+      ]),
     );
     return toDelivery(row!, []);
   }

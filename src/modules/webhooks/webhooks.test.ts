@@ -413,9 +413,7 @@ describe('delivery', () => {
   it('stops delivering to a disabled endpoint, signs with a rotated secret, forgets a deleted one', async () => {
     const hook = await register('/lifecycle', { eventTypes: ['lifecycle_probe'] });
     const record = () =>
-      transaction(t.deps.db, (uow) =>
-        t.deps.services.timeline.record(uow, { eventType: 'lifecycle_probe' }),
-      );
+      transaction(t.deps.db, (uow) => t.deps.services.timeline.record(uow, { eventType: 'lifecycle_probe' }));
 
     expect((await api('PATCH', `/api/admin/webhooks/${hook.id}`, { enabled: false })).body.enabled).toBe(
       false,

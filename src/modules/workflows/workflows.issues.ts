@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { together, transaction, type Db, type Executor } from '../../platform/db/database.js';
+import { together, transaction, type Db } from '../../platform/db/database.js';
 import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { enqueueLater } from '../../platform/jobs/later.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';

@@ -2,7 +2,7 @@
 // allowed task moves, edits and reruns; artifacts inserted draft, ready once written, reviewed
 // once, the last approving review recording evidence (which may advance the instance). The
 // orchestrator (built beside this) creates tasks and artifacts through the seams below.
-import { dbNow, type Executor, together, transaction, type Trx } from '../../platform/db/database.js';
+import { dbNow, type Executor, together, transaction } from '../../platform/db/database.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
@@ -172,7 +172,6 @@ export class WorkflowTasksService {
   /** A run of this task alone (old artifacts stay); refused while the task runs or a run is active. */
   async rerun(actor: WorkflowActor, taskId: string): Promise<Run> {
     return transaction(this.db, async (uow) => {
-      const { trx } = uow;
       const { w, task } = await this.taskWrite(uow, taskId, actor);
       if (task.status === 'in_progress')
         throw new AppError('conflict', 'The task is in progress; it cannot rerun now');

@@ -275,9 +275,9 @@ describe('database layer', () => {
     await expect(late).rejects.toBeInstanceOf(StatementAfterEndError);
     expect(await counterValue()).toBe(before);
     // The connection serves the next transaction as usual.
-    expect(await transaction(t.deps.db, async ({ trx }) => (await sql`select 3 as n`.execute(trx)).rows)).toEqual(
-      [{ n: 3 }],
-    );
+    expect(
+      await transaction(t.deps.db, async ({ trx }) => (await sql`select 3 as n`.execute(trx)).rows),
+    ).toEqual([{ n: 3 }]);
   });
 
   it('lets no statement of a transaction run after its rollback when they were sent together', async () => {

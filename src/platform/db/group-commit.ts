@@ -22,8 +22,8 @@ interface Member {
   work: GroupWork<unknown>;
   /** When it was asked for (Date.now()). */
   at: number;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
 }
 
 export interface GroupCommitOptions {
@@ -46,7 +46,7 @@ export class GroupCommit {
   /** Runs `work` in a unit of work, shared with the others queued meanwhile; answers its item. */
   run<T>(work: GroupWork<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ work, at: Date.now(), resolve: resolve as (v: unknown) => void, reject });
+      this.queued.push({ work, at: Date.now(), resolve: resolve as (value: unknown) => void, reject });
       if (!this.writing) void this.writeQueued();
     });
   }
@@ -58,7 +58,8 @@ export class GroupCommit {
         const group = this.fresh(this.queued.splice(0, this.o.max));
         if (group.length === 0) continue;
         if (group.length === 1 || !(await this.writeGroup(group)))
-          for (const m of group) await transaction(this.db, async (uow) => m.work(uow)).then(m.resolve, m.reject);
+          for (const m of group)
+            await transaction(this.db, async (uow) => m.work(uow)).then(m.resolve, m.reject);
       }
     } finally {
       this.writing = false;

@@ -53,7 +53,8 @@ describe('unit of work', () => {
       const added = Array.from({ length: 5 }, (_, i) =>
         timeline.record(uow, { eventType: 'uow_batch_probe', eventText: `event ${i}` }),
       );
-      for (let i = 0; i < 5; i++) void enqueueLater(uow, 'webhooks.deliver', { deliveryId: crypto.randomUUID() });
+      for (let i = 0; i < 5; i++)
+        void enqueueLater(uow, 'webhooks.deliver', { deliveryId: crypto.randomUUID() });
       expect(seen).toEqual([]);
       await uow.flush();
       return Promise.all(added);
@@ -70,7 +71,8 @@ describe('unit of work', () => {
     const registry = unitOfWorkRegistry(t.deps.db);
     let failing = true;
     registry.onFlush('timeline', async (_uow, events) => {
-      if (failing && events.some((e) => e.eventType === 'uow_subscriber_probe')) throw new Error('subscriber failed');
+      if (failing && events.some((e) => e.eventType === 'uow_subscriber_probe'))
+        throw new Error('subscriber failed');
     });
     const seen: string[] = [];
     await expect(

@@ -37,7 +37,10 @@ export type Flusher<K extends UnitKind> = (
 ) => Promise<readonly ResultOf<K>[]>;
 /** Called with what a round wrote of a kind, in the order added. It may add items (flushed in the
  * next round) but must not await one: that would wait for the round it runs in. */
-export type Subscriber<K extends UnitKind> = (uow: UnitOfWork, flushed: readonly ResultOf<K>[]) => Promise<void>;
+export type Subscriber<K extends UnitKind> = (
+  uow: UnitOfWork,
+  flushed: readonly ResultOf<K>[],
+) => Promise<void>;
 
 type AnyFlusher = (uow: UnitOfWork, items: readonly unknown[]) => Promise<readonly unknown[]>;
 type AnySubscriber = (uow: UnitOfWork, flushed: readonly unknown[]) => Promise<void>;
@@ -72,8 +75,8 @@ export function unitOfWorkRegistry(db: object): UnitOfWorkRegistry {
 
 interface Entry {
   item: unknown;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
 }
 
 /** An item's answer: awaiting it flushes the unit (see the header). */
@@ -112,12 +115,12 @@ export class UnitOfWork {
   /** Adds an item of a kind, written at the next flush (at commit, or when it is awaited). */
   add<K extends UnitKind>(kind: K, item: ItemOf<K>): Flushed<ResultOf<K>> {
     if (!this.registry.flushers.has(kind)) throw new Error(`no flusher of unit-of-work kind ${kind}`);
-    const answer = new Promise<ResultOf<K>>((resolve, reject) => {
+    const answer = new Promise<unknown>((resolve, reject) => {
       const list = this.pending.get(kind) ?? [];
-      list.push({ item, resolve: resolve as (v: unknown) => void, reject });
+      list.push({ item, resolve, reject });
       this.pending.set(kind, list);
     });
-    return new Flushed(this, answer);
+    return new Flushed(this, answer as Promise<ResultOf<K>>);
   }
 
   /** A statement sent now and not waited for here: the connection is pipelined, so it shares a
@@ -148,7 +151,8 @@ export class UnitOfWork {
       this.pending = new Map();
       const written = await together(round.map(([kind, entries]) => this.write(kind, entries)));
       for (const [i, [kind]] of round.entries())
-        for (const subscriber of this.registry.subscribers.get(kind) ?? []) await subscriber(this, written[i]!);
+        for (const subscriber of this.registry.subscribers.get(kind) ?? [])
+          await subscriber(this, written[i]!);
     }
     const sent = this.sent;
     this.sent = [];

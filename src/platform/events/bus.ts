@@ -1,5 +1,5 @@
 // Typed in-process events, published after the transaction that caused them committed
-// (see `transaction(db, (trx, afterCommit) => …)`). The realtime layer listens and broadcasts;
+// (a unit of work's `afterCommit`: `transaction(db, (uow) => …)`, unit-of-work.ts). The realtime layer listens and broadcasts;
 // Socket.IO's adapter carries broadcasts to the other nodes, so this bus never needs to.
 //
 // Modules declare their events by augmenting AppEvents in their own files:

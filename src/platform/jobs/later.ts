@@ -37,16 +37,16 @@ export function flushJobs(queue: JobQueue): Flusher<'jobs'> {
       const { name, options } = group[0]!;
       // A keyed job goes alone: pg-boss's send skips a duplicate, where its insert would fail.
       if (options?.singletonKey)
-        for (const j of group) uow.send(queue.enqueue(uow.trx, name, j.data, options));
+        for (const j of group) void uow.send(queue.enqueue(uow.trx, name, j.data, options));
       else
-        uow.send(
-        queue.enqueueMany(
-          uow.trx,
-          name,
-          group.map((j) => j.data),
-          options,
-        ),
-      );
+        void uow.send(
+          queue.enqueueMany(
+            uow.trx,
+            name,
+            group.map((j) => j.data),
+            options,
+          ),
+        );
       if (!options?.startAfterSeconds) uow.afterCommit(() => queue.wake(name));
     }
     return jobs.map(() => undefined);
