@@ -3,8 +3,7 @@
 // is kept in the history), CANCEL, follow-ups, the protocol selection and workflow creation on a
 // chat-platform channel, and the undo of an auto-executed transition inside and outside its window
 // and after the instance moved on.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SuggestionJobs } from './suggestions.jobs.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../../test/expect-problem.js';
 import { createTestApp, createUser, eventually, type TestApp, type TestUser } from '../../../test/harness.js';
 import { manualClock, MINUTE, suggestionsClient } from './suggestions.fixtures.js';
@@ -141,20 +140,17 @@ describe('execute, per action type', () => {
       artifact: { id: r1.metadata.artifactId, reviewStatus: 'approved' },
       advanced: null,
     });
-    // A refused operation: the artifact was reviewed meanwhile. Its problem passes through and is
-    // kept with the suggestion, which stays active.
-    // A background pass (the suggestions job each write enqueues) would expire r2 once it saw the
-    // review: the earlier writes' passes are let finish first, and this write goes without its
-    // own, as if the execution came before that job ran.
+    // A refused operation: the artifact was reviewed meanwhile, by a write whose pass has not run
+    // yet (a background pass would expire r2 once it saw the review): the earlier writes' passes
+    // are let finish, then the review is written straight to the database, as another node's
+    // write before its job ran. Its problem passes through and is kept with the suggestion, which
+    // stays active.
     await t.deps.jobs.drain(15_000);
-    const noPass = vi.spyOn(SuggestionJobs.prototype, 'onRecorded').mockResolvedValue();
-    try {
-      await c.ok(admin, 'POST', `/api/protocol/artifacts/${r2.metadata.artifactId}/review`, {
-        approve: true,
-      });
-    } finally {
-      noPass.mockRestore();
-    }
+    await t.deps.db
+      .updateTable('workflow_artifacts')
+      .set({ review_status: 'approved', reviewed_by_user_id: admin.id, reviewed_at: new Date() })
+      .where('id', '=', r2.metadata.artifactId)
+      .execute();
     const refused = expectProblem(
       await c.execute(admin, i.id, { suggestionId: r2.id, params: { approve: true } }),
       409,

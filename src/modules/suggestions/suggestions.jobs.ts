@@ -24,9 +24,11 @@ export class SuggestionJobs {
       name: GENERATE_JOB,
       schema: z.object({ instanceId: z.uuid() }),
       retryLimit: 2,
-      // A worker waits for its one-second poll unless its last fetch came back full, so the
-      // writes of the second before (an orchestrator run's nine come within one) meet in one
-      // batch; 50 a batch keeps that up to about 100 writes a second over the two workers.
+      // A worker waits for its one-second poll (never woken by a write's commit) unless its last
+      // fetch came back full, so the writes of the second before (an orchestrator run's nine come
+      // within one) meet in one batch; 50 a batch keeps that up to about 100 writes a second over
+      // the two workers.
+      wakeOnEnqueue: false,
       batchSize: 50,
       localConcurrency: 2,
       // A pass reads the instance as it is: one after the fetch serves every write before it.

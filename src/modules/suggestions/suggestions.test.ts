@@ -3,8 +3,7 @@
 // injected clock, one open suggestion per key, and the pass after an instance write. A user's
 // answers, the config and who sees what are in suggestions.answers.test.ts; the app and users
 // both files use are made by `useSuggestionsApp()` (suggestions.fixtures.ts).
-import { describe, expect, it, vi } from 'vitest';
-import { SuggestionJobs } from './suggestions.jobs.js';
+import { describe, expect, it } from 'vitest';
 import { createUser, eventually } from '../../../test/harness.js';
 import { admin, c, clock, creator, MINUTE, other, t, useSuggestionsApp } from './suggestions.fixtures.js';
 import * as repo from './suggestions.repository.js';
@@ -303,28 +302,27 @@ describe('the pass after an instance write', () => {
 
   it('passes the instance again as it is after moving it by itself', async () => {
     const u = await createUser(t);
-    await c.config(u, { autoTransitionOnGuard: true, autoRunOrchestrator: false });
+    await c.config(u, { autoTransitionOnGuard: false, autoRunOrchestrator: false });
     const { suggestions } = t.deps.services;
-    // No job of the instance's writes: this test's call is its only pass.
-    const noPass = vi.spyOn(SuggestionJobs.prototype, 'onRecorded').mockResolvedValue();
-    try {
-      const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
-      await suggestions.generateForInstance(i.id);
-      expect(await c.ok(u, 'GET', `/api/protocol/instances/${i.id}`)).toMatchObject({
-        state: 'triage',
-        stateVisit: 2,
-      });
-      // The free exit taken, then intake's suggestion expired by the pass that saw triage.
-      const history = await c.history(u, `instance/${i.id}`);
-      expect(
-        history.map((s: any) => [s.type, s.status, s.expiredReason, s.autoExecuted, s.context.state]).sort(),
-      ).toEqual([
-        ['BREAK_DOWN_TASKS', 'expired', 'trigger', false, 'intake'],
-        ['TRANSITION_STATE', 'executed', null, true, 'intake'],
-      ]);
-    } finally {
-      noPass.mockRestore();
-    }
+    // The instance's own pass (its job) suggests the free exit without taking it; then, allowed
+    // to, this test's pass takes it and passes the instance again as it is in triage.
+    const i = await c.instance(u, { machineId: 'documentation_flow_v1' });
+    await t.deps.jobs.drain(15_000);
+    expect(await c.types(u, i.id)).toEqual(['BREAK_DOWN_TASKS', 'TRANSITION_STATE']);
+    await c.config(u, { autoTransitionOnGuard: true });
+    await suggestions.generateForInstance(i.id);
+    expect(await c.ok(u, 'GET', `/api/protocol/instances/${i.id}`)).toMatchObject({
+      state: 'triage',
+      stateVisit: 2,
+    });
+    // The free exit taken, then intake's suggestion expired by the pass that saw triage.
+    const history = await c.history(u, `instance/${i.id}`);
+    expect(
+      history.map((s: any) => [s.type, s.status, s.expiredReason, s.autoExecuted, s.context.state]).sort(),
+    ).toEqual([
+      ['BREAK_DOWN_TASKS', 'expired', 'trigger', false, 'intake'],
+      ['TRANSITION_STATE', 'executed', null, true, 'intake'],
+    ]);
   });
 
   it('passes nothing for an instance that is gone, or whose creator is', async () => {

@@ -39,6 +39,9 @@ export interface JobDefinition<S extends z.ZodType = z.ZodType> {
    * job of the batch asked for after its own change committed (a job is fetched only once its
    * transaction committed), so one run after the fetch serves them all. */
   coalesceBy?: (data: z.output<S>) => string;
+  /** False: an enqueue never wakes this node's workers (`wake`), so the jobs sent between two
+   * polls meet in one batch (with `coalesceBy`, one run for them all). */
+  wakeOnEnqueue?: false;
 }
 
 interface LocalWorker {
@@ -169,6 +172,7 @@ export class JobQueue {
    * (one: waking them all would send a fetch each for a single job). With none idle, a busy one
    * fetches as soon as it is done. */
   wake(name: string): void {
+    if (this.defs.get(name)?.wakeOnEnqueue === false) return;
     const now = Date.now();
     // Idle, and not already woken for another job (a woken worker whose fetch found nothing,
     // another node having taken the job, counts as idle again after a second).
