@@ -52,7 +52,7 @@ export function attachRealtimeAdapter(
     // still has not answered after RELEASE_WAIT_MS keeps pool.end() waiting for it.
     for (let waited = 0; pool.totalCount > pool.idleCount && waited < RELEASE_WAIT_MS; waited += 50) {
       await new Promise((r) => setTimeout(r, 50));
-      if (pool.totalCount > pool.idleCount) io.of('/').adapter.close();
+      if (pool.totalCount > pool.idleCount) void io.of('/').adapter.close();
     }
     await pool.end().catch(() => undefined);
   };
