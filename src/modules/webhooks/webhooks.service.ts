@@ -12,7 +12,7 @@
 // outbox, with pg-boss's table as the outbox), and nothing waits on the bus.
 //
 // The hook runs once per recording with all its events (a sync batch is up to 100): their
-// deliveries are one multi-row insert and their jobs one pg-boss `insert`, sent together, so a
+// deliveries are one multi-row insert and their jobs one pg-boss `insert`, so a
 // batch that matches costs two statements whatever its size (it was two, one after the other, per
 // delivery, inside the batch's transaction, and ingest stalled behind them). It runs for every
 // recording, so it must cost nothing when no endpoint matches: the enabled endpoints are cached
@@ -277,8 +277,8 @@ export class WebhooksService {
     if (rows.length > 0) await this.enqueue(trx, rows, afterCommit);
   }
 
-  /** The deliveries and their jobs, sent together (one round trip: the jobs name the deliveries
-   * by the ids made here, not by the insert's answer). */
+  /** The deliveries and their jobs, made together (the jobs name the deliveries by the ids made
+   * here, not by the insert's answer). */
   private async enqueue(
     trx: Executor,
     rows: Parameters<typeof repo.insertDeliveries>[1],

@@ -31,8 +31,7 @@ export async function recordEvents(to: EventsTarget, events: PendingEvent[]): Pr
   if (events.length === 0) return [];
   const { trx, afterCommit, ports } = to;
   const { instanceWritten, notify } = ports;
-  // The jobs and the events are independent statements: sent together (the connection is
-  // pipelined), they take one round trip.
+  // The jobs and the events are independent statements: made together.
   const jobs = instanceWritten
     ? [...new Set(events.map((e) => e.row.id))].map((id) => instanceWritten(trx, id))
     : [];

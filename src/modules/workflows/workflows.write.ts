@@ -1,11 +1,8 @@
 // One write to a workflow instance, as one object: its transaction and after-commit hooks, who
-// acts, the instance row and its definition. Its verbs send their statements at once (the
-// connection is pipelined: statements that do not wait for each other share a round trip) and
+// acts, the instance row and its definition. Its verbs make their statements at once, without
+// waiting for their answers (the transaction runs them one after another, in the order made), and
 // collect the write's timeline events; `end` records the events in one insert, with the
-// `instanceWritten` jobs, in the same round trip as the statements still unanswered, and waits
-// for all of them. A state-moving write thus takes three round trips (the locked read, the
-// update with its events, the commit), four when the entry starts a run or completes the
-// instance, more when an entry action reads first and waits for what it writes (collectArtifacts).
+// `instanceWritten` jobs, and waits for every statement made.
 import { randomUUID } from 'node:crypto';
 import { together, transaction, type Trx } from '../../platform/db/database.js';
 import { AppError } from '../../platform/http/problem.js';
