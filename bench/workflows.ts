@@ -19,8 +19,7 @@
 // row-locked instance reads (the lock's wait included) and of its other statements; the CPU per
 // flow of the service's thread (and how busy its event loop was) and of the PostgreSQL backends
 // serving it (Linux); a task's claim and finish step by step (pool wait, each statement's round
-// trip; on a pipelined connection a statement's round trip includes its wait behind those sent
-// before it); the load generator's event-loop delay, and each write request's time inside the
+// trip); the load generator's event-loop delay, and each write request's time inside the
 // service (received → answer sent, from the audit log), to tell the service's part of a
 // request's time from the load generator's;
 // WF_TRACE=1 prints every statement (first 160 characters, after where it comes from) to stderr

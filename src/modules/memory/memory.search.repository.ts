@@ -4,7 +4,7 @@
 // service's memory.sketch-index.ts, from rows read here); which one runs follows the migration
 // variant applied (the database's vector capability), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
-import { reserved, together, type Executor } from '../../platform/db/database.js';
+import { together, type Executor } from '../../platform/db/database.js';
 import { vectorLiteral } from './memory.encoding.js';
 import { memoryColumns, type RetrievalRow } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
@@ -151,9 +151,8 @@ export function rerankPool(candidates: number): number {
  * whole scope, never a post-filtered index) and the `candidates` best full-text matches (any
  * query word; ts_rank with length normalisation), merged by chunk id.
  * The full-text side starts at once, the vector side when the embedding (which may be a promise)
- * arrives. The full-text statement and the sketch index's catch-up read go out together on one
- * connection: one write and one round trip (a system call costs a third of a millisecond in this
- * service's sandbox, and PGlite's one connection answered them one after the other). Each side
+ * arrives. The full-text statement and the sketch index's catch-up read run at once (on two
+ * connections of the pool on PostgreSQL; PGlite's one connection answers them in turn). Each side
  * reads its chunks' columns itself, by primary key on the few rows it keeps (lateral subqueries
  * with `limit 1`, which the planner cannot flatten into a hash join that scans every chunk of the
  * scope again), so no plan depends on row estimates for CTEs (a nested loop over mis-estimated CTE
@@ -166,13 +165,9 @@ export async function searchChunks(db: Executor, p: SearchParams): Promise<Searc
   const embedded = Promise.resolve(p.embedding);
   // Awaited below, unless the full-text side fails first.
   embedded.catch(() => undefined);
-  const firstReads = async (conn: Executor) => {
-    // Not opened for a search by full text alone.
-    const opened = p.embedding === undefined ? undefined : p.index.open(conn, p);
-    const [, rows] = await together([opened?.ready, textSide(conn, p)]);
-    return [opened, rows] as const;
-  };
-  const [scan, text] = await reserved(db, firstReads);
+  // Not opened for a search by full text alone.
+  const scan = p.embedding === undefined ? undefined : p.index.open(db, p);
+  const [, text] = await together([scan?.ready, textSide(db, p)]);
   const embedding = await embedded;
   const near =
     embedding && scan

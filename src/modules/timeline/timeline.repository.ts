@@ -132,8 +132,8 @@ export function updateInstance(db: Executor, id: number, changes: Updateable<Ins
  * failing), as would one `UPDATE … WHERE id IN (…)`, which locks rows in whatever order its plan
  * reads them (a join, or a scan in physical order, which an update changes). `SELECT … ORDER BY
  * id FOR NO KEY UPDATE` locks as its sort hands the rows over, in id order; the update after it
- * then only finds rows its transaction holds. Both are sent at once (one round trip), and the
- * server runs the lock to its end before the update begins. `NO KEY UPDATE`, the lock the update
+ * then only finds rows its transaction holds. Both are made at once, and the transaction runs
+ * the lock to its end before the update begins. `NO KEY UPDATE`, the lock the update
  * takes anyway: it does not block the foreign-key checks of events inserted meanwhile. */
 export async function touchInstances(db: Executor, touches: readonly { id: number; at: Date }[]) {
   const sorted = [...touches].sort((a, b) => a.id - b.id);

@@ -84,7 +84,7 @@ const ENTRY_ACTIONS: { [A in ActionName]: EntryAction<ActionReads[A]> } = {
         stateVisit: row.state_visit,
         artifacts: list,
       });
-      // The memory's and the statements are independent: sent together, one round trip;
+      // The memory's and the statements are independent: made together;
       // the event names the memory, so it waits for them.
       const [memory] = await together([
         row.created_by_user_id === null

@@ -268,7 +268,7 @@ export class WorkflowsService {
       w.checkWritable(input.expectedVersion);
       const { row } = w;
       // The approval's id is made here: its event names it, so the insert need not be answered
-      // before the advance's statements go out (they share its round trip).
+      // before the advance's statements are made.
       const approvalId = randomUUID();
       const note = input.note ?? null;
       const inserted = w.send(

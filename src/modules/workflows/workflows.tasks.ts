@@ -244,7 +244,7 @@ export class WorkflowTasksService {
         const { advanced, row } = await this.recordReviewsComplete(w);
         return { artifact: toArtifact(reviewed), instance: row, advanced };
       }
-      // The review's event and the instance's view are independent: one round trip.
+      // The review's event and the instance's view are independent: made at once.
       const [, view] = await together([w.end(), views.view(trx, instance)]);
       return { artifact: toArtifact(reviewed), instance: view, advanced: null };
     });
@@ -337,7 +337,7 @@ export async function startRunAndEnd(
   options?: { runTasks: boolean; concurrency: number },
 ): Promise<runs.RunRow> {
   const { id, inserted } = w.startRun(trigger, taskIds);
-  // Sent behind the insert, in its round trip.
+  // Made behind the insert, without waiting for its answer.
   const configured = options && w.send(runs.setRunOptions(w.trx, id, options));
   try {
     await w.end();

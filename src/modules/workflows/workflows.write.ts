@@ -1,12 +1,9 @@
 // One write to a workflow instance: the workflow verbs (move, return, enter, start a run, advance)
 // on the unit of work (unit-of-work.ts) of who acts on the instance row and its definition. Its
-// verbs send their statements at once (the connection is pipelined: statements that do not wait
-// for each other share a round trip) and collect the write's timeline events; `end` adds the
-// events to the unit and flushes it (one insert, with what its subscribers add: the suggestions'
-// jobs) in the same round trip as the statements still unanswered, and waits for all of them. A
-// state-moving write thus takes three round trips (the locked read, the update with its events,
-// the commit), four when the entry starts a run or completes the instance, more when an entry
-// action reads first and waits for what it writes (collectArtifacts).
+// verbs make their statements at once, without waiting for their answers (the transaction runs
+// them one after another, in the order made), and collect the write's timeline events; `end` adds
+// the events to the unit and flushes it (one insert, with what its subscribers add: the
+// suggestions' jobs), and waits for every statement made.
 import { randomUUID } from 'node:crypto';
 import { together, transaction, type Trx } from '../../platform/db/database.js';
 import type { UnitOfWork } from '../../platform/db/unit-of-work.js';

@@ -7,8 +7,6 @@
 //     statement, so the probe and a `WITH HOLD` cursor are made in one short transaction (the
 //     database keeps the result in its own storage when it commits), and each `FETCH` takes the
 //     connection only for itself, between other statements.
-// Statements go in the object form `{ text, values }`, which the pool's client (service-client.ts)
-// leaves unnamed: a cursor's text is unique, and naming it would fill the connection's statement cache.
 import { randomBytes } from 'node:crypto';
 import type { CompiledQuery } from 'kysely';
 import type pg from 'pg';

@@ -2,17 +2,9 @@
 // concurrency, a statement outside the open transaction fails instead of hanging (PGlite), and
 // a slow query does not stall the event loop.
 import { sql } from 'kysely';
-import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, isPostgres, type TestApp } from '../../../test/harness.js';
-import {
-  openDatabase,
-  reserved,
-  together,
-  transaction,
-  DatabaseBusyError,
-  StatementAfterEndError,
-} from './database.js';
+import { openDatabase, together, transaction, DatabaseBusyError } from './database.js';
 import { listMigrations, migrate } from './migrate.js';
 
 let t: TestApp;
@@ -27,49 +19,6 @@ afterAll(() => t.close());
 const counterValue = async () =>
   (await sql<{ value: number }>`select value from counter_test where id = 1`.execute(t.deps.db)).rows[0]!
     .value;
-
-/** Watches the connections the pool hands out: what reaches the last one and what it answers, in
- * order, and its socket's writes (a system call each). */
-function watchConnections() {
-  const clients: pg.PoolClient[] = [];
-  const acquired = (c: pg.PoolClient) => clients.push(c);
-  t.deps.database.pool.on('acquire', acquired);
-  const log: string[] = [];
-  let writes = 0;
-  const undo: (() => void)[] = [() => t.deps.database.pool.off('acquire', acquired)];
-  return {
-    log,
-    writes: () => writes,
-    /** 'I' idle, 'T' in a transaction, as the connection knows it from the answers so far. */
-    status: () =>
-      (clients.at(-1) as unknown as { getTransactionStatus(): string | null }).getTransactionStatus(),
-    /** From now on, on the connection handed out last; `sent` hears each statement sent. */
-    watch(sent?: (text: string) => void) {
-      const client = clients.at(-1)! as unknown as { query: (...args: unknown[]) => unknown };
-      const query = client.query;
-      client.query = (...args: unknown[]) => {
-        const text = String(args[0]);
-        log.push(`sent ${text}`);
-        const r = query.apply(client, args) as Promise<unknown>;
-        sent?.(text);
-        void r.then(
-          () => log.push(`answered ${text}`),
-          () => log.push(`failed ${text}`),
-        );
-        return r;
-      };
-      undo.push(() => (client.query = query));
-      // The socket the pool's client made and handed to pg (service-client.ts `ServiceClient`).
-      const stream = (client as unknown as { socket: Record<string, unknown> }).socket;
-      for (const k of ['_write', '_writev']) {
-        const f = stream[k] as (...a: unknown[]) => unknown;
-        stream[k] = (...a: unknown[]) => (writes++, f.apply(stream, a));
-        undo.push(() => (stream[k] = f));
-      }
-    },
-    restore: () => undo.splice(0).forEach((u) => u()),
-  };
-}
 
 describe('database layer', () => {
   it('applies every migration and reports the database kind', async () => {
@@ -157,127 +106,39 @@ describe('database layer', () => {
     if (single !== t.deps.database) await single.close();
   });
 
-  it('prepares parameterised statements once per connection, but not list-shaped ones', async () => {
-    const names = await transaction(t.deps.db, async ({ trx }) => {
-      for (let i = 0; i < 3; i++) {
-        const r = await sql<{ n: number }>`select ${i}::int + 40 as n /* prepared-probe */`.execute(trx);
-        expect(r.rows[0]!.n).toBe(i + 40);
-      }
-      const listed = await sql<{ n: number }>`select count(*)::int as n from (values (1), (2)) v(x)
-        where x in (${1}, ${2}) /* list-probe */`.execute(trx);
-      expect(listed.rows[0]!.n).toBe(2);
-      const rows = await sql<{
-        n: number;
-      }>`select count(*)::int as n from (values (${1}::int), (${2}::int)) v(x)
-        /* rows-probe */`.execute(trx);
-      expect(rows.rows[0]!.n).toBe(2);
-      // Same connection (the transaction's): what this session holds prepared.
-      const r = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(trx);
-      return r.rows.map((row) => row.statement);
-    });
-    expect(names.filter((s) => s.includes('prepared-probe'))).toHaveLength(1);
-    expect(names.filter((s) => s.includes('list-probe') || s.includes('rows-probe'))).toHaveLength(0);
-  });
-
-  it('plans every prepared statement for its parameters, on every connection, set before its first use', async () => {
-    // As many connections as the pool holds at once: each is set up before its first statement.
-    const modes = await Promise.all(
-      Array.from({ length: 4 }, () =>
-        transaction(t.deps.db, async ({ trx }) => {
-          const r = await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(trx);
-          return r.rows[0]!.plan_cache_mode;
-        }),
-      ),
-    );
-    expect(modes).toEqual(Array(4).fill('force_custom_plan'));
-  });
-
-  it("sends a transaction's begin with its first statement, and its independent statements together", async () => {
-    const w = watchConnections();
-    try {
-      const seen = await transaction(t.deps.db, async ({ trx }) => {
-        // At the transaction's start the begin is on the wire, not answered.
-        const atStart = w.status();
-        w.watch();
-        // Two statements made at once on the transaction's connection: the second goes out before
-        // the first is answered (one round trip for both, pg's pipeline mode), in the same write
-        // as the first and the held `begin`; both are answered.
-        const [a, b] = await together([
-          sql<{ n: number }>`select 1 as n`.execute(trx),
-          sql<{ n: number }>`select 2 as n`.execute(trx),
-        ]);
-        return { atStart, after: w.status(), a: a.rows, b: b.rows, writes: w.writes() };
-      });
-      expect(seen).toEqual({ atStart: 'I', after: 'T', a: [{ n: 1 }], b: [{ n: 2 }], writes: 1 });
-      // Both out before either answer (the first's answer waits on the begin's too, so the two
-      // may settle in either order).
-      expect(w.log.slice(0, 2)).toEqual(['sent select 1 as n', 'sent select 2 as n']);
-      expect(w.log.slice(2, 4).sort()).toEqual(['answered select 1 as n', 'answered select 2 as n']);
-      expect(w.log.slice(4)).toEqual(['sent commit', 'answered commit']);
-      w.restore();
-      // A failing statement among them still rolls the whole transaction back.
-      const before = await counterValue();
-      await expect(
-        transaction(t.deps.db, async ({ trx }) =>
-          together([
-            sql`update counter_test set value = -1 where id = 1`.execute(trx),
-            sql`select 1 / 0`.execute(trx),
-          ]),
-        ),
-      ).rejects.toThrow(/division by zero/);
-      expect(await counterValue()).toBe(before);
-    } finally {
-      w.restore();
-    }
-  });
-
-  it('a reserved connection sends statements made together in one write; one made after it is refused', async () => {
-    const w = watchConnections();
-    let conn!: Parameters<Parameters<typeof reserved>[1]>[0];
-    try {
-      const seen = await reserved(t.deps.db, async (c) => {
-        conn = c;
-        w.watch();
-        const [a, b] = await together([
-          sql<{ n: number }>`select 1 as n`.execute(c),
-          sql<{ n: number }>`select 2 as n`.execute(c),
-        ]);
-        return { a: a.rows, b: b.rows, writes: w.writes(), transaction: c.isTransaction };
-      });
-      expect(seen).toEqual({ a: [{ n: 1 }], b: [{ n: 2 }], writes: 1, transaction: false });
-      expect(w.log.slice(0, 2)).toEqual(['sent select 1 as n', 'sent select 2 as n']);
-    } finally {
-      w.restore();
-    }
-    // Its connection went back to the pool: a statement still holding it would run on another's.
-    await expect(sql`select 3`.execute(conn)).rejects.toBeInstanceOf(StatementAfterEndError);
-  });
-
-  it("refuses a statement made after its transaction's commit went out (never runs it on its own)", async () => {
-    const w = watchConnections();
+  it('rolls a transaction back when one of its statements made together fails', async () => {
     const before = await counterValue();
-    let late: Promise<unknown> | undefined;
-    try {
-      await transaction(t.deps.db, async ({ trx }) => {
-        await sql`select 1`.execute(trx);
-        // A statement made as soon as the commit is on its way, before it is answered (a promise
-        // left running when the callback returned; Kysely itself refuses one only once the
-        // commit is answered).
-        w.watch((text) => {
-          if (text !== 'commit') return;
-          late = sql`update counter_test set value = -5 where id = 1`.execute(trx);
-          late.catch(() => undefined); // awaited below, once the transaction is over
-        });
-      });
-    } finally {
-      w.restore();
-    }
-    await expect(late).rejects.toBeInstanceOf(StatementAfterEndError);
+    await expect(
+      transaction(t.deps.db, async ({ trx }) =>
+        together([
+          sql`update counter_test set value = -1 where id = 1`.execute(trx),
+          sql`select 1 / 0`.execute(trx),
+        ]),
+      ),
+    ).rejects.toThrow(/division by zero/);
     expect(await counterValue()).toBe(before);
-    // The connection serves the next transaction as usual.
-    expect(
-      await transaction(t.deps.db, async ({ trx }) => (await sql`select 3 as n`.execute(trx)).rows),
-    ).toEqual([{ n: 3 }]);
+  });
+
+  it("refuses a statement made on a transaction once it is over (Kysely's own guard)", async () => {
+    const before = await counterValue();
+    let kept!: Parameters<Parameters<typeof transaction>[1]>[0]['trx'];
+    await transaction(t.deps.db, async ({ trx }) => {
+      kept = trx;
+      await sql`select 1`.execute(trx);
+    });
+    await expect(sql`update counter_test set value = -5 where id = 1`.execute(kept)).rejects.toThrow(
+      'Transaction is already committed',
+    );
+    await expect(
+      transaction(t.deps.db, async ({ trx }) => {
+        kept = trx;
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    await expect(sql`update counter_test set value = -6 where id = 1`.execute(kept)).rejects.toThrow(
+      'Transaction is already rolled back',
+    );
+    expect(await counterValue()).toBe(before);
   });
 
   it('lets no statement of a transaction run after its rollback when they were sent together', async () => {

@@ -9,14 +9,10 @@ import { isUniqueViolation } from './errors.js';
 import { embeddedDir, isPostgresUrl } from './embedded.js';
 import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
-import { HeldConnections, StatementAfterEndError } from './held-connection.js';
-import { ServiceClient } from './service-client.js';
 import { traced } from '../tracing.js';
 import { UnitOfWork, unitOfWorkRegistry } from './unit-of-work.js';
 
 export { together } from './together.js';
-
-export { StatementAfterEndError };
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -128,68 +124,32 @@ const typeParsers = {
   },
 };
 
-/** A connection's first use: its session settings, set and awaited before its first statement
- * (a statement sent while another runs is queued by pg, which warns that it will stop doing so),
- * then its statements prepared. Prepared statements are planned for their parameters every time:
- * a generic plan chosen after five runs ranked full-text matches by a default selectivity and
- * made the memory bench's lexical p95 five times slower. What preparing saves is the parse and
- * analysis. */
-async function setUp(client: pg.PoolClient): Promise<void> {
-  // A connection lost while checked out and between statements (the server restarting, a network
-  // cut) is an 'error' event nobody else hears: an uncaught exception. Its next statement fails,
-  // and the pool drops it when it is released.
-  client.on('error', () => undefined);
-  await client.query('set plan_cache_mode = force_custom_plan');
-  (client as unknown as ServiceClient).serve();
-}
-
 function makePool(config: pg.PoolConfig, timeoutMs: number) {
-  const pool = new pg.Pool({
-    ...config,
-    Client: ServiceClient,
-    connectionTimeoutMillis: timeoutMs,
-    types: typeParsers,
-    // Statements of one connection go out without waiting for the answers to those before:
-    // independent statements of a transaction (its events and its job) take one round trip, and a
-    // transaction's `begin` none of its own (service-client.ts).
-    pipeline: true,
-  });
+  const pool = new pg.Pool({ ...config, connectionTimeoutMillis: timeoutMs, types: typeParsers });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
-  // Handed out again (by any path: Kysely's, pg-boss's): its last transaction is over.
-  pool.on('acquire', (client) => (client as unknown as ServiceClient).handedOut());
+  // Nor one lost while checked out and between statements (the server restarting, a network
+  // cut): the pool listens only to its idle clients. Its next statement fails, and the pool drops
+  // it when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const guarded = {
     async connect() {
-      let client: pg.PoolClient;
       try {
-        client = await pool.connect();
+        return await pool.connect();
       } catch (err) {
         if (err instanceof Error && /timeout/i.test(err.message)) throw new DatabaseBusyError(timeoutMs, err);
         throw err;
       }
-      if ((client as unknown as ServiceClient).serving) return client;
-      try {
-        await setUp(client);
-      } catch (err) {
-        client.release(err instanceof Error ? err : true);
-        throw err;
-      }
-      return client;
     },
     end: () => pool.end(),
+    options: pool.options,
   };
   return { pool, guarded };
 }
 
-/** Each database's transactions and reserved connections (held-connection.ts). */
-const heldBy = new WeakMap<Db, HeldConnections<Database>>();
-
-/** The Kysely of a pool, with its transactions and reserved connections. */
+/** The Kysely of a pool (the guarded one: a timeout is a busy error). */
 function kyselyOn(guarded: ReturnType<typeof makePool>['guarded']): Db {
-  const dialect = new PostgresDialect({ pool: guarded as unknown as pg.Pool });
-  const db = new Kysely<Database>({ dialect });
-  heldBy.set(db, new HeldConnections(dialect));
-  return db;
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
@@ -277,9 +237,10 @@ export function dbNow(): Date {
   return sql<Date>`now()` as unknown as Date;
 }
 
-/** Runs fn as one unit of work (unit-of-work.ts): its transaction, what it collects flushed before
- * the commit, its after-commit work run only once it committed (events are published, sockets
- * notified), never for a rolled-back change. */
+/** Runs fn as one unit of work (unit-of-work.ts) in a transaction (Kysely's): what it collects is
+ * flushed before the commit, its after-commit work runs only once it committed (events are
+ * published, sockets notified), never for a rolled-back change. A statement made on the
+ * transaction once it is over is refused by Kysely. */
 export async function transaction<T>(db: Db, fn: (uow: UnitOfWork) => PromiseLike<T>): Promise<T> {
   const registry = unitOfWorkRegistry(db);
   let unit: UnitOfWork | undefined;
@@ -289,21 +250,9 @@ export async function transaction<T>(db: Db, fn: (uow: UnitOfWork) => PromiseLik
     await unit.flush();
     return value;
   };
-  // A Kysely made elsewhere (not by openDatabase) runs Kysely's own transaction.
-  const held = heldBy.get(db);
-  const result = await traced('db.transaction', {}, () =>
-    held ? held.transaction(body) : db.transaction().execute(body),
-  );
+  const result = await traced('db.transaction', {}, () => db.transaction().execute(body));
   unit!.committed();
   return result;
-}
-
-/** Runs fn on one connection of its own: statements sent `together` go out in one write. Inside a
- * transaction, on the transaction's (it is one connection already). */
-export function reserved<T>(db: Executor, fn: (conn: Executor) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return fn(db);
-  const held = heldBy.get(db);
-  return held ? held.reserved(fn) : db.connection().execute(fn);
 }
 
 export { sql };

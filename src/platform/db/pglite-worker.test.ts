@@ -143,7 +143,7 @@ describe.skipIf(isPostgres())('embedded database socket server', () => {
 
   it("ends a client's session with it: the next one prepares the same names and starts from the defaults", async () => {
     // What the pool does after its connection idled out (ten seconds by default) or broke: a new
-    // connection, whose statements are named from the first again (service-client.ts).
+    // connection, in a session that knows none of the old one's prepared statements or settings.
     const named = { name: 's1', text: 'select $1::int + 1 as n', values: [1] };
     const first = await h.pool.connect();
     await first.query(named);

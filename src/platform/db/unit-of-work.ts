@@ -123,8 +123,8 @@ export class UnitOfWork {
     return new Flushed(this, answer as Promise<ResultOf<K>>);
   }
 
-  /** A statement sent now and not waited for here: the connection is pipelined, so it shares a
-   * round trip with what follows; the unit waits for it (and fails with it) at its next flush. */
+  /** A statement made now and not waited for here: the transaction runs it in the order made,
+   * while the caller goes on; the unit waits for it (and fails with it) at its next flush. */
   send<T>(statement: Promise<T>): Promise<T> {
     statement.catch(() => undefined);
     this.sent.push(statement);
