@@ -73,12 +73,17 @@ export class ModelTurn {
     const assistantId = await this.d.characters.assistantUserId();
     // A group's director acts as the assistant (spec: inventory rule 3), not as one of its cast.
     const actorUserId = group ? assistantId : lead.id;
+    // The lead speaker's card was read with it; a director's (the assistant's) is read here.
+    const actorCard =
+      !group && lead.card?.tools !== undefined
+        ? { tools: lead.card.tools, isAssistant: lead.isAssistant ?? false }
+        : undefined;
     // Side by side: reads of different owners that the composition waits for together.
     const [gathered, groundFloor, actorTools, historyNames] = await Promise.all([
       this.context.read(req),
       // The assistant's own turns (not an NPC's, not a group's) end with the ground floor.
       !group && lead.id === assistantId ? this.d.protocols.groundFloor() : undefined,
-      this.turnTools.forActor(actorUserId),
+      this.turnTools.forActor(actorUserId, actorCard),
       this.historyNames(history, speakers),
     ]);
     const { context, values, knowledge, dropped } = this.context.fit(

@@ -77,6 +77,7 @@ export class ChatSpeakers {
           speakingStyle: npc.speakingStyle,
           goals: npc.goals,
           playerMemory: npc.playerMemory,
+          tools: npc.tools,
         },
       };
     } catch (err) {

@@ -152,7 +152,11 @@ export class ChatTurns {
     try {
       const input = parseOrThrow(directNpcMessageSchema, raw, 'directNpcMessage');
       await this.rateLimit(user.id);
-      const [npc] = await this.speakers.speakersFor([], input.npcUserId, true);
+      // Side by side for the reason the route stage gives: their reads share statements.
+      const [[npc], routing] = await Promise.all([
+        this.speakers.speakersFor([], input.npcUserId, true),
+        this.routeUser(user),
+      ]);
       const conversation = npc!.isAssistant
         ? await this.d.conversations.resolve(user.id, undefined)
         : await this.d.conversations.direct(user.id, npc!.id);
@@ -165,7 +169,6 @@ export class ChatTurns {
       }
       const embedded = this.d.memory.embedQueryBatched(input.message);
       const cast = await this.speakers.turnCast(user.id, [npc!]);
-      const routing = await this.routeUser(user);
       const stored = await this.storeMessage(
         user,
         { ...input, npcUserId: npc!.id },
@@ -344,10 +347,14 @@ export class ChatTurns {
     conversation: { npc_user_ids: number[] },
     persona: TurnPersona | undefined,
   ): Promise<{ cast: TurnCast; routing: RoutingOutcome }> {
-    const answering = await this.speakers.cast(conversation.npc_user_ids, input.npcUserId, input.message);
+    // Side by side: both read character profiles and users' rows, and reads made together share
+    // one statement (batchedByKey), so routing costs the turn no statements of its own there.
+    const [answering, routing] = await Promise.all([
+      this.speakers.cast(conversation.npc_user_ids, input.npcUserId, input.message),
+      this.routeUser(user, input.channelId, persona),
+    ]);
     const speakers = persona ? answering.map((s) => ({ ...s, name: persona.persona })) : answering;
     const cast = await this.speakers.turnCast(user.id, speakers);
-    const routing = await this.routeUser(user, input.channelId, persona);
     return { cast, routing };
   }
 

@@ -140,7 +140,8 @@ export interface TurnCast {
 }
 
 /** A character card as a prompt reads it (the characters module's Npc fields). */
-export type CharacterCard = Pick<Npc, 'personality' | 'speakingStyle' | 'goals' | 'playerMemory'>;
+export type CharacterCard = Pick<Npc, 'personality' | 'speakingStyle' | 'goals' | 'playerMemory'> &
+  Partial<Pick<Npc, 'tools'>>;
 
 /** What composing a turn's prompt needs (ModelTurn.prompt), all of it read before: the chat
  * turn's and the preview's. */
