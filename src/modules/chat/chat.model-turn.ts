@@ -9,7 +9,14 @@ import { ChoicesFilter, extractChoices, maxTokensFor, parseDirectorReply } from 
 import { chatTools, runToolCalls, toolSpecs, TurnTools, type ChatTool } from './chat.tools.js';
 import * as repo from './conversations.repository.js';
 import type { MessageRow } from './conversations.service.js';
-import type { ChatServiceDeps, ChatServiceOptions, PromptRequest, Speaker, Turn, TurnEmitter } from './chat.types.js';
+import type {
+  ChatServiceDeps,
+  ChatServiceOptions,
+  PromptRequest,
+  Speaker,
+  Turn,
+  TurnEmitter,
+} from './chat.types.js';
 import type { FittedContext } from './chat.context.rules.js';
 import { buildPrompt } from './chat.prompt.js';
 import { TurnContextReader } from './chat.context.js';
@@ -182,7 +189,10 @@ export class ModelTurn {
       maxOutputTokens: maxTokensFor(turn.prefs) * (p.group ? turn.cast.speakers.length : 1),
       // The offline model speaks in the protocol's tone; the categories are the tones.
       grounding: {
-        memories: p.context.memories.map((m) => ({ content: m.content, createdAt: m.createdAt.toISOString() })),
+        memories: p.context.memories.map((m) => ({
+          content: m.content,
+          createdAt: m.createdAt.toISOString(),
+        })),
         tone: turn.routing.protocol === 'GROUND_FLOOR' ? ('CUSTOM' as const) : turn.routing.protocol,
         speakerName: p.lead.name,
       },
@@ -283,7 +293,9 @@ export class ModelTurn {
       replies: planned.map((r) => ({ speakerName: names.get(r.npcUserId) ?? 'Assistant', text: r.text })),
       // One memory base for every persona: the exchange is the caller's, marked with the session
       // it happened in.
-      metadata: turn.persona ? { personaSessionId: turn.persona.sessionId, persona: turn.persona.persona } : {},
+      metadata: turn.persona
+        ? { personaSessionId: turn.persona.sessionId, persona: turn.persona.persona }
+        : {},
     });
     await turn.storeEmbeddings();
   }

@@ -90,9 +90,7 @@ export async function previewPrompt(
     ...(persona ? { personaType: persona.personaType } : {}),
   });
   const cast = await speakersOf.turnCast(user.id, speakers);
-  const history = conversation
-    ? await repo.history(d.db, conversation.id, opts.historyMessages)
-    : [];
+  const history = conversation ? await repo.history(d.db, conversation.id, opts.historyMessages) : [];
   const composed = await modelTurn.prompt({
     user,
     conversationId: conversation?.id ?? null,

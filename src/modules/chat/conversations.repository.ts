@@ -240,7 +240,9 @@ export async function insertMessageWithHistory(db: Executor, v: NewMessage, hist
     .returning([
       ...messageColumns,
       sql<string>`nextval(pg_get_serial_sequence('chat_messages', 'id'))`.as('reply_id'),
-      sql<MessageJson[]>`(select coalesce(json_agg(h order by h.id), '[]'::json) from (select ${historyColumns} from chat_messages m where m.conversation_id = ${v.conversationId} order by m.id desc limit ${historyLimit}) h)`.as(
+      sql<
+        MessageJson[]
+      >`(select coalesce(json_agg(h order by h.id), '[]'::json) from (select ${historyColumns} from chat_messages m where m.conversation_id = ${v.conversationId} order by m.id desc limit ${historyLimit}) h)`.as(
         'history',
       ),
     ])
