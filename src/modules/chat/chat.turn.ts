@@ -95,7 +95,6 @@ export class ChatTurns {
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
       const { conversation, persona, existing } = await this.admit(user, input, failed);
-      failed.conversationId = conversation.id;
       if (existing?.status === 'answered') {
         await this.replay(conversation.id, existing.id, emit, persona);
         return { conversationId: conversation.id, messageId: existing.id };
