@@ -1,10 +1,8 @@
 // The turn's context, read from its owners (spec: "Conversation context"): memory retrieval over
 // the three tiers (the memory module), the speaking character's state (already read with the
 // speaker), the player's quests and relationships (characters), the inventory, and, when the
-// routed protocol grants it, the system's figures and what observers see. Every read that does not
-// depend on routing starts at once and side by side; the protocol's reach and the token budget are
-// applied by fitContext (chat.context.rules.ts).
-import type { UserPrincipal } from '../../platform/http/auth.js';
+// routed protocol grants it, the system's figures and what observers see, read side by side; the
+// protocol's reach and the token budget are applied by fitContext (chat.context.rules.ts).
 import { readableInTurn } from '../memory/index.js';
 import type { RoutingOutcome } from '../protocols/index.js';
 import {
@@ -14,7 +12,13 @@ import {
   type GatheredContext,
   type ProtocolContext,
 } from './chat.context.rules.js';
-import type { ChatServiceDeps, Prepared, TurnCast } from './chat.types.js';
+import type { ChatServiceDeps, PromptRequest } from './chat.types.js';
+
+/** What the context stage reads by: who speaks, to whom, routed where, about what. */
+export type ContextRequest = Pick<
+  PromptRequest,
+  'user' | 'conversationId' | 'cast' | 'routing' | 'text' | 'queryEmbedding'
+>;
 
 export type ContextDeps = Pick<ChatServiceDeps, 'memory' | 'characters' | 'inventory' | 'knowledge'>;
 
@@ -24,46 +28,29 @@ export class TurnContextReader {
     private readonly budgetTokens: number,
   ) {}
 
-  /** Starts (once per turn) every read of the context: retrieval begins its full-text side once
-   * the speakers' reach is known and its vector side when the query's embedding arrives (neither
-   * waits for routing); the system knowledge waits for routing, as only its capabilities say
-   * whether to read it. */
-  start(
-    prepared: Prepared,
-    user: Pick<UserPrincipal, 'id' | 'name'>,
-    cast: TurnCast,
-    text: string,
-    conversationId: number | undefined,
-  ): Promise<GatheredContext> {
-    if (prepared.context) return prepared.context;
-    const lead = cast.speakers.then((s) => s[0]!);
-    const npcInfo = lead.then((s) => ({ name: s.name, description: s.description, assistant_user_id: s.id }));
-    // Awaited once retrieval is done; a bad speaker fails the turn where it is read.
-    npcInfo.catch(() => undefined);
-    const knowledge = prepared.routing.then(({ resolved: { capabilities } }) =>
-      Promise.all([
-        capabilities.adminAccess ? this.d.knowledge.admin() : undefined,
-        capabilities.observer ? this.d.knowledge.observer() : undefined,
-      ]),
-    );
-    knowledge.catch(() => undefined);
-    // Each speaker's own memories; of the player's, only what the speakers may know (the reach).
-    const memory = Promise.all([cast.ids, cast.reach]).then(([ids, conversationIds]) =>
-      this.d.memory.gatherContext(user.id, ids[0]!, text, conversationId, {
-        queryEmbedding: prepared.queryEmbedding,
-        npcInfo,
+  /** The context stage: every read of the context, side by side, as they have different owners
+   * and the prompt waits for all of them. Retrieval's full-text side starts at once, its vector
+   * side when the query's embedding arrives; the system knowledge is read only when the routed
+   * protocol's capabilities ask for it. */
+  async read(req: ContextRequest): Promise<GatheredContext> {
+    const { user, cast, routing, text } = req;
+    const [speaker, ...others] = cast.speakers;
+    const { capabilities } = routing.resolved;
+    const [memory, player, inventory, system, observers] = await Promise.all([
+      // Each speaker's own memories; of the player's, only what the speakers may know (the reach).
+      this.d.memory.gatherContext(user.id, speaker!.id, text, req.conversationId ?? undefined, {
+        queryEmbedding: req.queryEmbedding,
+        npcInfo: { name: speaker!.name, description: speaker!.description, assistant_user_id: speaker!.id },
         perTier: RETRIEVAL_TIERS,
-        npcUserIds: ids,
-        conversationIds,
+        npcUserIds: cast.speakers.map((s) => s.id),
+        conversationIds: cast.reach,
       }),
-    );
-    prepared.context = Promise.all([
-      memory,
-      cast.ids.then((ids) => this.d.characters.playerContext(user.id, ids[0]!)),
+      this.d.characters.playerContext(user.id, speaker!.id),
       this.d.inventory.inventory(user.id),
-      cast.speakers,
-      knowledge,
-    ]).then(([memory, player, inventory, [speaker, ...others], [system, observers]]) => ({
+      capabilities.adminAccess ? this.d.knowledge.admin() : undefined,
+      capabilities.observer ? this.d.knowledge.observer() : undefined,
+    ]);
+    return {
       playerUserId: user.id,
       playerName: user.name,
       npc: memory.npcInfo,
@@ -75,9 +62,7 @@ export class TurnContextReader {
       inventory: { items: inventory.items, energyCoins: inventory.energy_coins },
       system,
       observers,
-    }));
-    prepared.context.catch(() => undefined);
-    return prepared.context;
+    };
   }
 
   /** The context as the routed protocol may see it, within the budget. */

@@ -1,30 +1,56 @@
-// The model's part of a turn: the context (retrieval and the inventory summary, started as soon
-// as the conversation is known), the system prompt composed from the routed protocol, the model
-// call (streamed or not) with the tools the protocol allows and their calls run as the director,
-// a second call only after a tool request, the replies planned from the answer and stored, and
-// the exchange kept as a shared memory once they are sent.
-import type { UserPrincipal } from '../../platform/http/auth.js';
+// The model's stages of a turn, each a method with its inputs and outputs typed, called one after
+// another by the turn (chat.turn.ts): `prompt` (the context stage and the composition, also the
+// admin preview's), `model` (one call, streamed or not), `tools` (the calls the model asked for,
+// run as the director), `store` (the replies planned from the answer, stored) and `remember` (the
+// exchange kept as a shared memory once the replies are sent).
 import type { ChatMessage as ModelMessage, ChatResult, ToolSpec } from '../../platform/models/provider.js';
+import type { NpcTools } from '../characters/index.js';
 import { ChoicesFilter, extractChoices, maxTokensFor, parseDirectorReply } from './chat.rules.js';
 import { chatTools, runToolCalls, toolSpecs, TurnTools, type ChatTool } from './chat.tools.js';
 import * as repo from './conversations.repository.js';
 import type { MessageRow } from './conversations.service.js';
 import type {
-  TurnEmitter,
   ChatServiceDeps,
   ChatServiceOptions,
-  Prepared,
   PromptRequest,
   Speaker,
   Turn,
-  TurnCast,
+  TurnEmitter,
 } from './chat.types.js';
-import { ChatSpeakers } from './chat.speakers.js';
+import type { FittedContext } from './chat.context.rules.js';
 import { buildPrompt } from './chat.prompt.js';
 import { TurnContextReader } from './chat.context.js';
 
+/** The prompt a turn sends, with what its later stages need of its composition. */
+export interface ComposedPrompt extends ReturnType<typeof buildPrompt> {
+  context: FittedContext['context'];
+  dropped: FittedContext['dropped'];
+  /** A scene's director speaks for more than one speaker. */
+  group: boolean;
+  lead: Speaker;
+  /** Who the tools act as: the speaker, or the assistant for a scene's director. */
+  actorUserId: number;
+  actorTools: { limits: NpcTools; specs: ToolSpec[] };
+}
+
+/** The tool calls one model answer asked for, with their results. */
+export type ToolRun = { call: ChatResult['toolCalls'][number]; result: unknown }[];
+
+/** How a turn's answer goes out while the model writes it: streamed deltas, or nothing. */
+export interface TurnStream {
+  stream: boolean;
+  emit: TurnEmitter | null;
+}
+
+/** A reply as planned from the model's answer, before it is stored. */
+interface PlannedReply {
+  npcUserId: number;
+  text: string;
+  choices: string[];
+}
+
 export class ModelTurn {
-  private readonly tools: ChatTool[];
+  private readonly chatTools: ChatTool[];
   /** The tools' specs (JSON schemas), made once. */
   readonly specs: ToolSpec[];
   private readonly context: TurnContextReader;
@@ -34,68 +60,44 @@ export class ModelTurn {
   constructor(
     private readonly d: ChatServiceDeps,
     private readonly opts: ChatServiceOptions,
-    private readonly speakers: ChatSpeakers,
   ) {
     const toolDeps = { ...d, approve: opts.toolApproval };
-    this.tools = chatTools(toolDeps);
-    this.specs = toolSpecs(this.tools);
+    this.chatTools = chatTools(toolDeps);
+    this.specs = toolSpecs(this.chatTools);
     this.turnTools = new TurnTools(toolDeps, this.specs);
     this.context = new TurnContextReader(d, opts.contextTokens);
   }
 
-  /** Starts (once) reading the turn's context (TurnContextReader.start). */
-  startContext(
-    prepared: Prepared,
-    user: Pick<UserPrincipal, 'id' | 'name'>,
-    cast: TurnCast,
-    text: string,
-    conversationId: number | undefined,
-  ) {
-    return this.context.start(prepared, user, cast, text, conversationId);
-  }
-
-  /** The prompt a turn sends now: routing (prepared), the context (read by TurnContextReader, cut
-   * to the protocol's reach and the budget), the history before the message, and, for the
-   * assistant's own turns, the ground floor; composed by buildPrompt. The one path of both the
-   * chat turn (`answer`) and the admin prompt preview, so the preview shows exactly what a turn
-   * would send. */
-  async prompt(p: PromptRequest) {
-    const { user, conversationId, text, prefs, speakers, prepared } = p;
+  /** The context stage and the prompt composed from it: the context (read by TurnContextReader,
+   * cut to the protocol's reach and the budget), the history, and, for the assistant's own
+   * turns, the ground floor; composed by buildPrompt. The one path of both the chat turn and the
+   * admin prompt preview, so the preview shows exactly what a turn would send. */
+  async prompt(req: PromptRequest): Promise<ComposedPrompt> {
+    const { user, text, prefs, cast, routing, history } = req;
+    const { speakers } = cast;
     const group = speakers.length > 1;
     const lead = speakers[0]!;
+    const assistantId = await this.d.characters.assistantUserId();
     // A group's director acts as the assistant (spec: inventory rule 3), not as one of its cast.
-    const actorUserId = group ? await this.d.characters.assistantUserId() : lead.id;
-    const [routing, gathered, history, groundFloor, documents, actorTools] = await Promise.all([
-      prepared.routing,
-      this.startContext(
-        prepared,
-        user,
-        this.speakers.castOf(user.id, speakers),
-        text,
-        conversationId ?? undefined,
-      ),
-      prepared.history ??
-        (conversationId === null
-          ? []
-          : repo.history(this.d.db, conversationId, this.opts.historyMessages + 1, p.messageId)),
+    const actorUserId = group ? assistantId : lead.id;
+    // The lead speaker's card was read with it; a director's (the assistant's) is read here.
+    const actorCard =
+      !group && lead.card?.tools !== undefined
+        ? { tools: lead.card.tools, isAssistant: lead.isAssistant ?? false }
+        : undefined;
+    // Side by side: reads of different owners that the composition waits for together.
+    const [gathered, groundFloor, actorTools, historyNames] = await Promise.all([
+      this.context.read(req),
       // The assistant's own turns (not an NPC's, not a group's) end with the ground floor.
-      group
-        ? undefined
-        : this.d.characters
-            .assistantUserId()
-            .then((id) => (id === lead.id ? this.d.protocols.groundFloor() : undefined)),
-      prepared.documents,
-      this.turnTools.forActor(actorUserId),
+      !group && lead.id === assistantId ? this.d.protocols.groundFloor() : undefined,
+      this.turnTools.forActor(actorUserId, actorCard),
+      this.historyNames(history, speakers),
     ]);
-    const historyNames = await this.historyNames(history, speakers);
     const { context, values, knowledge, dropped } = this.context.fit(
       gathered,
       routing,
       speakers.map((s) => s.id),
-      {
-        channelId: prepared.channelId,
-        clientType: user.clientType,
-      },
+      { channelId: req.channelId, clientType: user.clientType },
     );
     const built = buildPrompt({
       protocol: routing.resolved,
@@ -111,14 +113,15 @@ export class ModelTurn {
       knowledge,
       prefs,
       history,
-      messageId: p.messageId,
+      // The history holds only messages before the turn's.
+      messageId: Number.MAX_SAFE_INTEGER,
       historyMessages: this.opts.historyMessages,
       text,
       today: new Date().toISOString().slice(0, 10),
       groundFloor,
-      documents,
+      documents: req.documents,
     });
-    return { ...built, routing, context, dropped, group, lead, actorUserId, actorTools };
+    return { ...built, context, dropped, group, lead, actorUserId, actorTools };
   }
 
   /** The names of the characters who spoke in `history` and are not among the speakers (a
@@ -135,157 +138,165 @@ export class ModelTurn {
     return new Map([...who].map(([id, u]) => [id, u.name]));
   }
 
-  /** Builds the prompt, calls the model (at most twice), stores the replies. Returns them, and
-   * `finish`, which the caller runs once they are sent: it stores the exchange as a shared memory
-   * (never throws). */
-  async answer(
-    turn: Turn,
-    mode: { stream: boolean; emit: TurnEmitter | null },
-  ): Promise<{ replies: MessageRow[]; finish: () => Promise<void> }> {
-    const { user, conversationId, userMessage, text, prefs, speakers, prepared } = turn;
-    // The reply's id is reserved before the model is called so streamed deltas can name it: with
-    // the user's message when it was stored by this turn, else now.
-    // Independent steps run together (on PostgreSQL they use separate pool connections).
-    const [replyId, p] = await Promise.all([
-      speakers.length > 1 ? null : (prepared.replyId ?? repo.reserveMessageId(this.d.db)),
-      this.prompt({ user, conversationId, messageId: userMessage.id, text, prefs, speakers, prepared }),
-    ]);
-    const { system, messages, tools: allowedByProtocol, routing, context, group, lead } = p;
-    // The offline model speaks in the protocol's tone; the categories are the tones.
-    const grounding = {
-      memories: context.memories.map((m) => ({ content: m.content, createdAt: m.createdAt.toISOString() })),
-      tone: routing.protocol === 'GROUND_FLOOR' ? ('CUSTOM' as const) : routing.protocol,
-      speakerName: lead.name,
+  /** The tools the protocol allows and the actor's card grants, offered to the model. */
+  private offered(p: ComposedPrompt) {
+    const allowed = new Set(p.tools.map((c) => c.name));
+    return {
+      specs: p.actorTools.specs.filter((spec) => allowed.has(spec.name)),
+      tools: this.chatTools.filter((t) => allowed.has(t.name)),
     };
-    const allowed = new Set(allowedByProtocol.map((c) => c.name));
-    const offered = p.actorTools.specs.filter((spec) => allowed.has(spec.name));
-    const offeredTools = this.tools.filter((t) => allowed.has(t.name));
+  }
 
+  /** The deltas of a streamed answer as the client sees them (the choices block held back), over
+   * both of a turn's calls; `flush` sends what is held once the answer is complete. */
+  deltas(turn: Turn, out: TurnStream) {
     const filter = new ChoicesFilter();
-    const onDelta = (delta: string) => {
-      const visible = filter.push(delta);
-      if (visible && mode.emit && replyId !== null)
-        mode.emit.delta({ conversationId, messageId: replyId, delta: visible });
+    const send = (visible: string) => {
+      if (visible && out.emit && turn.replyId !== null)
+        out.emit.delta({ conversationId: turn.conversationId, messageId: turn.replyId, delta: visible });
     };
-    const call = (extra: ModelMessage[], withTools: boolean): Promise<ChatResult> => {
-      const req = {
-        purpose: group ? 'chat.director' : 'chat.turn',
-        system,
-        messages: [...messages, ...extra],
-        tools: withTools ? offered : [],
-        toolChoice: withTools && offeredTools.length > 0 ? ('auto' as const) : ('none' as const),
-        maxOutputTokens: maxTokensFor(prefs) * (group ? speakers.length : 1),
-        grounding,
-      };
-      return mode.stream && !group ? this.d.models.streamChat(req, onDelta) : this.d.models.chat(req);
-    };
+    return { push: (delta: string) => send(filter.push(delta)), flush: () => send(filter.flush()) };
+  }
 
-    // spec: one or two chat calls per message; the second only after a tool request.
-    let result = await call([], offeredTools.length > 0);
-    const usage = { ...result.usage };
-    const toolsRun: { name: string; result: unknown }[] = [];
-    if (result.toolCalls.length > 0) {
-      const outcomes = await runToolCalls(
-        offeredTools,
-        result.toolCalls,
-        {
-          playerUserId: user.id,
-          actorUserId: p.actorUserId,
-          conversationId,
-          memoryAccess: routing.resolved.capabilities.memoryAccess,
-          limits: p.actorTools.limits,
-        },
-        this.opts.toolCallsPerTurn,
-      );
-      toolsRun.push(...outcomes.map((o) => ({ name: o.call.name, result: o.result })));
-      result = await call(
-        [
-          { role: 'assistant', content: result.text, toolCalls: result.toolCalls },
-          ...outcomes.map((o): ModelMessage => ({
+  /** The model stage: one chat call, with the offered tools (the first call) or after the tools'
+   * results (the second, which offers none). Streamed when the client asked for it and one
+   * speaker answers. */
+  model(
+    turn: Turn,
+    p: ComposedPrompt,
+    out: TurnStream & { onDelta: (delta: string) => void },
+    after?: { answer: ChatResult; ran: ToolRun },
+  ): Promise<ChatResult> {
+    const offered = this.offered(p);
+    const withTools = after === undefined && offered.tools.length > 0;
+    const extra: ModelMessage[] = after
+      ? [
+          { role: 'assistant', content: after.answer.text, toolCalls: after.answer.toolCalls },
+          ...after.ran.map((o): ModelMessage => ({
             role: 'tool',
             toolCallId: o.call.id,
             toolName: o.call.name,
             result: o.result,
           })),
-        ],
-        false,
-      );
-      usage.inputTokens += result.usage.inputTokens;
-      usage.outputTokens += result.usage.outputTokens;
-    }
-    const rest = filter.flush();
-    if (rest && mode.emit && replyId !== null)
-      mode.emit.delta({ conversationId, messageId: replyId, delta: rest });
+        ]
+      : [];
+    const req = {
+      purpose: p.group ? 'chat.director' : 'chat.turn',
+      system: p.system,
+      messages: [...p.messages, ...extra],
+      tools: withTools ? offered.specs : [],
+      toolChoice: withTools ? ('auto' as const) : ('none' as const),
+      maxOutputTokens: maxTokensFor(turn.prefs) * (p.group ? turn.cast.speakers.length : 1),
+      // The offline model speaks in the protocol's tone; the categories are the tones.
+      grounding: {
+        memories: p.context.memories.map((m) => ({
+          content: m.content,
+          createdAt: m.createdAt.toISOString(),
+        })),
+        tone: turn.routing.protocol === 'GROUND_FLOOR' ? ('CUSTOM' as const) : turn.routing.protocol,
+        speakerName: p.lead.name,
+      },
+    };
+    return out.stream && !p.group ? this.d.models.streamChat(req, out.onDelta) : this.d.models.chat(req);
+  }
 
+  /** The tools stage: the calls the first answer asked for, run as the director over this player
+   * only (spec: one or two chat calls per message; the second only after a tool request). */
+  async tools(turn: Turn, p: ComposedPrompt, answer: ChatResult): Promise<ToolRun> {
+    if (answer.toolCalls.length === 0) return [];
+    return runToolCalls(
+      this.offered(p).tools,
+      answer.toolCalls,
+      {
+        playerUserId: turn.user.id,
+        actorUserId: p.actorUserId,
+        conversationId: turn.conversationId,
+        memoryAccess: turn.routing.resolved.capabilities.memoryAccess,
+        limits: p.actorTools.limits,
+      },
+      this.opts.toolCallsPerTurn,
+    );
+  }
+
+  /** The store stage: the replies planned from the final answer (a director's split by speaker),
+   * and the user's message marked answered, in one statement. `answers` are the turn's calls, in
+   * order (the first reply carries their summed token usage). */
+  async store(
+    turn: Turn,
+    p: ComposedPrompt,
+    answers: ChatResult[],
+    ran: ToolRun,
+  ): Promise<{ replies: MessageRow[]; planned: PlannedReply[] }> {
+    const result = answers.at(-1)!;
+    const planned = this.plan(turn.cast.speakers, p, result.text);
     const meta = {
       provider: result.provider,
       model: result.model,
       offline: result.offline,
-      protocolId: routing.protocolId,
-      // The turn's token usage over its calls (the first reply carries it).
-      usage,
-      ...(toolsRun.length ? { tools: toolsRun } : {}),
+      protocolId: turn.routing.protocolId,
+      usage: {
+        inputTokens: answers.reduce((n, a) => n + a.usage.inputTokens, 0),
+        outputTokens: answers.reduce((n, a) => n + a.usage.outputTokens, 0),
+      },
+      ...(ran.length ? { tools: ran.map((o) => ({ name: o.call.name, result: o.result })) } : {}),
     };
-    const planned = group
-      ? (() => {
-          const d = parseDirectorReply(
-            result.text,
-            speakers.map((s) => ({ id: s.id, name: s.name, description: s.description })),
-          );
-          return d.responses.map((r, i) => ({
-            npcUserId: r.npcUserId,
-            text: r.text,
-            choices: i === d.responses.length - 1 ? d.choices : [],
-          }));
-        })()
-      : (() => {
-          const { text: answer, choices } = extractChoices(result.text);
-          return [{ npcUserId: lead.id, text: answer || '…', choices }];
-        })();
-
-    // The replies (and the user's message marked answered) in one statement; the turn's responses
-    // go out as soon as it is committed.
     const replies = await repo.storeReplies(
       this.d.db,
-      planned.map((p, i) => ({
-        ...(i === 0 && replyId !== null ? { id: replyId } : {}),
-        conversationId,
-        userId: user.id,
+      planned.map((r, i) => ({
+        ...(i === 0 && turn.replyId !== null ? { id: turn.replyId } : {}),
+        conversationId: turn.conversationId,
+        userId: turn.user.id,
         role: 'assistant' as const,
-        npcUserId: p.npcUserId,
-        text: p.text,
-        replyToId: userMessage.id,
+        npcUserId: r.npcUserId,
+        text: r.text,
+        replyToId: turn.userMessage.id,
         metadata: {
           ...meta,
           ...(i > 0 ? { usage: undefined } : {}),
-          choices: p.choices.map((c, n) => ({ id: `${n + 1}`, text: c })),
+          choices: r.choices.map((c, n) => ({ id: `${n + 1}`, text: c })),
         },
       })),
-      userMessage.id,
+      turn.userMessage.id,
     );
-    // After the responses are sent (the turn ends only when it is done): the exchange becomes shared
-    // memory of the player, its embedding riding along with the next turn's query embedding (or a
-    // delayed job); and the memories embedded with this turn's query are stored. Written after
-    // the replies, never beside them, so a failed reply leaves no memory of an exchange that did
-    // not happen; a failure here costs the memory, not the answered turn.
-    const names = new Map(speakers.map((s) => [s.id, s.name]));
-    const finish = async () => {
-      const embeddingsStored = prepared.storeEmbeddings();
-      await this.d.memory.rememberExchange({
-        userId: user.id,
-        conversationId,
-        playerName: user.name,
-        speaker: { id: lead.id, name: lead.name },
-        userText: text,
-        replies: planned.map((p) => ({ speakerName: names.get(p.npcUserId) ?? 'Assistant', text: p.text })),
-        // One memory base for every persona: the exchange is the caller's, marked with the
-        // session it happened in.
-        metadata: turn.persona
-          ? { personaSessionId: turn.persona.sessionId, persona: turn.persona.persona }
-          : {},
-      });
-      await embeddingsStored;
-    };
-    return { replies, finish };
+    return { replies, planned };
+  }
+
+  private plan(speakers: Speaker[], p: ComposedPrompt, text: string): PlannedReply[] {
+    if (!p.group) {
+      const { text: answer, choices } = extractChoices(text);
+      return [{ npcUserId: p.lead.id, text: answer || '…', choices }];
+    }
+    const d = parseDirectorReply(
+      text,
+      speakers.map((s) => ({ id: s.id, name: s.name, description: s.description })),
+    );
+    return d.responses.map((r, i) => ({
+      npcUserId: r.npcUserId,
+      text: r.text,
+      choices: i === d.responses.length - 1 ? d.choices : [],
+    }));
+  }
+
+  /** After the replies are sent (the turn ends only when it is done): the exchange becomes shared
+   * memory of the player, its embedding riding along with the next turn's query embedding (or a
+   * delayed job); and the memories embedded with this turn's query are stored. Written after the
+   * replies, never beside them, so a failed reply leaves no memory of an exchange that did not
+   * happen; neither write throws (each logs), so a failure costs the memory, not the turn. */
+  async remember(turn: Turn, p: ComposedPrompt, planned: PlannedReply[]): Promise<void> {
+    const names = new Map(turn.cast.speakers.map((s) => [s.id, s.name]));
+    await this.d.memory.rememberExchange({
+      userId: turn.user.id,
+      conversationId: turn.conversationId,
+      playerName: turn.user.name,
+      speaker: { id: p.lead.id, name: p.lead.name },
+      userText: turn.text,
+      replies: planned.map((r) => ({ speakerName: names.get(r.npcUserId) ?? 'Assistant', text: r.text })),
+      // One memory base for every persona: the exchange is the caller's, marked with the session
+      // it happened in.
+      metadata: turn.persona
+        ? { personaSessionId: turn.persona.sessionId, persona: turn.persona.persona }
+        : {},
+    });
+    await turn.storeEmbeddings();
   }
 }

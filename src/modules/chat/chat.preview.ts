@@ -4,7 +4,14 @@ import { AppError, notFound, validationFailed } from '../../platform/http/proble
 import type { ConversationContext } from '../memory/index.js';
 import type { ChatSpeakers } from './chat.speakers.js';
 import type { ModelTurn } from './chat.model-turn.js';
-import type { ChatServiceDeps, Prepared, PromptPreview, PromptPreviewInput, Speaker } from './chat.types.js';
+import * as repo from './conversations.repository.js';
+import type {
+  ChatServiceDeps,
+  ChatServiceOptions,
+  PromptPreview,
+  PromptPreviewInput,
+  Speaker,
+} from './chat.types.js';
 
 /** The context the preview shows beside the prompt (the memories are listed on their own). */
 const shown = ({ playerState, playerQuests, playerInventory, systemWideKnowledge }: ConversationContext) => ({
@@ -31,6 +38,7 @@ export async function previewPrompt(
   d: ChatServiceDeps,
   speakersOf: ChatSpeakers,
   modelTurn: ModelTurn,
+  opts: Pick<ChatServiceOptions, 'historyMessages'>,
   input: PromptPreviewInput,
 ): Promise<PromptPreview> {
   const user = await d.users.identity(input.userId);
@@ -77,27 +85,26 @@ export async function previewPrompt(
       ? await d.conversations.peek(user.id, undefined)
       : await d.conversations.peekDirect(user.id, lead.id);
   if (persona) speakers = speakers.map((s) => ({ ...s, name: persona.persona }));
-  const prepared: Prepared = {
-    routing: d.protocols.routeUser(user.id, {
-      channelId: input.channelId,
-      ...(persona ? { personaType: persona.personaType } : {}),
-    }),
-    // The query alone (no pending chunks claimed, nothing to store); no message, no query.
-    queryEmbedding: text ? d.memory.embedQueryBatched(text, 0).embedding : Promise.resolve(undefined),
-    storeEmbeddings: async () => undefined,
+  const routing = await d.protocols.routeUser(user.id, {
     channelId: input.channelId,
-  };
-  prepared.routing.catch(() => undefined);
+    ...(persona ? { personaType: persona.personaType } : {}),
+  });
+  const cast = await speakersOf.turnCast(user.id, speakers);
+  const history = conversation ? await repo.history(d.db, conversation.id, opts.historyMessages) : [];
   const composed = await modelTurn.prompt({
     user,
     conversationId: conversation?.id ?? null,
-    messageId: Number.MAX_SAFE_INTEGER,
     text,
     prefs: input.preferences,
-    speakers,
-    prepared,
+    cast,
+    routing,
+    channelId: input.channelId,
+    // The query alone (no pending chunks claimed, nothing to store); no message, no query.
+    queryEmbedding: text ? d.memory.embedQueryBatched(text, 0).embedding : Promise.resolve(undefined),
+    history,
+    // A preview has no message, so no attached documents.
+    documents: [],
   });
-  const { routing } = composed;
   // Whose each memory is: the player's, a speaker's, or (the world tier) whoever wrote it.
   const owners = new Map(
     [...(await d.users.identities([...new Set(composed.context.memories.map((m) => m.userId))]))].map(

@@ -23,30 +23,9 @@ export class ChatSpeakers {
     return named.length > 0 ? named : speakers;
   }
 
-  /** The cast of a chatMessage's turn, from the conversation and the request: the assistant's own
-   * turn is known without reading it; a character's reach waits for its card. Undefined when
-   * the request is refused (`speakers` rejects then). */
-  async turnCast(
-    playerId: number,
-    npcUserIds: number[],
-    requested: number | undefined,
-    speakers: Promise<Speaker[]>,
-  ): Promise<TurnCast | undefined> {
-    const lead = await this.leadOf(npcUserIds, requested);
-    if (lead === undefined) return undefined;
-    const alone = npcUserIds.length === 0 || requested !== undefined;
-    if (alone && lead === (await this.characters.assistantUserId()))
-      return { ids: Promise.resolve([lead]), speakers, reach: Promise.resolve(undefined) };
-    return this.castOf(playerId, speakers);
-  }
-
-  /** The cast of speakers already chosen (a direct message, a preview). */
-  castOf(playerId: number, speakers: Speaker[] | Promise<Speaker[]>): TurnCast {
-    const read = Promise.resolve(speakers);
-    const reach = read.then((s) => this.reach(playerId, s));
-    // Awaited by the turn's context read; a turn that fails before it must not leave it unhandled.
-    reach.catch(() => undefined);
-    return { ids: read.then((s) => s.map((x) => x.id)), speakers: read, reach };
+  /** The speakers with what they may know of the player (`reach`). */
+  async turnCast(playerId: number, speakers: Speaker[]): Promise<TurnCast> {
+    return { speakers, reach: await this.reach(playerId, speakers) };
   }
 
   /** What the speakers may know of the player: undefined (everything) for the assistant's own
@@ -98,6 +77,7 @@ export class ChatSpeakers {
           speakingStyle: npc.speakingStyle,
           goals: npc.goals,
           playerMemory: npc.playerMemory,
+          tools: npc.tools,
         },
       };
     } catch (err) {

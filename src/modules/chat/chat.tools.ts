@@ -211,8 +211,12 @@ export class TurnTools {
     private readonly itemsTtlMs = 5_000,
   ) {}
 
-  async forActor(actorUserId: number): Promise<{ limits: NpcTools; specs: ToolSpec[] }> {
-    const limits = effectiveTools(await this.deps.characters.toolsOf(actorUserId));
+  async forActor(
+    actorUserId: number,
+    /** The actor's card when the turn already read it (its speaker), else read here. */
+    card?: { tools: NpcTools | null; isAssistant: boolean },
+  ): Promise<{ limits: NpcTools; specs: ToolSpec[] }> {
+    const limits = effectiveTools(card ?? (await this.deps.characters.toolsOf(actorUserId)));
     const inv = limits.modifyInventory;
     const items = inv ? await this.items(inv.items) : undefined;
     const specs = this.specs

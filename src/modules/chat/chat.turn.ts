@@ -1,15 +1,17 @@
-// The real-time chat turn, orchestrated (spec: "What the service does" 2, "Protocols and routing",
-// "Conversation context", "Events", Errors 1, Limits "model calls per message").
+// The real-time chat turn as named stages (spec: "What the service does" 2, "Protocols and
+// routing", "Conversation context", "Events", Errors 1, Limits "model calls per message"), each a
+// method whose inputs and outputs are typed, called one after another:
 //
-// chatMessage: validate → rate limit → store the user's message (a retried clientMessageId is
-// answered again, never stored twice) → assistantThinking → route and compose the protocol →
-// one embedding request (the query, batched with memories waiting for theirs) → gather context →
-// model call 1 with tools → run the tools as the director over this player only → model call 2
-// (only after a tool request) → store and emit assistantResponse(s) → assistantIdle. Images go to
-// vision jobs; documents are read first and stored with the message (chat.documents.ts).
-// A failure becomes chatError; the user's message stays stored (status failed) for a retry.
-// The model's part is ModelTurn (chat.model-turn.ts); who speaks, ChatSpeakers; images,
-// ChatAttachments. ChatService (chat.service.ts) is the facade that times each turn.
+// admit (validate, rate limit, the persona session, the conversation; a retried clientMessageId is
+// answered again, never stored twice) → route (who answers, what they may know, the protocol) →
+// store the user's message (with the history before it; images go to vision jobs, documents are
+// read first and stored with it, chat.documents.ts) → assistantThinking → the answer's stages in
+// ModelTurn (chat.model-turn.ts): prompt (the context read, the prompt composed), model, tools
+// (only after a tool request) and the model again, store the replies → assistantResponse(s) →
+// remember the exchange → assistantIdle. The query's embedding request is the one step that runs
+// beside others (see `message`). A failure becomes chatError; the user's message stays stored
+// (status failed) for a retry. Who speaks: ChatSpeakers; images: ChatAttachments; ChatService
+// (chat.service.ts) is the facade that times each turn.
 import { transaction } from '../../platform/db/database.js';
 import { AppError, parseOrThrow, toProblem, validationFailed } from '../../platform/http/problem.js';
 import { enforceLimit } from '../../platform/http/rate-limit.js';
@@ -24,9 +26,9 @@ import {
   type ChatServiceDeps,
   type ChatServiceOptions,
   ChatTurnError,
-  type Prepared,
   type Attachment,
   type Turn,
+  type TurnCast,
   type Speaker,
   type TurnPersona,
   type PromptPreview,
@@ -36,7 +38,8 @@ import type { DirectNpcResponse } from './chat.events.js';
 import { ChatSpeakers } from './chat.speakers.js';
 import { ChatAttachments } from './chat.attachments.js';
 import type { AttachedDocument } from './chat.documents.rules.js';
-import { ModelTurn } from './chat.model-turn.js';
+import { ModelTurn, type TurnStream } from './chat.model-turn.js';
+import type { RoutingOutcome } from '../protocols/index.js';
 import { previewPrompt } from './chat.preview.js';
 
 /** The client's message id, even from a payload that fails validation, so chatError can name it. */
@@ -70,7 +73,7 @@ export class ChatTurns {
   ) {
     this.speakers = new ChatSpeakers(d.characters, d.conversations, d.assistantName);
     this.attachments = new ChatAttachments(d, opts.attachmentTimeoutMs);
-    this.modelTurn = new ModelTurn(d, opts, this.speakers);
+    this.modelTurn = new ModelTurn(d, opts);
   }
 
   /** The tools the model may be offered in a chat turn (each protocol allows a subset). */
@@ -78,186 +81,148 @@ export class ChatTurns {
     return this.modelTurn.specs;
   }
 
+  /** A chatMessage, as its stages one after another: admit (the rate limit, the conversation,
+   * a retry recognised), route (who answers and under which protocol), store (the user's message,
+   * with the history before it), emit assistantThinking, then the answer's stages (chat.model-turn.ts:
+   * prompt with the context, model, tools, model again after a tool request, store the replies),
+   * emit the responses, remember the exchange, emit assistantIdle. */
   async message(
     user: UserPrincipal,
     raw: unknown,
     emit: TurnEmitter,
   ): Promise<{ conversationId: number; messageId: number }> {
-    const clientMessageId = clientMessageIdOf(raw);
-    let conversationId: number | null = null;
-    let userMessage: MessageRow | undefined;
+    const failed: FailedTurn = { conversationId: null, userMessage: undefined };
     try {
       const input = parseOrThrow(chatMessageSchema, raw, 'chatMessage');
-      // The reads the turn needs first run beside the rate-limit hit (the conversation, the pending
-      // chunks' read); nothing is written or sent before it passed. The query's embedding is
-      // requested as soon as it passed: the turn's longest chain is that request, then retrieval.
-      // A persona session's turn first reads the session: its conversation and routing persona
-      // type are the server's record, never the client's.
-      const limited = this.rateLimit(user.id);
-      const personaRead = input.personaSessionId ? this.personaOf(user.id, input) : undefined;
-      personaRead?.catch(() => undefined);
-      const prepared = this.prepare(user, input.message, limited, personaRead, input.channelId);
-      const conversationRead = personaRead
-        ? personaRead.then((p) => this.d.conversations.resolve(user.id, p.conversationId))
-        : this.d.conversations.resolve(user.id, input.conversationId);
-      const [, conversation, existing, persona] = await Promise.all([
-        limited,
-        conversationRead,
-        input.clientMessageId
-          ? repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId)
-          : undefined,
-        personaRead,
-      ]).catch(async (err: unknown) => {
-        // A refused message's chatError still names its conversation when it is the caller's.
-        conversationId = (await conversationRead.catch(() => null))?.id ?? null;
-        throw err;
-      });
-      conversationId = conversation.id;
-
-      // A retry of a message already stored: answer it again, or finish it; never store it twice.
-      if (existing) {
-        if (existing.conversation_id !== conversation.id)
-          throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
-        if (existing.status === 'answered') {
-          await this.replay(conversation.id, existing.id, emit, persona);
-          return { conversationId: conversation.id, messageId: existing.id };
-        }
-        userMessage = existing;
+      const { conversation, persona, existing } = await this.admit(user, input, failed);
+      if (existing?.status === 'answered') {
+        await this.replay(conversation.id, existing.id, emit, persona);
+        return { conversationId: conversation.id, messageId: existing.id };
       }
-
-      // The history before this message, read while it is being stored: one row more than the
-      // turn sends, as the message may already be committed when the read runs (answer() keeps
-      // the rows before it). A retried message's history is read before its id.
-      prepared.history = repo.history(
-        this.d.db,
-        conversation.id,
-        this.opts.historyMessages + 1,
-        userMessage?.id,
-      );
-      prepared.history.catch(() => undefined);
-      // Retrieval starts now: at once for the assistant's own turn, once the speakers are read for a
-      // character's (who is addressed, and what each may know of the player) and goes on while the
-      // message is stored (answer() awaits it; a failure surfaces there or, for a bad speaker, just
-      // below). A persona session's conversation has no characters: the assistant answers, as the
-      // persona.
-      const speakersRead = this.speakers
-        .cast(conversation.npc_user_ids, input.npcUserId, input.message)
-        .then((list) => (persona ? list.map((s) => ({ ...s, name: persona.persona })) : list));
-      const cast = await this.speakers.turnCast(
-        user.id,
-        conversation.npc_user_ids,
-        input.npcUserId,
-        speakersRead,
-      );
-      if (cast) void this.modelTurn.startContext(prepared, user, cast, input.message, conversation.id);
-      const [speakers, { images, documents }] = await Promise.all([
-        speakersRead,
-        this.attachments.attachments(user.id, input),
-      ]);
-      prepared.documents = Promise.resolve(documents);
-
-      if (!userMessage) {
-        const stored = await this.storeUserMessage(
-          {
-            conversationId: conversation.id,
-            userId: user.id,
-            role: 'user',
-            text: input.message,
-            clientMessageId: input.clientMessageId ?? null,
-            status: 'received',
-            ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
-          },
-          images,
-          documents,
-        );
-        userMessage = stored.message;
-        prepared.replyId = stored.replyId;
-      }
-
+      // spec: at most one embedding request per message (the query, batched with memories waiting
+      // for theirs). Requested here and awaited by the context stage: the model server's answer is
+      // the turn's longest wait, so it runs while the turn routes and stores its message. It never
+      // rejects (a failed request retrieves by full text alone).
+      const embedded = this.d.memory.embedQueryBatched(input.message);
+      const { cast, routing } = await this.route(user, input, conversation, persona);
+      const { images, documents } = await this.attachments.attachments(user.id, input);
+      const stored = await this.storeMessage(user, input, conversation.id, existing, cast, images, documents);
+      failed.userMessage = stored.message;
       emit.thinking({ conversationId: conversation.id });
-      await this.runTurn(
-        {
-          user,
-          conversationId: conversation.id,
-          userMessage,
-          text: input.message,
-          prefs: input.preferences,
-          speakers,
-          prepared,
-          persona,
-        },
+      const turn: Turn = {
+        user,
+        conversationId: conversation.id,
+        userMessage: stored.message,
+        replyId: stored.replyId,
+        history: stored.history,
+        text: input.message,
+        prefs: input.preferences,
+        cast,
+        routing,
+        channelId: input.channelId,
+        queryEmbedding: embedded.embedding,
+        storeEmbeddings: embedded.store,
+        documents,
+        persona,
+      };
+      const { replies, prompt, planned } = await this.answer(turn, {
+        stream: input.preferences?.stream !== false,
         emit,
-      );
+      });
+      for (const r of replies) emit.response(await this.speakers.present(r, cast.speakers));
+      await this.modelTurn.remember(turn, prompt, planned);
       emit.idle({ conversationId: conversation.id });
-      return { conversationId: conversation.id, messageId: userMessage.id };
+      return { conversationId: conversation.id, messageId: stored.message.id };
     } catch (err) {
-      await this.markFailed(userMessage);
-      if (conversationId !== null) emit.idle({ conversationId });
-      throw this.turnError(err, conversationId, clientMessageId);
+      await this.markFailed(failed.userMessage);
+      if (failed.conversationId !== null) emit.idle({ conversationId: failed.conversationId });
+      throw this.turnError(err, failed.conversationId, clientMessageIdOf(raw));
     }
   }
 
+  /** A directNpcMessage: the named character answers alone, in the player's own thread with it
+   * (the assistant's is the default conversation), through the same stages as a chatMessage. */
   async directNpcMessage(
     user: UserPrincipal,
     raw: unknown,
     emit: TurnEmitter,
   ): Promise<{ conversationId: number; messageId: number }> {
-    let conversationId: number | null = null;
-    let userMessage: MessageRow | undefined;
+    const failed: FailedTurn = { conversationId: null, userMessage: undefined };
     try {
       const input = parseOrThrow(directNpcMessageSchema, raw, 'directNpcMessage');
       await this.rateLimit(user.id);
-      const [npc] = await this.speakers.speakersFor([], input.npcUserId, true);
-      // The player's own thread with the character (the assistant's is the default conversation).
+      // Side by side for the reason the route stage gives: their reads share statements.
+      const [[npc], routing] = await Promise.all([
+        this.speakers.speakersFor([], input.npcUserId, true),
+        this.routeUser(user),
+      ]);
       const conversation = npc!.isAssistant
         ? await this.d.conversations.resolve(user.id, undefined)
         : await this.d.conversations.direct(user.id, npc!.id);
-      conversationId = conversation.id;
-      if (input.clientMessageId) {
-        const existing = await repo.findByClientMessageId(this.d.db, user.id, input.clientMessageId);
-        if (existing && existing.conversation_id !== conversation.id)
-          throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
-        if (existing?.status === 'answered') {
-          const [reply] = await repo.repliesTo(this.d.db, existing.id);
-          if (reply) emit.directResponse(directResponse(npc!, reply));
-          return { conversationId: conversation.id, messageId: existing.id };
-        }
-        userMessage = existing;
+      failed.conversationId = conversation.id;
+      const existing = await this.retried(user.id, input.clientMessageId, conversation.id);
+      if (existing?.status === 'answered') {
+        const [reply] = await repo.repliesTo(this.d.db, existing.id);
+        if (reply) emit.directResponse(directResponse(npc!, reply));
+        return { conversationId: conversation.id, messageId: existing.id };
       }
-      userMessage ??= await repo.insertMessage(this.d.db, {
-        conversationId: conversation.id,
-        userId: user.id,
-        role: 'user',
-        text: input.message,
-        npcUserId: npc!.id,
-        clientMessageId: input.clientMessageId ?? null,
-        status: 'received',
-      });
-      emit.npcThinking({ npcUserId: npc!.id });
-      const { replies, finish } = await this.modelTurn.answer(
-        {
-          user,
-          conversationId: conversation.id,
-          userMessage,
-          text: input.message,
-          prefs: input.preferences,
-          speakers: [npc!],
-          prepared: this.prepare(user, input.message),
-        },
-        { stream: false, emit: null },
+      const embedded = this.d.memory.embedQueryBatched(input.message);
+      const cast = await this.speakers.turnCast(user.id, [npc!]);
+      const stored = await this.storeMessage(
+        user,
+        { ...input, npcUserId: npc!.id },
+        conversation.id,
+        existing,
+        cast,
+        [],
+        [],
       );
+      failed.userMessage = stored.message;
+      emit.npcThinking({ npcUserId: npc!.id });
+      const turn: Turn = {
+        user,
+        conversationId: conversation.id,
+        userMessage: stored.message,
+        replyId: stored.replyId,
+        history: stored.history,
+        text: input.message,
+        prefs: input.preferences,
+        cast,
+        routing,
+        channelId: undefined,
+        queryEmbedding: embedded.embedding,
+        storeEmbeddings: embedded.store,
+        documents: [],
+      };
+      const { replies, prompt, planned } = await this.answer(turn, { stream: false, emit: null });
       emit.directResponse(directResponse(npc!, replies[0]!));
-      await finish();
-      return { conversationId: conversation.id, messageId: userMessage.id };
+      await this.modelTurn.remember(turn, prompt, planned);
+      return { conversationId: conversation.id, messageId: stored.message.id };
     } catch (err) {
-      await this.markFailed(userMessage);
-      throw this.turnError(err, conversationId, clientMessageIdOf(raw));
+      await this.markFailed(failed.userMessage);
+      throw this.turnError(err, failed.conversationId, clientMessageIdOf(raw));
     }
+  }
+
+  /** The answer's stages: the prompt (with the context), the model, the tools it asked for and
+   * the model again after them, the replies stored. */
+  private async answer(turn: Turn, out: TurnStream) {
+    const prompt = await this.modelTurn.prompt(turn);
+    const deltas = this.modelTurn.deltas(turn, out);
+    const stream = { ...out, onDelta: deltas.push };
+    const first = await this.modelTurn.model(turn, prompt, stream);
+    const ran = await this.modelTurn.tools(turn, prompt, first);
+    const answers = ran.length
+      ? [first, await this.modelTurn.model(turn, prompt, stream, { answer: first, ran })]
+      : [first];
+    deltas.flush();
+    const { replies, planned } = await this.modelTurn.store(turn, prompt, answers, ran);
+    return { replies, prompt, planned };
   }
 
   /** The admin prompt preview (chat.preview.ts), through this turn's own parts. */
   preview(input: PromptPreviewInput): Promise<PromptPreview> {
-    return previewPrompt(this.d, this.speakers, this.modelTurn, input);
+    return previewPrompt(this.d, this.speakers, this.modelTurn, this.opts, input);
   }
 
   /** A retried message already answered: its stored replies sent again, without a model call. */
@@ -300,7 +265,14 @@ export class ChatTurns {
 
   /** A failed turn's message is kept, marked failed, for a retry with its clientMessageId. */
   private async markFailed(userMessage: MessageRow | undefined) {
-    if (userMessage) await repo.setMessageStatus(this.d.db, userMessage.id, 'failed').catch(() => undefined);
+    if (!userMessage) return;
+    try {
+      await repo.setMessageStatus(this.d.db, userMessage.id, 'failed');
+    } catch (err) {
+      // The turn's own failure is what the client is told; a message left `received` is retried
+      // with its clientMessageId just the same.
+      this.d.log.warn({ err }, 'marking a failed chat message failed');
+    }
   }
 
   private turnError(
@@ -324,66 +296,131 @@ export class ChatTurns {
     );
   }
 
-  private prepare(
+  /** The admit stage: the rate limit first (every message counts, refused or not); then the
+   * persona session, the conversation and a retry of a message already stored, each read after
+   * the other. A refused message's chatError names its conversation when it is the caller's. */
+  private async admit(user: UserPrincipal, input: ChatMessageInput, failed: FailedTurn) {
+    try {
+      await this.rateLimit(user.id);
+    } catch (err) {
+      failed.conversationId = await this.conversationNamed(user.id, input);
+      throw err;
+    }
+    // A persona session's conversation and routing persona type are the server's record, never
+    // the client's.
+    const persona = input.personaSessionId ? await this.personaOf(user.id, input) : undefined;
+    const conversation = await this.d.conversations.resolve(
+      user.id,
+      persona?.conversationId ?? input.conversationId,
+    );
+    failed.conversationId = conversation.id;
+    const existing = await this.retried(user.id, input.clientMessageId, conversation.id);
+    return { conversation, persona, existing };
+  }
+
+  /** The conversation a refused message names: the caller's own (read only, nothing created). */
+  private async conversationNamed(userId: number, input: ChatMessageInput): Promise<number | null> {
+    const persona = input.personaSessionId
+      ? await this.d.personas.forTurn(userId, input.personaSessionId, { touch: false })
+      : undefined;
+    const named = await this.d.conversations.peek(userId, persona?.conversationId ?? input.conversationId);
+    return named?.id ?? null;
+  }
+
+  /** A message already stored with this clientMessageId (never stored twice), or undefined; one
+   * of another conversation is a conflict. */
+  private async retried(userId: number, clientMessageId: string | undefined, conversationId: number) {
+    if (!clientMessageId) return undefined;
+    const existing = await repo.findByClientMessageId(this.d.db, userId, clientMessageId);
+    if (existing && existing.conversation_id !== conversationId)
+      throw new AppError('conflict', 'This clientMessageId belongs to another conversation');
+    return existing;
+  }
+
+  /** The route stage: who answers (the conversation's characters, the one asked for, or the
+   * assistant; in a persona session the assistant as the persona), what they may know of the
+   * player, and the protocol the caller is routed to. */
+  private async route(
     user: UserPrincipal,
-    text: string,
-    gate?: Promise<unknown>,
-    persona?: Promise<TurnPersona>,
-    channelId?: string,
-  ): Prepared {
-    // spec: at most one embedding request per message: the query, batched with pending memories.
-    const embedded = this.d.memory.embedQueryBatched(text, undefined, gate);
-    const prepared: Prepared = {
-      // After the rate limit passed (it is needed only to compose the prompt): a turn's first
-      // statements are the ones its embedding request waits for, and a refused message costs no
-      // routing reads. A persona session's routing takes the session's persona type; the channel
-      // the turn comes from is routing's step 2 (`chatMessage.channelId`).
-      routing: Promise.all([gate, persona]).then(([, p]) =>
-        this.d.protocols.routeUser(user.id, {
-          channelId,
-          // Only the chat-platform adapter's turns (chat-platform.chat.ts) come from the channel
-          // for a linked account; a client's channelId gives the channel's wording, not its reach.
-          channelLinked: user.sid === undefined && user.jti.startsWith('chat-platform:'),
-          ...(p && { personaType: p.personaType }),
-        }),
-      ),
-      queryEmbedding: embedded.embedding,
-      storeEmbeddings: embedded.store,
+    input: ChatMessageInput,
+    conversation: { npc_user_ids: number[] },
+    persona: TurnPersona | undefined,
+  ): Promise<{ cast: TurnCast; routing: RoutingOutcome }> {
+    // Side by side: both read character profiles and users' rows, and reads made together share
+    // one statement (batchedByKey), so routing costs the turn no statements of its own there.
+    const [answering, routing] = await Promise.all([
+      this.speakers.cast(conversation.npc_user_ids, input.npcUserId, input.message),
+      this.routeUser(user, input.channelId, persona),
+    ]);
+    const speakers = persona ? answering.map((s) => ({ ...s, name: persona.persona })) : answering;
+    const cast = await this.speakers.turnCast(user.id, speakers);
+    return { cast, routing };
+  }
+
+  /** Routing (protocols): the channel the turn comes from is its step 2 (`chatMessage.channelId`);
+   * a persona session's routing takes the session's persona type. */
+  private routeUser(user: UserPrincipal, channelId?: string, persona?: TurnPersona) {
+    return this.d.protocols.routeUser(user.id, {
       channelId,
+      // Only the chat-platform adapter's turns (chat-platform.chat.ts) come from the channel for a
+      // linked account; a client's channelId gives the channel's wording, not its reach.
+      channelLinked: user.sid === undefined && user.jti.startsWith('chat-platform:'),
+      ...(persona && { personaType: persona.personaType }),
+    });
+  }
+
+  /** The store stage of the user's message: stored (`received`) with the id its reply takes and the
+   * history before it, in one statement; with the vision jobs of its images and its documents'
+   * memories in the same transaction. A retried message is the stored row (neither stored again);
+   * its history is read before its id. */
+  private async storeMessage(
+    user: UserPrincipal,
+    input: { message: string; clientMessageId?: string | undefined; npcUserId?: number | undefined },
+    conversationId: number,
+    existing: MessageRow | undefined,
+    cast: TurnCast,
+    images: Attachment[],
+    docs: AttachedDocument[],
+  ): Promise<{ message: MessageRow; replyId: number | null; history: MessageRow[] }> {
+    const limit = this.opts.historyMessages;
+    const group = cast.speakers.length > 1;
+    if (existing) {
+      const history = await repo.history(this.d.db, conversationId, limit, existing.id);
+      const replyId = group ? null : await repo.reserveMessageId(this.d.db);
+      return { message: existing, replyId, history };
+    }
+    const m: repo.NewMessage = {
+      conversationId,
+      userId: user.id,
+      role: 'user',
+      text: input.message,
+      clientMessageId: input.clientMessageId ?? null,
+      status: 'received',
+      ...(input.npcUserId ? { npcUserId: input.npcUserId } : {}),
     };
-    // A turn that fails before it awaits these must not leave a rejection unhandled; awaiting them
-    // later still throws.
-    prepared.routing.catch(() => undefined);
-    prepared.queryEmbedding.catch(() => undefined);
-    return prepared;
+    const stored =
+      images.length + docs.length === 0
+        ? await repo.insertMessageWithHistory(this.d.db, m, limit)
+        : await transaction(this.d.db, async ({ trx }) => {
+            const s = await repo.insertMessageWithHistory(trx, m, limit);
+            // spec: one vision call per attached image, in the background, linked to the conversation.
+            for (const a of images)
+              await this.d.jobs.enqueue(trx, VISION_JOB, {
+                userId: user.id,
+                conversationId,
+                messageId: s.message.id,
+                image: a.job,
+              } satisfies VisionJob);
+            await this.attachments.documents.store(trx, docs, { ...m, messageId: s.message.id });
+            return s;
+          });
+    return { message: stored.message, replyId: group ? null : stored.replyId, history: stored.history };
   }
+}
 
-  /** The user's message, with the vision jobs of its images and its documents' memories in the
-   * same transaction (a retry finds the message stored, and stores neither again). */
-  private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[], docs: AttachedDocument[]) {
-    if (attachments.length + docs.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
-    return transaction(this.d.db, async ({ trx }) => {
-      const stored = await repo.insertMessageReservingReply(trx, m);
-      // spec: one vision call per attached image, in the background, linked to the conversation.
-      for (const a of attachments)
-        await this.d.jobs.enqueue(trx, VISION_JOB, {
-          userId: m.userId,
-          conversationId: m.conversationId,
-          messageId: stored.message.id,
-          image: a.job,
-        } satisfies VisionJob);
-      await this.attachments.documents.store(trx, docs, { ...m, messageId: stored.message.id });
-      return stored;
-    });
-  }
-
-  /** Answers the turn: the model's part, then each reply sent, then the exchange's memory. */
-  private async runTurn(turn: Turn, emit: TurnEmitter) {
-    const { replies, finish } = await this.modelTurn.answer(turn, {
-      stream: turn.prefs?.stream !== false,
-      emit,
-    });
-    for (const r of replies) emit.response(await this.speakers.present(r, turn.speakers));
-    await finish();
-  }
+/** What a failed turn's chatError and cleanup need: the conversation once known, the user's
+ * message once stored (marked failed for a retry). */
+interface FailedTurn {
+  conversationId: number | null;
+  userMessage: MessageRow | undefined;
 }

@@ -1,5 +1,5 @@
 // The chat turn's shapes, shared by its parts: what a turn emits, what the service is built
-// with, the chatError payload, and the turn's own state.
+// with, the chatError payload, and what one stage of a turn hands the next.
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/database.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
@@ -11,7 +11,7 @@ import type { Drain } from '../../platform/drain.js';
 import type { FilesService } from '../files/index.js';
 import type { InventoryService } from '../inventory/index.js';
 import type { MemoryService } from '../memory/index.js';
-import type { ProtocolsService } from '../protocols/index.js';
+import type { ProtocolsService, RoutingOutcome } from '../protocols/index.js';
 import type { CharactersService, CharacterState, Npc } from '../characters/index.js';
 import type { UsersService } from '../users/index.js';
 import type { UserPreferences } from './chat.schemas.js';
@@ -27,7 +27,7 @@ import type {
 import type { VisionJob } from './chat.jobs.js';
 import type { AttachedDocument } from './chat.documents.rules.js';
 import type { ConversationsService, MessageRow } from './conversations.service.js';
-import type { DroppedPart, GatheredContext } from './chat.context.rules.js';
+import type { DroppedPart } from './chat.context.rules.js';
 import type { ToolApprover } from './chat.tools.js';
 
 /** What a turn sends to the client; the socket layer maps these to events (chat.events.ts). */
@@ -132,50 +132,38 @@ export interface Speaker {
   card?: CharacterCard;
 }
 
-/** Who speaks in a turn, as its context reads them: their ids (known before the speakers are read
- * in the assistant's own turns, so retrieval starts at once), the speakers themselves, and their
- * reach into the player's memories (the conversations they may know; undefined: all of them, for
- * the assistant). */
+/** Who speaks in a turn (the lead first) and their reach into the player's memories: the
+ * conversations they may know, or undefined (all of them) for the assistant's own turn. */
 export interface TurnCast {
-  ids: Promise<number[]>;
-  speakers: Promise<Speaker[]>;
-  reach: Promise<number[] | undefined>;
+  speakers: Speaker[];
+  reach: number[] | undefined;
 }
 
 /** A character card as a prompt reads it (the characters module's Npc fields). */
-export type CharacterCard = Pick<Npc, 'personality' | 'speakingStyle' | 'goals' | 'playerMemory'>;
+export type CharacterCard = Pick<Npc, 'personality' | 'speakingStyle' | 'goals' | 'playerMemory'> &
+  Partial<Pick<Npc, 'tools'>>;
 
-/** What a turn can start as soon as it knows the user and the text: routing and the query
- * embedding run while the turn stores the message. */
-export interface Prepared {
-  routing: ReturnType<ProtocolsService['routeUser']>;
-  queryEmbedding: Promise<number[] | undefined>;
-  /** Stores the pending memories embedded with the query (once the reply is sent; never rejects). */
-  storeEmbeddings: () => Promise<void>;
-  /** Reserved with the user's message (storeUserMessage). */
-  replyId?: number;
-  /** The context's reads (TurnContextReader.start), started once the conversation is known. */
-  context?: Promise<GatheredContext>;
-  /** The conversation's messages before this one, read once the conversation is known. */
-  history?: Promise<MessageRow[]>;
-  /** The chat-platform channel the turn came from (routing step 2; the context records it). */
-  channelId?: string | undefined;
-  /** The documents attached by `uploadContextId`, read (chat.documents.ts): the prompt's section. */
-  documents?: Promise<AttachedDocument[]>;
-}
-
-/** What composing a turn's prompt needs (ModelTurn.prompt): the chat turn's and the preview's. */
+/** What composing a turn's prompt needs (ModelTurn.prompt), all of it read before: the chat
+ * turn's and the preview's. */
 export interface PromptRequest {
   /** With the client the turn came from (the session's; the context records it); a preview has none. */
   user: Pick<UserPrincipal, 'id' | 'name'> & Partial<Pick<UserPrincipal, 'clientType'>>;
   /** null: the caller has no conversation yet (a preview; the turn would create the default). */
   conversationId: number | null;
-  /** Only messages before it are history. */
-  messageId: number;
   text: string;
   prefs: UserPreferences | undefined;
-  speakers: Speaker[];
-  prepared: Prepared;
+  cast: TurnCast;
+  routing: RoutingOutcome;
+  /** The chat-platform channel the turn came from (routing step 2; the context records it). */
+  channelId: string | undefined;
+  /** The query's embedding, requested when the turn was admitted (memory's embedQueryBatched; it
+   * resolves undefined when the request fails, never rejects): retrieval's full-text side starts
+   * before it answers. */
+  queryEmbedding: Promise<number[] | undefined>;
+  /** The conversation's messages before this turn's, oldest first. */
+  history: MessageRow[];
+  /** The documents attached by `uploadContextId`, read (chat.documents.ts): the prompt's section. */
+  documents: AttachedDocument[];
 }
 
 /** `POST /api/admin/prompts/preview`'s input (contract: "Admin zones"). */
@@ -224,15 +212,17 @@ export interface Attachment {
   job: VisionJob['image'];
 }
 
-/** One turn as its parts see it: who speaks to whom, in which conversation, with what. */
-export interface Turn {
+/** A turn being answered: its prompt's request and the user's message it answers. */
+export interface Turn extends PromptRequest {
   user: UserPrincipal;
   conversationId: number;
   userMessage: MessageRow;
-  text: string;
-  prefs: UserPreferences | undefined;
-  speakers: Speaker[];
-  prepared: Prepared;
+  /** The id the (first) reply takes, reserved before the model is called so streamed deltas can
+   * name it; null for a scene's director, whose replies are known only once it answered. */
+  replyId: number | null;
+  /** Stores the pending memories embedded with the query (once the replies are sent; never
+   * rejects). */
+  storeEmbeddings: () => Promise<void>;
   /** The persona session the turn runs in (`chatMessage.personaSessionId`). */
   persona?: TurnPersona | undefined;
 }

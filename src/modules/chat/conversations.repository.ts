@@ -224,19 +224,35 @@ export async function insertMessages(db: Executor, conversationId: number, list:
   return rows.sort((a, b) => a.id - b.id);
 }
 
-/** A user's message, and the id its reply will take (reserved in the same statement, so the reply
- * sorts after it and a streamed delta can name it before it is stored). */
-export async function insertMessageReservingReply(db: Executor, v: NewMessage) {
+/** A message as its conversation's history reads it through JSON (`json_agg`). */
+type MessageJson = Omit<MessageRow, 'created_at'> & { created_at: string };
+type MessageRow = Awaited<ReturnType<typeof insertMessage>>;
+const historyColumns = sql.join(messageColumns.map((c) => sql.ref(`m.${c}`)));
+
+/** A user's message; the id its reply will take (reserved in the same statement, so the reply
+ * sorts after it and a streamed delta can name it before it is stored); and the conversation's
+ * last `historyLimit` messages before it, oldest first, read by the same statement too: its
+ * subquery sees the table as it was before the insert. */
+export async function insertMessageWithHistory(db: Executor, v: NewMessage, historyLimit: number) {
   const row = await touching(db, v.conversationId)
     .insertInto('chat_messages')
     .values(messageValues(v))
     .returning([
       ...messageColumns,
       sql<string>`nextval(pg_get_serial_sequence('chat_messages', 'id'))`.as('reply_id'),
+      sql<
+        MessageJson[]
+      >`(select coalesce(json_agg(h order by h.id), '[]'::json) from (select ${historyColumns} from chat_messages m where m.conversation_id = ${v.conversationId} order by m.id desc limit ${historyLimit}) h)`.as(
+        'history',
+      ),
     ])
     .executeTakeFirstOrThrow();
-  const { reply_id, ...message } = row;
-  return { message, replyId: Number(reply_id) };
+  const { reply_id, history, ...message } = row;
+  return {
+    message,
+    replyId: Number(reply_id),
+    history: history.map((m): MessageRow => ({ ...m, created_at: new Date(m.created_at) })),
+  };
 }
 
 /** A turn's replies and its user message marked answered: one statement (a round trip each cost

@@ -200,7 +200,7 @@ export class MemoryEmbedding {
    * chunks embedded in the same request when called: a chat turn calls it once its reply is sent,
    * so the write (their sketches, one statement) does not compete with the turn's retrieval.
    * The chunks are claimed (CLAIM_SECONDS) from the read until that write, so no other turn or
-   * job sends them meanwhile; a refused or failed request releases them at once. `store` never
+   * job sends them meanwhile; a failed request releases them at once. `store` never
    * rejects and runs once: a failed write, or one never asked for (a turn that failed, a process
    * that died), leaves the chunks queued under the claim, and the embedding job takes them once it
    * lapses or the process is dead. A local embedder has no request to share (memories are
@@ -208,44 +208,33 @@ export class MemoryEmbedding {
   embedQueryBatched(
     text: string,
     pendingLimit = this.models.embedsLocally ? 0 : Math.max(0, this.opts.embedBatch - 1),
-    /** Nothing is requested before it resolves (a chat turn's rate limit); the pending chunks are
-     * read meanwhile. When it rejects, so do both promises' sources, quietly: the embedding
-     * resolves undefined and nothing is stored. */
-    gate?: Promise<unknown>,
   ): { embedding: Promise<number[] | undefined>; store: () => Promise<void> } {
-    let refused = false;
     const request = (async () => {
       // Claimed like the job's batches: no other turn or job sends them while this one holds them.
-      const read =
+      const pending =
         pendingLimit > 0
-          ? embeddings.claimPending(this.db, {
+          ? await embeddings.claimPending(this.db, {
               limit: pendingLimit,
               leaseSeconds: CLAIM_SECONDS,
               holder: this.opts.claimHolder,
             })
-          : Promise.resolve([]);
-      read.catch(() => undefined);
+          : [];
       try {
-        if (gate)
-          await gate.catch((err: unknown) => {
-            refused = true;
-            throw err;
-          });
-        const pending = await read;
         return {
           pending,
           result: await this.models.embed([text, ...pending.map((p) => p.content)], 'memory.query'),
         };
       } catch (err) {
-        // Refused or failed: nothing was embedded, the claimed chunks go back to the queue.
-        await read
-          .then((pending) =>
-            embeddings.releaseClaims(
-              this.db,
-              pending.map((p) => p.id),
-            ),
+        // Failed: nothing was embedded, the claimed chunks go back to the queue at once (should
+        // that fail too, their claim lapses and the job takes them then).
+        await embeddings
+          .releaseClaims(
+            this.db,
+            pending.map((p) => p.id),
           )
-          .catch(() => undefined);
+          .catch((releaseErr: unknown) =>
+            this.log.warn({ err: releaseErr }, 'releasing the claims of a failed query embedding failed'),
+          );
         throw err;
       }
     })();
@@ -257,11 +246,10 @@ export class MemoryEmbedding {
         return v === undefined || Array.isArray(v) ? v : Array.from(v);
       },
       (err: unknown) => {
-        if (!refused)
-          this.log.warn(
-            { err: err instanceof Error ? err.message : err },
-            'query embedding failed; retrieving by full text only',
-          );
+        this.log.warn(
+          { err: err instanceof Error ? err.message : err },
+          'query embedding failed; retrieving by full text only',
+        );
         return undefined;
       },
     );

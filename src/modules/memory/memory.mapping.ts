@@ -1,6 +1,6 @@
 // The memory module's shapes (what callers pass and get back) and the mapping of rows to them.
 import type * as repo from './memory.repository.js';
-import type { MemorySource, MemoryTier } from './memory.rules.js';
+import { tierOf, type MemorySource, type MemoryTier } from './memory.rules.js';
 import type { MemoryDto } from './memory.schemas.js';
 
 export interface MemoryServiceOptions {
@@ -134,5 +134,21 @@ export function retrieved(m: repo.RetrievalRow, similarity: number | null): Retr
     conversationId: m.conversation_id,
     similarity,
     createdAt: m.created_at,
+  };
+}
+
+/** A memory's row as written: its tier from its source, its conversation from the input or its
+ * metadata. */
+export function newMemory(input: AddMemoryInput): repo.NewMemory {
+  const metadata = input.metadata ?? {};
+  return {
+    userId: input.userId,
+    content: input.content,
+    source: input.source,
+    tier: tierOf(input.source),
+    metadata,
+    conversationId:
+      input.conversationId ?? (typeof metadata.conversationId === 'number' ? metadata.conversationId : null),
+    createdBy: input.createdBy ?? null,
   };
 }

@@ -8,7 +8,6 @@
 // in the same transaction, so a memory is searchable by vector as soon as it is written.
 import type { Logger } from 'pino';
 import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
-import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { forbidden, notFound, validationFailed, zodErrors } from '../../platform/http/problem.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
@@ -19,6 +18,7 @@ import { ExchangeMemory, type ExchangeInput } from './memory.exchange.js';
 import { defineMemoryJobs, EMBED_JOB } from './memory.jobs.js';
 import {
   dtos,
+  newMemory,
   toDto,
   type AddMemoryInput,
   type Caller,
@@ -88,11 +88,14 @@ export class MemoryService {
     return m!;
   }
 
-  /** Several memories in one transaction and one embedding job (ingestion, benchmarks).
-   * `deferEmbedding`: the chat turn's exchange. Its chunks are embedded together with the next
-   * turn's query (spec: at most one embedding request per message); one delayed job per window
-   * (DEFERRED_EMBED_SECONDS) is the backstop when no next turn comes. With a local embedder there is
-   * no request to save: every memory, the exchange included, is embedded here. */
+  /** Several memories in one transaction and one embedding job (ingestion, benchmarks), by one
+   * path whose options only say what goes with the rows: with a local embedder their embeddings
+   * (made here, no network, nothing that fails or waits), else an embedding job. `deferEmbedding`
+   * (the chat turn's exchange): no job of its own, as its chunks are embedded together with the
+   * next turn's query (spec: at most one embedding request per message); one delayed job per
+   * window (DEFERRED_EMBED_SECONDS) is the backstop when no next turn comes. `dedupe`: only the
+   * inputs that are no near-duplicate of a retrievable memory of their owner and source are
+   * written (and answered), each once (memory.hygiene.rules.ts). */
   async addMemories(
     given: AddMemoryInput[],
     trx?: Trx,
@@ -101,24 +104,9 @@ export class MemoryService {
     given.forEach((i, n) =>
       this.checkContent(i.content, given.length > 1 ? `memories.${n}.content` : 'body.content'),
     );
-    // `dedupe`: only the inputs that are no near-duplicate of a retrievable memory of their owner
-    // and source are written (and answered), each once (memory.hygiene.rules.ts).
     const inputs = opts.dedupe ? await this.exchanges.fresh(given, trx) : given;
     if (inputs.length === 0) return [];
-    const list: repo.NewMemory[] = inputs.map((input) => {
-      const metadata = input.metadata ?? {};
-      return {
-        userId: input.userId,
-        content: input.content,
-        source: input.source,
-        tier: tierOf(input.source),
-        metadata,
-        conversationId:
-          input.conversationId ??
-          (typeof metadata.conversationId === 'number' ? metadata.conversationId : null),
-        createdBy: input.createdBy ?? null,
-      };
-    });
+    const list = inputs.map(newMemory);
     const chunks = list.flatMap((m, memory) =>
       chunkText(m.content, this.opts.chunkSize, this.opts.chunkOverlap).map((content, index) => ({
         memory,
@@ -127,68 +115,70 @@ export class MemoryService {
       })),
     );
     const local = this.models.embedsLocally;
-    // A chat exchange's job is only the backstop for a conversation that stops: one per window
-    // serves every exchange of the window (it embeds all that still waits when it runs, after the
-    // window's last exchange), instead of a job per turn that mostly finds nothing to do. pg-boss
-    // keeps one job per window (singletonSeconds slots of the epoch), starting a window after it
-    // was sent, so after the slot's last exchange. Once this process has committed one for the
-    // current slot, sending more only costs the turn a statement (each node still sends its own
-    // first one: this remembers, it does not coordinate).
-    const slot = deferredSlotNow();
-    const sendBackstop = opts.deferEmbedding === true && slot !== this.deferredSlot;
-    const run = async (t: Executor, uow?: UnitOfWork) => {
+    const job = local ? undefined : this.embedJobFor(opts.deferEmbedding === true);
+    const write = async (t: Executor) => {
       const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
-      if (!local) {
-        const { ids, at } = await written;
-        // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
-        if (sendBackstop) {
-          await this.jobs.enqueue(
-            t,
-            EMBED_JOB,
-            { memoryIds: [] },
-            {
-              startAfterSeconds: DEFERRED_EMBED_SECONDS,
-              singletonKey: 'memory.deferred',
-              singletonSeconds: DEFERRED_EMBED_SECONDS,
-            },
-          );
-          uow?.afterCommit(() => (this.deferredSlot = slot));
-        } else if (!opts.deferEmbedding) await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
-        return dtos(list, ids, at);
-      }
+      // A local embedder's vectors are made while the database writes the rows (awaited together).
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([
         written,
-        this.embedding.embedHere(
-          t,
-          chunks.map((c) => c.content),
-        ),
+        local
+          ? this.embedding.embedHere(
+              t,
+              chunks.map((c) => c.content),
+            )
+          : undefined,
       ]);
-      const stored = embeddings.insertEmbeddings(
-        t,
-        this.opts.vector,
-        embedded.model,
-        {
-          ids: chunkIds,
-          userIds: chunks.map((c) => list[c.memory]!.userId),
-          tiers: chunks.map((c) => list[c.memory]!.tier),
-          sources: chunks.map((c) => list[c.memory]!.source),
-          memoryIds: chunks.map((c) => ids[c.memory]!),
-          chunkIndexes: chunks.map((c) => c.index),
-          conversationIds: chunks.map((c) => list[c.memory]!.conversationId),
-        },
-        embedded.encoded,
-      );
-      // The answer is built while the embeddings are written.
-      const out = dtos(list, ids, at);
-      await stored;
-      return out;
+      if (embedded)
+        await embeddings.insertEmbeddings(
+          t,
+          this.opts.vector,
+          embedded.model,
+          {
+            ids: chunkIds,
+            userIds: chunks.map((c) => list[c.memory]!.userId),
+            tiers: chunks.map((c) => list[c.memory]!.tier),
+            sources: chunks.map((c) => list[c.memory]!.source),
+            memoryIds: chunks.map((c) => ids[c.memory]!),
+            chunkIndexes: chunks.map((c) => c.index),
+            conversationIds: chunks.map((c) => list[c.memory]!.conversationId),
+          },
+          embedded.encoded,
+        );
+      // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
+      if (job) await this.jobs.enqueue(t, EMBED_JOB, job.data(ids), job.options);
+      return dtos(list, ids, at);
     };
-    if (trx) return run(trx);
-    // A chat exchange whose window already has its backstop job needs no transaction: the memory
-    // and its chunks (listed in the queue) are one statement.
-    if (opts.deferEmbedding && !local && !sendBackstop) return run(this.db);
-    return transaction(this.db, (uow) => run(uow.trx, uow));
+    if (trx) return write(trx);
+    // Rows alone (a chat exchange whose window already has its backstop job) are one statement,
+    // which needs no transaction.
+    const stored = !local && !job ? await write(this.db) : await transaction(this.db, ({ trx }) => write(trx));
+    if (job?.slot !== undefined) this.deferredSlot = job.slot;
+    return stored;
   }
+
+  /** The embedding job sent with remotely embedded memories: their own, or for a chat exchange
+   * the window's backstop, once per window and node (undefined when this node sent it). pg-boss
+   * keeps one job per window (singletonSeconds slots of the epoch), starting a window after it was
+   * sent, so after the slot's last exchange; it embeds all that still waits when it runs. Once
+   * this process has committed one for the current slot, sending more would only cost the turn a
+   * statement (each node still sends its own first one: this remembers, it does not coordinate);
+   * `slot` is remembered once the write that sends it committed outside a caller's transaction. */
+  private embedJobFor(deferred: boolean) {
+    if (!deferred)
+      return { data: (memoryIds: number[]) => ({ memoryIds }), options: undefined, slot: undefined };
+    const slot = deferredSlotNow();
+    if (slot === this.deferredSlot) return undefined;
+    return {
+      data: () => ({ memoryIds: [] }),
+      options: {
+        startAfterSeconds: DEFERRED_EMBED_SECONDS,
+        singletonKey: 'memory.deferred',
+        singletonSeconds: DEFERRED_EMBED_SECONDS,
+      },
+      slot,
+    };
+  }
+
   /** The chat turn's exchange, as the player's shared memory of its conversation and speaker
    * (metadata `conversationId`, `playerName`, `npcName`, `npcUserId` and the turn's own): stored
    * when it carries something and is no near-duplicate, then reconciled with what is stored

@@ -50,9 +50,9 @@ select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_
 select "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at" from "chat_messages" where "user_id" = $1 and "client_message_id" = $2;
 -- parameters: [7,"c-1"]
 
--- insertMessageReservingReply
-with "touched" as (update "conversations" set "updated_at" = now() where "id" = $1) insert into "chat_messages" ("conversation_id", "user_id", "role", "text", "npc_user_id", "client_message_id", "status", "reply_to_id", "metadata") values ($2, $3, $4, $5, $6, $7, $8, $9, $10) returning "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at", nextval(pg_get_serial_sequence('chat_messages', 'id')) as "reply_id";
--- parameters: [4,4,7,"user","Hello",null,"c-1","received",null,{}]
+-- insertMessageWithHistory
+with "touched" as (update "conversations" set "updated_at" = now() where "id" = $1) insert into "chat_messages" ("conversation_id", "user_id", "role", "text", "npc_user_id", "client_message_id", "status", "reply_to_id", "metadata") values ($2, $3, $4, $5, $6, $7, $8, $9, $10) returning "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at", nextval(pg_get_serial_sequence('chat_messages', 'id')) as "reply_id", (select coalesce(json_agg(h order by h.id), '[]'::json) from (select "m"."id", "m"."conversation_id", "m"."user_id", "m"."role", "m"."npc_user_id", "m"."text", "m"."client_message_id", "m"."status", "m"."reply_to_id", "m"."metadata", "m"."created_at" from chat_messages m where m.conversation_id = $11 order by m.id desc limit $12) h) as "history";
+-- parameters: [4,4,7,"user","Hello",null,"c-1","received",null,{},4,12]
 
 -- insertMessage
 with "touched" as (update "conversations" set "updated_at" = now() where "id" = $1) insert into "chat_messages" ("conversation_id", "user_id", "role", "text", "npc_user_id", "client_message_id", "status", "reply_to_id", "metadata") values ($2, $3, $4, $5, $6, $7, $8, $9, $10) returning "id", "conversation_id", "user_id", "role", "npc_user_id", "text", "client_message_id", "status", "reply_to_id", "metadata", "created_at";
