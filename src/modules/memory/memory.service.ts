@@ -151,7 +151,8 @@ export class MemoryService {
     if (trx) return write(trx);
     // Rows alone (a chat exchange whose window already has its backstop job) are one statement,
     // which needs no transaction.
-    const stored = !local && !job ? await write(this.db) : await transaction(this.db, ({ trx }) => write(trx));
+    const stored =
+      !local && !job ? await write(this.db) : await transaction(this.db, ({ trx }) => write(trx));
     if (job?.slot !== undefined) this.deferredSlot = job.slot;
     return stored;
   }
