@@ -145,7 +145,6 @@ export async function importDatabase(handle: DatabaseHandle, file: string): Prom
         `the target database is not empty (table ${name} has rows): import into a new DATA_DIR, or an empty PostgreSQL database or DB_SCHEMA`,
       );
   }
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
   const counts: TransferCounts = { tables: {}, sequences: 0, skipped: [] };
   let header: Header | undefined;
   let table: { name: string; columns: string[]; skip: boolean } | undefined;
@@ -163,6 +162,10 @@ export async function importDatabase(handle: DatabaseHandle, file: string): Prom
       counts.tables[table.name] = (counts.tables[table.name] ?? 0) + batch.length;
       batch = [];
     };
+    // Made just before it is iterated: readline emits the lines of what it has read whether or not
+    // anyone listens, and its iterator buffers only from when it starts, so lines read while the
+    // transaction began would be lost.
+    const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
     for await (const line of lines) {
       if (!line) continue;
       if (!header) {
