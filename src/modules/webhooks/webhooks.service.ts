@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { transaction, type Db, type Executor } from '../../platform/db/database.js';
 import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { enqueueLater } from '../../platform/jobs/later.js';
-import type { ChangeFeed } from '../../platform/db/notifications.js';
+import { noticeLater, type ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { safePost, SafeFetchError, vetUrl, type SafeFetchReason } from '../../platform/http/safe-fetch.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
@@ -356,7 +356,7 @@ export class WebhooksService {
   private changing<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return transaction(this.d.db, async (uow) => {
       const out = await fn(uow.trx);
-      await this.d.changes.notify(uow.trx, CHANGES_CHANNEL, '');
+      void noticeLater(uow, CHANGES_CHANNEL, '');
       uow.afterCommit(this.forget);
       return out;
     });
