@@ -320,7 +320,7 @@ function buildConversation(config: Config, p: Parts, closers: Closers) {
       log,
       timeline,
       protocols,
-      addMemory: (input, trx) => memory.addMemory(input, trx),
+      addMemory: (input, uow) => memory.addMemory(input, uow),
       // An NPC (or the assistant) is found; anyone else is refused.
       isCharacter: (id, executor) => characters.getNpc(id, executor).then(Boolean, () => false),
     },

@@ -362,7 +362,8 @@ export class ChatTurns {
    * same transaction (a retry finds the message stored, and stores neither again). */
   private async storeUserMessage(m: repo.NewMessage, attachments: Attachment[], docs: AttachedDocument[]) {
     if (attachments.length + docs.length === 0) return repo.insertMessageReservingReply(this.d.db, m);
-    return transaction(this.d.db, async ({ trx }) => {
+    return transaction(this.d.db, async (uow) => {
+      const { trx } = uow;
       const stored = await repo.insertMessageReservingReply(trx, m);
       // spec: one vision call per attached image, in the background, linked to the conversation.
       for (const a of attachments)
@@ -372,7 +373,7 @@ export class ChatTurns {
           messageId: stored.message.id,
           image: a.job,
         } satisfies VisionJob);
-      await this.attachments.documents.store(trx, docs, { ...m, messageId: stored.message.id });
+      await this.attachments.documents.store(uow, docs, { ...m, messageId: stored.message.id });
       return stored;
     });
   }

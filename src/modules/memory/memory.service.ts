@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
 import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { forbidden, notFound, validationFailed, zodErrors } from '../../platform/http/problem.js';
+import { enqueueLater } from '../../platform/jobs/later.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import { gatherContext, type GatherArgs } from './memory.context.js';
@@ -55,8 +56,8 @@ export class MemoryService {
   ) {
     this.embedding = new MemoryEmbedding(db, jobs, models, log, opts);
     this.retrieval = new MemoryRetrieval(db, models, this.embedding, opts);
-    this.exchanges = new ExchangeMemory(db, jobs, log, opts.reconcile, (inputs, trx, o) =>
-      this.addMemories(inputs, trx, o),
+    this.exchanges = new ExchangeMemory(db, jobs, log, opts.reconcile, (inputs, uow, o) =>
+      this.addMemories(inputs, uow, o),
     );
     defineMemoryJobs(jobs, this.embedding, new MemoryReconciler(db, models, log, this.exchanges));
   }
@@ -81,10 +82,10 @@ export class MemoryService {
   }
 
   /** The spec's addMemory, for callers that already decided the owner (training, reflections,
-   * chat). Runs in the given transaction (the job then exists exactly when the memory does), or
-   * in its own. */
-  async addMemory(input: AddMemoryInput, trx?: Trx): Promise<MemoryDto> {
-    const [m] = await this.addMemories([input], trx);
+   * chat). Runs in the given unit of work (its embedding job then exists exactly when the memory
+   * does), or in its own. */
+  async addMemory(input: AddMemoryInput, uow?: UnitOfWork): Promise<MemoryDto> {
+    const [m] = await this.addMemories([input], uow);
     return m!;
   }
 
@@ -95,7 +96,7 @@ export class MemoryService {
    * no request to save: every memory, the exchange included, is embedded here. */
   async addMemories(
     given: AddMemoryInput[],
-    trx?: Trx,
+    outer?: UnitOfWork,
     opts: { deferEmbedding?: boolean; dedupe?: boolean } = {},
   ): Promise<MemoryDto[]> {
     given.forEach((i, n) =>
@@ -103,7 +104,7 @@ export class MemoryService {
     );
     // `dedupe`: only the inputs that are no near-duplicate of a retrievable memory of their owner
     // and source are written (and answered), each once (memory.hygiene.rules.ts).
-    const inputs = opts.dedupe ? await this.exchanges.fresh(given, trx) : given;
+    const inputs = opts.dedupe ? await this.exchanges.fresh(given, outer?.trx) : given;
     if (inputs.length === 0) return [];
     const list: repo.NewMemory[] = inputs.map((input) => {
       const metadata = input.metadata ?? {};
@@ -136,14 +137,15 @@ export class MemoryService {
     // first one: this remembers, it does not coordinate).
     const slot = deferredSlotNow();
     const sendBackstop = opts.deferEmbedding === true && slot !== this.deferredSlot;
+    // Without a unit (`t` the database) it is the exchange whose window has its job: no job.
     const run = async (t: Executor, uow?: UnitOfWork) => {
       const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
       if (!local) {
         const { ids, at } = await written;
         // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
         if (sendBackstop) {
-          await this.jobs.enqueue(
-            t,
+          void enqueueLater(
+            uow!,
             EMBED_JOB,
             { memoryIds: [] },
             {
@@ -152,8 +154,8 @@ export class MemoryService {
               singletonSeconds: DEFERRED_EMBED_SECONDS,
             },
           );
-          uow?.afterCommit(() => (this.deferredSlot = slot));
-        } else if (!opts.deferEmbedding) await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: ids });
+          uow!.afterCommit(() => (this.deferredSlot = slot));
+        } else if (!opts.deferEmbedding) void enqueueLater(uow!, EMBED_JOB, { memoryIds: ids });
         return dtos(list, ids, at);
       }
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([
@@ -183,7 +185,7 @@ export class MemoryService {
       await stored;
       return out;
     };
-    if (trx) return run(trx);
+    if (outer) return run(outer.trx, outer);
     // A chat exchange whose window already has its backstop job needs no transaction: the memory
     // and its chunks (listed in the queue) are one statement.
     if (opts.deferEmbedding && !local && !sendBackstop) return run(this.db);
@@ -201,10 +203,11 @@ export class MemoryService {
   private deferredSlot = -1;
 
   /** The chunks of an edited memory: embedded here with a local embedder, else by the job. */
-  private async addChunks(t: Trx, m: repo.MemoryRow, texts: string[]): Promise<void> {
+  private async addChunks(uow: UnitOfWork, m: repo.MemoryRow, texts: string[]): Promise<void> {
+    const t = uow.trx;
     if (!this.models.embedsLocally) {
       await repo.insertChunks(t, m, texts, { queue: true });
-      await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: [m.id] });
+      void enqueueLater(uow, EMBED_JOB, { memoryIds: [m.id] });
       return;
     }
     const [ids, embedded] = await Promise.all([
@@ -308,7 +311,8 @@ export class MemoryService {
     changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined },
   ): Promise<MemoryDto> {
     if (changes.content !== undefined) this.checkContent(changes.content);
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const m = await this.own(callerId, id, trx);
       const metadata = changes.metadata ?? m.metadata;
       const conversationId = typeof metadata.conversationId === 'number' ? metadata.conversationId : null;
@@ -330,7 +334,7 @@ export class MemoryService {
         await repo.deleteChunks(trx, id);
         if (live)
           await this.addChunks(
-            trx,
+            uow,
             updated,
             chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap),
           );
