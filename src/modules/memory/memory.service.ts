@@ -40,6 +40,12 @@ const DEFERRED_EMBED_SECONDS = 120;
 
 /** The current backstop window (pg-boss singletonSeconds slots are aligned to the epoch). */
 const deferredSlotNow = () => Math.floor(Date.now() / (DEFERRED_EMBED_SECONDS * 1000));
+/** The backstop job of a window: one per window, starting a window after it was sent. */
+const BACKSTOP = {
+  startAfterSeconds: DEFERRED_EMBED_SECONDS,
+  singletonKey: 'memory.deferred',
+  singletonSeconds: DEFERRED_EMBED_SECONDS,
+};
 
 export class MemoryService {
   private readonly embedding: MemoryEmbedding;
@@ -137,25 +143,16 @@ export class MemoryService {
     // first one: this remembers, it does not coordinate).
     const slot = deferredSlotNow();
     const sendBackstop = opts.deferEmbedding === true && slot !== this.deferredSlot;
-    // Without a unit (`t` the database) it is the exchange whose window has its job: no job.
     const run = async (t: Executor, uow?: UnitOfWork) => {
       const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
       if (!local) {
         const { ids, at } = await written;
         // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
-        if (sendBackstop) {
-          void enqueueLater(
-            uow!,
-            EMBED_JOB,
-            { memoryIds: [] },
-            {
-              startAfterSeconds: DEFERRED_EMBED_SECONDS,
-              singletonKey: 'memory.deferred',
-              singletonSeconds: DEFERRED_EMBED_SECONDS,
-            },
-          );
-          uow!.afterCommit(() => (this.deferredSlot = slot));
-        } else if (!opts.deferEmbedding) void enqueueLater(uow!, EMBED_JOB, { memoryIds: ids });
+        // Without a unit (`t` the database): the exchange whose window has its job, so none.
+        if (uow && sendBackstop) {
+          void enqueueLater(uow, EMBED_JOB, { memoryIds: [] }, BACKSTOP);
+          uow.afterCommit(() => (this.deferredSlot = slot));
+        } else if (uow && !opts.deferEmbedding) void enqueueLater(uow, EMBED_JOB, { memoryIds: ids });
         return dtos(list, ids, at);
       }
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([
@@ -204,18 +201,17 @@ export class MemoryService {
 
   /** The chunks of an edited memory: embedded here with a local embedder, else by the job. */
   private async addChunks(uow: UnitOfWork, m: repo.MemoryRow, texts: string[]): Promise<void> {
-    const t = uow.trx;
     if (!this.models.embedsLocally) {
-      await repo.insertChunks(t, m, texts, { queue: true });
+      await repo.insertChunks(uow.trx, m, texts, { queue: true });
       void enqueueLater(uow, EMBED_JOB, { memoryIds: [m.id] });
       return;
     }
     const [ids, embedded] = await Promise.all([
-      repo.insertChunks(t, m, texts, { queue: false }),
-      this.embedding.embedHere(t, texts),
+      repo.insertChunks(uow.trx, m, texts, { queue: false }),
+      this.embedding.embedHere(uow.trx, texts),
     ]);
     await embeddings.insertEmbeddings(
-      t,
+      uow.trx,
       this.opts.vector,
       embedded.model,
       {
@@ -312,11 +308,10 @@ export class MemoryService {
   ): Promise<MemoryDto> {
     if (changes.content !== undefined) this.checkContent(changes.content);
     return transaction(this.db, async (uow) => {
-      const { trx } = uow;
-      const m = await this.own(callerId, id, trx);
+      const m = await this.own(callerId, id, uow.trx);
       const metadata = changes.metadata ?? m.metadata;
       const conversationId = typeof metadata.conversationId === 'number' ? metadata.conversationId : null;
-      const updated = (await repo.updateMemory(trx, id, {
+      const updated = (await repo.updateMemory(uow.trx, id, {
         ...(changes.content !== undefined ? { content: changes.content } : {}),
         ...(changes.metadata !== undefined
           ? { metadata: JSON.stringify(changes.metadata), conversation_id: conversationId }
@@ -331,7 +326,7 @@ export class MemoryService {
         live !== (m.metadata.supersededBy === undefined)
       ) {
         // Fresh chunks have no embedding; a job embedding the old ones writes to rows that are gone.
-        await repo.deleteChunks(trx, id);
+        await repo.deleteChunks(uow.trx, id);
         if (live)
           await this.addChunks(
             uow,
