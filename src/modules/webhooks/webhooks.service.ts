@@ -8,9 +8,9 @@
 // and the enqueue would lose the event's deliveries for good (and a sweep that reads the timeline
 // afterwards cannot tell which events it already saw without a cursor on a non-monotonic commit
 // order). Instead `onRecorded` subscribes to the unit of work's `timeline` flush (wired in
-// deps.ts) and runs inside the events' own transaction: the delivery rows and their pg-boss jobs
-// commit with the event or not at all (the transactional outbox, with pg-boss's table as the
-// outbox), and nothing waits on the bus.
+// startup/writes.ts) and runs inside the events' own transaction: the delivery rows and their
+// pg-boss jobs commit with the event or not at all (the transactional outbox, with pg-boss's table
+// as the outbox), and nothing waits on the bus.
 //
 // It sees every event a flush wrote at once (a sync batch is up to 100): their deliveries are one
 // multi-row insert and their jobs one pg-boss `insert` (the unit's jobs, flushed together), so a
@@ -252,7 +252,7 @@ export class WebhooksService {
 
   // ---- the timeline's subscriber and the delivery job ------------------------------------------
 
-  /** The `timeline` flush's subscriber (deps.ts), in the events' transaction: a delivery and its
+  /** The `timeline` flush's subscriber (startup/writes.ts), in the events' transaction: a delivery and its
    * job for each enabled endpoint each event matches, for the whole flush at once: the deliveries
    * in one insert, their jobs in one more (a batch of 100 ingests costs two statements, not two
    * per delivery), in event order and, for each event, in the endpoints' order. */
