@@ -51,6 +51,8 @@ const config = loadConfig({
   ...(pgUrl ? { DATABASE_URL: pgUrl } : embeddedDataDir()),
   DB_SCHEMA: schema,
   SERVICES: 'api',
+  // The subscribers are one account's (1,000 sockets), above the per-account limit's default.
+  SOCKETS_PER_USER: '100000',
   ...(values.webhook ? { SSRF_ALLOW_LOOPBACK_FOR_TESTS: 'true' } : {}),
 });
 const deps = await createDeps(config);

@@ -45,6 +45,7 @@ import { VERSION } from './version.js';
 import { openPlatform, type Platform } from './startup/platform.js';
 import { seedFirstStart } from './startup/seed.js';
 import { closeAll, startWorkers, type Closers } from './startup/workers.js';
+import { defineWrites } from './startup/writes.js';
 
 export interface Deps {
   config: Config;
@@ -320,7 +321,7 @@ function buildConversation(config: Config, p: Parts, closers: Closers) {
       log,
       timeline,
       protocols,
-      addMemory: (input, trx) => memory.addMemory(input, trx),
+      addMemory: (input, uow) => memory.addMemory(input, uow),
       // An NPC (or the assistant) is found; anyone else is refused.
       isCharacter: (id, executor) => characters.getNpc(id, executor).then(Boolean, () => false),
     },
@@ -402,10 +403,8 @@ function buildRunners(config: Config, opts: CreateDepsOptions, p: Parts & Conver
     runExecutor: workflowRunJobs.executor,
     autoRunOrchestrator: suggestions.configs.autoRunOrchestrator,
   });
-  // What a write's unit of work flushes (unit-of-work.ts), and who sees its events in its transaction.
-  p.writes.define('timeline', (uow, inputs) => p.timeline.flush(uow, inputs));
-  p.writes.onFlush('timeline', (uow, events) => p.webhooks.onRecorded(uow, events));
-  p.writes.onFlush('timeline', (uow, events) => suggestionJobs.onRecorded(uow, events));
+  // What a write's unit of work flushes, and who sees each flush in its transaction.
+  defineWrites(p.writes, { timeline: p.timeline, webhooks: p.webhooks, suggestionJobs });
   return {
     scheduler,
     sweepers,

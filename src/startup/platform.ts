@@ -69,6 +69,7 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
   const writes = unitOfWorkRegistry(db);
   writes.define('jobs', flushJobs(jobs));
   const changes = createChangeFeed(database, config.database.url, log);
+  writes.define('notices', changes.flush);
   closers.unshift(() => changes.close());
   const drain = new Drain();
   return { config, log, database, db, redis, counters, jwtSecret, tokens, bus, jobs, writes, changes, drain };

@@ -5,7 +5,7 @@
 // unusable image does. The passages that bear most on the message go to the prompt
 // (chat.documents.rules.ts); the text is stored as `document_ingestion` memories of the player in
 // the transaction that stores the message, so a retried message never stores it twice.
-import type { Trx } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { AppError, validationFailed } from '../../platform/http/problem.js';
 import type { StoredFile } from '../files/index.js';
 import type { MemoryService } from '../memory/index.js';
@@ -108,7 +108,7 @@ export class ChatDocuments {
   /** The documents as `document_ingestion` memories of the player (spec: MemoryMetadata
    * `fileContext`, the file's name), in the transaction that stores the message. */
   async store(
-    trx: Trx,
+    uow: UnitOfWork,
     documents: AttachedDocument[],
     link: { userId: number; conversationId: number; messageId: number },
   ): Promise<void> {
@@ -133,7 +133,7 @@ export class ChatDocuments {
           },
         })),
       ),
-      trx,
+      uow,
     );
   }
 }

@@ -401,7 +401,8 @@ export class ChatTurns {
     const stored =
       images.length + docs.length === 0
         ? await repo.insertMessageWithHistory(this.d.db, m, limit)
-        : await transaction(this.d.db, async ({ trx }) => {
+        : await transaction(this.d.db, async (uow) => {
+            const { trx } = uow;
             const s = await repo.insertMessageWithHistory(trx, m, limit);
             // spec: one vision call per attached image, in the background, linked to the conversation.
             for (const a of images)
@@ -411,7 +412,7 @@ export class ChatTurns {
                 messageId: s.message.id,
                 image: a.job,
               } satisfies VisionJob);
-            await this.attachments.documents.store(trx, docs, { ...m, messageId: s.message.id });
+            await this.attachments.documents.store(uow, docs, { ...m, messageId: s.message.id });
             return s;
           });
     return { message: stored.message, replyId: group ? null : stored.replyId, history: stored.history };

@@ -177,7 +177,7 @@ export class ConsciousnessService {
           metadata: { instanceId, observerId, protocols },
           createdBy: actor.id,
         },
-        trx,
+        uow,
       );
       // Written at commit.
       void this.d.timeline.record(uow, {

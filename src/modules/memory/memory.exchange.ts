@@ -6,6 +6,7 @@
 // chunks go); its row stays, so /api/memories lists both.
 import type { Logger } from 'pino';
 import { transaction, type Db, type Trx } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import {
   carriesNothing,
@@ -37,7 +38,7 @@ export interface ExchangeInput {
 
 type Write = (
   inputs: AddMemoryInput[],
-  trx?: Trx,
+  uow?: UnitOfWork,
   opts?: { deferEmbedding?: boolean },
 ) => Promise<MemoryDto[]>;
 
@@ -92,8 +93,8 @@ export class ExchangeMemory {
       }
       const superseded = offlineSupersessions(content, x.playerName, stored);
       if (superseded.length > 0)
-        await transaction(this.db, ({ trx }) =>
-          this.supersede(trx, { userId: x.userId, by: memory!.id, superseded, stored, reason: 'superseded' }),
+        await transaction(this.db, (uow) =>
+          this.supersede(uow, { userId: x.userId, by: memory!.id, superseded, stored, reason: 'superseded' }),
         );
     } catch (err) {
       this.log.warn(
@@ -106,7 +107,7 @@ export class ExchangeMemory {
   /** Marks the memories superseded by `by` and writes what still holds of each as a memory of
    * its own (its metadata, and `remainderOf`). */
   async supersede(
-    trx: Trx,
+    uow: UnitOfWork,
     p: {
       userId: number;
       by: number | null;
@@ -116,7 +117,7 @@ export class ExchangeMemory {
     },
   ): Promise<void> {
     const { by, superseded, stored, reason } = p;
-    const marked = new Set(await repo.supersede(trx, { ids: superseded.map((s) => s.id), by, reason }));
+    const marked = new Set(await repo.supersede(uow.trx, { ids: superseded.map((s) => s.id), by, reason }));
     const rows = new Map(stored.map((m) => [m.id, m]));
     const remainders = superseded.flatMap((s) => {
       const old = rows.get(s.id);
@@ -132,7 +133,7 @@ export class ExchangeMemory {
         },
       ];
     });
-    if (remainders.length > 0) await this.write(remainders, trx);
+    if (remainders.length > 0) await this.write(remainders, uow);
   }
 
   /** The inputs that are not near-duplicates of a retrievable memory of the same owner and source

@@ -158,10 +158,11 @@ describe('with the offline embedder', () => {
 
   it('embeds the chat exchange (deferEmbedding) and an edit in the same transaction too', async () => {
     const m = t.deps.services.memory;
-    const [exchange] = await transaction(t.deps.db, async ({ trx }) => {
+    const [exchange] = await transaction(t.deps.db, async (uow) => {
+      const { trx } = uow;
       const out = await m.addMemories(
         [{ userId: alice.id, source: 'shared', content: 'Alice: hello\nAssistant: hi Alice' }],
-        trx,
+        uow,
         { deferEmbedding: true },
       );
       // Inside the transaction already: nothing left for the next turn or a job.
@@ -305,13 +306,14 @@ describe('with a remote embedding provider', () => {
 
   it('queues the chunks with the memory and embeds them in the job', async () => {
     const m = t.deps.services.memory;
-    const written = await transaction(t.deps.db, async ({ trx }) => {
+    const written = await transaction(t.deps.db, async (uow) => {
+      const { trx } = uow;
       const out = await m.addMemories(
         [
           { userId: alice.id, source: 'shared', content: 'Alice collects sea glass.' },
           { userId: alice.id, source: 'shared', content: 'Alice sails on Sundays.' },
         ],
-        trx,
+        uow,
       );
       // Before the commit (no job can have run): queued, not embedded, no request made.
       const r = await sql<{ queued: number; embedded: number }>`

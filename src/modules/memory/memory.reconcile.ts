@@ -118,24 +118,24 @@ export class MemoryReconciler {
       return;
     }
     const plan = applyAnswer(parsed.data, m.id, shown);
-    await transaction(this.db, async ({ trx }) => {
+    await transaction(this.db, async (uow) => {
       const base = { userId: m.user_id, stored: shown };
       if (plan.superseded.length > 0)
-        await this.exchanges.supersede(trx, {
+        await this.exchanges.supersede(uow, {
           ...base,
           by: m.id,
           superseded: plan.superseded,
           reason: 'updated',
         });
       if (plan.deleted.length > 0)
-        await this.exchanges.supersede(trx, {
+        await this.exchanges.supersede(uow, {
           ...base,
           by: m.id,
           superseded: plan.deleted.map((id) => ({ id, remainder: null })),
           reason: 'deleted',
         });
       if (plan.duplicateOf !== null)
-        await repo.supersede(trx, { ids: [m.id], by: plan.duplicateOf, reason: 'duplicate' });
+        await repo.supersede(uow.trx, { ids: [m.id], by: plan.duplicateOf, reason: 'duplicate' });
     });
   }
 }

@@ -8,7 +8,9 @@
 // in the same transaction, so a memory is searchable by vector as soon as it is written.
 import type { Logger } from 'pino';
 import { transaction, type Db, type Executor, type Trx } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { forbidden, notFound, validationFailed, zodErrors } from '../../platform/http/problem.js';
+import { enqueueLater } from '../../platform/jobs/later.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import type { ModelGateway } from '../../platform/models/gateway.js';
 import { gatherContext, type GatherArgs } from './memory.context.js';
@@ -39,6 +41,12 @@ const DEFERRED_EMBED_SECONDS = 120;
 
 /** The current backstop window (pg-boss singletonSeconds slots are aligned to the epoch). */
 const deferredSlotNow = () => Math.floor(Date.now() / (DEFERRED_EMBED_SECONDS * 1000));
+/** The backstop job of a window: one per window, starting a window after it was sent. */
+const BACKSTOP = {
+  startAfterSeconds: DEFERRED_EMBED_SECONDS,
+  singletonKey: 'memory.deferred',
+  singletonSeconds: DEFERRED_EMBED_SECONDS,
+};
 
 export class MemoryService {
   private readonly embedding: MemoryEmbedding;
@@ -55,8 +63,8 @@ export class MemoryService {
   ) {
     this.embedding = new MemoryEmbedding(db, jobs, models, log, opts);
     this.retrieval = new MemoryRetrieval(db, models, this.embedding, opts);
-    this.exchanges = new ExchangeMemory(db, jobs, log, opts.reconcile, (inputs, trx, o) =>
-      this.addMemories(inputs, trx, o),
+    this.exchanges = new ExchangeMemory(db, jobs, log, opts.reconcile, (inputs, uow, o) =>
+      this.addMemories(inputs, uow, o),
     );
     defineMemoryJobs(jobs, this.embedding, new MemoryReconciler(db, models, log, this.exchanges));
   }
@@ -81,10 +89,10 @@ export class MemoryService {
   }
 
   /** The spec's addMemory, for callers that already decided the owner (training, reflections,
-   * chat). Runs in the given transaction (the job then exists exactly when the memory does), or
-   * in its own. */
-  async addMemory(input: AddMemoryInput, trx?: Trx): Promise<MemoryDto> {
-    const [m] = await this.addMemories([input], trx);
+   * chat). Runs in the given unit of work (its embedding job then exists exactly when the memory
+   * does), or in its own. */
+  async addMemory(input: AddMemoryInput, uow?: UnitOfWork): Promise<MemoryDto> {
+    const [m] = await this.addMemories([input], uow);
     return m!;
   }
 
@@ -98,13 +106,15 @@ export class MemoryService {
    * written (and answered), each once (memory.hygiene.rules.ts). */
   async addMemories(
     given: AddMemoryInput[],
-    trx?: Trx,
+    outer?: UnitOfWork,
     opts: { deferEmbedding?: boolean; dedupe?: boolean } = {},
   ): Promise<MemoryDto[]> {
     given.forEach((i, n) =>
       this.checkContent(i.content, given.length > 1 ? `memories.${n}.content` : 'body.content'),
     );
-    const inputs = opts.dedupe ? await this.exchanges.fresh(given, trx) : given;
+    // `dedupe`: only the inputs that are no near-duplicate of a retrievable memory of their owner
+    // and source are written (and answered), each once (memory.hygiene.rules.ts).
+    const inputs = opts.dedupe ? await this.exchanges.fresh(given, outer?.trx) : given;
     if (inputs.length === 0) return [];
     const list = inputs.map(newMemory);
     const chunks = list.flatMap((m, memory) =>
@@ -116,7 +126,8 @@ export class MemoryService {
     );
     const local = this.models.embedsLocally;
     const job = local ? undefined : this.embedJobFor(opts.deferEmbedding === true);
-    const write = async (t: Executor) => {
+    const write = async (uow: UnitOfWork | undefined) => {
+      const t = uow?.trx ?? this.db;
       const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
       // A local embedder's vectors are made while the database writes the rows (awaited together).
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([
@@ -144,17 +155,20 @@ export class MemoryService {
           },
           embedded.encoded,
         );
-      // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction.
-      if (job) await this.jobs.enqueue(t, EMBED_JOB, job.data(ids), job.options);
+      // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction
+      // (a job always comes with a unit: without one, the rows are all that is written).
+      if (job && uow) {
+        void enqueueLater(uow, EMBED_JOB, job.data(ids), job.options);
+        const { slot } = job;
+        if (slot !== undefined) uow.afterCommit(() => (this.deferredSlot = slot));
+      }
       return dtos(list, ids, at);
     };
-    if (trx) return write(trx);
+    if (outer) return write(outer);
     // Rows alone (a chat exchange whose window already has its backstop job) are one statement,
     // which needs no transaction.
-    const stored =
-      !local && !job ? await write(this.db) : await transaction(this.db, ({ trx }) => write(trx));
-    if (job?.slot !== undefined) this.deferredSlot = job.slot;
-    return stored;
+    if (!local && !job) return write(undefined);
+    return transaction(this.db, write);
   }
 
   /** The embedding job sent with remotely embedded memories: their own, or for a chat exchange
@@ -169,15 +183,7 @@ export class MemoryService {
       return { data: (memoryIds: number[]) => ({ memoryIds }), options: undefined, slot: undefined };
     const slot = deferredSlotNow();
     if (slot === this.deferredSlot) return undefined;
-    return {
-      data: () => ({ memoryIds: [] }),
-      options: {
-        startAfterSeconds: DEFERRED_EMBED_SECONDS,
-        singletonKey: 'memory.deferred',
-        singletonSeconds: DEFERRED_EMBED_SECONDS,
-      },
-      slot,
-    };
+    return { data: () => ({ memoryIds: [] }), options: BACKSTOP, slot };
   }
 
   /** The chat turn's exchange, as the player's shared memory of its conversation and speaker
@@ -192,18 +198,18 @@ export class MemoryService {
   private deferredSlot = -1;
 
   /** The chunks of an edited memory: embedded here with a local embedder, else by the job. */
-  private async addChunks(t: Trx, m: repo.MemoryRow, texts: string[]): Promise<void> {
+  private async addChunks(uow: UnitOfWork, m: repo.MemoryRow, texts: string[]): Promise<void> {
     if (!this.models.embedsLocally) {
-      await repo.insertChunks(t, m, texts, { queue: true });
-      await this.jobs.enqueue(t, EMBED_JOB, { memoryIds: [m.id] });
+      await repo.insertChunks(uow.trx, m, texts, { queue: true });
+      void enqueueLater(uow, EMBED_JOB, { memoryIds: [m.id] });
       return;
     }
     const [ids, embedded] = await Promise.all([
-      repo.insertChunks(t, m, texts, { queue: false }),
-      this.embedding.embedHere(t, texts),
+      repo.insertChunks(uow.trx, m, texts, { queue: false }),
+      this.embedding.embedHere(uow.trx, texts),
     ]);
     await embeddings.insertEmbeddings(
-      t,
+      uow.trx,
       this.opts.vector,
       embedded.model,
       {
@@ -299,11 +305,11 @@ export class MemoryService {
     changes: { content?: string | undefined; metadata?: Record<string, unknown> | undefined },
   ): Promise<MemoryDto> {
     if (changes.content !== undefined) this.checkContent(changes.content);
-    return transaction(this.db, async ({ trx }) => {
-      const m = await this.own(callerId, id, trx);
+    return transaction(this.db, async (uow) => {
+      const m = await this.own(callerId, id, uow.trx);
       const metadata = changes.metadata ?? m.metadata;
       const conversationId = typeof metadata.conversationId === 'number' ? metadata.conversationId : null;
-      const updated = (await repo.updateMemory(trx, id, {
+      const updated = (await repo.updateMemory(uow.trx, id, {
         ...(changes.content !== undefined ? { content: changes.content } : {}),
         ...(changes.metadata !== undefined
           ? { metadata: JSON.stringify(changes.metadata), conversation_id: conversationId }
@@ -318,10 +324,10 @@ export class MemoryService {
         live !== (m.metadata.supersededBy === undefined)
       ) {
         // Fresh chunks have no embedding; a job embedding the old ones writes to rows that are gone.
-        await repo.deleteChunks(trx, id);
+        await repo.deleteChunks(uow.trx, id);
         if (live)
           await this.addChunks(
-            trx,
+            uow,
             updated,
             chunkText(updated.content, this.opts.chunkSize, this.opts.chunkOverlap),
           );

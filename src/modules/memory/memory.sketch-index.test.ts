@@ -239,10 +239,11 @@ describe('the sketch index', () => {
     const held = new Promise<void>((r) => (release = r));
     let opened!: (trx: Trx) => void;
     const open = new Promise<Trx>((r) => (opened = r));
-    const late = transaction(t.deps.db, async ({ trx }) => {
+    const late = transaction(t.deps.db, async (uow) => {
+      const { trx } = uow;
       await m.addMemories(
         [{ userId: dave.id, source: 'shared', content: 'Foxes and bells, the late one.' }],
-        trx,
+        uow,
       );
       opened(trx);
       await held;

@@ -183,7 +183,7 @@ export class ObserverReflections {
           metadata: { observerId, eventCount: events.length, fromTimelineAt, toTimelineAt },
           createdBy: user.id,
         },
-        trx,
+        uow,
       );
       // Written at commit.
       void this.d.timeline.record(uow, {

@@ -1,13 +1,13 @@
 // The pass after each instance write (contract "Suggestions"): subscribed to the unit of work's
-// timeline flush (deps.ts), it sees every event a workflow write records, inside the write's
-// transaction; the first for an instance in that unit adds one `suggestions.generate` job to it,
-// so the job exists exactly when the write committed. The job runs a pass for the instance's creator; the jobs of one
-// instance fetched together run one pass.
+// `instanceWritten` flush (startup/writes.ts), it hears of every workflow instance a write
+// changes, inside the write's transaction; the first time for an instance in that unit it adds
+// one `suggestions.generate` job to it, so the job exists exactly when the write committed. The
+// job runs a pass for the instance's creator; the jobs of one instance fetched together run one
+// pass.
 import { z } from 'zod';
 import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { enqueueLater } from '../../platform/jobs/later.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
-import type { TimelineEvent } from '../timeline/index.js';
 import type { SuggestionsService } from './suggestions.service.js';
 
 export const GENERATE_JOB = 'suggestions.generate';
@@ -37,15 +37,12 @@ export class SuggestionJobs {
     });
   }
 
-  /** The `timeline` flush's subscriber (deps.ts): one job per workflow instance the flushed
-   * events name (`source` state_machine, `metadata.stateMachineInstanceId`) and unit of work,
-   * added to the unit (none without a queue: CLI commands). */
-  async onRecorded(uow: UnitOfWork, events: readonly TimelineEvent[]): Promise<void> {
+  /** The `instanceWritten` flush's subscriber: one job per instance and unit of work, added to
+   * the unit (none without a queue: CLI commands). */
+  async onInstancesWritten(uow: UnitOfWork, instanceIds: readonly string[]): Promise<void> {
     if (!this.jobs.accepting) return;
     let seen = this.enqueued.get(uow);
-    for (const event of events) {
-      const instanceId = event.metadata.stateMachineInstanceId;
-      if (event.source !== 'state_machine' || typeof instanceId !== 'string') continue;
+    for (const instanceId of instanceIds) {
       if (!seen) this.enqueued.set(uow, (seen = new Set()));
       if (seen.has(instanceId)) continue;
       seen.add(instanceId);

@@ -71,6 +71,21 @@ describe('API key scopes and hybrid authentication', () => {
 });
 
 describe('POST /api/sync/ingest-event', () => {
+  // The suggestions' pass follows workflow writes, not events that look like theirs (its job would
+  // refuse this id, and the ingest with it).
+  it('takes an event that looks like a workflow’s for what it is: the world’s, no workflow write', async () => {
+    const r = await ingest(
+      { apiKey: writeKey },
+      {
+        userId: player.id,
+        eventType: 'workflow_transition',
+        metadata: { source: 'state_machine', stateMachineInstanceId: 'not-an-instance' },
+      },
+    );
+    expect(r.status, r.text).toBe(201);
+    expect(r.body).toMatchObject({ source: 'state_machine', eventType: 'workflow_transition' });
+  });
+
   it('writes an enriched event linked to its observer', async () => {
     const obs = await t.api('POST', '/api/admin/instances', {
       token: cso.accessToken,

@@ -3,7 +3,7 @@
 //
 // Callers add the event to the unit of work of the change that causes it (unit-of-work.ts): the
 // unit's events are written at its flush in one insert (`flush`, the `timeline` kind's flusher),
-// its subscribers (webhooks, suggestions: deps.ts) see them in the same transaction, and each is
+// its subscribers (the webhooks: startup/writes.ts) see them in the same transaction, and each is
 // published on the bus only once the change committed; the realtime layer (observer module)
 // broadcasts it to the observer's room.
 import type { Db, Executor } from '../../platform/db/database.js';
@@ -170,7 +170,7 @@ export class TimelineService {
     return Promise.all(inputs.map((input) => uow.add('timeline', input)));
   }
 
-  /** The `timeline` kind's flusher (deps.ts): the events a flush holds, as `record` describes each,
+  /** The `timeline` kind's flusher (startup/writes.ts): the events a flush holds, as `record` describes each,
    * in one insert: they get ascending ids in the order added, each instance is touched (and its
    * activity announced) once, the touched instances' rows locked in ascending id order (see
    * `repo.touchInstances`), and they are broadcast in that order after commit. An unknown

@@ -216,7 +216,7 @@ export class TrainingJobs {
       // trained: the job's memories are the ones it added.
       const stored = await this.d.memory.addMemories(
         memories.map((m) => ({ userId: job.npc_user_id, createdBy: job.created_by ?? undefined, ...m })),
-        trx,
+        uow,
         { dedupe: true },
       );
       const row = await repo.updateJob(trx, job.id, {

@@ -130,7 +130,8 @@ export class TrainingService {
     await this.character(body.npcUserId, 'body.npcUserId');
     const parts = byHeartParts(body.text);
     const byHeartId = randomUUID();
-    const memoryIds = await transaction(this.d.db, async ({ trx }) => {
+    const memoryIds = await transaction(this.d.db, async (uow) => {
+      const { trx } = uow;
       const memories = await this.d.memory.addMemories(
         parts.map((content, i) => ({
           userId: body.npcUserId,
@@ -139,7 +140,7 @@ export class TrainingService {
           metadata: { byHeartId, title: body.title, part: i + 1, parts: parts.length },
           createdBy: callerId,
         })),
-        trx,
+        uow,
       );
       const ids = memories.map((m) => m.id);
       await repo.insertByHeart(trx, {

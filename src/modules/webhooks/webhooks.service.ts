@@ -8,9 +8,9 @@
 // and the enqueue would lose the event's deliveries for good (and a sweep that reads the timeline
 // afterwards cannot tell which events it already saw without a cursor on a non-monotonic commit
 // order). Instead `onRecorded` subscribes to the unit of work's `timeline` flush (wired in
-// deps.ts) and runs inside the events' own transaction: the delivery rows and their pg-boss jobs
-// commit with the event or not at all (the transactional outbox, with pg-boss's table as the
-// outbox), and nothing waits on the bus.
+// startup/writes.ts) and runs inside the events' own transaction: the delivery rows and their
+// pg-boss jobs commit with the event or not at all (the transactional outbox, with pg-boss's table
+// as the outbox), and nothing waits on the bus.
 //
 // It sees every event a flush wrote at once (a sync batch is up to 100): their deliveries are one
 // multi-row insert and their jobs one pg-boss `insert` (the unit's jobs, flushed together), so a
@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { transaction, type Db, type Executor } from '../../platform/db/database.js';
 import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { enqueueLater } from '../../platform/jobs/later.js';
-import type { ChangeFeed } from '../../platform/db/notifications.js';
+import { noticeLater, type ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { safePost, SafeFetchError, vetUrl, type SafeFetchReason } from '../../platform/http/safe-fetch.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
@@ -252,7 +252,7 @@ export class WebhooksService {
 
   // ---- the timeline's subscriber and the delivery job ------------------------------------------
 
-  /** The `timeline` flush's subscriber (deps.ts), in the events' transaction: a delivery and its
+  /** The `timeline` flush's subscriber (startup/writes.ts), in the events' transaction: a delivery and its
    * job for each enabled endpoint each event matches, for the whole flush at once: the deliveries
    * in one insert, their jobs in one more (a batch of 100 ingests costs two statements, not two
    * per delivery), in event order and, for each event, in the endpoints' order. */
@@ -356,7 +356,7 @@ export class WebhooksService {
   private changing<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return transaction(this.d.db, async (uow) => {
       const out = await fn(uow.trx);
-      await this.d.changes.notify(uow.trx, CHANGES_CHANNEL, '');
+      void noticeLater(uow, CHANGES_CHANNEL, '');
       uow.afterCommit(this.forget);
       return out;
     });

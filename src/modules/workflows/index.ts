@@ -35,6 +35,7 @@ export type { OrchestrateInput } from './workflows.runs.schemas.js';
 export { WorkflowOrchestrator, type OrchestratorDeps } from './workflows.orchestrator.js';
 export { WorkflowRunJobs, RUN_JOB } from './workflows.jobs.js';
 export { WorkflowIssues, ISSUE_JOB } from './workflows.issues.js';
+export { flushInstancesWritten } from './workflows.events.js';
 export { specialtiesOf } from './workflows.orchestrator.rules.js';
 export { WORKFLOW_DEFINITIONS, WORKFLOW_PROTOCOLS } from './workflows.definitions.js';
 export type { WorkflowDefinition, GuardName, ActionName } from './workflows.definitions.js';

@@ -96,7 +96,7 @@ const ENTRY_ACTIONS: { [A in ActionName]: EntryAction<ActionReads[A]> } = {
                 source: 'shared',
                 metadata: { stateMachineInstanceId: row.id, machineId: row.machine_id, state: row.state },
               },
-              w.trx,
+              w.uow,
             ),
         issue?.written,
       ]);

@@ -2,12 +2,24 @@
 // instance's registry instance (else the root observer), metadata naming the instance, machine,
 // state and visit; broadcast after commit and, for an instance that names a chat-platform
 // channel, handed to the notification port. A write collects its events and records them here in
-// one insert when it ends (WorkflowWrite.end); the suggestions' pass after each instance write
-// subscribes to the timeline's flush (deps.ts).
-import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
+// one insert when it ends (WorkflowWrite.end). Each instance written is also an item of the unit's
+// `instanceWritten` kind, which writes nothing: its flush says which instances the unit wrote to
+// those subscribed (the suggestions' pass, startup/writes.ts). The timeline's events do not tell:
+// an ingested event may carry the same source and metadata.
+import type { Flusher, UnitOfWork } from '../../platform/db/unit-of-work.js';
 import type { TimelineEvent, TimelineService } from '../timeline/index.js';
 import type { InstanceRow } from './workflows.repository.js';
 import type { WorkflowPorts } from './workflows.types.js';
+
+declare module '../../platform/db/unit-of-work.js' {
+  interface UnitOfWorkKinds {
+    /** A workflow instance's id, once per event of the instance in the unit. */
+    instanceWritten: { item: string; result: string };
+  }
+}
+
+/** The `instanceWritten` kind's flusher: nothing to write, the ids answered as they are. */
+export const flushInstancesWritten: Flusher<'instanceWritten'> = async (_uow, ids) => ids;
 
 /** An event of a write, recorded with the others of that write; `row`: the instance as the event
  * names it (its state and visit at the time). */
@@ -31,6 +43,7 @@ export async function recordEvents(to: EventsTarget, events: PendingEvent[]): Pr
   if (events.length === 0) return [];
   const { uow, ports } = to;
   const { notify } = ports;
+  for (const id of new Set(events.map((e) => e.row.id))) void uow.add('instanceWritten', id);
   const recorded = await to.timeline.recordMany(
     uow,
     events.map(({ row, actorId, eventType, eventText, metadata }) => ({

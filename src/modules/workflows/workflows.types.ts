@@ -1,6 +1,7 @@
 // The shapes the workflows module's services share: who acts, the ports for the parts built
 // beside it, and what it is built from.
-import type { Db, Executor, Trx } from '../../platform/db/database.js';
+import type { Db, Executor } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import type { AddMemoryInput } from '../memory/index.js';
 import type { ProtocolDefinition } from '../protocols/index.js';
 import type { TimelineEvent, TimelineService } from '../timeline/index.js';
@@ -55,7 +56,7 @@ export interface WorkflowsDeps {
     seedBuiltin(list: readonly (ProtocolDefinition & { id: string })[]): Promise<{ inserted: string[] }>;
   };
   /** The memory module's addMemory (collectArtifacts writes the creator a `shared` memory). */
-  addMemory: (input: AddMemoryInput, trx: Trx) => Promise<{ id: number }>;
+  addMemory: (input: AddMemoryInput, uow: UnitOfWork) => Promise<{ id: number }>;
   /** Whether a user id is a character (an NPC or the assistant): task assignment. */
   isCharacter: (userId: number, executor: Executor) => Promise<boolean>;
   /** The issue tracker collectArtifacts files an issue in (unset: none is configured). */

@@ -2,11 +2,31 @@
 // changes something other nodes cache says so on a channel, and every node (itself included) hears
 // it. On PostgreSQL a notice is a NOTIFY issued on the writer's executor, so inside a transaction it
 // is delivered only if and when that transaction commits; each node keeps one connection of its own
-// LISTENing. The embedded database serves one process, so notices stay in it.
+// LISTENing. The embedded database serves one process, so notices stay in it. A write says its
+// notices through its unit of work (`noticeLater`, the `notices` kind): all of one flush in one
+// statement, heard once the unit committed.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { sql, type DatabaseHandle, type Executor } from './database.js';
+import type { Flusher, UnitOfWork } from './unit-of-work.js';
+
+export interface Notice {
+  channel: string;
+  payload: string;
+}
+
+declare module './unit-of-work.js' {
+  interface UnitOfWorkKinds {
+    notices: { item: Notice; result: void };
+  }
+}
+
+/** Adds a notice to the unit: said at its flush, in its transaction, so every node hears it once
+ * the unit committed (never for a rollback). */
+export function noticeLater(uow: UnitOfWork, channel: string, payload: string) {
+  return uow.add('notices', { channel, payload });
+}
 
 export interface ChangeListener {
   /** A notice's payload. */
@@ -18,6 +38,8 @@ export interface ChangeListener {
 export interface ChangeFeed {
   /** Says `payload` on `channel`, through `executor` (a transaction's: delivered on commit). */
   notify(executor: Executor, channel: string, payload: string): Promise<void>;
+  /** The `notices` kind's flusher (startup/platform.ts): every notice of a flush at once. */
+  flush: Flusher<'notices'>;
   listen(channel: string, listener: ChangeListener): () => void;
   close(): Promise<void>;
 }
@@ -31,6 +53,13 @@ export class LocalChangeFeed implements ChangeFeed {
   async notify(_executor: Executor, channel: string, payload: string): Promise<void> {
     this.emitter.emit(channel, payload);
   }
+  /** Heard in this process once the unit committed, as PostgreSQL delivers a NOTIFY. */
+  readonly flush: Flusher<'notices'> = async (uow, notices) => {
+    uow.afterCommit(() => {
+      for (const n of notices) this.emitter.emit(n.channel, n.payload);
+    });
+    return notices.map(() => undefined);
+  };
   listen(channel: string, listener: ChangeListener): () => void {
     const on = (payload: string) => listener.onNotice(payload);
     this.emitter.on(channel, on);
@@ -65,6 +94,18 @@ export class PgChangeFeed implements ChangeFeed {
   async notify(executor: Executor, channel: string, payload: string): Promise<void> {
     await sql`select pg_notify(${this.channel(channel)}, ${payload})`.execute(executor);
   }
+
+  /** One `pg_notify` per notice in one statement, sent with the unit's other statements. */
+  readonly flush: Flusher<'notices'> = async (uow, notices) => {
+    const channels = notices.map((n) => this.channel(n.channel));
+    const payloads = notices.map((n) => n.payload);
+    void uow.send(
+      sql`select pg_notify(n.c, n.p) from unnest(${channels}::text[], ${payloads}::text[]) as n(c, p)`.execute(
+        uow.trx,
+      ),
+    );
+    return notices.map(() => undefined);
+  };
 
   listen(channel: string, listener: ChangeListener): () => void {
     let set = this.listeners.get(channel);

@@ -1,11 +1,15 @@
 // The unit of work (unit-of-work.ts) on the service's own database: after-commit work only for a
-// commit, one statement per kind and flush, a subscriber's failure rolling the unit back.
+// commit, one statement per kind and flush, a subscriber's failure rolling the unit back, the
+// change notices said in one statement and heard only once committed.
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { transaction } from './database.js';
-import { UnitOfWork, unitOfWorkRegistry } from './unit-of-work.js';
+import { UnitOfWork, UnitOfWorkRegistry, unitOfWorkRegistry } from './unit-of-work.js';
 import { enqueueLater } from '../jobs/later.js';
+import pino from 'pino';
+import { eventually } from '../../../test/eventually.js';
+import { LocalChangeFeed, noticeLater, PgChangeFeed } from './notifications.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -84,5 +88,39 @@ describe('unit of work', () => {
     failing = false;
     expect(seen).toEqual([]);
     expect(await timeline.list({ eventType: 'uow_subscriber_probe', limit: 5 })).toEqual([]);
+  });
+
+  it("says a flush's notices in one statement, heard once the unit committed", async () => {
+    const feed = t.databaseUrl
+      ? new PgChangeFeed(t.databaseUrl, `uow_test_${process.pid}`, pino({ level: 'silent' }))
+      : new LocalChangeFeed();
+    const registry = new UnitOfWorkRegistry();
+    registry.define('notices', feed.flush);
+    const heard: string[] = [];
+    feed.listen('probe', { onNotice: (payload) => heard.push(payload), onReset: () => undefined });
+    if (feed instanceof PgChangeFeed) await feed.ready();
+    /** A unit on the feed's registry, committed (its after-commit work run) unless `fail`. */
+    const write = async (payloads: string[], fail = false) => {
+      const { seen, plugin } = counted();
+      const uow = await transaction(t.deps.db, async ({ trx }) => {
+        const unit = new UnitOfWork(trx.withPlugin(plugin), registry);
+        for (const p of payloads) void noticeLater(unit, 'probe', p);
+        await unit.flush();
+        if (fail) throw new Error('roll back');
+        return unit;
+      });
+      uow.committed();
+      return seen.length;
+    };
+    try {
+      expect(await write(['one', 'two'])).toBe(feed instanceof PgChangeFeed ? 1 : 0);
+      await eventually(() => expect([...heard].sort()).toEqual(['one', 'two']));
+      await expect(write(['rolled back'], true)).rejects.toThrow('roll back');
+      await write(['after']);
+      await eventually(() => expect(heard).toContain('after'));
+      expect(heard).not.toContain('rolled back');
+    } finally {
+      await feed.close();
+    }
   });
 });

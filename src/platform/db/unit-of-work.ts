@@ -5,9 +5,9 @@
 // commit (a bus event, a socket notice, a worker woken) is `afterCommit`: it runs only once the
 // unit committed, never for a rolled-back one.
 //
-// Kinds are declared by their owners (declaration merging, as the bus's AppEvents) and defined in
-// the composition root (deps.ts): `define` names the owner's flusher, `onFlush` adds a subscriber
-// that sees what a flush wrote, in the same transaction. A subscriber adds items of its own (the
+// Kinds are declared by their owners (declaration merging, as the bus's AppEvents) and defined at
+// start-up (startup/platform.ts, startup/writes.ts): `define` names the owner's flusher, `onFlush`
+// adds a subscriber that sees what a flush wrote, in the same transaction. A subscriber adds items of its own (the
 // webhooks' deliveries and jobs for the events just written), flushed in the next round, so what
 // must commit exactly with the events does, and a subscriber that throws rolls the unit back.
 //
@@ -66,7 +66,7 @@ export class UnitOfWorkRegistry {
 
 const registries = new WeakMap<object, UnitOfWorkRegistry>();
 
-/** The registry of a database's units of work (deps.ts defines its kinds). */
+/** The registry of a database's units of work (its kinds defined at start-up). */
 export function unitOfWorkRegistry(db: object): UnitOfWorkRegistry {
   let registry = registries.get(db);
   if (!registry) registries.set(db, (registry = new UnitOfWorkRegistry()));

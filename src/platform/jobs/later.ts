@@ -22,7 +22,7 @@ export function enqueueLater(uow: UnitOfWork, name: string, data: unknown, optio
   return uow.add('jobs', { name, data, options });
 }
 
-/** The jobs kind's flusher (deps.ts defines it): the unit's jobs grouped by queue and options,
+/** The jobs kind's flusher (startup/platform.ts defines it): the unit's jobs grouped by queue and options,
  * each group one insert (a keyed job one send), the groups sent together. */
 export function flushJobs(queue: JobQueue): Flusher<'jobs'> {
   return async (uow, jobs) => {
