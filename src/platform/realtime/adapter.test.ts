@@ -1,6 +1,7 @@
 // The realtime adapter on PostgreSQL (two Socket.IO servers on one database, each with
 // attachRealtimeAdapter's pool): a node's broadcasts reach the other node in the order sent, and
-// a node stopped while its adapter still sets up its LISTEN connection releases it. Broadcasts
+// a node stopped while its adapter still sets up its LISTEN connection releases it, and one whose
+// connections were cut broadcasts again and still shuts down. Broadcasts
 // (broadcast.ts) reach the node's own sockets without waiting for their NOTIFY, and the other
 // nodes' after it.
 import { createAdapter } from '@socket.io/postgres-adapter';
@@ -12,6 +13,7 @@ import { Server, type Namespace } from 'socket.io';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/eventually.js';
 import { closeSockets, connectSocket, type TestSocket } from '../../../test/socket-client.js';
+import { startTcpProxy } from '../../../test/tcp-proxy.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { attachRealtimeAdapter } from './adapter.js';
 import { broadcaster } from './broadcast.js';
@@ -74,6 +76,44 @@ describe.runIf(process.env.DATABASE_URL?.startsWith('postgres'))('the realtime a
       await a.io.close();
       await b.io.close();
       for (const release of releases) await release();
+    }
+  });
+
+  it('on PostgreSQL: after its connections are cut, a node broadcasts to the other again and still shuts down', async () => {
+    const target = new URL(url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    target.host = `127.0.0.1:${proxy.port}`;
+    const releases: (() => Promise<void>)[] = [];
+    const a = await serve((io) =>
+      releases.push(attachRealtimeAdapter(io, { database, url: target.toString(), log })),
+    );
+    const b = await serve((io) => releases.push(attachRealtimeAdapter(io, { database, url, log })));
+    try {
+      const onA = await connectSocket(a.url);
+      const onB = await connectSocket(b.url);
+      await warm(a, b, onA, onB);
+      // The LISTEN connection and the NOTIFY one both end; the adapter makes its LISTEN again.
+      proxy.cut();
+      proxy.restore();
+      let sent = 0;
+      // Once A listens again (it hears B), its NOTIFYs still have a connection to go out on.
+      await eventually(() => {
+        if (got(onA, 'back').length > 0) return true;
+        b.send('r', 'back', sent++);
+        return false;
+      });
+      await eventually(() => {
+        if (got(onB, 'again').length > 0) return true;
+        a.send('r', 'again', sent++);
+        return false;
+      });
+    } finally {
+      closeSockets();
+      await a.io.close();
+      await b.io.close();
+      // Resolves only once each pool has ended, which waits for every connection to come back.
+      for (const release of releases) await release();
+      await proxy.close();
     }
   });
 

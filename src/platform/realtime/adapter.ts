@@ -32,10 +32,22 @@ export function attachRealtimeAdapter(
   pool.on('error', (err) => log.warn({ err }, 'realtime adapter connection error'));
   // The adapter holds its LISTEN connection checked out with no 'error' listener, so a dropped
   // connection (PostgreSQL restarting, a network cut) would be an uncaught exception that ends the
-  // process; heard here, the connection's 'end' makes the adapter reconnect.
-  pool.on('connect', (client) =>
-    client.on('error', (err) => log.warn({ err }, 'realtime adapter connection lost')),
-  );
+  // process; heard here, the connection's 'end' makes the adapter reconnect. The adapter then
+  // drops the ended connection without giving it back to the pool, which would count it for good:
+  // no connection left for the NOTIFYs, and shutdown waiting for it forever. One still checked out
+  // once pg has failed its statements (the pool's own `query` gives its connection back then) is
+  // given back here.
+  const held = new Set<pg.PoolClient>();
+  pool.on('acquire', (client) => held.add(client));
+  pool.on('release', (_err, client) => held.delete(client));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => log.warn({ err }, 'realtime adapter connection lost'));
+    client.on('end', () =>
+      setImmediate(() => {
+        if (held.has(client)) (client).release(true);
+      }),
+    );
+  });
   io.adapter(
     createAdapter(pool, {
       // NOTIFY channels are database-wide; deployments (or test schemas) sharing one database
