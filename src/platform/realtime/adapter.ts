@@ -44,7 +44,7 @@ export function attachRealtimeAdapter(
     client.on('error', (err) => log.warn({ err }, 'realtime adapter connection lost'));
     client.on('end', () =>
       setImmediate(() => {
-        if (held.has(client)) (client).release(true);
+        if (held.has(client)) client.release(true);
       }),
     );
   });
