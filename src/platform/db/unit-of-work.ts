@@ -85,7 +85,9 @@ export class Flushed<T> implements PromiseLike<T> {
     private readonly uow: UnitOfWork,
     private readonly answer: Promise<T>,
   ) {
-    // Never awaited, a failed flush is the unit's failure, reported by `transaction()`.
+    // An item not awaited is not lost on failure: its flush fails the unit, whose error
+    // `transaction()` throws to the write's caller; this only keeps the unawaited copy from being
+    // reported as unhandled.
     answer.catch(() => undefined);
   }
 
@@ -126,6 +128,8 @@ export class UnitOfWork {
   /** A statement made now and not waited for here: the transaction runs it in the order made,
    * while the caller goes on; the unit waits for it (and fails with it) at its next flush. */
   send<T>(statement: Promise<T>): Promise<T> {
+    // Its failure is not dropped: the next flush awaits it and fails the unit with it. Until then
+    // it is handled here, so a caller that never awaits it raises no unhandled rejection.
     statement.catch(() => undefined);
     this.sent.push(statement);
     return statement;
@@ -141,6 +145,8 @@ export class UnitOfWork {
    * for the statements sent. The first failure is the unit's. */
   flush(): Promise<void> {
     const run = this.flushing.then(() => this.rounds());
+    // The next flush waits for this one to end, not to succeed: a failure reaches this flush's
+    // caller through `run` (and fails the unit), so the chain itself only needs to settle.
     this.flushing = run.catch(() => undefined);
     return run;
   }
@@ -187,6 +193,8 @@ export class UnitOfWork {
     } catch (err) {
       for (const entries of this.pending.values()) for (const e of entries) e.reject(err);
       this.pending = new Map();
+      // Waited for only so none runs after the rollback to the savepoint; their own failures are
+      // part of what is rolled back, and `err` is what the caller hears.
       await together(this.sent).catch(() => undefined);
       this.sent = [];
       this.after.length = afterKept;
