@@ -11,6 +11,7 @@ import { startEmbeddedServer, type EmbeddedServer } from './pglite-server.js';
 import { heldCursor, postgresCursor, type OpenCursor } from './cursor.js';
 import { traced } from '../tracing.js';
 import { UnitOfWork, unitOfWorkRegistry } from './unit-of-work.js';
+import { namingClients, statementNamer } from './named-statements.js';
 
 export { together } from './together.js';
 
@@ -147,9 +148,12 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
   return { pool, guarded };
 }
 
-/** The Kysely of a pool (the guarded one: a timeout is a busy error). */
+/** The Kysely of a pool (the guarded one: a timeout is a busy error), its statements with
+ * parameters prepared once per connection (named-statements.ts). */
 function kyselyOn(guarded: ReturnType<typeof makePool>['guarded']): Db {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
+  const named = namingClients(statementNamer());
+  const pool = { ...guarded, connect: async () => named(await guarded.connect()) };
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
 export async function openDatabase(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
