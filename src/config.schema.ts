@@ -46,6 +46,7 @@ export const envSchema = z.object({
   DATABASE_URL: z.string().optional(),
   DB_POOL_SIZE: z.coerce.number().int().positive().default(10),
   DB_POOL_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  DB_PREPARED_STATEMENTS: bool.default(true),
   DB_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/)

@@ -23,6 +23,9 @@ export interface Config {
     url: string | undefined;
     poolSize: number;
     poolTimeoutMs: number;
+    /** DB_PREPARED_STATEMENTS: statements with parameters run prepared (named-statements.ts); off
+     * behind a connection pooler that cannot keep a session's prepared statements. */
+    preparedStatements: boolean;
     schema: string | undefined;
     /** PGVECTOR: use pgvector when the server offers it (`auto`), or the sketch fallback (`off`);
      * decided when the database is first migrated. */
@@ -236,6 +239,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       url: e.DATABASE_URL,
       poolSize: e.DB_POOL_SIZE,
       poolTimeoutMs: e.DB_POOL_TIMEOUT_MS,
+      preparedStatements: e.DB_PREPARED_STATEMENTS,
       schema: e.DB_SCHEMA,
       pgvector: e.PGVECTOR === 'auto',
     },

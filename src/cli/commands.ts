@@ -46,6 +46,7 @@ export const RUNS = {
       dataDir: config.dataDir,
       poolSize: 2,
       poolTimeoutMs: config.database.poolTimeoutMs,
+      preparedStatements: config.database.preparedStatements,
       schema: config.database.schema,
     });
     try {

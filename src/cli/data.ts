@@ -30,6 +30,7 @@ async function opened<T>(
     dataDir: config.dataDir,
     poolSize: 2,
     poolTimeoutMs: config.database.poolTimeoutMs,
+    preparedStatements: config.database.preparedStatements,
     schema: config.database.schema,
     ...extra,
   });

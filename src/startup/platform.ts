@@ -38,6 +38,7 @@ export async function openPlatform(config: Config, log: Logger, embedded: Embedd
     dataDir: config.dataDir,
     poolSize: config.database.poolSize,
     poolTimeoutMs: config.database.poolTimeoutMs,
+    preparedStatements: config.database.preparedStatements,
     schema: config.database.schema,
     log: (line) => log.warn(line),
     ...embedded,

@@ -47,6 +47,9 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   poolSize: number;
   poolTimeoutMs: number;
+  /** Statements with parameters run prepared, once per connection (named-statements.ts);
+   * default true. */
+  preparedStatements?: boolean | undefined;
   /** Postgres: put every object in this schema (created if missing). Used to isolate tests. */
   schema?: string | undefined;
   /** PGlite: start from this data-directory tarball instead of an empty cluster. */
@@ -149,8 +152,9 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
 }
 
 /** The Kysely of a pool (the guarded one: a timeout is a busy error), its statements with
- * parameters prepared once per connection (named-statements.ts). */
-function kyselyOn(guarded: ReturnType<typeof makePool>['guarded']): Db {
+ * parameters prepared once per connection (named-statements.ts) unless `prepared` is false. */
+function kyselyOn(guarded: ReturnType<typeof makePool>['guarded'], prepared = true): Db {
+  if (!prepared) return new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
   const named = namingClients(statementNamer());
   const pool = { ...guarded, connect: async () => named(await guarded.connect()) };
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -191,7 +195,7 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Dat
     },
     opts.poolTimeoutMs,
   );
-  const db = kyselyOn(guarded);
+  const db = kyselyOn(guarded, opts.preparedStatements);
   return {
     kind: 'postgres',
     db,
@@ -214,7 +218,7 @@ async function openPglite(opts: OpenDatabaseOptions): Promise<DatabaseHandle> {
     { host: server.socketDir, port: server.port, user: 'postgres', database: 'postgres', max: 1 },
     opts.poolTimeoutMs,
   );
-  const db = kyselyOn(guarded);
+  const db = kyselyOn(guarded, opts.preparedStatements);
   let closed = false;
   return {
     kind: 'pglite',

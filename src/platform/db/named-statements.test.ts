@@ -83,3 +83,23 @@ describe('named statements on the database', () => {
     expect(await read()).toEqual([{ id: 1, extra: 7 }]);
   });
 });
+
+describe('DB_PREPARED_STATEMENTS=false', () => {
+  it('sends every statement unnamed, for a pooler that cannot keep prepared statements', async () => {
+    const plain = await createTestApp({ DB_PREPARED_STATEMENTS: 'false' });
+    try {
+      const text = plain.deps.db.selectNoFrom((eb) => eb.val('plain-probe').as('v')).compile().sql;
+      const prepared = await transaction(plain.deps.db, async ({ trx }) => {
+        await trx.selectNoFrom((eb) => eb.val('plain-probe').as('v')).execute();
+        await trx.selectNoFrom((eb) => eb.val('plain-probe').as('v')).execute();
+        return (
+          await sql<{ n: number }>`
+            select count(*)::int as n from pg_prepared_statements where statement = ${text}`.execute(trx)
+        ).rows[0]!.n;
+      });
+      expect(prepared).toBe(0);
+    } finally {
+      await plain.close();
+    }
+  });
+});
