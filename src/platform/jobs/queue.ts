@@ -369,7 +369,11 @@ export class JobQueue {
     this.workers.clear();
     this.boss = undefined;
     this.started = false;
-    await boss.stop({ graceful: graceMs === undefined, timeout: 5000 });
+    // pg-boss records a job completed only after its handler has returned, and a forced stop fails
+    // every job not yet recorded: when every handler finished within the grace, the stop is
+    // graceful so their completions land. With jobs handed back (their handlers never return) it is
+    // forced, not to wait out the timeout for them.
+    await boss.stop({ graceful: graceMs === undefined || released === 0, timeout: 5000 });
     return { released };
   }
 
