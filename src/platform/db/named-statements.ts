@@ -5,10 +5,11 @@
 // only binds and executes it (bench/RESULTS.md has the A/B). Statements without parameters stay
 // plain text: they may hold several commands (migrations), which a prepared statement cannot.
 //
-// Names are per text, for the life of the pool: the first `limit` distinct texts get one, the rest
-// run unnamed, so a stream of one-off texts (bulk inserts of any width) cannot grow each
-// connection's set of prepared statements without bound. A connection's prepared statements end
-// with it (PostgreSQL's session; PGlite's server discards them for each new client).
+// Names are per text, for the life of the pool: the first `limit` distinct texts get one (the
+// system bench's mix uses 100-150), the rest run unnamed, so a stream of one-off texts (bulk
+// inserts of any width) cannot grow each connection's set of prepared statements without bound. A
+// connection's prepared statements end with it (PostgreSQL's session; PGlite's server discards them
+// for each new client).
 import type pg from 'pg';
 
 /** The part of a pool client Kysely's PostgresDialect uses: queries and release. */
@@ -23,7 +24,7 @@ export type StatementNamer = (text: string, parameterCount: number) => string | 
 /** Longer texts are rarely repeated (wide multi-row inserts) and are not worth a slot. */
 const MAX_NAMED_TEXT = 8_000;
 
-export function statementNamer(limit = 2_000): StatementNamer {
+export function statementNamer(limit = 500): StatementNamer {
   const names = new Map<string, string>();
   return (text, parameterCount) => {
     if (parameterCount === 0 || text.length > MAX_NAMED_TEXT) return undefined;
