@@ -23,7 +23,9 @@
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 // CHAT_CPU_PROFILE=/tmp/chat.cpuprofile writes the service thread's CPU profile of phase 2 to
 // /tmp/chat.cpuprofile.<db> (open it in Chrome's DevTools).
-// CHAT_STATEMENT_TIMES=1 prints which statements held the database longest over phase 2.
+// CHAT_STATEMENT_TIMES=1 prints which statements held the database longest over phase 2 (each
+// with its count per turn); CHAT_STATEMENT_TIMES=steady over phase 1, where turns come mostly
+// alone, as in a running service, and each makes its by-key reads by itself.
 // Its parts, in bench/chat/: corpus.ts (the memories' and questions' text), load.ts (the load
 // generator, in a worker thread), probes.ts (statements and threads' CPU), run.ts (one database's
 // run) and report.ts (the table).

@@ -37,6 +37,22 @@ export function threadCpu(pid: number | 'self' = 'self'): Map<string, number> {
 export const statementTimes = process.env.CHAT_STATEMENT_TIMES
   ? new Map<string, { n: number; ms: number }>()
   : undefined;
+/** CHAT_STATEMENT_TIMES=steady: over phase 1 (turns at a steady rate, each mostly alone, as in
+ * a running service) instead of phase 2 (back to back, where concurrent turns share reads). */
+export const steadyStatements = process.env.CHAT_STATEMENT_TIMES === 'steady';
+
+/** Prints the statements of a phase, longest held first, each with its count per turn. */
+export function printStatementTimes(dbName: string, phase: string, turns: number): void {
+  const rows = [...statementTimes!].sort((a, b) => b[1].ms - a[1].ms);
+  const total = rows.reduce((n, [, t]) => n + t.ms, 0);
+  process.stderr.write(
+    `${dbName}: statement time over ${phase}, ${(total / turns).toFixed(2)} ms per turn:\n`,
+  );
+  for (const [text, t] of rows.slice(0, 40))
+    process.stderr.write(
+      `  ${((100 * t.ms) / total).toFixed(1).padStart(5)}% ${(t.n / turns).toFixed(2)}/turn ${(t.ms / t.n).toFixed(2)} ms  ${text}\n`,
+    );
+}
 /** Wraps node-postgres's client; once, on the main thread, before the service starts. */
 export function installProbes(): void {
   const proto = pg.Client.prototype as unknown as { query: (this: pg.Client, ...args: unknown[]) => unknown };

@@ -13,7 +13,7 @@ import { startService } from '../service.js';
 import { startCommandWorker } from '../worker-commands.js';
 import { corpusOf, type CorpusName } from './corpus.js';
 import type { Command } from './load.js';
-import { probe, statementTimes, threadCpu } from './probes.js';
+import { printStatementTimes, probe, statementTimes, steadyStatements, threadCpu } from './probes.js';
 
 /** The bench's options (see bench/chat.ts). */
 export interface Options {
@@ -114,6 +114,7 @@ export async function run(o: Options, dbName: BenchDatabase, env: Record<string,
     const loopDelay = monitorEventLoopDelay({ resolution: 5 });
     loopDelay.enable();
     const statementsBefore = probe.statements;
+    statementTimes?.clear();
     const { measured, failures } = await load.send<{
       measured: { n: number; ms: number }[];
       failures: number;
@@ -122,6 +123,7 @@ export async function run(o: Options, dbName: BenchDatabase, env: Record<string,
     const latency = measured.map((m) => m.ms);
     await counted(measured.length);
     const phaseStatements = probe.statements - statementsBefore;
+    if (statementTimes && steadyStatements) printStatementTimes(dbName, 'phase 1', measured.length);
     // The service's own figure (chat_turn_overhead_seconds): each turn's time from chatMessage
     // received to its last response sent, minus that turn's model calls.
     const serverQuantiles = await deps.metrics.chatTurnOverhead.get();
@@ -153,17 +155,7 @@ export async function run(o: Options, dbName: BenchDatabase, env: Record<string,
     const cpuAfter = threadCpu();
     const cpuPerTurn = (name: string) =>
       ((cpuAfter.get(name) ?? 0) - (cpuBefore.get(name) ?? 0)) / burst.done;
-    if (statementTimes) {
-      const rows = [...statementTimes].sort((a, b) => b[1].ms - a[1].ms);
-      const total = rows.reduce((n, [, t]) => n + t.ms, 0);
-      process.stderr.write(
-        `${dbName}: statement time over phase 2, ${(total / burst.done).toFixed(2)} ms per turn:\n`,
-      );
-      for (const [text, t] of rows.slice(0, 25))
-        process.stderr.write(
-          `  ${((100 * t.ms) / total).toFixed(1).padStart(5)}% ${(t.n / burst.done).toFixed(2)}/turn ${(t.ms / t.n).toFixed(2)} ms  ${text}\n`,
-        );
-    }
+    if (statementTimes && !steadyStatements) printStatementTimes(dbName, 'phase 2', burst.done);
     if (profiler) {
       const { profile } = await profiler.post('Profiler.stop');
       await writeFile(`${process.env.CHAT_CPU_PROFILE}.${dbName}`, JSON.stringify(profile));
