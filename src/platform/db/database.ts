@@ -154,9 +154,8 @@ function makePool(config: pg.PoolConfig, timeoutMs: number) {
 /** The Kysely of a pool (the guarded one: a timeout is a busy error), its statements with
  * parameters prepared once per connection (named-statements.ts) unless `prepared` is false. */
 function kyselyOn(guarded: ReturnType<typeof makePool>['guarded'], prepared = true): Db {
-  if (!prepared) return new Kysely<Database>({ dialect: new PostgresDialect({ pool: guarded }) });
   const named = namingClients(statementNamer());
-  const pool = { ...guarded, connect: async () => named(await guarded.connect()) };
+  const pool = prepared ? { ...guarded, connect: async () => named(await guarded.connect()) } : guarded;
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

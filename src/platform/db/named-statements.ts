@@ -1,12 +1,12 @@
 // PostgreSQL parses and plans an unnamed statement each time it runs, a named (prepared) one once
 // per connection. Kysely hands node-postgres its SQL as text and values; the pool Kysely is given
 // here passes each statement that takes parameters in node-postgres's public query form
-// `{ name, text, values }` instead, so every connection prepares a hot statement once and then
-// only binds and executes it (bench/RESULTS.md has the A/B). Statements without parameters stay
-// plain text: they may hold several commands (migrations), which a prepared statement cannot.
+// `{ name, text, values }` instead, so every connection prepares a hot statement once and then only
+// binds and executes it. Statements without parameters stay plain text: they may hold several
+// commands (migrations), which a prepared statement cannot.
 //
-// Names are per text, for the life of the pool: the first `limit` distinct texts get one (the
-// system bench's mix uses 100-150), the rest run unnamed, so a stream of one-off texts (bulk
+// Names are per text, for the life of the pool: the first `limit` distinct texts get one (far more
+// than the service's own statements), the rest run unnamed, so a stream of one-off texts (bulk
 // inserts of any width) cannot grow each connection's set of prepared statements without bound. A
 // connection's prepared statements end with it (PostgreSQL's session; PGlite's server discards them
 // for each new client).
