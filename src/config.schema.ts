@@ -59,6 +59,7 @@ export const envSchema = z.object({
   ACCESS_TOKEN_TTL: seconds.default(3600),
   REFRESH_TOKEN_TTL: seconds.default(30 * 24 * 3600),
   ACCOUNT_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  RECORD_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(300_000),
   ADMIN_USER_IDS: intList.default([]),
   ADMIN_EMAIL: z.string().trim().max(254).pipe(z.email()).optional(),
   ADMIN_PASSWORD: z.string().min(8).max(256).optional(),

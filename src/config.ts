@@ -48,6 +48,9 @@ export interface Config {
   /** How long a node may answer from an account's cached role, type and ended sessions when no
    * change notice reaches it (milliseconds). */
   accountCacheMs: number;
+  /** How long a node may answer from a cached character profile or routing protocol when no
+   * change notice reaches it (milliseconds). */
+  recordCacheMs: number;
   assistantName: string;
   logLevel: Env['LOG_LEVEL'];
   /** LOG_FORMAT: one line per record for people (`pretty`, the default in development) or one
@@ -255,6 +258,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     firstAdmin:
       e.ADMIN_EMAIL && e.ADMIN_PASSWORD ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD } : undefined,
     accountCacheMs: e.ACCOUNT_CACHE_MS,
+    recordCacheMs: e.RECORD_CACHE_MS,
     assistantName: e.ASSISTANT_NAME,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT ?? (e.NODE_ENV === 'development' ? 'pretty' : 'json'),

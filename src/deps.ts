@@ -26,7 +26,7 @@ import { runSweeps, systemStats, type Sweepers } from './modules/admin/index.js'
 import { createSchedulerModule } from './modules/scheduler/index.js';
 import { InstancesService, TimelineService } from './modules/timeline/index.js';
 import { createObserverModule } from './modules/observer/index.js';
-import { CharactersService } from './modules/characters/index.js';
+import { createCharactersService } from './modules/characters/index.js';
 import { InventoryService } from './modules/inventory/index.js';
 import { SyncService } from './modules/sync/index.js';
 import { AccountService } from './modules/account/index.js';
@@ -204,26 +204,23 @@ type Identity = Awaited<ReturnType<typeof createIdentityModule>>;
 /** The records the rest reads: conversations, the timeline and its registry of instances (with
  * the webhooks that subscribe to its flush), characters, inventory, channels, protocols, files. */
 function buildRegistry(config: Config, p: Platform & Identity, closers: Closers) {
-  const { db, jobs, log, users } = p;
+  const { db, jobs, log, users, changes } = p;
   const conversations = new ConversationsService(db, users);
   const timeline = new TimelineService(db, p.bus, users);
   const instances = new InstancesService(db, timeline);
   const isObserver = async (id: number) => (await timeline.getInstance(id))?.level === 8;
-  const webhooks = createWebhooksModule(
-    { db, jobs, log, changes: p.changes, isObserver },
-    config,
-    p.jwtSecret,
-  );
+  const webhooks = createWebhooksModule({ db, jobs, log, changes, isObserver }, config, p.jwtSecret);
   closers.unshift(async () => webhooks.close());
-  const characters = new CharactersService(db, users);
+  const characters = createCharactersService(p, config.recordCacheMs);
   // A tool's change of a player's inventory reaches the player's sockets (inventoryUpdate).
   const inventory = new InventoryService(db, timeline, users, (c) => p.bus.publish('inventory.changed', c));
   const chatPlatform = new ChatPlatformService(db);
-  // Routing reads the channel's protocol; the persona type is the server's own (the character
-  // profile, or the persona session a chat turn runs in), never a client's claim.
+  // Routing reads the channel's protocol and the server's own persona type, never a client's claim.
   const protocols = new ProtocolsService(db, {
     channelProtocol: (channelId) => chatPlatform.channelProtocolId(channelId),
     subjectOf: (userId) => characters.routingSubject(userId),
+    changes,
+    familyCacheMs: config.recordCacheMs,
   });
   const files = createFilesModule(db, p.counters, config);
   return {

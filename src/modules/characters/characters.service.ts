@@ -3,6 +3,8 @@
 // player and character, and quests with each player's status and progress.
 import { batchedByKey } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
+import { NoticedCache, idOf } from '../../platform/db/noticed-cache.js';
+import type { ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 import type { UsersService } from '../users/index.js';
@@ -86,24 +88,49 @@ function toPlayerQuest(r: repo.PlayerQuestRow): PlayerQuest {
   };
 }
 
+export interface CharactersServiceOptions {
+  changes: ChangeFeed;
+  /** How long a node trusts a cached profile that no change notice has dropped (RECORD_CACHE_MS). */
+  profileCacheMs: number;
+}
+
 export class CharactersService {
   private assistantId: number | undefined;
-  // A chat turn reads its lead speaker's profile and its player's (routing's persona type):
-  // concurrent turns' reads share one statement (batched.ts).
-  private readonly profileOf = batchedByKey(
-    (userIds: number[]) => repo.findProfiles(this.db, userIds),
-    (row) => row.user_id,
-  );
+  // Every chat turn reads its lead speaker's profile and its player's (routing's persona type),
+  // and few writes change one: each node keeps them (noticed-cache.ts; every write below announces
+  // its character), and the misses of concurrent turns share one statement (batched.ts).
+  private readonly profiles: NoticedCache<number, repo.ProfileRow | undefined>;
 
   constructor(
     private readonly db: Db,
     private readonly users: UsersService,
-  ) {}
+    opts: CharactersServiceOptions,
+  ) {
+    const read = batchedByKey(
+      (userIds: number[]) => repo.findProfiles(this.db, userIds),
+      (row) => row.user_id,
+    );
+    this.profiles = new NoticedCache(read, opts.changes, {
+      channel: 'character_changed',
+      ttlMs: opts.profileCacheMs,
+      keyOf: idOf,
+    });
+  }
+
+  private profileOf(id: number) {
+    return this.profiles.get(id);
+  }
+
+  /** Drops a character's cached profile: its user changed (a deletion, heard from the accounts). */
+  userChanged(id: number): void {
+    this.profiles.forget(id);
+  }
 
   /** Creates the assistant's own user (silicon + npc) unless it exists. Idempotent; an advisory
    * lock makes two nodes starting together create exactly one. */
   async ensureAssistant(name: string): Promise<number> {
-    const id = await transaction(this.db, async ({ trx }) => {
+    const id = await transaction(this.db, async (uow) => {
+      const { trx } = uow;
       await repo.lockSeeding(trx);
       const existing = await repo.findAssistantProfile(trx);
       if (existing) return existing.user_id;
@@ -118,6 +145,7 @@ export class CharactersService {
         metadata: {},
         isAssistant: true,
       });
+      this.profiles.changedIn(uow, user.id);
       return user.id;
     });
     this.assistantId = id;
@@ -155,7 +183,8 @@ export class CharactersService {
   }
 
   async createNpc(input: NpcInput): Promise<Npc> {
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const user = await this.users.create(
         { email: null, password: null, name: input.name, role: 'silicon', accountType: 'npc' },
         trx,
@@ -169,6 +198,7 @@ export class CharactersService {
         isAssistant: false,
         card: cardOf(input),
       });
+      this.profiles.changedIn(uow, user.id);
       return toNpc((await this.findCharacter(trx, user.id))!);
     });
   }
@@ -234,7 +264,8 @@ export class CharactersService {
 
   /** PUT: replaces name, description, persona type, metadata and the card. */
   async replaceNpc(id: number, input: NpcInput): Promise<Npc> {
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       await this.character(id, trx);
       await this.users.rename(id, input.name, trx);
       await repo.updateProfile(trx, id, {
@@ -244,15 +275,18 @@ export class CharactersService {
         ...repo.cardValues(cardOf(input)),
         tools: input.tools ?? null,
       });
+      this.profiles.changedIn(uow, id);
       return toNpc((await this.findCharacter(trx, id))!);
     });
   }
 
   async deleteNpc(id: number): Promise<void> {
-    await transaction(this.db, async ({ trx }) => {
+    await transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const row = await this.character(id, trx);
       if (row.is_assistant) throw new AppError('conflict', 'The assistant itself cannot be deleted');
       await this.users.remove(id, trx);
+      this.profiles.changedIn(uow, id);
     });
   }
 
@@ -262,7 +296,8 @@ export class CharactersService {
 
   /** Emotions and config are replaced when given; persona fields are changed one by one. */
   async putState(id: number, input: PutStateInput): Promise<CharacterState> {
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       await this.character(id, trx);
       if (input.persona?.name !== undefined) await this.users.rename(id, input.persona.name, trx);
       await repo.updateProfile(trx, id, {
@@ -271,6 +306,7 @@ export class CharactersService {
         ...(input.emotions !== undefined ? { emotions: input.emotions } : {}),
         ...(input.config !== undefined ? { config: input.config } : {}),
       });
+      this.profiles.changedIn(uow, id);
       return toState((await this.findCharacter(trx, id))!);
     });
   }

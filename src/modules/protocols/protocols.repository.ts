@@ -37,6 +37,9 @@ function withBase(db: Executor) {
 
 type WithBaseRow = Awaited<ReturnType<ReturnType<typeof withBase>['executeTakeFirstOrThrow']>>;
 
+/** A protocol with its base protocol (null for a full template). */
+export type FoundWithBase = ReturnType<typeof toFound>;
+
 function toFound({ base_id, base_definition, ...protocol }: WithBaseRow) {
   return {
     row: protocol,

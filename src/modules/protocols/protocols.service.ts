@@ -4,6 +4,8 @@
 import { batchedByKey } from '../../platform/db/batched.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { transaction, type Db, type Executor } from '../../platform/db/database.js';
+import { NoticedCache } from '../../platform/db/noticed-cache.js';
+import type { ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, notFound } from '../../platform/http/problem.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 import * as repo from './protocols.repository.js';
@@ -113,22 +115,39 @@ export interface RoutingOutcome {
 export interface ProtocolsServiceOptions {
   subjectOf: SubjectResolver;
   channelProtocol: ChannelProtocolLookup;
+  changes: ChangeFeed;
+  /** How long a node trusts a cached routing family that no change notice has dropped
+   * (RECORD_CACHE_MS). */
+  familyCacheMs: number;
 }
 
 export class ProtocolsService {
   /** The ground-floor rules, read once: nothing can change them. */
   private groundFloorRules: Promise<string[]> | undefined;
-  // Every chat turn routes to a family's latest version: concurrent turns share one statement
-  // (batched.ts), and the few routing families make most of a batch's keys the same.
-  private readonly latestOfFamily = batchedByKey(
-    (families: string[]) => repo.findLatestOfFamilies(this.db, families),
-    (found) => found.row.family,
-  );
+  // Every chat turn routes to a family's latest version, and only an administrator's write (or a
+  // start seeding new builtins) changes one: each node keeps the few routing families
+  // (noticed-cache.ts; every write below announces a change to them all, since a protocol may be
+  // another's base), and concurrent misses share one statement (batched.ts).
+  private readonly families: NoticedCache<string, repo.FoundWithBase | undefined>;
 
   constructor(
     private readonly db: Db,
     private readonly opts: ProtocolsServiceOptions,
-  ) {}
+  ) {
+    const read = batchedByKey(
+      (families: string[]) => repo.findLatestOfFamilies(this.db, families),
+      (found) => found.row.family,
+    );
+    this.families = new NoticedCache(read, opts.changes, {
+      channel: 'protocols_changed',
+      ttlMs: opts.familyCacheMs,
+      keyOf: (family) => family,
+    });
+  }
+
+  private latestOfFamily(family: string) {
+    return this.families.get(family);
+  }
 
   /** First start: creates the builtin protocols that do not exist yet; never overwrites. */
   async seed(): Promise<{ inserted: string[] }> {
@@ -165,6 +184,8 @@ export class ProtocolsService {
     // One statement for the list: a start on a seeded database (every start but the first) is
     // one round trip, not one per protocol.
     const inserted = new Set(await repo.insertIfAbsent(this.db, values));
+    // A new builtin may be a family's newest version (a start after an upgrade).
+    if (inserted.size > 0) await this.families.changed(this.db, 'every');
     return { inserted: list.map((p) => p.id).filter((id) => inserted.has(id)) };
   }
 
@@ -187,7 +208,8 @@ export class ProtocolsService {
     assertMutable(id);
     const parsed = parseProtocolId(id);
     if (!parsed) throw invalid([{ path: 'id', message: 'not a versioned protocol id' }]);
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       if (await repo.findById(trx, id))
         throw new AppError(
           'conflict',
@@ -197,7 +219,9 @@ export class ProtocolsService {
       const problems = definitionProblems(id, definition, { base: base ? stored(base) : null });
       if (problems.length > 0) throw invalid(problems);
       try {
-        return toView(await repo.insert(trx, { id, ...parsed, definition, builtin: false, userId }));
+        const created = await repo.insert(trx, { id, ...parsed, definition, builtin: false, userId });
+        this.families.changedIn(uow, 'every');
+        return toView(created);
       } catch (err) {
         // Two creations of one id at once: the loser sees the primary key.
         if (isUniqueViolation(err)) throw new AppError('conflict', `Protocol ${id} already exists`);
@@ -217,13 +241,16 @@ export class ProtocolsService {
       throw invalid([
         { path: 'id', message: 'the id cannot change; publish a new version with POST instead' },
       ]);
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       if (!(await repo.lock(trx, id))) throw notFound('protocol');
       const base = definition.kind === 'reference' ? await repo.lockShared(trx, definition.base) : undefined;
       const usedAsBaseBy = await repo.usedAsBaseBy(trx, id);
       const problems = definitionProblems(id, definition, { base: base ? stored(base) : null, usedAsBaseBy });
       if (problems.length > 0) throw invalid(problems);
-      return toView((await repo.update(trx, id, definition, userId))!);
+      const updated = await repo.update(trx, id, definition, userId);
+      this.families.changedIn(uow, 'every');
+      return toView(updated!);
     });
   }
 

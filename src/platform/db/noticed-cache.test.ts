@@ -1,0 +1,82 @@
+// The noticed cache's change to every key and its loss of notices (the per-key rules are
+// account-state.test.ts's, on the same class). The clock is injected.
+import { describe, expect, it } from 'vitest';
+import type { Executor } from './database.js';
+import { LocalChangeFeed, type ChangeListener } from './notifications.js';
+import { NoticedCache } from './noticed-cache.js';
+
+const executor = {} as Executor; // the local feed never touches it
+
+function setup() {
+  let now = 1_000_000;
+  const rows = new Map<string, string>([
+    ['a', 'A1'],
+    ['b', 'B1'],
+  ]);
+  let loads = 0;
+  let hold: Promise<void> | undefined;
+  const feed = new LocalChangeFeed();
+  const heard: ChangeListener[] = [];
+  const listen = feed.listen.bind(feed);
+  feed.listen = (channel, listener) => (heard.push(listener), listen(channel, listener));
+  const opts = { channel: 'things', ttlMs: 10_000, keyOf: (p: string) => p, now: () => now };
+  const load = async (key: string) => {
+    loads++;
+    const value = rows.get(key);
+    await hold;
+    return value;
+  };
+  return {
+    cache: new NoticedCache(load, feed, opts),
+    // Another node's cache on the same feed: what it announces, this one hears.
+    other: new NoticedCache(load, feed, opts),
+    rows,
+    loads: () => loads,
+    advance: (ms: number) => (now += ms),
+    reconnected: () => heard.forEach((l) => l.onReset()),
+    holdLoads: () => {
+      let release!: () => void;
+      hold = new Promise((r) => (release = r));
+      return () => ((hold = undefined), release());
+    },
+  };
+}
+
+describe('NoticedCache', () => {
+  it('drops every key when another node announces a change to every key', async () => {
+    const s = setup();
+    expect([await s.cache.get('a'), await s.cache.get('b')]).toEqual(['A1', 'B1']);
+    s.rows.set('a', 'A2');
+    s.rows.set('b', 'B2');
+    expect(await s.cache.get('a')).toBe('A1');
+    await s.other.changed(executor, 'every');
+    expect([await s.cache.get('a'), await s.cache.get('b')]).toEqual(['A2', 'B2']);
+    const loads = s.loads();
+    await s.cache.get('a');
+    expect(s.loads()).toBe(loads);
+  });
+
+  it('stores no key for the TTL after this node changed every key, then caches again', async () => {
+    const s = setup();
+    await s.cache.changed(executor, 'every');
+    const loads = s.loads();
+    await s.cache.get('a');
+    await s.cache.get('a');
+    expect(s.loads()).toBe(loads + 2);
+    s.advance(10_000);
+    await s.cache.get('a');
+    await s.cache.get('a');
+    expect(s.loads()).toBe(loads + 3);
+  });
+
+  it('keeps no read that was in flight when notices may have been missed', async () => {
+    const s = setup();
+    const release = s.holdLoads();
+    const inFlight = s.cache.get('a');
+    s.rows.set('a', 'A2');
+    s.reconnected();
+    release();
+    expect(await inFlight).toBe('A1');
+    expect(await s.cache.get('a')).toBe('A2');
+  });
+});
