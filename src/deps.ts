@@ -205,7 +205,7 @@ type Identity = Awaited<ReturnType<typeof createIdentityModule>>;
  * the webhooks that subscribe to its flush), characters, inventory, channels, protocols, files. */
 function buildRegistry(config: Config, p: Platform & Identity, closers: Closers) {
   const { db, jobs, log, users, changes } = p;
-  const conversations = new ConversationsService(db, users);
+  const conversations = new ConversationsService(db, users, { changes, cacheMs: config.recordCacheMs });
   const timeline = new TimelineService(db, p.bus, users);
   const instances = new InstancesService(db, timeline);
   const isObserver = async (id: number) => (await timeline.getInstance(id))?.level === 8;

@@ -1,5 +1,5 @@
 // The records each node caches for chat turns (RECORD_CACHE_MS; db/noticed-cache.ts): characters'
-// profiles and routing families' protocols. A change is read at once on the node that made it, by
+// profiles, routing families' protocols and conversations. A change is read at once on the node that made it, by
 // every path that makes one, and on PostgreSQL another node hears of it through NOTIFY, though it
 // trusts its cache for an hour.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,6 +92,27 @@ describe('on the node that made the change', () => {
   });
 });
 
+/** The user's default conversation's id, as `app` resolves it (made on first use). */
+const defaultConversation = async (app: TestApp, user: TestUser) =>
+  (await app.deps.services.conversations.resolve(user.id, undefined)).id;
+const conversation = (app: TestApp, user: TestUser, id: number) =>
+  app.api('GET', `/api/conversations/${id}`, { token: user.accessToken });
+
+describe('conversations', () => {
+  it('forgets a deleted conversation at once, and a deleted default is made anew', async () => {
+    const player = await createUser(t, 'public');
+    const first = await defaultConversation(t, player);
+    expect(await defaultConversation(t, player)).toBe(first);
+    expect((await conversation(t, player, first)).status).toBe(200);
+    const del = await t.api('DELETE', `/api/conversations/${first}`, { token: player.accessToken });
+    expect(del.status).toBe(204);
+    expect((await conversation(t, player, first)).status).toBe(404);
+    const second = await defaultConversation(t, player);
+    expect(second).not.toBe(first);
+    expect((await conversation(t, player, second)).body).toMatchObject({ id: second });
+  });
+});
+
 // PostgreSQL only: two nodes need a database both can open (the embedded one serves one process).
 describe.runIf(isPostgres())('on another node of the same PostgreSQL', () => {
   let b: TestApp;
@@ -116,5 +137,14 @@ describe.runIf(isPostgres())('on another node of the same PostgreSQL', () => {
     await eventually(async () => expect(await systemPrompt(b)).toContain('Answer in haiku.'));
     await t.deps.services.users.remove(id);
     await eventually(async () => expect((await npc(b, id)).status).toBe(404));
+  });
+
+  it('hears of a deleted conversation, though it had cached it as the default', async () => {
+    const player = await createUser(t, 'public');
+    const first = await defaultConversation(b, player);
+    expect((await conversation(b, player, first)).status).toBe(200);
+    await t.api('DELETE', `/api/conversations/${first}`, { token: player.accessToken });
+    await eventually(async () => expect((await conversation(b, player, first)).status).toBe(404));
+    await eventually(async () => expect(await defaultConversation(b, player)).not.toBe(first));
   });
 });

@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { dbNow, type Executor } from '../../platform/db/database.js';
 import type { MessageRole, MessageStatus } from './chat.tables.js';
 
-const conversationColumns = [
+/** What never changes once a conversation is made (the records the service caches). */
+const recordColumns = [
   'id',
   'user_id',
   'title',
@@ -11,8 +12,8 @@ const conversationColumns = [
   'is_default',
   'direct_npc_user_id',
   'created_at',
-  'updated_at',
 ] as const;
+const conversationColumns = [...recordColumns, 'updated_at'] as const;
 const messageColumns = [
   'id',
   'conversation_id',
@@ -124,19 +125,20 @@ export function findConversation(db: Executor, id: number) {
 }
 
 /** Conversations by id, several at once (concurrent chat turns' reads). */
+/** Several conversations at once, without their last activity (see recordColumns). */
 export function findConversations(db: Executor, ids: number[]) {
   return db
     .selectFrom('conversations')
-    .select(conversationColumns)
+    .select(recordColumns)
     .where('id', '=', sql<number>`any(${ids}::int8[])`)
     .execute();
 }
 
-/** The default conversations of several users at once (those that exist). */
+/** The default conversations of several users at once (those that exist), as findConversations. */
 export function findDefaultConversations(db: Executor, userIds: number[]) {
   return db
     .selectFrom('conversations')
-    .select(conversationColumns)
+    .select(recordColumns)
     .where('user_id', '=', sql<number>`any(${userIds}::int8[])`)
     .where('is_default', '=', true)
     .execute();
@@ -162,8 +164,14 @@ export async function listConversations(db: Executor, userId: number, limit: num
   return { rows, total: Number(total.n) };
 }
 
+/** Deletes the user's conversation: the deleted row's `is_default`, or undefined for none. */
 export function deleteConversation(db: Executor, id: number, userId: number) {
-  return db.deleteFrom('conversations').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return db
+    .deleteFrom('conversations')
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .returning('is_default')
+    .executeTakeFirst();
 }
 
 export interface NewMessage {

@@ -1,13 +1,18 @@
 // Conversations and their history: owned by one user; another user's conversation is "not found".
 import { batchedByKey } from '../../platform/db/batched.js';
-import type { Db, Executor } from '../../platform/db/database.js';
+import { transaction, type Db, type Executor } from '../../platform/db/database.js';
+import { NoticedCache, idOf } from '../../platform/db/noticed-cache.js';
+import type { ChangeFeed } from '../../platform/db/notifications.js';
 import { notFound, validationFailed } from '../../platform/http/problem.js';
 import * as repo from './conversations.repository.js';
 
 export type ConversationRow = Awaited<ReturnType<typeof repo.findConversation>> & {};
+/** A conversation as a turn resolves it: what never changes once it is made (its last activity,
+ * `updated_at`, changes with every message and is left out). */
+export type ConversationRecord = Omit<NonNullable<ConversationRow>, 'updated_at'>;
 export type MessageRow = Awaited<ReturnType<typeof repo.insertMessage>>;
 
-export function presentConversation(c: NonNullable<ConversationRow>) {
+export function presentConversation(c: ConversationRecord) {
   return {
     id: c.id,
     title: c.title,
@@ -42,17 +47,19 @@ export function presentMessage(
   };
 }
 
+export interface ConversationsServiceOptions {
+  changes: ChangeFeed;
+  /** How long a node trusts a cached conversation that no notice has dropped (RECORD_CACHE_MS). */
+  cacheMs: number;
+}
+
 export class ConversationsService {
-  // Every chat turn resolves its conversation first: concurrent turns' reads share one
-  // statement (batched.ts).
-  private readonly conversationOf = batchedByKey(
-    (ids: number[]) => repo.findConversations(this.db, ids),
-    (c) => c.id,
-  );
-  private readonly defaultOf = batchedByKey(
-    (userIds: number[]) => repo.findDefaultConversations(this.db, userIds),
-    (c) => c.user_id,
-  );
+  // Every chat turn resolves its conversation first, and a conversation never changes once made
+  // but for its deletion: each node keeps them by id and each user's default one
+  // (noticed-cache.ts; `remove` announces a deletion, and neither cache keeps a "not found", as a
+  // creation is not announced), and concurrent misses share one statement (batched.ts).
+  private readonly byId: NoticedCache<number, ConversationRecord | undefined>;
+  private readonly defaults: NoticedCache<number, ConversationRecord | undefined>;
 
   constructor(
     private readonly db: Db,
@@ -61,7 +68,26 @@ export class ConversationsService {
       npcsAmong(ids: number[], executor?: Executor): Promise<{ id: number; name: string }[]>;
       identities(ids: number[]): Promise<ReadonlyMap<number, { name: string }>>;
     },
-  ) {}
+    opts: ConversationsServiceOptions,
+  ) {
+    const cached = (channel: string, read: (key: number) => Promise<ConversationRecord | undefined>) =>
+      new NoticedCache(read, opts.changes, {
+        channel,
+        ttlMs: opts.cacheMs,
+        keyOf: idOf,
+        keeps: (c) => c !== undefined,
+      });
+    const byId = batchedByKey(
+      (ids: number[]) => repo.findConversations(this.db, ids),
+      (c) => c.id,
+    );
+    const defaultOf = batchedByKey(
+      (userIds: number[]) => repo.findDefaultConversations(this.db, userIds),
+      (c) => c.user_id,
+    );
+    this.byId = cached('conversation_changed', byId);
+    this.defaults = cached('default_conversation_changed', defaultOf);
+  }
 
   /** A conversation of the user's; in the caller's transaction when given one. */
   async create(
@@ -108,16 +134,20 @@ export class ConversationsService {
   }
 
   /** The caller's conversation, or their default one when no id is given. */
-  async resolve(userId: number, conversationId: number | undefined, executor: Executor = this.db) {
+  async resolve(
+    userId: number,
+    conversationId: number | undefined,
+    executor: Executor = this.db,
+  ): Promise<ConversationRecord> {
     const pooled = executor === this.db;
     if (conversationId === undefined)
-      // Created on first use; once it exists, the batched read finds it.
+      // Created on first use; once it exists, the cache finds it.
       return (
-        (pooled ? await this.defaultOf(userId) : undefined) ?? repo.defaultConversation(executor, userId)
+        (pooled ? await this.defaults.get(userId) : undefined) ?? repo.defaultConversation(executor, userId)
       );
-    const c = await (pooled
-      ? this.conversationOf(conversationId)
-      : repo.findConversation(executor, conversationId));
+    const c = pooled
+      ? await this.byId.get(conversationId)
+      : await repo.findConversation(executor, conversationId);
     if (!c || c.user_id !== userId) throw notFound('conversation');
     return c;
   }
@@ -150,8 +180,12 @@ export class ConversationsService {
   }
 
   async remove(userId: number, id: number) {
-    const r = await repo.deleteConversation(this.db, id, userId);
-    if (Number(r.numDeletedRows) === 0) throw notFound('conversation');
+    await transaction(this.db, async (uow) => {
+      const gone = await repo.deleteConversation(uow.trx, id, userId);
+      if (!gone) throw notFound('conversation');
+      this.byId.changedIn(uow, id);
+      if (gone.is_default) this.defaults.changedIn(uow, userId);
+    });
   }
 
   async history(userId: number, conversationId: number | undefined, limit: number, before?: number) {

@@ -30,6 +30,7 @@ function setup() {
     cache: new NoticedCache(load, feed, opts),
     // Another node's cache on the same feed: what it announces, this one hears.
     other: new NoticedCache(load, feed, opts),
+    feed,
     rows,
     loads: () => loads,
     advance: (ms: number) => (now += ms),
@@ -78,5 +79,23 @@ describe('NoticedCache', () => {
     release();
     expect(await inFlight).toBe('A1');
     expect(await s.cache.get('a')).toBe('A2');
+  });
+
+  it('reads again a value it does not keep (a record not made yet), and keeps it once found', async () => {
+    const s = setup();
+    let loads = 0;
+    const load = async (key: string) => (loads++, s.rows.get(key));
+    const cache = new NoticedCache(load, s.feed, {
+      channel: 'made',
+      ttlMs: 10_000,
+      keyOf: (p: string) => p,
+      keeps: (v) => v !== undefined,
+    });
+    expect(await cache.get('c')).toBeUndefined();
+    s.rows.set('c', 'C1');
+    expect(await cache.get('c')).toBe('C1');
+    s.rows.set('c', 'C2');
+    expect(await cache.get('c')).toBe('C1');
+    expect(loads).toBe(2);
   });
 });

@@ -17,7 +17,7 @@ import type { Executor } from './database.js';
 import { noticeLater, type ChangeFeed } from './notifications.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
-export interface NoticedCacheOptions<K> {
+export interface NoticedCacheOptions<K, V> {
   /** The change feed's channel the cache's writers and readers share. */
   channel: string;
   ttlMs: number;
@@ -26,6 +26,9 @@ export interface NoticedCacheOptions<K> {
   now?: (() => number) | undefined;
   /** The key a notice's payload names (String(key) was said), or undefined for none. */
   keyOf: (payload: string) => K | undefined;
+  /** Whether a value read is kept (default: every one). A cache whose writers announce no
+   * creation keeps no "not found", which a write may end unannounced. */
+  keeps?: ((value: V) => boolean) | undefined;
 }
 
 /** The payload that drops every entry (a change that may touch any key). */
@@ -59,7 +62,7 @@ export class NoticedCache<K extends string | number, V> {
     /** Reads the record from the database (what a missing one is, the loader says). */
     private readonly load: (key: K) => Promise<V>,
     private readonly feed: ChangeFeed,
-    private readonly opts: NoticedCacheOptions<K>,
+    private readonly opts: NoticedCacheOptions<K, V>,
   ) {
     this.now = opts.now ?? Date.now;
     this.unlisten = feed.listen(opts.channel, {
@@ -84,7 +87,7 @@ export class NoticedCache<K extends string | number, V> {
         // Stored only when no change was announced while it loaded (forget() drops `loading`).
         if (this.loading.get(key) === p) {
           this.loading.delete(key);
-          if (!this.isUnsettled(key)) this.store(key, value, now);
+          if (!this.isUnsettled(key) && (this.opts.keeps?.(value) ?? true)) this.store(key, value, now);
         }
         return value;
       },

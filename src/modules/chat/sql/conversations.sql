@@ -15,11 +15,11 @@ select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_
 -- parameters: [4]
 
 -- findConversations
-select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "id" = any($1::int8[]);
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at" from "conversations" where "id" = any($1::int8[]);
 -- parameters: [[4,5]]
 
 -- findDefaultConversations
-select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at", "updated_at" from "conversations" where "user_id" = any($1::int8[]) and "is_default" = $2;
+select "id", "user_id", "title", "npc_user_ids", "is_default", "direct_npc_user_id", "created_at" from "conversations" where "user_id" = any($1::int8[]) and "is_default" = $2;
 -- parameters: [[7,8],true]
 
 -- directConversation
@@ -91,7 +91,7 @@ select count(*) as "n" from "conversations" where "user_id" = $1;
 -- parameters: [7]
 
 -- deleteConversation
-delete from "conversations" where "id" = $1 and "user_id" = $2;
+delete from "conversations" where "id" = $1 and "user_id" = $2 returning "is_default";
 -- parameters: [4,7]
 
 -- lastAssistantMessage
