@@ -11,7 +11,7 @@ import type { JobQueue } from '../../platform/jobs/queue.js';
 import {
   carriesNothing,
   exchangeContent,
-  nearDuplicate,
+  nearDuplicateOf,
   offlineSupersessions,
   type Supersession,
 } from './memory.hygiene.rules.js';
@@ -65,7 +65,8 @@ export class ExchangeMemory {
         limit: CANDIDATES,
         listener: { conversationId: x.conversationId, npcUserId: x.speaker.id },
       });
-      if (stored.some((m) => nearDuplicate(m.content, content))) return;
+      const repeats = nearDuplicateOf(content);
+      if (stored.some((m) => repeats(m.content))) return;
       const [memory] = await this.write(
         [
           {
@@ -142,12 +143,8 @@ export class ExchangeMemory {
   async fresh(inputs: AddMemoryInput[], trx?: Trx): Promise<AddMemoryInput[]> {
     const out: AddMemoryInput[] = [];
     for (const input of inputs) {
-      if (
-        out.some(
-          (o) =>
-            o.userId === input.userId && o.source === input.source && nearDuplicate(o.content, input.content),
-        )
-      )
+      const repeats = nearDuplicateOf(input.content);
+      if (out.some((o) => o.userId === input.userId && o.source === input.source && repeats(o.content)))
         continue;
       const stored = await repo.liveSimilar(trx ?? this.db, {
         userId: input.userId,
@@ -155,7 +152,7 @@ export class ExchangeMemory {
         text: input.content,
         limit: CANDIDATES,
       });
-      if (!stored.some((m) => nearDuplicate(m.content, input.content))) out.push(input);
+      if (!stored.some((m) => repeats(m.content))) out.push(input);
     }
     return out;
   }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   carriesNothing,
   exchangeContent,
-  nearDuplicate,
+  nearDuplicateOf,
   offlineSupersessions,
   replyCarriesNothing,
   statedFacts,
@@ -101,8 +101,8 @@ describe('near-duplicates', () => {
     [`${'word '.repeat(45)}one`, `${'word '.repeat(45)}two`, false],
   ];
   it.each(table)('%j ~ %j → %s', (a, b, dup) => {
-    expect(nearDuplicate(a, b)).toBe(dup);
-    expect(nearDuplicate(b, a)).toBe(dup);
+    expect(nearDuplicateOf(b)(a)).toBe(dup);
+    expect(nearDuplicateOf(a)(b)).toBe(dup);
   });
 });
 

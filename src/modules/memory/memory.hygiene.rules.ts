@@ -118,18 +118,23 @@ const SHORT_WORDS = 40;
 const OVERLAP = 0.9;
 const TELLS_APART = /^(not|no|never|nor|none|nobody|nothing|neither|t|\p{N}+)$/u;
 
-/** Whether two texts are near-duplicates (rules above). */
-export function nearDuplicate(a: string, b: string): boolean {
-  const na = normalise(a);
-  const nb = normalise(b);
-  if (na === nb) return true;
-  const wa = new Set(na.split(' '));
-  const wb = new Set(nb.split(' '));
-  if (na.split(' ').length > SHORT_WORDS || nb.split(' ').length > SHORT_WORDS) return false;
-  const differ = [...wa].filter((w) => !wb.has(w)).concat([...wb].filter((w) => !wa.has(w)));
-  if (differ.some((w) => TELLS_APART.test(w))) return false;
-  const shared = [...wa].filter((w) => wb.has(w)).length;
-  return shared / (shared + differ.length) >= OVERLAP;
+/** Whether a text is a near-duplicate of `text` (rules above): `text` normalised once for every
+ * text it is compared with (a new memory against its stored candidates). */
+export function nearDuplicateOf(text: string): (other: string) => boolean {
+  const nb = normalise(text);
+  const wordsB = nb.split(' ');
+  const wb = new Set(wordsB);
+  return (other) => {
+    const na = normalise(other);
+    if (na === nb) return true;
+    const wordsA = na.split(' ');
+    if (wordsA.length > SHORT_WORDS || wordsB.length > SHORT_WORDS) return false;
+    const wa = new Set(wordsA);
+    const differ = [...wa].filter((w) => !wb.has(w)).concat([...wb].filter((w) => !wa.has(w)));
+    if (differ.some((w) => TELLS_APART.test(w))) return false;
+    const shared = [...wa].filter((w) => wb.has(w)).length;
+    return shared / (shared + differ.length) >= OVERLAP;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

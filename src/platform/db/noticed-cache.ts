@@ -11,8 +11,10 @@
 //
 // The writer's own node drops its entry before its transaction commits (`changed`), and on
 // PostgreSQL hears its own notice only some time after the commit. A read between the two would
-// see the record as it was and, stored, serve it on: so for `ttlMs` after a change, the writer's
-// node reads that key afresh and stores nothing.
+// see the record as it was and, stored, serve it on: so after a change, the writer's node reads
+// that key afresh and stores nothing until it hears a notice for the key (or for at most `ttlMs`,
+// when none comes: a rolled-back change). Another node's notice for the same key ends the window
+// too; a read stored then and older than this node's commit is dropped by its own notice.
 import type { Executor } from './database.js';
 import { noticeLater, type ChangeFeed } from './notifications.js';
 import type { UnitOfWork } from './unit-of-work.js';
@@ -66,10 +68,18 @@ export class NoticedCache<K extends string | number, V> {
   ) {
     this.now = opts.now ?? Date.now;
     this.unlisten = feed.listen(opts.channel, {
+      // A notice also ends this node's window for the key (see the header): it is heard once the
+      // change committed.
       onNotice: (payload) => {
-        if (payload === EVERY_KEY) return this.forgetEvery();
+        if (payload === EVERY_KEY) {
+          this.everyUnsettledUntil = 0;
+          this.unsettled.clear();
+          return this.forgetEvery();
+        }
         const key = opts.keyOf(payload);
-        if (key !== undefined) this.forget(key);
+        if (key === undefined) return;
+        this.unsettled.delete(key);
+        this.forget(key);
       },
       onReset: () => this.forgetEvery(),
     });

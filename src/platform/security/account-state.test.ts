@@ -36,6 +36,8 @@ function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
     loads: () => loads,
     advance: (ms: number) => (now += ms),
     reconnected: () => heard.forEach((l) => l.onReset()),
+    /** A notice heard, as the listening connection delivers it. */
+    heardNotice: (payload: string) => heard.forEach((l) => l.onNotice(payload)),
     /** Holds every load until `release`. */
     hold: () => (gate = true),
     release: () => {
@@ -117,12 +119,26 @@ describe('AccountStates', () => {
     s.rows.set(1, state('cso', [])); // the commit; the notice is not heard yet
     expect((await s.states.get(1))?.liveSessions.has('fam')).toBe(false);
     expect(said).toEqual(['1']);
-    // Once the window (the TTL) has passed, the account is cached again.
-    s.advance(2000);
+    // Once the commit's notice is heard, the account is cached again.
+    s.heardNotice('1');
     const loads = s.loads();
     await s.states.get(1);
     await s.states.get(1);
     expect(s.loads()).toBe(loads + 1);
+  });
+
+  it("the writer's node caches again after the TTL when no notice comes (a rolled-back change)", async () => {
+    const s = setup();
+    s.feed.notify = async () => undefined;
+    s.rows.set(1, state('cso'));
+    await s.states.changed(executor, 1);
+    await s.states.get(1);
+    await s.states.get(1);
+    expect(s.loads()).toBe(2);
+    s.advance(2000);
+    await s.states.get(1);
+    await s.states.get(1);
+    expect(s.loads()).toBe(3);
   });
 
   it('a reset (notices may have been missed) drops every entry', async () => {
