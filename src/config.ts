@@ -48,8 +48,8 @@ export interface Config {
   /** How long a node may answer from an account's cached role, type and ended sessions when no
    * change notice reaches it (milliseconds). */
   accountCacheMs: number;
-  /** How long a node may answer from a cached character profile or routing protocol when no
-   * change notice reaches it (milliseconds). */
+  /** How long a node may answer from a cached character profile, routing protocol or
+   * conversation when no change notice reaches it (milliseconds). */
   recordCacheMs: number;
   assistantName: string;
   logLevel: Env['LOG_LEVEL'];

@@ -98,7 +98,7 @@ export class CharactersService {
   private assistantId: number | undefined;
   // Every chat turn reads its lead speaker's profile and its player's (routing's persona type),
   // and few writes change one: each node keeps them (noticed-cache.ts; every write below announces
-  // its character), and the misses of concurrent turns share one statement (batched.ts).
+  // its character, a deletion through its account), and the misses of concurrent turns share one statement (batched.ts).
   private readonly profiles: NoticedCache<number, repo.ProfileRow | undefined>;
 
   constructor(
@@ -281,12 +281,11 @@ export class CharactersService {
   }
 
   async deleteNpc(id: number): Promise<void> {
-    await transaction(this.db, async (uow) => {
-      const { trx } = uow;
+    await transaction(this.db, async ({ trx }) => {
       const row = await this.character(id, trx);
       if (row.is_assistant) throw new AppError('conflict', 'The assistant itself cannot be deleted');
+      // The account's own notice drops the cached profile on every node (`userChanged`).
       await this.users.remove(id, trx);
-      this.profiles.changedIn(uow, id);
     });
   }
 
