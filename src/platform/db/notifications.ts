@@ -77,6 +77,8 @@ export class PgChangeFeed implements ChangeFeed {
   private connecting: Promise<void> | undefined;
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The LISTENs asked while connected, in order. */
+  private listening: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -114,8 +116,12 @@ export class PgChangeFeed implements ChangeFeed {
       this.listeners.set(channel, set);
       // A connection lost meanwhile listens to every channel again when it reconnects, and one
       // being closed needs none: the LISTEN's failure is nobody's error.
-      if (this.client)
-        this.client.query(`LISTEN ${pg.escapeIdentifier(this.channel(channel))}`).catch(() => undefined);
+      const client = this.client;
+      // One after another: a client runs one query at a time (node-postgres deprecates queueing).
+      if (client)
+        this.listening = this.listening
+          .then(() => client.query(`LISTEN ${pg.escapeIdentifier(this.channel(channel))}`))
+          .catch(() => undefined);
     }
     set.add(listener);
     if (!this.client && !this.connecting) this.connecting = this.connect();
