@@ -35,7 +35,10 @@ export async function startNode(root: string, name: string, env: Record<string, 
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), `whole-cost-${name}-`));
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG'];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(resolve(root), 'src/main.ts')], {
+  // WHOLE_COST_CPU_PROFILE=<dir>: each service writes its CPU profile (whole life) there on exit.
+  const profile = process.env.WHOLE_COST_CPU_PROFILE;
+  const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(resolve(root), 'src/main.ts')], {
     cwd: resolve(root),
     env: {
       ...Object.fromEntries(keep.flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
