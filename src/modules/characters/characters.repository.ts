@@ -1,7 +1,8 @@
 // SQL only: character profiles and state, relationships, quests.
 import { sql } from 'kysely';
-import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { dbNow, type Executor } from '../../platform/db/database.js';
+import { jsonArrayFrom, jsonBuildObject } from 'kysely/helpers/postgres';
+import { dbNow, type Db, type Executor } from '../../platform/db/database.js';
+import { readTogether } from '../../platform/db/read-together.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 import type { PlayerMemory, QuestStatus } from './characters.tables.js';
 import type { NpcTools } from './characters.tools.js';
@@ -298,25 +299,26 @@ export function listPlayerQuests(db: Executor, userId: number, questId?: number)
 export type PlayerQuestRow = Awaited<ReturnType<typeof listPlayerQuests>>[number];
 
 /** A chat turn's read of the player: their quests (newest change first) and their relationships
- * (the speaker's first), at most `limit` of each, in one statement. */
-export async function playerContext(db: Executor, userId: number, speakerId: number, limit: number) {
-  const row = await db
-    .selectNoFrom((eb) => [
-      jsonArrayFrom(playerQuestsQuery(db, userId).limit(limit)).as('quests'),
-      jsonArrayFrom(
-        eb
+ * (the speaker's first), at most `limit` of each, read together with the turn's other reads. */
+export async function playerContext(db: Db, userId: number, speakerId: number, limit: number) {
+  const read = await readTogether(
+    db,
+    jsonBuildObject({
+      quests: jsonArrayFrom(playerQuestsQuery(db, userId).limit(limit)),
+      relationships: jsonArrayFrom(
+        db
           .selectFrom('relationships')
           .select(['npc_user_id', 'flags', 'affinity', 'updated_at'])
           .where('user_id', '=', userId)
           .orderBy(sql`npc_user_id = ${speakerId}`, 'desc')
           .orderBy('npc_user_id')
           .limit(limit),
-      ).as('relationships'),
-    ])
-    .executeTakeFirstOrThrow();
+      ),
+    }),
+  );
   // JSON carries the timestamps as text and the ids as numbers.
   return {
-    quests: row.quests.map((q) => ({ ...q, updated_at: new Date(q.updated_at) })),
-    relationships: row.relationships.map((r) => ({ ...r, updated_at: new Date(r.updated_at) })),
+    quests: read.quests.map((q) => ({ ...q, updated_at: new Date(q.updated_at) })),
+    relationships: read.relationships.map((r) => ({ ...r, updated_at: new Date(r.updated_at) })),
   };
 }

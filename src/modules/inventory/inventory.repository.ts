@@ -1,6 +1,8 @@
 // SQL only: items, user inventory, balances and the ledger.
 import { sql } from 'kysely';
-import { dbNow, type Executor } from '../../platform/db/database.js';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { dbNow, type Db, type Executor } from '../../platform/db/database.js';
+import { readTogether } from '../../platform/db/read-together.js';
 import type { LedgerKind } from './inventory.tables.js';
 
 const now = () => dbNow();
@@ -74,11 +76,10 @@ export function heldItems(db: Executor, userId: number) {
   return held(db).where('ui.user_id', '=', userId).execute();
 }
 
-/** The held items of several users at once (the prompt summaries of concurrent chat turns). */
-export function heldItemsOfMany(db: Executor, userIds: number[]) {
-  return held(db)
-    .where('ui.user_id', '=', sql<number>`any(${userIds}::bigint[])`)
-    .execute();
+/** The user's held items read together with a caller's other reads (outside a transaction:
+ * a chat turn's context). JSON carries the quantity as a number. */
+export function heldItemsTogether(db: Db, userId: number) {
+  return readTogether(db, jsonArrayFrom(held(db).where('ui.user_id', '=', userId)));
 }
 
 export function heldForUpdate(db: Executor, userId: number, itemId: number) {

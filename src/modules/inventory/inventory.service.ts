@@ -1,7 +1,6 @@
 // Items, inventories and energy coins (spec: "Item and user inventory", "Inventory endpoints"
 // rules 1-4). Every change appends to the economy ledger (who, why, before, after, idempotency
 // key) in the same transaction, so balances can be audited and reconstructed at any time.
-import { batchedGroupsByKey } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import type { TimelineEvent, TimelineService } from '../timeline/index.js';
@@ -48,11 +47,6 @@ export interface EconomyStateAt {
 export class InventoryService {
   // Every chat turn reads its player's items for the prompt: concurrent turns share one
   // statement (batched.ts).
-  private readonly heldItemsOf = batchedGroupsByKey(
-    (userIds: number[]) => repo.heldItemsOfMany(this.db, userIds),
-    (row) => row.user_id,
-  );
-
   constructor(
     private readonly db: Db,
     private readonly timeline: TimelineService,
@@ -269,10 +263,11 @@ export class InventoryService {
 
   /** The user's items with details and the energy coin balance. */
   async inventory(userId: number, executor: Executor = this.db): Promise<InventoryView> {
-    // The balance is on the user row (the users module's); both reads at once.
+    // The balance is on the user row (the users module's); both reads at once, outside a
+    // transaction in one statement with the caller's other reads (read-together.ts).
     const [balance, rows] = await Promise.all([
       this.users.balance(userId, executor),
-      executor === this.db ? this.heldItemsOf(userId) : repo.heldItems(executor, userId),
+      executor === this.db ? repo.heldItemsTogether(this.db, userId) : repo.heldItems(executor, userId),
     ]);
     if (balance === undefined) throw notFound('user');
     return {

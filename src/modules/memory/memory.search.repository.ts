@@ -4,7 +4,8 @@
 // service's memory.sketch-index.ts, from rows read here); which one runs follows the migration
 // variant applied (the database's vector capability), passed in as `vector`.
 import { sql, type RawBuilder } from 'kysely';
-import { together, type Executor } from '../../platform/db/database.js';
+import { together, type Db, type Executor } from '../../platform/db/database.js';
+import { readTogether } from '../../platform/db/read-together.js';
 import { vectorLiteral } from './memory.encoding.js';
 import { memoryColumns, type RetrievalRow } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
@@ -194,13 +195,17 @@ export async function searchChunks(db: Executor, p: SearchParams): Promise<Searc
 
 export type ChunkKey = Omit<SearchRow, 'distance' | 'rank'>;
 
-async function textSide(db: Executor, p: SearchParams): Promise<(ChunkKey & { rank: number })[]> {
-  const r = await sql<ChunkKey & { rank: number }>`
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-    from memory_chunks c, (select replace(plainto_tsquery('english', ${p.text})::text, '&', '|')::tsquery as query) q
-    where ${scopeFilter('c', p)} and c.tsv @@ q.query
-    order by 5 desc, 1 limit ${p.candidates}`.execute(db);
-  return r.rows;
+/** The full-text side, read together with the caller's other reads (read-together.ts: the sketch
+ * index's catch-up and, in a chat turn, the context's reads). */
+async function textSide(db: Db, p: SearchParams): Promise<(ChunkKey & { rank: number })[]> {
+  return readTogether(
+    db,
+    sql<(ChunkKey & { rank: number })[]>`(select coalesce(json_agg(t), '[]'::json) from (
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+      from memory_chunks c, (select replace(plainto_tsquery('english', ${p.text})::text, '&', '|')::tsquery as query) q
+      where ${scopeFilter('c', p)} and c.tsv @@ q.query
+      order by 5 desc, 1 limit ${p.candidates}) t)`,
+  );
 }
 
 /** A part of a scope whose sketches the index keeps: one user's embeddings, or the whole world
@@ -229,12 +234,8 @@ export type SketchRow = {
   | { gone: true }
 );
 
-/** The rows of each part (world when `userId` is absent), and the horizon to ask from next time:
- * the oldest transaction still running when this statement took its snapshot (migration 0016). */
-export async function sketchRows(
-  db: Executor,
-  parts: SketchPart[],
-): Promise<{ horizon: string; rows: SketchRow[] }> {
+/** The rows of each part as one union, each part's rows numbered by its index in `parts`. */
+function sketchUnion(parts: SketchPart[]) {
   const branches = parts.flatMap((p, k) => {
     const owner = (t: string) =>
       p.userId !== undefined
@@ -254,12 +255,49 @@ export async function sketchRows(
         from memory_embeddings_gone g where ${owner('g')}${since('g')}`,
     ];
   });
+  return sql.join(branches, sql` union all `);
+}
+
+// The horizon: the oldest transaction still running when the statement took its snapshot
+// (migration 0016), so the next read from it misses no row committed after.
+const horizonNow = sql`pg_snapshot_xmin(pg_current_snapshot())::text`;
+
+/** The rows of each part (world when `userId` is absent), and the horizon to ask from next time:
+ * a part read whole, in one statement of its own (binary columns as they are). */
+export async function sketchRows(
+  db: Executor,
+  parts: SketchPart[],
+): Promise<{ horizon: string; rows: SketchRow[] }> {
   const r = await sql<SketchRow & { horizon: string }>`
-    select h.horizon::text as horizon, d.*
-    from (select pg_snapshot_xmin(pg_current_snapshot()) as horizon) h
-    left join lateral (${sql.join(branches, sql` union all `)}) d on true`.execute(db);
+    select h.horizon, d.*
+    from (select ${horizonNow} as horizon) h
+    left join lateral (${sketchUnion(parts)}) d on true`.execute(db);
   const horizon = r.rows[0]!.horizon;
   return { horizon, rows: r.rows.filter((row) => row.chunk_id !== null) };
+}
+
+/** What changed in held parts since their horizons (usually a few rows, or none), read together
+ * with the search's other reads (read-together.ts); JSON carries the binary columns as hex. */
+export async function sketchChanges(
+  db: Db,
+  parts: SketchPart[],
+): Promise<{ horizon: string; rows: SketchRow[] }> {
+  type Held = Extract<SketchRow, { gone: false }>;
+  type JsonRow =
+    | (Omit<Held, 'sketch' | 'embedding_i8'> & { sketch: string; embedding_i8: string })
+    | Extract<SketchRow, { gone: true }>;
+  type Json = { horizon: string; rows: JsonRow[] };
+  const read = await readTogether(
+    db,
+    sql<Json>`(select json_build_object('horizon', ${horizonNow},
+      'rows', (select coalesce(json_agg(d), '[]'::json) from (${sketchUnion(parts)}) d)))`,
+  );
+  const bytes = (hex: string) => Buffer.from(hex.slice(2), 'hex');
+  const rows = read.rows.map((row): SketchRow => {
+    if (row.gone) return { part: row.part, chunk_id: row.chunk_id, gone: true };
+    return { ...row, sketch: bytes(row.sketch), embedding_i8: bytes(row.embedding_i8) };
+  });
+  return { horizon: read.horizon, rows };
 }
 
 /** Tombstones of deleted embeddings older than `hours` (the sketch index reads a part whole when it

@@ -192,7 +192,7 @@ export class SketchIndex implements search.VectorIndex {
     if (parts.length === 0) return;
     const startedAt = this.now();
     const tickets = parts.map((part) => ({ part, ticket: ++part.ticket }));
-    const read = await search.sketchRows(
+    const read = await search.sketchChanges(
       db,
       parts.map((part) => ({ userId: part.id.userId, since: part.horizon })),
     );

@@ -31,6 +31,16 @@ describe('memory repository SQL', () => {
           embedding,
           index: search.pgvectorIndex,
         }),
+      // The full-text side is read together with others (one row, which the snapshot's database
+      // does not answer): the vector side is asked of the index itself.
+      'pgvector nearest (the vector side)': (db) =>
+        search.pgvectorIndex
+          .open(db, scope)
+          .nearest({ model: embedding.model, dim: 3, query: embedding.values, pool: 80, count: 40 }, db),
+      "pgvector nearest (a reach into the player's memories)": (db) =>
+        search.pgvectorIndex
+          .open(db, { userId: 7, npcUserIds: [2, 3], conversationIds: [11, 12] })
+          .nearest({ model: embedding.model, dim: 3, query: embedding.values, pool: 80, count: 40 }, db),
       'searchChunks (full text only)': (db) =>
         search.searchChunks(db, {
           ...scope,
@@ -43,6 +53,8 @@ describe('memory repository SQL', () => {
           { userId: 7, since: '1234' },
           { userId: undefined, since: undefined },
         ] as never),
+      'sketchChanges (held parts brought up to date)': (db) =>
+        search.sketchChanges(db, [{ userId: 7, since: '1234' }]),
       findByIds: (db) => repo.findByIds(db, [3, 5, 8]),
       'withNeighbours (the reranked memories and the ones written around them)': (db) =>
         search.withNeighbours(db, [3, 5, 8]),

@@ -1,6 +1,8 @@
 // SQL only: users.
 import { sql } from 'kysely';
-import { dbNow, type Executor } from '../../platform/db/database.js';
+import { jsonObjectFrom } from 'kysely/helpers/postgres';
+import { dbNow, type Db, type Executor } from '../../platform/db/database.js';
+import { readTogether } from '../../platform/db/read-together.js';
 import { precompiled } from '../../platform/db/precompiled.js';
 import type { AccountType, Role } from '../../platform/security/identity.rules.js';
 
@@ -184,6 +186,15 @@ export function addToBalance(db: Executor, id: number, amount: number, max: numb
 
 export function balance(db: Executor, id: number) {
   return db.selectFrom('users').select('energy_coins').where('id', '=', id).executeTakeFirst();
+}
+
+/** The balance read together with a caller's other reads (outside a transaction). */
+export async function balanceTogether(db: Db, id: number) {
+  const row = await readTogether(
+    db,
+    jsonObjectFrom(db.selectFrom('users').select('energy_coins').where('id', '=', id)),
+  );
+  return row ?? undefined;
 }
 
 /** The NPC accounts (silicon + npc: the assistant and the characters) among `ids`. */

@@ -51,8 +51,8 @@ export interface Access {
 }
 
 export class UsersService {
-  // The reads every request may make (the profile route, a chat turn's balance; the account
-  // cache's misses): concurrent requests share one statement (batched.ts).
+  // The reads every request may make (the profile route; the account cache's misses):
+  // concurrent requests share one statement (batched.ts).
   private readonly rowOf = batchedByKey(
     (ids: number[]) => repo.findByIds(this.db, ids),
     (row) => row.id,
@@ -220,11 +220,11 @@ export class UsersService {
   /** The energy coin balance, or undefined for no such user; `forUpdate` locks the row for the
    * caller's transaction. */
   async balance(id: number, executor: Executor = this.db, forUpdate = false): Promise<number | undefined> {
-    // Outside a transaction: the row read batched with the profile's and other turns' reads.
+    // Outside a transaction: in one statement with the caller's other reads (read-together.ts).
     const row = await (forUpdate
       ? repo.balanceForUpdate(executor, id)
       : executor === this.db
-        ? this.rowOf(id)
+        ? repo.balanceTogether(this.db, id)
         : repo.balance(executor, id));
     return row ? Number(row.energy_coins) : undefined;
   }

@@ -1,12 +1,20 @@
 -- searchChunks (pgvector)
-
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
-    where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
-    order by 5 desc, 1 limit $4;
+select (select coalesce(json_agg(t), '[]'::json) from (
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+      from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+      where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
+      order by 5 desc, 1 limit $4) t) as "r0";
 -- parameters: ["harbour lights",7,2,40]
 
--- searchChunks (pgvector)
+-- searchChunks (a scene's characters, and their reach into the player's memories)
+select (select coalesce(json_agg(t), '[]'::json) from (
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+      from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+      where (("c".user_id = $2 and ("c".conversation_id is null or "c".conversation_id = any($3::int8[]))) or "c".tier = 'world' or ("c".user_id = any($4::int8[]) and "c".tier = 'assistant_core')) and c.tsv @@ q.query
+      order by 5 desc, 1 limit $5) t) as "r0";
+-- parameters: ["harbour lights",7,[11,12],[2,3],40]
+
+-- pgvector nearest (the vector side)
 
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
       from (select e.chunk_id, (e.embedding <=> $1::vector)::float8 as distance
@@ -14,15 +22,7 @@
       cross join lateral (select id, memory_id, chunk_index, conversation_id from memory_chunks where id = n.chunk_id limit 1) c;
 -- parameters: ["[0.1,0.2,0.3]",7,2,"text-embedding-3-small",3,40]
 
--- searchChunks (a scene's characters, and their reach into the player's memories)
-
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
-    where (("c".user_id = $2 and ("c".conversation_id is null or "c".conversation_id = any($3::int8[]))) or "c".tier = 'world' or ("c".user_id = any($4::int8[]) and "c".tier = 'assistant_core')) and c.tsv @@ q.query
-    order by 5 desc, 1 limit $5;
--- parameters: ["harbour lights",7,[11,12],[2,3],40]
-
--- searchChunks (a scene's characters, and their reach into the player's memories)
+-- pgvector nearest (a reach into the player's memories)
 
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, n.distance
       from (select e.chunk_id, (e.embedding <=> $1::vector)::float8 as distance
@@ -31,17 +31,17 @@
 -- parameters: ["[0.1,0.2,0.3]",7,[11,12],[2,3],"text-embedding-3-small",3,40]
 
 -- searchChunks (full text only)
-
-    select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
-    where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
-    order by 5 desc, 1 limit $4;
+select (select coalesce(json_agg(t), '[]'::json) from (
+      select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
+      from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+      where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
+      order by 5 desc, 1 limit $4) t) as "r0";
 -- parameters: ["harbour lights",7,2,40]
 
 -- sketchRows (a part brought up to date, and the world read whole)
 
-    select h.horizon::text as horizon, d.*
-    from (select pg_snapshot_xmin(pg_current_snapshot()) as horizon) h
+    select h.horizon, d.*
+    from (select pg_snapshot_xmin(pg_current_snapshot())::text as horizon) h
     left join lateral (select 0::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
         e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
         e.chunk_index, e.conversation_id
@@ -50,6 +50,15 @@
         e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
         e.chunk_index, e.conversation_id
       from memory_embeddings e where "e"."tier" = 'world') d on true;
+-- parameters: [7,"1234",7,"1234"]
+
+-- sketchChanges (held parts brought up to date)
+select (select json_build_object('horizon', pg_snapshot_xmin(pg_current_snapshot())::text,
+      'rows', (select coalesce(json_agg(d), '[]'::json) from (select 0::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
+        e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
+        e.chunk_index, e.conversation_id
+      from memory_embeddings e where "e"."user_id" = $1 and "e"."xid" >= $2::xid8 union all select 0::int, true, g.chunk_id, null, null, null, null, null, null, null, null, null, null
+        from memory_embeddings_gone g where "g"."user_id" = $3 and "g"."xid" >= $4::xid8) d))) as "r0";
 -- parameters: [7,"1234",7,"1234"]
 
 -- findByIds
