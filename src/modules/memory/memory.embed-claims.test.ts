@@ -11,6 +11,7 @@ import { createTestApp, createUser, isPostgres, type TestApp, type TestUser } fr
 import { startFakeModelServer, type FakeModelServer } from '../../../test/fake-model-server.js';
 import { NODE_TIMEOUT_SECONDS } from '../../platform/db/liveness.js';
 import { hashEmbedding } from '../../platform/models/lexical-embedder.js';
+import { HELD_SECONDS, MemoryEmbedding } from './memory.embedding.js';
 import { EMBED_JOB } from './memory.jobs.js';
 
 const BATCH = 4;
@@ -32,7 +33,8 @@ beforeEach(() => fake.reset());
 
 let written = 0;
 /** `n` one-chunk memories waiting in the queue (a chat exchange's kind: no job sent now, its
- * backstop starts minutes later), in queue order. */
+ * backstop starts minutes later), in queue order; held by this process for its next query request
+ * when they fit in it (BATCH - 1 chunks beside the query), else free for the job. */
 async function queued(n: number): Promise<string[]> {
   const contents = Array.from(
     { length: n },
@@ -85,14 +87,17 @@ function failRequest(at: number) {
 
 describe('embedding after a crash or a failure', () => {
   it("sends nothing twice but the batches in flight: a dead turn's chunks, a failed request's", async () => {
-    const contents = await queued(12);
+    // Three exchanges held by this process, nine more than one request takes along (free).
+    const heldChunks = await queued(3);
+    const contents = [...heldChunks, ...(await queued(9))];
+    expect(await claimed()).toBe(3);
 
-    // A chat turn's query request takes three waiting chunks along; its process dies before the
-    // reply, so it never writes them.
+    // A chat turn's query request takes the three held chunks along, without reading the queue;
+    // its process dies before the reply, so it never writes them.
     const turn = t.deps.services.memory.embedQueryBatched('who counted the gulls?', 3);
     expect(await turn.embedding).toHaveLength(fake.embeddingDimensions);
     const turnChunks = fake.embeddedInputs().slice(1);
-    expect(turnChunks).toHaveLength(3);
+    expect(turnChunks).toEqual(heldChunks);
 
     // The job: its second request fails (the model is down for that one call), pg-boss retries.
     failRequest(fake.embeddingRequests().length + 2);
@@ -189,5 +194,32 @@ describe('embedding after a crash or a failure', () => {
       new Map(contents.map((c) => [c, 2])),
     );
     for (const row of await state(contents)) expect(row).toMatchObject({ embedded: true, queued: false });
+  });
+
+  it('a held chunk goes along only in the first half of its claim, and only what fits is held', async () => {
+    let now = 1_000_000;
+    const e = new MemoryEmbedding(t.deps.db, t.deps.jobs, t.deps.models, t.deps.log, {
+      vector: false,
+      embedBatch: BATCH,
+      claimHolder: t.deps.liveness.id,
+      now: () => now,
+    });
+    // One request takes BATCH - 1 chunks beside the query: so many may be held, no more.
+    expect(e.claimToHold(BATCH)).toBeUndefined();
+    expect(e.claimToHold(BATCH - 1)).toEqual({ holder: t.deps.liveness.id, leaseSeconds: HELD_SECONDS });
+    e.hold([{ memory: 0, content: 'held early' }], [-1], [-1]);
+    expect(e.claimToHold(BATCH - 1)).toBeUndefined();
+    now += (HELD_SECONDS * 1000) / 2 - 1;
+    await e.embedQueryBatched('first question', 3).embedding;
+    expect(fake.embeddedInputs()).toEqual(['first question', 'held early']);
+
+    // Taken once; one held past half its claim is left to the job (the claim's holder is alive
+    // until then, so nobody else sends it meanwhile, and no request that late could end in time).
+    e.hold([{ memory: 0, content: 'held late' }], [-2], [-2]);
+    now += (HELD_SECONDS * 1000) / 2 + 1;
+    fake.reset();
+    await e.embedQueryBatched('second question', 3).embedding;
+    expect(fake.embeddedInputs()).toEqual(['second question']);
+    expect(e.claimToHold(BATCH - 1)).toBeDefined();
   });
 });

@@ -14,8 +14,7 @@ import { EMBED_JOB } from './memory.jobs.js';
 /** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
 const ROUNDS_PER_RUN = 50;
 /** How long a live worker holds the chunks it sent to the model (memory_embed_queue.claimed_until):
- * longer than a request with its retries, or a chat turn from its query to its reply, normally
- * take. A live worker slower than this only costs a second embedding of its batch. The claim
+ * longer than a request with its retries normally takes. A live worker slower than this only costs a second embedding of its batch. The claim
  * names its holder's process (platform/db/liveness.ts), so a dead one's batch is free as soon as
  * that process stops beating (NODE_TIMEOUT_SECONDS; at once on the embedded database, after a
  * restart), not after this lease. */
@@ -25,6 +24,14 @@ export const CLAIM_SECONDS = 300;
  * per window of this many seconds, starting after more than a window, so that run can schedule
  * its own successor. */
 const CLAIMED_FOLLOW_UP_SECONDS = 10;
+/** The claim a chat exchange's chunks are written under (memory.service.ts, `deferEmbedding`):
+ * this process holds them for its next query request, which takes them along in the first half
+ * of it, so that request and its write end well within the claim; past that, they are the job's
+ * once the claim is free. */
+export const HELD_SECONDS = 120;
+
+/** A chunk this process wrote under its own claim, for its next query request. */
+export type HeldChunk = embeddings.PendingChunk;
 
 export class MemoryEmbedding {
   constructor(
@@ -32,8 +39,42 @@ export class MemoryEmbedding {
     private readonly jobs: JobQueue,
     private readonly models: ModelGateway,
     private readonly log: Logger,
-    private readonly opts: { vector: boolean; embedBatch: number; claimHolder: string },
+    private readonly opts: { vector: boolean; embedBatch: number; claimHolder: string; now?: () => number },
   ) {}
+
+  /** Chunks written under this process's claim, oldest first, with the time (ms) until which a
+   * query request may take them along. */
+  private held: { chunk: HeldChunk; usableUntil: number }[] = [];
+
+  private now(): number {
+    return this.opts.now?.() ?? Date.now();
+  }
+
+  /** The claim to write `count` new chunks under, for this process's next query request to take
+   * along without reading the queue; undefined when they would not fit in one request beside the
+   * chunks already held (they are queued for the job then), or with a local embedder. */
+  claimToHold(count: number): { holder: string; leaseSeconds: number } | undefined {
+    if (this.models.embedsLocally || this.held.length + count > this.opts.embedBatch - 1) return undefined;
+    return { holder: this.opts.claimHolder, leaseSeconds: HELD_SECONDS };
+  }
+
+  /** Chunks just written (committed) under `claimToHold`'s claim: their text, the index of their
+   * memory in `memoryIds`, and their ids in `chunkIds`. */
+  hold(chunks: { memory: number; content: string }[], chunkIds: number[], memoryIds: number[]): void {
+    const usableUntil = this.now() + (HELD_SECONDS * 1000) / 2;
+    chunks.forEach((c, i) => {
+      const chunk = { id: chunkIds[i]!, memory_id: memoryIds[c.memory]!, content: c.content };
+      this.held.push({ chunk, usableUntil });
+    });
+  }
+
+  /** Up to `limit` held chunks, oldest first; those past their time are dropped (the job takes
+   * them once their claim lapses). */
+  private takeHeld(limit: number): HeldChunk[] {
+    const now = this.now();
+    this.held = this.held.filter((h) => h.usableUntil > now);
+    return this.held.splice(0, limit).map((h) => h.chunk);
+  }
 
   /** After the job queue started: re-embed in the background when the embedding model or size
    * changed since the stored embeddings were made (contract: "Memory"). */
@@ -186,8 +227,8 @@ export class MemoryEmbedding {
     );
   }
 
-  /** Embeds a query, in the same request as chunks still waiting for their embedding (spec: at
-   * most one embedding request per chat turn). Undefined when the provider fails: callers then
+  /** Embeds a query, in the same request as the chunks this process holds for it (spec: at most
+   * one embedding request per chat turn). Undefined when the provider fails: callers then
    * retrieve by full text alone. */
   async embedQuery(text: string, opts: { includePending?: boolean } = {}): Promise<number[] | undefined> {
     if (!opts.includePending) return this.embedQueryBatched(text, 0).embedding;
@@ -199,8 +240,9 @@ export class MemoryEmbedding {
   /** The query's embedding as soon as the request answers; and `store`, which writes the pending
    * chunks embedded in the same request when called: a chat turn calls it once its reply is sent,
    * so the write (their sketches, one statement) does not compete with the turn's retrieval.
-   * The chunks are claimed (CLAIM_SECONDS) from the read until that write, so no other turn or
-   * job sends them meanwhile; a failed request releases them at once. `store` never
+   * The chunks are the ones this process holds (`hold`: its earlier turns' exchanges, written
+   * under its claim), so the request goes out at once, without reading the queue, and no other
+   * turn or job sends them meanwhile; a failed request releases them at once. `store` never
    * rejects and runs once: a failed write, or one never asked for (a turn that failed, a process
    * that died), leaves the chunks queued under the claim, and the embedding job takes them once it
    * lapses or the process is dead. A local embedder has no request to share (memories are
@@ -210,15 +252,8 @@ export class MemoryEmbedding {
     pendingLimit = this.models.embedsLocally ? 0 : Math.max(0, this.opts.embedBatch - 1),
   ): { embedding: Promise<number[] | undefined>; store: () => Promise<void> } {
     const request = (async () => {
-      // Claimed like the job's batches: no other turn or job sends them while this one holds them.
-      const pending =
-        pendingLimit > 0
-          ? await embeddings.claimPending(this.db, {
-              limit: pendingLimit,
-              leaseSeconds: CLAIM_SECONDS,
-              holder: this.opts.claimHolder,
-            })
-          : [];
+      // Held under this process's claim since they were written: no other turn or job sends them.
+      const pending = pendingLimit > 0 ? this.takeHeld(pendingLimit) : [];
       try {
         return {
           pending,

@@ -7,7 +7,7 @@ import type { EncodedEmbeddings } from './memory.encoding.js';
 import type { MemorySource, MemoryTier } from './memory.rules.js';
 import type { VectorTypes } from './memory.sketch.js';
 
-type PendingChunk = { id: number; memory_id: number; content: string };
+export type PendingChunk = { id: number; memory_id: number; content: string };
 
 /** A queue entry nobody holds: never claimed, its claim lapsed, or its holder is dead (a process
  * killed mid-batch frees its chunks within the liveness timeout, not the lease). */

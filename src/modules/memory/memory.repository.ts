@@ -65,17 +65,24 @@ export interface WrittenMemories {
 }
 
 /** Memories and their chunks in one statement (columns as arrays: the server reads a few arrays
- * instead of a parameter per value); `queue` lists the chunks in the embedding queue too.
+ * instead of a parameter per value); `queue` lists the chunks in the embedding queue too, free or
+ * already under a claim (`holder` for `leaseSeconds`: memory.embedding.ts `claimToHold`).
  * Identity values follow the order rows are inserted in, which is the input order (`order by`
  * the ordinality), so the n-th id belongs to the n-th memory. */
 export async function insertMemoriesWithChunks(
   db: Executor,
   list: NewMemory[],
   chunks: NewChunk[],
-  opts: { queue: boolean },
+  opts: { queue: boolean | { holder: string; leaseSeconds: number } },
 ): Promise<WrittenMemories> {
   if (list.length === 0) return { ids: [], chunkIds: [], at: new Date() };
-  const queue = opts.queue ? sql`, q as (insert into memory_embed_queue (chunk_id) select id from c)` : sql``;
+  const queue =
+    opts.queue === false
+      ? sql``
+      : opts.queue === true
+        ? sql`, q as (insert into memory_embed_queue (chunk_id) select id from c)`
+        : sql`, q as (insert into memory_embed_queue (chunk_id, claimed_until, claimed_by)
+            select id, now() + make_interval(secs => ${opts.queue.leaseSeconds}), ${opts.queue.holder}::uuid from c)`;
   const r = await sql<{ ids: number[]; chunk_ids: number[]; at: Date }>`
     with m as (
       insert into memories (user_id, content, source, tier, metadata, conversation_id, created_by_user_id)

@@ -36,7 +36,7 @@ import { chunkText, contentProblem, decideOwner, tierOf, type MemorySource } fro
 import { memoryMetadataSchema, type MemoryDto } from './memory.schemas.js';
 import { traced } from '../../platform/tracing.js';
 
-/** How long a chat exchange waits for the next turn's query to carry its embedding. */
+/** How long a chat exchange waits for a turn's query (memory.embedding.ts `hold`) to carry it. */
 const DEFERRED_EMBED_SECONDS = 120;
 
 /** The current backstop window (pg-boss singletonSeconds slots are aligned to the epoch). */
@@ -126,9 +126,12 @@ export class MemoryService {
     );
     const local = this.models.embedsLocally;
     const job = local ? undefined : this.embedJobFor(opts.deferEmbedding === true);
+    // A chat exchange's chunks are held by this process for its next query request, when they fit.
+    const claim = opts.deferEmbedding ? this.embedding.claimToHold(chunks.length) : undefined;
     const write = async (uow: UnitOfWork | undefined) => {
       const t = uow?.trx ?? this.db;
-      const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue: !local });
+      const queue = local ? false : (claim ?? true);
+      const written = repo.insertMemoriesWithChunks(t, list, chunks, { queue });
       // A local embedder's vectors are made while the database writes the rows (awaited together).
       const [{ ids, chunkIds, at }, embedded] = await Promise.all([
         written,
@@ -155,6 +158,9 @@ export class MemoryService {
           },
           embedded.encoded,
         );
+      const hold = () => this.embedding.hold(chunks, chunkIds, ids);
+      if (claim && uow) uow.afterCommit(hold);
+      else if (claim) hold();
       // spec: Memory rule 2, embedding happens asynchronously, in a job sent with this transaction
       // (a job always comes with a unit: without one, the rows are all that is written).
       if (job && uow) {
@@ -420,11 +426,8 @@ export class MemoryService {
   /** The memory.embed job's work (also run by tests and the benchmark). */
   embedPending: MemoryEmbedding['embedPending'] = (...args) => this.embedding.embedPending(...args);
   embedQuery: MemoryEmbedding['embedQuery'] = (text, opts) => this.embedding.embedQuery(text, opts);
-  embedQueryBatched: MemoryEmbedding['embedQueryBatched'] = (...args) =>
-    this.embedding.embedQueryBatched(...args);
-
+  embedQueryBatched: MemoryEmbedding['embedQueryBatched'] = (...a) => this.embedding.embedQueryBatched(...a);
   embeddingStatus = () => this.embedding.embeddingStatus();
-
   reembedHere: MemoryEmbedding['reembedHere'] = (onBatch) => this.embedding.reembedHere(onBatch);
   retrieve: MemoryRetrieval['retrieve'] = (...args) =>
     traced('memory.retrieve', {}, () => this.retrieval.retrieve(...args));
