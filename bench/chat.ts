@@ -13,13 +13,15 @@
 // turn's mean model time, loopback and the client's own decoding included), and the service's
 // own per-turn figure (chat_turn_overhead_seconds: chatMessage received → last response sent,
 // minus that turn's model calls), the one the issue's targets are about.
+// --stream: the clients ask for streamed replies (the default of real clients; the fake model
+// server sends each reply in 8-character deltas, 1 ms apart), instead of whole ones.
 // The memories' text comes from one of two corpora (--corpus):
 //  - varied (default): sentences of 12 words drawn from 5,000 made-up content words with a
 //    Zipf-Mandelbrot law (the commonest word is in about 5% of memories, most in well under 1%),
 //    like the content words of real conversation once full text search drops the stop words;
 //  - narrow: 20 words, each in 60% of the memories, so every query matches about 85% of a user's
 //    memories: the worst case for the full-text side, which ranks every match.
-// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--corpus varied|narrow] [--only pglite|postgres]
+// Run: npx tsx bench/chat.ts [--clients 200] [--users 20] [--memories 10000] [--rate 20] [--seconds 10] [--turns 3] [--corpus varied|narrow] [--stream] [--only pglite|postgres]
 // Runs on PGlite, and on PostgreSQL too when DATABASE_URL is set. Talks only to 127.0.0.1.
 // CHAT_CPU_PROFILE=/tmp/chat.cpuprofile writes the service thread's CPU profile of phase 2 to
 // /tmp/chat.cpuprofile.<db> (open it in Chrome's DevTools).
@@ -44,6 +46,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '20' },
     seconds: { type: 'string', default: '10' },
     corpus: { type: 'string', default: 'varied' },
+    stream: { type: 'boolean', default: false },
     only: { type: 'string' },
   },
 });
@@ -55,6 +58,7 @@ const options: Options = {
   rate: Number(values.rate),
   seconds: Number(values.seconds),
   corpus: values.corpus === 'narrow' ? 'narrow' : 'varied',
+  stream: values.stream,
 };
 
 installProbes();

@@ -9,7 +9,7 @@ import { corpusOf, type CorpusName } from './corpus.js';
 
 /** The worker's commands (main → worker) and answers. */
 export type Command =
-  | { cmd: 'connect'; url: string; tokens: string[]; corpus: CorpusName }
+  | { cmd: 'connect'; url: string; tokens: string[]; corpus: CorpusName; stream: boolean }
   | { cmd: 'warmup' }
   | { cmd: 'steady'; rate: number; seconds: number }
   | { cmd: 'burst'; turns: number }
@@ -23,6 +23,9 @@ async function loadGenerator() {
   let question = (_n: number): string => {
     throw new Error('connect sets the corpus first');
   };
+  // Whether the replies are streamed (the clients' default; the fake sends a reply in 8-character
+  // deltas) or come whole (set on `connect`).
+  let stream = false;
   // One turn on a socket: resolves with its duration once the (last) response arrived.
   const turn = (s: Socket, n: number) =>
     new Promise<{ ms: number; ok: boolean }>((resolve) => {
@@ -38,12 +41,14 @@ async function loadGenerator() {
       s.on('chatError', onError);
       s.emit('chatMessage', {
         message: question(n),
-        preferences: { stream: false },
+        preferences: { stream },
       });
     });
   const handlers = {
-    async connect({ url, tokens, corpus }: { url: string; tokens: string[]; corpus: CorpusName }) {
+    async connect(c: { url: string; tokens: string[]; corpus: CorpusName; stream: boolean }) {
+      const { url, tokens, corpus } = c;
       question = corpusOf(corpus).question;
+      stream = c.stream;
       for (const token of tokens) {
         const s = connect(url, {
           auth: { token },

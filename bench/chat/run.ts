@@ -24,6 +24,8 @@ export interface Options {
   rate: number;
   seconds: number;
   corpus: CorpusName;
+  /** The replies streamed (delta by delta) instead of whole. */
+  stream: boolean;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -86,6 +88,7 @@ export async function run(o: Options, dbName: BenchDatabase, env: Record<string,
       cmd: 'connect',
       url,
       corpus: o.corpus,
+      stream: o.stream,
       tokens: Array.from({ length: o.clients }, (_, c) => users[c % o.users]!.token),
     });
     // Warm-up, not measured: every client sends one message at once, so the pool has opened all
