@@ -1,7 +1,8 @@
 // SQL only: refresh tokens and API keys.
 import { sql } from 'kysely';
-import { precompiled } from '../../platform/db/precompiled.js';
-import { dbNow, type Executor } from '../../platform/db/database.js';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { dbNow, type Db, type Executor } from '../../platform/db/database.js';
+import { readTogether } from '../../platform/db/read-together.js';
 import type { ApiScope, ClientType } from '../../platform/security/identity.rules.js';
 
 export function insertRefreshToken(
@@ -53,21 +54,22 @@ export function revokeAllForUser(db: Executor, userId: number) {
 }
 
 /** The users' token families not revoked with a token issued within `seconds` (each issue of an
- * access token inserts its family's refresh token; a revocation marks every row of the family). */
-export function familiesLiveSince(db: Executor, userIds: number[], seconds: number) {
-  return familiesLive(db, userIds, seconds);
+ * access token inserts its family's refresh token; a revocation marks every row of the family).
+ * The account cache's misses: read together with the accounts' read (read-together.ts). */
+export function familiesLiveSince(db: Db, userIds: number[], seconds: number) {
+  return readTogether(
+    db,
+    jsonArrayFrom(
+      db
+        .selectFrom('refresh_tokens')
+        .select(['user_id', 'family_id'])
+        .distinct()
+        .where('user_id', '=', sql<number>`any(${userIds}::int8[])`)
+        .where('revoked_at', 'is', null)
+        .where('created_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`),
+    ),
+  );
 }
-
-// Precompiled: the account cache runs it on every miss.
-const familiesLive = precompiled((db, userIds: number[], seconds: number) =>
-  db
-    .selectFrom('refresh_tokens')
-    .select(['user_id', 'family_id'])
-    .distinct()
-    .where('user_id', '=', sql<number>`any(${userIds}::int8[])`)
-    .where('revoked_at', 'is', null)
-    .where('created_at', '>', sql<Date>`now() - make_interval(secs => ${seconds})`),
-);
 
 /** Sign-in sessions (token families) per client type over the last `hours`: `sessions`, those in
  * use (a token issued to them: the sign-in or a refresh), and `signIns`, those begun (no token of

@@ -1,6 +1,6 @@
 // SQL only: users.
 import { sql } from 'kysely';
-import { jsonObjectFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
 import { dbNow, type Db, type Executor } from '../../platform/db/database.js';
 import { readTogether } from '../../platform/db/read-together.js';
 import { precompiled } from '../../platform/db/precompiled.js';
@@ -28,16 +28,18 @@ export async function findById(db: Executor, id: number) {
   return (await byId(db, id))[0];
 }
 
-const accessByIds = precompiled((db, ids: number[]) =>
-  db
-    .selectFrom('users')
-    .select(['id', 'role', 'account_type', 'name'])
-    .where('id', '=', sql<number>`any(${ids}::int8[])`),
-);
-
-/** The same for several accounts at once (the account cache's batched misses). */
-export function accessOfMany(db: Executor, ids: number[]) {
-  return accessByIds(db, ids);
+/** The same for several accounts at once (the account cache's batched misses), read together with
+ * the sessions' read of the same misses (read-together.ts). */
+export function accessOfMany(db: Db, ids: number[]) {
+  return readTogether(
+    db,
+    jsonArrayFrom(
+      db
+        .selectFrom('users')
+        .select(['id', 'role', 'account_type', 'name'])
+        .where('id', '=', sql<number>`any(${ids}::int8[])`),
+    ),
+  );
 }
 
 /** The columns a signed-in client's rights come from. */
