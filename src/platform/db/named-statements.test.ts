@@ -14,14 +14,19 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('statementNamer', () => {
-  it('names each text with parameters once, the same name every time, up to its limit', () => {
+  it('names each text with parameters from its second run, the same name every time, up to its limit', () => {
     const nameOf = statementNamer(2);
+    expect(nameOf('select $1', 1)).toBeUndefined();
     const a = nameOf('select $1', 1);
     expect(a).toBeDefined();
     expect(nameOf('select $1', 1)).toBe(a);
+    // A text run once takes no name.
+    expect(nameOf('select $1, $2, $3, $4', 4)).toBeUndefined();
+    expect(nameOf('select $1, $2', 2)).toBeUndefined();
     const b = nameOf('select $1, $2', 2);
     expect(b).toBeDefined();
     expect(b).not.toBe(a);
+    nameOf('select $1, $2, $3', 3);
     expect(nameOf('select $1, $2, $3', 3)).toBeUndefined();
     expect(nameOf('select $1', 1)).toBe(a);
   });
@@ -75,6 +80,8 @@ describe('named statements on the database', () => {
         .selectAll()
         .where('id' as never, '=', 1 as never)
         .execute();
+    // Run twice: named (prepared) from its second run.
+    expect(await read()).toEqual([{ id: 1 }]);
     expect(await read()).toEqual([{ id: 1 }]);
     // As another node's migration would, between two uses of the prepared statement.
     await sql`alter table named_shape add column extra int not null default 7`.execute(t.deps.db);

@@ -5,11 +5,12 @@
 // binds and executes it. Statements without parameters stay plain text: they may hold several
 // commands (migrations), which a prepared statement cannot.
 //
-// Names are per text, for the life of the pool: the first `limit` distinct texts get one (far more
-// than the service's own statements), the rest run unnamed, so a stream of one-off texts (bulk
-// inserts of any width) cannot grow each connection's set of prepared statements without bound. A
-// connection's prepared statements end with it (PostgreSQL's session; PGlite's server discards them
-// for each new client).
+// Names are per text, for the life of the pool, given on a text's second run: the first `limit`
+// texts that repeat get one (far more than the service's own statements), the rest run unnamed,
+// so a stream of one-off texts (bulk inserts of any width, reads combined by read-together.ts in a
+// shape that does not come again) neither takes a name nor grows each connection's set of
+// prepared statements without bound. A connection's prepared statements end with it (PostgreSQL's
+// session; PGlite's server discards them for each new client).
 import type pg from 'pg';
 
 /** The part of a pool client Kysely's PostgresDialect uses: queries and release. */
@@ -26,13 +27,21 @@ const MAX_NAMED_TEXT = 8_000;
 
 export function statementNamer(limit = 500): StatementNamer {
   const names = new Map<string, string>();
+  // Texts run once so far (forgotten all at once when as many as this: a text that repeats comes
+  // back soon).
+  let seen = new Set<string>();
   return (text, parameterCount) => {
     if (parameterCount === 0 || text.length > MAX_NAMED_TEXT) return undefined;
     let name = names.get(text);
-    if (name === undefined && names.size < limit) {
-      name = `kysely_${names.size}`;
-      names.set(text, name);
+    if (name !== undefined || names.size >= limit) return name;
+    if (!seen.has(text)) {
+      if (seen.size >= limit) seen = new Set();
+      seen.add(text);
+      return undefined;
     }
+    seen.delete(text);
+    name = `kysely_${names.size}`;
+    names.set(text, name);
     return name;
   };
 }
