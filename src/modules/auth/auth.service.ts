@@ -1,7 +1,6 @@
 // Sign-in and sessions: register, login (web and native), refresh with rotation and reuse
 // detection, logout, and API keys. Refresh tokens and API keys are stored as SHA-256 hashes.
 import { randomUUID } from 'node:crypto';
-import { batchedGroupsByKey } from '../../platform/db/batched.js';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
 import type { ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, validationFailed } from '../../platform/http/problem.js';
@@ -165,17 +164,15 @@ export class AuthService {
     await this.opts.accountChanged?.(executor, userId);
   }
 
-  /** The sessions of `userId` not ended that issued an access token within an access token's
-   * lifetime (a minute of leeway): only their access tokens are accepted. */
-  async liveSessions(userId: number): Promise<Set<string>> {
-    return new Set((await this.liveFamiliesOf(userId)).map((r) => r.family_id));
+  /** The sessions of each of `userIds` not ended that issued an access token within an access
+   * token's lifetime (a minute of leeway): only their access tokens are accepted. The account
+   * cache's batched misses, read together with the accounts' rows. */
+  async liveSessionsOf(userIds: number[]): Promise<Map<number, Set<string>>> {
+    const sessions = new Map(userIds.map((id) => [id, new Set<string>()]));
+    for (const r of await repo.familiesLiveSince(this.db, userIds, this.tokens.ttlSeconds + 60))
+      sessions.get(r.user_id)?.add(r.family_id);
+    return sessions;
   }
-
-  /** The account cache's misses of concurrent requests share one statement (batched.ts). */
-  private readonly liveFamiliesOf = batchedGroupsByKey(
-    (userIds: number[]) => repo.familiesLiveSince(this.db, userIds, this.tokens.ttlSeconds + 60),
-    (row) => row.user_id,
-  );
 
   /** `owner`: the account the key belongs to (its creator, or the account it is made for); an
    * `mcp` key acts as it. */

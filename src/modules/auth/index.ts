@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import { batchedByKey } from '../../platform/db/batched.js';
 import type { Db } from '../../platform/db/database.js';
 import { PgChangeFeed, type ChangeFeed } from '../../platform/db/notifications.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
@@ -54,14 +55,22 @@ export async function createIdentityModule(
   >,
 ) {
   const { db, jobs, log, counters, changes } = p;
-  const accounts: AccountStates = new AccountStates(
-    async (id): Promise<AccountState | undefined> => {
-      const [row, liveSessions] = await Promise.all([users.access(id), auth.liveSessions(id)]);
-      return row && { role: row.role, accountType: row.account_type, name: row.name, liveSessions };
+  // The cache's misses of concurrent requests share one statement: both owners' reads of a batch
+  // (the accounts' rows, their sessions) are read together (read-together.ts).
+  const statesOf = batchedByKey(
+    async (ids: number[]) => {
+      const [rows, sessions] = await Promise.all([users.accessOfMany(ids), auth.liveSessionsOf(ids)]);
+      return rows.map((r) => {
+        const liveSessions = sessions.get(r.id) ?? new Set<string>();
+        const state: AccountState = { role: r.role, accountType: r.account_type, name: r.name, liveSessions };
+        return { id: r.id, state };
+      });
     },
-    changes,
-    { ttlMs: config.accountCacheMs },
+    (loaded) => loaded.id,
   );
+  const accounts: AccountStates = new AccountStates(async (id) => (await statesOf(id))?.state, changes, {
+    ttlMs: config.accountCacheMs,
+  });
   p.onClose(async () => accounts.close());
   const accountChanged = (executor: Db, id: number): Promise<void> => accounts.changed(executor, id);
   const users = new UsersService(db, { accountChanged, cachedAccess: (id) => accounts.get(id) });

@@ -152,8 +152,8 @@ export function rerankPool(candidates: number): number {
  * whole scope, never a post-filtered index) and the `candidates` best full-text matches (any
  * query word; ts_rank with length normalisation), merged by chunk id.
  * The full-text side starts at once, the vector side when the embedding (which may be a promise)
- * arrives. The full-text statement and the sketch index's catch-up read run at once (on two
- * connections of the pool on PostgreSQL; PGlite's one connection answers them in turn). Each side
+ * arrives. The full-text read and the sketch index's catch-up read go out in one statement
+ * (read-together.ts), with the caller's other reads of the same turn of the event loop. Each side
  * reads its chunks' columns itself, by primary key on the few rows it keeps (lateral subqueries
  * with `limit 1`, which the planner cannot flatten into a hash join that scans every chunk of the
  * scope again), so no plan depends on row estimates for CTEs (a nested loop over mis-estimated CTE

@@ -51,14 +51,10 @@ export interface Access {
 }
 
 export class UsersService {
-  // The reads every request may make (the profile route; the account cache's misses):
-  // concurrent requests share one statement (batched.ts).
+  // The read every request may make (the profile route): concurrent requests share one statement
+  // (batched.ts).
   private readonly rowOf = batchedByKey(
     (ids: number[]) => repo.findByIds(this.db, ids),
-    (row) => row.id,
-  );
-  private readonly accessOf = batchedByKey(
-    (ids: number[]) => repo.accessOfMany(this.db, ids),
     (row) => row.id,
   );
 
@@ -71,9 +67,10 @@ export class UsersService {
     return this.opts.accountChanged?.(executor, id);
   }
 
-  /** What a signed-in client may do: the account's role, account type and name now. */
-  access(id: number) {
-    return this.accessOf(id);
+  /** What signed-in clients may do: the accounts' role, account type and name now (the account
+   * cache's batched misses, read together with their sessions). */
+  accessOfMany(ids: number[]) {
+    return repo.accessOfMany(this.db, ids);
   }
 
   async get(id: number, executor: Executor = this.db): Promise<UserRow> {

@@ -1,4 +1,4 @@
-// Reads asked in one turn of the event loop run as one statement, each caller getting its own
+// Reads asked side by side (before the pending microtasks run) run as one statement, each caller getting its own
 // value; a failed read fails only its caller; a transaction's reads run at once, by themselves.
 // On PGlite, and on PostgreSQL when DATABASE_URL is set.
 import { sql, type KyselyPlugin } from 'kysely';
@@ -43,7 +43,7 @@ describe('readTogether', () => {
     expect(c).toEqual({ role: expect.any(String) });
   });
 
-  it('reads asked later run in a statement of their own', async () => {
+  it('a read asked after an await runs in a statement of its own', async () => {
     statements = 0;
     expect(await readTogether(db, number(3))).toBe(3);
     expect(await readTogether(db, number(4))).toBe(4);

@@ -4,10 +4,11 @@
 // statement each, and on this stack a statement's cost is mostly its round trip: the socket write
 // that wakes the database, the protocol messages, the answer's parse. Each owner still writes its
 // own SQL, as one value (Kysely's `jsonArrayFrom`, `jsonBuildObject`, a scalar subquery); the
-// values asked for on one database in the same turn of the event loop are selected together,
-// `select (<a>) as r0, (<b>) as r1, …`, each planned as its own subquery, and each caller gets its
-// own. A read alone waits only for the end of the current turn (`setImmediate`), as batched.ts's
-// loaders do.
+// values asked for on one database before the pending microtasks run (the calls a `Promise.all`
+// makes, down to each owner's first await) are selected together, `select (<a>) as r0, (<b>) as
+// r1, …`, each planned as its own subquery, and each caller gets its own. No read waits for the
+// event loop's next turn (the owners' calls are side by side in one synchronous stretch; a batch
+// across requests is batched.ts's job, whose loader may read through here).
 //
 // A failed statement runs its reads again one by one, so one read's error reaches its caller
 // alone and the others still answer. Reads on a transaction are its own statements, in its order:
@@ -25,7 +26,7 @@ type Waiting = {
 const pending = new WeakMap<Db, Waiting[]>();
 
 /** The value of `value` (an expression of one value, read on `db` outside a transaction), selected
- * in one statement with the other values asked for on `db` in this turn of the event loop. */
+ * in one statement with the other values asked for on `db` before the pending microtasks run. */
 export function readTogether<T>(db: Db, value: AliasableExpression<T>): Promise<T> {
   if (db.isTransaction) return select(db, [value]).then(([v]) => v as T);
   return new Promise<T>((resolve, reject) => {
@@ -33,7 +34,7 @@ export function readTogether<T>(db: Db, value: AliasableExpression<T>): Promise<
     if (!waiting) {
       waiting = [];
       pending.set(db, waiting);
-      setImmediate(() => {
+      queueMicrotask(() => {
         pending.delete(db);
         void run(db, waiting!);
       });
