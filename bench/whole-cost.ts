@@ -18,6 +18,7 @@
 // (WAL writer, checkpointer) are shown apart, as they also serve every other session on it.
 // Run: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/whole-cost.ts
 //        [--a <checkout> --b <checkout>] [--db pglite] [--nodes 2] [--rounds 3] [--help]
+// WHOLE_COST_CPU_PROFILE=<dir> has each service write its CPU profile (its whole life) there.
 // Talks only to 127.0.0.1; stops its processes and drops its databases at the end.
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
