@@ -45,8 +45,6 @@ export interface EconomyStateAt {
 }
 
 export class InventoryService {
-  // Every chat turn reads its player's items for the prompt: concurrent turns share one
-  // statement (batched.ts).
   constructor(
     private readonly db: Db,
     private readonly timeline: TimelineService,

@@ -14,10 +14,10 @@ import { EMBED_JOB } from './memory.jobs.js';
 /** Batches one job run embeds before handing the rest to a fresh job (keeps runs short). */
 const ROUNDS_PER_RUN = 50;
 /** How long a live worker holds the chunks it sent to the model (memory_embed_queue.claimed_until):
- * longer than a request with its retries normally takes. A live worker slower than this only costs a second embedding of its batch. The claim
- * names its holder's process (platform/db/liveness.ts), so a dead one's batch is free as soon as
- * that process stops beating (NODE_TIMEOUT_SECONDS; at once on the embedded database, after a
- * restart), not after this lease. */
+ * longer than a request with its retries normally takes. A live worker slower than this only
+ * costs a second embedding of its batch. The claim names its holder's process
+ * (platform/db/liveness.ts), so a dead one's batch is free as soon as that process stops beating
+ * (NODE_TIMEOUT_SECONDS; at once on the embedded database, after a restart), not after this lease. */
 export const CLAIM_SECONDS = 300;
 /** A job run that leaves chunks under others' claims schedules one run for when the first claim
  * is free (its lease lapses or its holder stops beating, in case their worker died): one such job

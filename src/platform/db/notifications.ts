@@ -114,13 +114,13 @@ export class PgChangeFeed implements ChangeFeed {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      // A connection lost meanwhile listens to every channel again when it reconnects, and one
-      // being closed needs none: the LISTEN's failure is nobody's error.
-      const client = this.client;
       // One after another: a client runs one query at a time (node-postgres deprecates queueing).
+      const client = this.client;
       if (client)
         this.listening = this.listening
           .then(() => client.query(`LISTEN ${pg.escapeIdentifier(this.channel(channel))}`))
+          // A connection lost meanwhile listens to every channel again when it reconnects, and
+          // one being closed needs none: the LISTEN's failure is nobody's error.
           .catch(() => undefined);
     }
     set.add(listener);
