@@ -28,6 +28,8 @@ export interface FakeToolCall {
   name: string;
   /** Any JSON value; sent as the JSON-encoded `arguments` string, as OpenAI does. */
   arguments: unknown;
+  /** Sent as the `arguments` string instead, as it is (a model's malformed output). */
+  rawArguments?: string;
   id?: string;
 }
 
@@ -192,7 +194,7 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       index: i,
       id: c.id ?? `call_${callId}_${i}`,
       type: 'function' as const,
-      function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) },
+      function: { name: c.name, arguments: c.rawArguments ?? JSON.stringify(c.arguments ?? {}) },
     }));
     const finish = reply.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop');
     const text = reply.text ?? (toolCalls.length ? '' : 'ok');

@@ -136,6 +136,29 @@ describe('ModelGateway with an OpenAI-compatible server', () => {
     expect(sent[2]).toMatchObject({ role: 'tool', tool_call_id: r.toolCalls[0]!.id });
   });
 
+  it("returns a tool call's arguments that are not JSON as their text, streamed or not", async () => {
+    const tools = [
+      { name: 'modifyCurrency', description: 'Change the balance', parameters: { type: 'object' } },
+    ];
+    const messages = [{ role: 'user' as const, content: 'give me coins' }];
+    fake.replyChat({
+      toolCalls: [{ name: 'modifyCurrency', arguments: null, rawArguments: '{"amount": 5' }],
+    });
+    const r = await t.deps.models.chat({ purpose: 'test.tools', messages, tools });
+    expect(r.toolCalls).toEqual([{ id: expect.any(String), name: 'modifyCurrency', input: '{"amount": 5' }]);
+    expect(r.finishReason).toBe('tool-calls');
+    fake.replyChat({ toolCalls: [{ name: 'modifyCurrency', arguments: null, rawArguments: '' }] });
+    const streamed = await t.deps.models.streamChat(
+      { purpose: 'test.tools', messages, tools },
+      () => undefined,
+    );
+    expect(streamed.toolCalls).toEqual([{ id: expect.any(String), name: 'modifyCurrency', input: {} }]);
+    expect(streamed).toMatchObject({
+      finishReason: 'tool-calls',
+      usage: { inputTokens: 11, outputTokens: 7 },
+    });
+  });
+
   it('streams text deltas', async () => {
     fake.replyChat({ text: 'A streamed answer in several pieces.' });
     const deltas: string[] = [];

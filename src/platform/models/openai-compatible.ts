@@ -1,18 +1,22 @@
 // The remote provider: any OpenAI-compatible server (OpenAI, Ollama, vLLM, LM Studio, llama.cpp
-// server) through the Vercel AI SDK, chosen by MODEL_BASE_URL, with separate chat, embedding and
-// vision model names. One attempt per call: the SDK's own retries are off (maxRetries: 0) because
-// the gateway retries, so every attempt is counted and recorded in one place.
+// server) through the AI SDK's OpenAI-compatible provider, chosen by MODEL_BASE_URL, with separate
+// chat, embedding and vision model names. The calls go to the provider's model objects through
+// their public interface (`doGenerate`, `doStream`, `doEmbed`, the AI SDK's provider
+// specification): the `ai` package's generateText/streamText add multi-step runs, tool execution,
+// telemetry and stream transforms this service uses none of, at more CPU than the call's own
+// work (a streamed reply cost half again; bench/RESULTS.md). One attempt per call: the gateway
+// retries, so every attempt is counted and recorded in one place.
 import { createOpenAICompatible, type OpenAICompatibleProvider } from '@ai-sdk/openai-compatible';
 import {
   APICallError,
-  embedMany,
-  generateText,
-  jsonSchema,
-  streamText,
-  tool,
-  type ModelMessage,
-  type ToolSet,
-} from 'ai';
+  type LanguageModelV4CallOptions,
+  type LanguageModelV4Content,
+  type LanguageModelV4FunctionTool,
+  type LanguageModelV4Message,
+  type LanguageModelV4Prompt,
+  type LanguageModelV4ToolCall,
+  type LanguageModelV4Usage,
+} from '@ai-sdk/provider';
 import {
   ModelCallError,
   type ChatMessage,
@@ -35,66 +39,91 @@ export interface OpenAICompatibleOptions {
   embeddingDimensions: number | undefined;
 }
 
-function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
-  return messages.map((m): ModelMessage => {
-    switch (m.role) {
-      case 'system':
-        return { role: 'system', content: m.content };
-      case 'user':
-        if (!m.images?.length) return { role: 'user', content: m.content };
-        return {
-          role: 'user',
-          content: [
-            { type: 'text', text: m.content },
-            ...m.images.map((img) => ({ type: 'file' as const, data: img.data, mediaType: img.mediaType })),
-          ],
-        };
-      case 'assistant':
-        if (!m.toolCalls?.length) return { role: 'assistant', content: m.content };
-        return {
-          role: 'assistant',
-          content: [
-            ...(m.content ? [{ type: 'text' as const, text: m.content }] : []),
-            ...m.toolCalls.map((c) => ({
-              type: 'tool-call' as const,
-              toolCallId: c.id,
-              toolName: c.name,
-              input: c.input,
-            })),
-          ],
-        };
-      case 'tool':
-        return {
-          role: 'tool',
-          content: [
-            {
-              type: 'tool-result',
-              toolCallId: m.toolCallId,
-              toolName: m.toolName,
-              output: { type: 'json', value: (m.result ?? null) as never },
-            },
-          ],
-        };
-    }
-  });
+/** The request's messages in the provider's prompt form (as the `ai` package would convert them). */
+function toPrompt(system: string | undefined, messages: ChatMessage[]): LanguageModelV4Prompt {
+  const prompt: LanguageModelV4Prompt = system ? [{ role: 'system', content: system }] : [];
+  for (const m of messages) prompt.push(toProviderMessage(m));
+  return prompt;
 }
 
-// Tools without `execute`: the SDK returns the model's tool calls and stops, and the caller
-// (the chat turn) decides what to run, keeping to the spec's "at most two chat calls".
-function toToolSet(tools: ToolSpec[] | undefined): ToolSet | undefined {
-  if (!tools?.length) return undefined;
-  return Object.fromEntries(tools.map((t) => [t.name, sdkTool(t)]));
+function toProviderMessage(m: ChatMessage): LanguageModelV4Message {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: m.content };
+    case 'user':
+      return {
+        role: 'user',
+        content: [
+          { type: 'text', text: m.content },
+          ...(m.images ?? []).map((img) => ({
+            type: 'file' as const,
+            data: { type: 'data' as const, data: img.data },
+            mediaType: img.mediaType,
+          })),
+        ],
+      };
+    case 'assistant':
+      if (!m.toolCalls?.length) return { role: 'assistant', content: [{ type: 'text', text: m.content }] };
+      return {
+        role: 'assistant',
+        content: [
+          ...(m.content ? [{ type: 'text' as const, text: m.content }] : []),
+          ...m.toolCalls.map((c) => ({
+            type: 'tool-call' as const,
+            toolCallId: c.id,
+            toolName: c.name,
+            input: c.input,
+          })),
+        ],
+      };
+    case 'tool':
+      return {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: m.toolCallId,
+            toolName: m.toolName,
+            output: { type: 'json', value: (m.result ?? null) as never },
+          },
+        ],
+      };
+  }
 }
 
-// A spec's SDK tool, made once per spec object (a chat turn offers the same specs every time).
-const sdkTools = new WeakMap<ToolSpec, ToolSet[string]>();
-function sdkTool(spec: ToolSpec): ToolSet[string] {
-  let made = sdkTools.get(spec);
+// Tools as function definitions (their JSON Schema): the model's calls come back and the caller
+// (the chat turn) decides what to run, keeping to the spec's "at most two chat calls". Made once
+// per spec object (a chat turn offers the same specs every time).
+const functionTools = new WeakMap<ToolSpec, LanguageModelV4FunctionTool>();
+function functionTool(spec: ToolSpec): LanguageModelV4FunctionTool {
+  let made = functionTools.get(spec);
   if (!made) {
-    made = tool({ description: spec.description, inputSchema: jsonSchema(spec.parameters as never) });
-    sdkTools.set(spec, made);
+    made = { type: 'function', name: spec.name, description: spec.description, inputSchema: spec.parameters };
+    functionTools.set(spec, made);
   }
   return made;
+}
+
+/** A tool call's arguments: the model's JSON text parsed (empty: no arguments). Text that does not
+ * parse stays text, for the tool's own validation to refuse: a model's output is untrusted. */
+function toToolCall(c: LanguageModelV4ToolCall): ToolCall {
+  let input: unknown = c.input;
+  try {
+    input = c.input.trim() === '' ? {} : JSON.parse(c.input);
+  } catch {
+    // kept as text
+  }
+  return { id: c.toolCallId, name: c.toolName, input };
+}
+
+function usageOf(u: LanguageModelV4Usage) {
+  return { inputTokens: u.inputTokens.total ?? 0, outputTokens: u.outputTokens.total ?? 0 };
+}
+
+function textOf(content: LanguageModelV4Content[]): string {
+  let text = '';
+  for (const part of content) if (part.type === 'text') text += part.text;
+  return text;
 }
 
 /** SDK errors → the gateway's retry vocabulary: 429, 408 and 5xx (and network failures) retry. */
@@ -134,8 +163,8 @@ export class OpenAICompatibleModels implements ModelProvider {
   readonly visionModel: string;
   readonly embeddingDimensions: number | undefined;
   private readonly provider: OpenAICompatibleProvider;
-  // The SDK's model objects, made once: making one builds its response schemas (zod), which cost
-  // more than a chat turn's own bookkeeping.
+  // The provider's model objects, made once: making one builds its response schemas (zod), which
+  // cost more than a chat turn's own bookkeeping.
   private readonly chatModels = new Map<string, ReturnType<OpenAICompatibleProvider['chatModel']>>();
   private embedder: ReturnType<OpenAICompatibleProvider['embeddingModel']> | undefined;
 
@@ -161,28 +190,26 @@ export class OpenAICompatibleModels implements ModelProvider {
     return model;
   }
 
-  private base(req: ChatRequest, signal: AbortSignal, model: string) {
-    const tools = toToolSet(req.tools);
+  private callOptions(req: ChatRequest, signal: AbortSignal): LanguageModelV4CallOptions {
     return {
-      model: this.chatModelNamed(model),
-      ...(req.system ? { system: req.system } : {}),
-      messages: toModelMessages(req.messages),
-      ...(tools ? { tools, toolChoice: req.toolChoice ?? 'auto' } : {}),
+      prompt: toPrompt(req.system, req.messages),
+      ...(req.tools?.length
+        ? { tools: req.tools.map(functionTool), toolChoice: { type: req.toolChoice ?? 'auto' } }
+        : {}),
       ...(req.maxOutputTokens ? { maxOutputTokens: req.maxOutputTokens } : {}),
       ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
-      maxRetries: 0,
       abortSignal: signal,
     };
   }
 
   async chat(req: ChatRequest, signal: AbortSignal): Promise<ChatResult> {
     try {
-      const r = await generateText(this.base(req, signal, this.chatModel));
+      const r = await this.chatModelNamed(this.chatModel).doGenerate(this.callOptions(req, signal));
       return {
-        text: r.text,
-        toolCalls: r.toolCalls.map((c): ToolCall => ({ id: c.toolCallId, name: c.toolName, input: c.input })),
-        finishReason: r.finishReason,
-        usage: { inputTokens: r.usage.inputTokens ?? 0, outputTokens: r.usage.outputTokens ?? 0 },
+        text: textOf(r.content),
+        toolCalls: r.content.flatMap((p) => (p.type === 'tool-call' ? [toToolCall(p)] : [])),
+        finishReason: r.finishReason.unified,
+        usage: usageOf(r.usage),
         provider: this.name,
         model: this.chatModel,
         offline: false,
@@ -198,32 +225,25 @@ export class OpenAICompatibleModels implements ModelProvider {
     onDelta: (delta: string) => void,
   ): Promise<ChatResult> {
     let failure: unknown;
-    const r = streamText({
-      ...this.base(req, signal, this.chatModel),
-      onError: ({ error }) => {
-        failure = error;
-      },
-    });
     let text = '';
     const toolCalls: ToolCall[] = [];
     let finishReason = 'unknown';
     let usage = { inputTokens: 0, outputTokens: 0 };
     try {
-      for await (const part of r.fullStream) {
-        // Only these parts matter here; the SDK's other parts (steps, reasoning, sources) pass by.
+      const { stream } = await this.chatModelNamed(this.chatModel).doStream(this.callOptions(req, signal));
+      for await (const part of stream) {
+        // Only these parts matter here; the others (stream start, metadata, tool input pieces,
+        // reasoning, sources) pass by.
         if (part.type === 'text-delta') {
-          text += part.text;
-          onDelta(part.text);
+          text += part.delta;
+          onDelta(part.delta);
         } else if (part.type === 'tool-call') {
-          toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+          toolCalls.push(toToolCall(part));
         } else if (part.type === 'finish') {
-          finishReason = part.finishReason;
-          usage = {
-            inputTokens: part.totalUsage.inputTokens ?? 0,
-            outputTokens: part.totalUsage.outputTokens ?? 0,
-          };
+          finishReason = part.finishReason.unified;
+          usage = usageOf(part.usage);
         } else if (part.type === 'error') {
-          failure = part.error;
+          failure ??= part.error;
         }
       }
     } catch (err) {
@@ -247,11 +267,10 @@ export class OpenAICompatibleModels implements ModelProvider {
 
   async embed(texts: string[], signal: AbortSignal): Promise<EmbedResult> {
     try {
-      const r = await embedMany({
-        model: (this.embedder ??= this.provider.embeddingModel(this.embeddingModel)),
+      // One request: a batch is at most MEMORY_EMBED_BATCH (2,048) texts, the provider's limit.
+      const r = await (this.embedder ??= this.provider.embeddingModel(this.embeddingModel)).doEmbed({
         values: texts,
         ...(this.embeddingDimensions ? { dimensions: this.embeddingDimensions } : {}),
-        maxRetries: 0,
         abortSignal: signal,
       });
       const dimensions = r.embeddings[0]?.length ?? this.embeddingDimensions ?? 0;
@@ -267,7 +286,7 @@ export class OpenAICompatibleModels implements ModelProvider {
         provider: this.name,
         model: this.embeddingModel,
         dimensions,
-        usage: { inputTokens: r.usage.tokens ?? 0, outputTokens: 0 },
+        usage: { inputTokens: r.usage?.tokens ?? 0, outputTokens: 0 },
         offline: false,
       };
     } catch (err) {
@@ -277,9 +296,8 @@ export class OpenAICompatibleModels implements ModelProvider {
 
   async describeImage(req: VisionRequest, signal: AbortSignal): Promise<VisionResult> {
     try {
-      const r = await generateText({
-        model: this.chatModelNamed(this.visionModel),
-        messages: toModelMessages([
+      const r = await this.chatModelNamed(this.visionModel).doGenerate({
+        prompt: toPrompt(undefined, [
           {
             role: 'user',
             content:
@@ -288,12 +306,11 @@ export class OpenAICompatibleModels implements ModelProvider {
             images: [req.image],
           },
         ]),
-        maxRetries: 0,
         abortSignal: signal,
       });
       return {
-        text: r.text,
-        usage: { inputTokens: r.usage.inputTokens ?? 0, outputTokens: r.usage.outputTokens ?? 0 },
+        text: textOf(r.content),
+        usage: usageOf(r.usage),
         provider: this.name,
         model: this.visionModel,
         offline: false,
