@@ -13,6 +13,7 @@
 // (status failed) for a retry. Who speaks: ChatSpeakers; images: ChatAttachments; ChatService
 // (chat.service.ts) is the facade that times each turn.
 import { transaction } from '../../platform/db/database.js';
+import { enqueueLater } from '../../platform/jobs/later.js';
 import { AppError, parseOrThrow, toProblem, validationFailed } from '../../platform/http/problem.js';
 import { enforceLimit } from '../../platform/http/rate-limit.js';
 import type { UserPrincipal } from '../../platform/http/auth.js';
@@ -402,11 +403,11 @@ export class ChatTurns {
       images.length + docs.length === 0
         ? await repo.insertMessageWithHistory(this.d.db, m, limit)
         : await transaction(this.d.db, async (uow) => {
-            const { trx } = uow;
-            const s = await repo.insertMessageWithHistory(trx, m, limit);
-            // spec: one vision call per attached image, in the background, linked to the conversation.
+            const s = await repo.insertMessageWithHistory(uow.trx, m, limit);
+            // spec: one vision call per attached image, in the background, linked to the
+            // conversation: the unit's jobs, enqueued with its other writes at commit.
             for (const a of images)
-              await this.d.jobs.enqueue(trx, VISION_JOB, {
+              void enqueueLater(uow, VISION_JOB, {
                 userId: user.id,
                 conversationId,
                 messageId: s.message.id,
