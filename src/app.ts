@@ -79,6 +79,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       headersTimeout: Math.min(60_000, deps.config.limits.requestTimeoutMs),
     },
     trustProxy: deps.config.trustProxy,
+    // Closing cuts the connections still open: a node closes after its drain's grace (startup/
+    // shutdown.ts), and a request still open then, such as an upload stalled half way, would
+    // otherwise hold the close until Node's next check of its deadline, past the grace.
+    forceCloseConnections: true,
     // Honour a caller's request id (for tracing across services) when it is sane.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
