@@ -2,7 +2,7 @@
 // detection, logout, and API keys. Refresh tokens and API keys are stored as SHA-256 hashes.
 import { randomUUID } from 'node:crypto';
 import { type Db, type Executor, transaction } from '../../platform/db/database.js';
-import type { ChangeFeed } from '../../platform/db/notifications.js';
+import { noticeLater, type ChangeFeed } from '../../platform/db/notifications.js';
 import { AppError, validationFailed } from '../../platform/http/problem.js';
 import type { ApiKeyPrincipal } from '../../platform/http/auth.js';
 import { rateLimited, type CounterStore } from '../../platform/http/rate-limit.js';
@@ -240,12 +240,16 @@ export class AuthService {
     }));
   }
 
+  /** The revocation and the notice that every node forget the key commit together: a node
+   * never keeps accepting a key revoked for want of a notice lost in between. */
   async revokeApiKey(id: number): Promise<void> {
-    const r = await repo.revokeApiKey(this.db, id);
-    if (Number(r.numUpdatedRows) === 0 && !(await repo.apiKeyExists(this.db, id)))
-      throw new AppError('not_found', 'No such API key');
+    await transaction(this.db, async (uow) => {
+      const r = await repo.revokeApiKey(uow.trx, id);
+      if (Number(r.numUpdatedRows) === 0 && !(await repo.apiKeyExists(uow.trx, id)))
+        throw new AppError('not_found', 'No such API key');
+      if (this.opts.changes) void noticeLater(uow, API_KEY_REVOKED, String(id));
+    });
     this.forgetApiKey(id);
-    await this.opts.changes?.notify(this.db, API_KEY_REVOKED, String(id));
   }
 
   private forgetApiKey(id: number | undefined) {
