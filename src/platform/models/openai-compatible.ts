@@ -4,8 +4,8 @@
 // their public interface (`doGenerate`, `doStream`, `doEmbed`, the AI SDK's provider
 // specification): the `ai` package's generateText/streamText add multi-step runs, tool execution,
 // telemetry and stream transforms this service uses none of, at more CPU than the call's own
-// work (a streamed reply cost half again; bench/RESULTS.md). One attempt per call: the gateway
-// retries, so every attempt is counted and recorded in one place.
+// work (bench/RESULTS.md). One attempt per call: the gateway retries, so every attempt is counted
+// and recorded in one place.
 import { createOpenAICompatible, type OpenAICompatibleProvider } from '@ai-sdk/openai-compatible';
 import {
   APICallError,
