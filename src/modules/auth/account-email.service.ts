@@ -117,7 +117,8 @@ export class AccountEmailService {
 
   /** POST /api/auth/reset-password: new password, every session signed out, older links spent. */
   async resetPassword(token: string, password: string): Promise<{ reset: true }> {
-    const ok = await transaction(this.db, async ({ trx }) => {
+    const ok = await transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const row = await repo.consumeToken(trx, 'reset_password', sha256(token));
       if (!row) return false;
       const user = await this.users.get(row.user_id, trx);
@@ -127,7 +128,7 @@ export class AccountEmailService {
       // Following the link proved the mailbox is theirs.
       await this.users.markEmailVerified(user.id, row.email, trx);
       // the API contract: reset-password revokes every refresh token of the user.
-      await this.auth.revokeAllSessions(user.id, trx);
+      await this.auth.revokeAllSessions(user.id, uow);
       return true;
     });
     if (!ok) throw validationFailed([{ path: 'body.token', message: INVALID_TOKEN }], INVALID_TOKEN);

@@ -1,8 +1,9 @@
 // Sign-in and sessions: register, login (web and native), refresh with rotation and reuse
 // detection, logout, and API keys. Refresh tokens and API keys are stored as SHA-256 hashes.
 import { randomUUID } from 'node:crypto';
-import { type Db, type Executor, transaction } from '../../platform/db/database.js';
+import { type Db, inUnit, transaction } from '../../platform/db/database.js';
 import { noticeLater, type ChangeFeed } from '../../platform/db/notifications.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { AppError, validationFailed } from '../../platform/http/problem.js';
 import type { ApiKeyPrincipal } from '../../platform/http/auth.js';
 import { rateLimited, type CounterStore } from '../../platform/http/rate-limit.js';
@@ -19,9 +20,9 @@ export interface AuthServiceOptions {
   loginFailureWindowSec: number;
   /** Called once a registration is stored: sends the verification mail. */
   onRegistered?: (user: UserRow) => Promise<void>;
-  /** Says that a session of account `id` ended, on the writer's executor: its access tokens stop
-   * working on every node. */
-  accountChanged?: (executor: Executor, id: number) => Promise<void>;
+  /** Says that a session of account `id` began or ended, through the writer's unit of work: once
+   * it committed, every node judges the account's access tokens afresh. */
+  accountChanged?: (uow: UnitOfWork, id: number) => void;
   /** How long a node answers an API key from its cache (0: never); revocations reach every node
    * through `changes`. */
   apiKeyCacheMs?: number;
@@ -89,20 +90,22 @@ export class AuthService {
     user: UserRow,
     clientType: ClientType,
     session?: string,
-    executor = this.db,
+    uow?: UnitOfWork,
   ): Promise<TokenResponse> {
     const familyId = session ?? randomUUID();
     const refreshToken = randomToken(32);
-    await repo.insertRefreshToken(executor, {
-      userId: user.id,
-      familyId,
-      tokenHash: sha256(refreshToken),
-      clientType,
-      expiresAt: new Date(Date.now() + this.opts.refreshTtlSeconds * 1000),
+    await inUnit(this.db, uow, async (unit) => {
+      await repo.insertRefreshToken(unit.trx, {
+        userId: user.id,
+        familyId,
+        tokenHash: sha256(refreshToken),
+        clientType,
+        expiresAt: new Date(Date.now() + this.opts.refreshTtlSeconds * 1000),
+      });
+      // A node's cached copy of the account lists its live sessions without this new one, and
+      // would refuse its access token until the copy lapses: every node drops it.
+      if (session === undefined) this.opts.accountChanged?.(unit, user.id);
     });
-    // A node's cached copy of the account lists its live sessions without this new one, and would
-    // refuse its access token until the copy lapses: every node drops it.
-    if (session === undefined) await this.opts.accountChanged?.(executor, user.id);
     const accessToken = await this.tokens.sign(
       { id: user.id, role: user.role, name: user.name, accountType: user.account_type, clientType },
       this.tokens.ttlSeconds,
@@ -120,13 +123,14 @@ export class AuthService {
   /** Rotation: the presented token is spent and a new one of the same family issued. A spent
    * token presented again means it leaked: the whole family is revoked. */
   async refresh(refreshToken: string): Promise<TokenResponse> {
-    const outcome = await transaction(this.db, async ({ trx }) => {
+    const outcome = await transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
       if (!row) return { error: new AppError('unauthenticated', 'The refresh token is not valid') };
       if (row.revoked_at)
         return { error: new AppError('unauthenticated', 'The refresh token has been revoked') };
       if (row.used_at) {
-        await this.endFamily(trx, row.user_id, row.family_id);
+        await this.endFamily(uow, row.user_id, row.family_id);
         return {
           error: new AppError(
             'refresh_token_reused',
@@ -138,7 +142,7 @@ export class AuthService {
         return { error: new AppError('unauthenticated', 'The refresh token has expired') };
       await repo.markRefreshTokenUsed(trx, row.id);
       const user = await this.users.get(row.user_id, trx);
-      return { error: undefined, tokens: await this.issue(user, row.client_type, row.family_id, trx) };
+      return { error: undefined, tokens: await this.issue(user, row.client_type, row.family_id, uow) };
     });
     // The family revocation must commit even though the caller gets an error.
     if (outcome.error) throw outcome.error;
@@ -147,21 +151,21 @@ export class AuthService {
 
   /** Ends the session the refresh token belongs to. Unknown tokens are ignored (no oracle). */
   async logout(refreshToken: string): Promise<void> {
-    await transaction(this.db, async ({ trx }) => {
-      const row = await repo.findRefreshTokenForUpdate(trx, sha256(refreshToken));
-      if (row) await this.endFamily(trx, row.user_id, row.family_id);
+    await transaction(this.db, async (uow) => {
+      const row = await repo.findRefreshTokenForUpdate(uow.trx, sha256(refreshToken));
+      if (row) await this.endFamily(uow, row.user_id, row.family_id);
     });
   }
 
   /** Ends every session of the account (password reset, an account claimed). */
-  async revokeAllSessions(userId: number, executor: Executor = this.db): Promise<void> {
-    await repo.revokeAllForUser(executor, userId);
-    await this.opts.accountChanged?.(executor, userId);
+  async revokeAllSessions(userId: number, uow: UnitOfWork): Promise<void> {
+    await repo.revokeAllForUser(uow.trx, userId);
+    this.opts.accountChanged?.(uow, userId);
   }
 
-  private async endFamily(executor: Executor, userId: number, familyId: string) {
-    await repo.revokeFamily(executor, familyId);
-    await this.opts.accountChanged?.(executor, userId);
+  private async endFamily(uow: UnitOfWork, userId: number, familyId: string) {
+    await repo.revokeFamily(uow.trx, familyId);
+    this.opts.accountChanged?.(uow, userId);
   }
 
   /** The sessions of each of `userIds` not ended that issued an access token within an access

@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { batchedByKey } from '../../platform/db/batched.js';
 import type { Db } from '../../platform/db/database.js';
 import { PgChangeFeed, type ChangeFeed } from '../../platform/db/notifications.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import type { CounterStore } from '../../platform/http/rate-limit.js';
 import type { JobQueue } from '../../platform/jobs/queue.js';
 import { createMailer, type Mailer } from '../../platform/mail/mailer.js';
@@ -72,7 +73,7 @@ export async function createIdentityModule(
     ttlMs: config.accountCacheMs,
   });
   p.onClose(async () => accounts.close());
-  const accountChanged = (executor: Db, id: number): Promise<void> => accounts.changed(executor, id);
+  const accountChanged = (uow: UnitOfWork, id: number) => accounts.changedIn(uow, id);
   const users = new UsersService(db, { accountChanged, cachedAccess: (id) => accounts.get(id) });
   const auth = createAuthService(
     { db, jobs, log, users, tokens: p.tokens, counters, changes, accountChanged },
@@ -99,8 +100,8 @@ interface AuthModuleParts {
   counters: CounterStore;
   /** What other nodes say changed (revoked API keys). */
   changes: ChangeFeed;
-  /** Tells every node's account cache that an account changed (in the writer's transaction). */
-  accountChanged: (executor: Db, id: number) => Promise<void>;
+  /** Tells every node's account cache that an account changed (once the writer's unit commits). */
+  accountChanged: (uow: UnitOfWork, id: number) => void;
 }
 
 /** Builds sign-in, tokens and API keys. Registration queues the verification mail (the

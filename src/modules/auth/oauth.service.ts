@@ -356,7 +356,8 @@ export class OAuthService {
   }
 
   private linkOrCreateOnce(provider: string, id: ExternalIdentity): Promise<UserRow> {
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const linked = await repo.findIdentity(trx, provider, id.subject);
       if (linked) {
         await repo.touchIdentity(trx, linked.id, id.email);
@@ -376,7 +377,7 @@ export class OAuthService {
           // Whoever registered this address never proved it; its verified owner takes the
           // account over, and any session the registrant opened ends.
           await this.users.claim(existing.id, trx);
-          await this.auth.revokeAllSessions(existing.id, trx);
+          await this.auth.revokeAllSessions(existing.id, uow);
         }
         await repo.insertIdentity(trx, {
           userId: existing.id,
@@ -395,7 +396,7 @@ export class OAuthService {
           name: id.name ?? undefined,
           emailVerified: id.emailVerified,
         },
-        trx,
+        uow,
       );
       await repo.insertIdentity(trx, { userId: user.id, provider, subject: id.subject, email: id.email });
       return user;

@@ -52,7 +52,8 @@ export class PlayersService {
     externalId: string;
     name?: string | undefined;
   }): Promise<{ user: UserRow; created: boolean }> {
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const linked = await repo.findIdentity(trx, GAME_PROVIDER, input.externalId);
       if (linked) {
         await repo.touchIdentity(trx, linked.id, null);
@@ -60,7 +61,7 @@ export class PlayersService {
       }
       const user = await this.users.create(
         { email: null, password: null, name: input.name ?? `player ${input.externalId}`.slice(0, 100) },
-        trx,
+        uow,
       );
       await repo.insertIdentity(trx, {
         userId: user.id,

@@ -136,7 +136,7 @@ export class CharactersService {
       if (existing) return existing.user_id;
       const user = await this.users.create(
         { email: null, password: null, name, role: 'silicon', accountType: 'npc' },
-        trx,
+        uow,
       );
       await repo.insertProfile(trx, {
         userId: user.id,
@@ -187,7 +187,7 @@ export class CharactersService {
       const { trx } = uow;
       const user = await this.users.create(
         { email: null, password: null, name: input.name, role: 'silicon', accountType: 'npc' },
-        trx,
+        uow,
       );
       await repo.insertProfile(trx, {
         userId: user.id,
@@ -267,7 +267,7 @@ export class CharactersService {
     return transaction(this.db, async (uow) => {
       const { trx } = uow;
       await this.character(id, trx);
-      await this.users.rename(id, input.name, trx);
+      await this.users.rename(id, input.name, uow);
       await repo.updateProfile(trx, id, {
         description: input.description,
         persona_type: input.personaType ?? null,
@@ -281,11 +281,11 @@ export class CharactersService {
   }
 
   async deleteNpc(id: number): Promise<void> {
-    await transaction(this.db, async ({ trx }) => {
-      const row = await this.character(id, trx);
+    await transaction(this.db, async (uow) => {
+      const row = await this.character(id, uow.trx);
       if (row.is_assistant) throw new AppError('conflict', 'The assistant itself cannot be deleted');
       // The account's own notice drops the cached profile on every node (`userChanged`).
-      await this.users.remove(id, trx);
+      await this.users.remove(id, uow);
     });
   }
 
@@ -298,7 +298,7 @@ export class CharactersService {
     return transaction(this.db, async (uow) => {
       const { trx } = uow;
       await this.character(id, trx);
-      if (input.persona?.name !== undefined) await this.users.rename(id, input.persona.name, trx);
+      if (input.persona?.name !== undefined) await this.users.rename(id, input.persona.name, uow);
       await repo.updateProfile(trx, id, {
         ...(input.persona?.description !== undefined ? { description: input.persona.description } : {}),
         ...(input.persona?.personaType !== undefined ? { persona_type: input.persona.personaType } : {}),

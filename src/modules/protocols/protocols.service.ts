@@ -182,10 +182,13 @@ export class ProtocolsService {
       userId: null,
     }));
     // One statement for the list: a start on a seeded database (every start but the first) is
-    // one round trip, not one per protocol.
-    const inserted = new Set(await repo.insertIfAbsent(this.db, values));
-    // A new builtin may be a family's newest version (a start after an upgrade).
-    if (inserted.size > 0) await this.families.changed(this.db, 'every');
+    // one insert, not one per protocol.
+    const inserted = await transaction(this.db, async (uow) => {
+      const ids = new Set(await repo.insertIfAbsent(uow.trx, values));
+      // A new builtin may be a family's newest version (a start after an upgrade).
+      if (ids.size > 0) this.families.changedIn(uow, 'every');
+      return ids;
+    });
     return { inserted: list.map((p) => p.id).filter((id) => inserted.has(id)) };
   }
 

@@ -1,6 +1,7 @@
 // Users: profiles, admin listing and role changes, account creation (register, CLI, characters).
 import { batchedByKey } from '../../platform/db/batched.js';
-import { transaction, type Db, type Executor } from '../../platform/db/database.js';
+import { inUnit, transaction, type Db, type Executor } from '../../platform/db/database.js';
+import type { UnitOfWork } from '../../platform/db/unit-of-work.js';
 import { isUniqueViolation } from '../../platform/db/errors.js';
 import { AppError, notFound, validationFailed } from '../../platform/http/problem.js';
 import { isAllowedCombination, type AccountType, type Role } from '../../platform/security/identity.rules.js';
@@ -36,9 +37,9 @@ export interface CreateUserInput {
 }
 
 export interface UsersServiceOptions {
-  /** Says that an account's role, account type or name changed or that it is gone, on the
-   * writer's executor (signed-in clients are judged by the account as it is now). */
-  accountChanged?: (executor: Executor, id: number) => Promise<void>;
+  /** Says that an account's role, account type or name changed or that it is gone, through the
+   * writer's unit of work (signed-in clients are judged by the account as it is now). */
+  accountChanged?: (uow: UnitOfWork, id: number) => void;
   /** The per-node cache of accounts' role, account type and name that requests are judged by
    * (kept fresh by `accountChanged`): reads of who an account is outside a transaction use it. */
   cachedAccess?: (id: number) => Promise<Access | undefined> | Access | undefined;
@@ -63,8 +64,8 @@ export class UsersService {
     private readonly opts: UsersServiceOptions = {},
   ) {}
 
-  private announce(executor: Executor, id: number) {
-    return this.opts.accountChanged?.(executor, id);
+  private announce(uow: UnitOfWork, id: number) {
+    this.opts.accountChanged?.(uow, id);
   }
 
   /** What signed-in clients may do: the accounts' role, account type and name now (the account
@@ -89,8 +90,9 @@ export class UsersService {
     return toProfile(u);
   }
 
-  /** Creates an account; the role/account-type pair must be one the spec allows. */
-  async create(input: CreateUserInput, executor: Executor = this.db): Promise<UserRow> {
+  /** Creates an account, in the caller's unit of work or its own; the role/account-type pair
+   * must be one the spec allows. */
+  async create(input: CreateUserInput, uow?: UnitOfWork): Promise<UserRow> {
     const role = input.role ?? 'carbon';
     const accountType = input.accountType ?? 'public';
     if (!isAllowedCombination(role, accountType))
@@ -101,17 +103,19 @@ export class UsersService {
     const passwordHash = input.password === null ? null : await hashPassword(input.password);
     const name = input.name?.trim() || (email ? email.split('@')[0]! : 'user');
     try {
-      const user = await repo.insert(executor, {
-        email,
-        passwordHash,
-        name,
-        role,
-        accountType,
-        emailVerified: input.emailVerified ?? false,
+      return await inUnit(this.db, uow, async (unit) => {
+        const user = await repo.insert(unit.trx, {
+          email,
+          passwordHash,
+          name,
+          role,
+          accountType,
+          emailVerified: input.emailVerified ?? false,
+        });
+        // A node may have cached that no account had this id (a token signed for it, say).
+        this.announce(unit, user.id);
+        return user;
       });
-      // A node may have cached that no account had this id (a token signed for it, say).
-      await this.announce(executor, user.id);
-      return user;
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('conflict', 'An account with this email already exists');
       throw err;
@@ -127,7 +131,8 @@ export class UsersService {
     id: number,
     changes: { role?: Role | undefined; accountType?: AccountType | undefined; name?: string | undefined },
   ): Promise<UserRow> {
-    return transaction(this.db, async ({ trx }) => {
+    return transaction(this.db, async (uow) => {
+      const { trx } = uow;
       const current = await trx
         .selectFrom('users')
         .select(['role', 'account_type'])
@@ -146,7 +151,7 @@ export class UsersService {
         account_type: accountType,
         ...(changes.name ? { name: changes.name } : {}),
       });
-      await this.announce(trx, id);
+      this.announce(uow, id);
       return updated!;
     });
   }
@@ -167,16 +172,20 @@ export class UsersService {
     return (await repo.exists(executor, id)) !== undefined;
   }
 
-  /** Renames an account (characters rename their NPC's user). */
-  async rename(id: number, name: string, executor: Executor = this.db): Promise<void> {
-    await repo.update(executor, id, { name });
-    await this.announce(executor, id);
+  /** Renames an account (characters rename their NPC's user), in the caller's unit or its own. */
+  async rename(id: number, name: string, uow?: UnitOfWork): Promise<void> {
+    await inUnit(this.db, uow, async (unit) => {
+      await repo.update(unit.trx, id, { name });
+      this.announce(unit, id);
+    });
   }
 
   /** Deletes an account; what references it cascades (characters delete NPCs). */
-  async remove(id: number, executor: Executor = this.db): Promise<void> {
-    await repo.remove(executor, id);
-    await this.announce(executor, id);
+  async remove(id: number, uow?: UnitOfWork): Promise<void> {
+    await inUnit(this.db, uow, async (unit) => {
+      await repo.remove(unit.trx, id);
+      this.announce(unit, id);
+    });
   }
 
   /** Marks `email` verified while it is still the account's address; false when it is not. */

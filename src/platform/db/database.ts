@@ -262,4 +262,13 @@ export async function transaction<T>(db: Db, fn: (uow: UnitOfWork) => PromiseLik
   return result;
 }
 
+/** Runs fn in the caller's unit of work when there is one, else as a unit of its own. */
+export async function inUnit<T>(
+  db: Db,
+  uow: UnitOfWork | undefined,
+  fn: (uow: UnitOfWork) => PromiseLike<T>,
+): Promise<T> {
+  return uow ? fn(uow) : transaction(db, fn);
+}
+
 export { sql };

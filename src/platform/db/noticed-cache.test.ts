@@ -1,11 +1,9 @@
 // The noticed cache's change to every key and its loss of notices (the per-key rules are
 // account-state.test.ts's, on the same class). The clock is injected.
 import { describe, expect, it } from 'vitest';
-import type { Executor } from './database.js';
+import { keptNotices, noticeUnits } from '../../../test/notice-units.js';
 import { LocalChangeFeed, type ChangeListener } from './notifications.js';
 import { NoticedCache } from './noticed-cache.js';
-
-const executor = {} as Executor; // the local feed never touches it
 
 function setup() {
   let now = 1_000_000;
@@ -31,6 +29,8 @@ function setup() {
     // Another node's cache on the same feed: what it announces, this one hears.
     other: new NoticedCache(load, feed, opts),
     feed,
+    /** A unit of work whose notices the feed delivers once it committed (the embedded order). */
+    unit: noticeUnits(feed.flush),
     rows,
     loads: () => loads,
     advance: (ms: number) => (now += ms),
@@ -51,7 +51,9 @@ describe('NoticedCache', () => {
     s.rows.set('a', 'A2');
     s.rows.set('b', 'B2');
     expect(await s.cache.get('a')).toBe('A1');
-    await s.other.changed(executor, 'every');
+    const { uow, commit } = s.unit();
+    s.other.changedIn(uow, 'every');
+    await commit();
     expect([await s.cache.get('a'), await s.cache.get('b')]).toEqual(['A2', 'B2']);
     const loads = s.loads();
     await s.cache.get('a');
@@ -61,9 +63,10 @@ describe('NoticedCache', () => {
   it('stores no key after this node changed every key until the notice is heard', async () => {
     const s = setup();
     const said: string[] = [];
-    // PostgreSQL's order: the notice is heard after the commit, not when said.
-    s.feed.notify = async (_executor, _channel, payload) => void said.push(payload);
-    await s.cache.changed(executor, 'every');
+    // PostgreSQL's order: the notice is heard some time after the commit.
+    const { uow, commit } = noticeUnits(keptNotices(said))();
+    s.cache.changedIn(uow, 'every');
+    await commit();
     await s.cache.get('a');
     await s.cache.get('b');
     await s.cache.get('a');

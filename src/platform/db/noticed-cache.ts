@@ -4,18 +4,15 @@
 // drops its entry. An entry is trusted for at most `ttlMs`, which bounds what a lost notice can
 // cost (a LISTEN connection lost and back drops every entry anyway). A read in flight when its
 // key is dropped is not stored, so a read that saw the record before the change cannot outlive
-// it: on PostgreSQL the notice arrives after the commit, and whatever was read before it is
-// discarded then; on the embedded database a notice is heard once the unit committed, or, said
-// directly on a transaction, inside it, where a read issued after it waits for the one
-// connection until the transaction ends.
+// it: a notice is heard once the writer's unit of work committed (on PostgreSQL some time after),
+// and whatever was read before it is discarded then.
 //
-// The writer's own node drops its entry before its transaction commits (`changed`), and on
+// The writer's own node drops its entry before its transaction commits (`changedIn`), and on
 // PostgreSQL hears its own notice only some time after the commit. A read between the two would
 // see the record as it was and, stored, serve it on: so after a change, the writer's node reads
 // that key afresh and stores nothing until it hears a notice for the key (or for at most `ttlMs`,
 // when none comes: a rolled-back change). Another node's notice for the same key ends the window
 // too; a read stored then and older than this node's commit is dropped by its own notice.
-import type { Executor } from './database.js';
 import { noticeLater, type ChangeFeed } from './notifications.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
@@ -110,15 +107,9 @@ export class NoticedCache<K extends string | number, V> {
     return p;
   }
 
-  /** Announces that `key`'s record changed ('every': a change that may touch any key), on the
-   * writer's executor: other nodes hear it when the transaction commits; this node forgets its
+  /** Announces that `key`'s record changed ('every': a change that may touch any key), through
+   * the writer's unit of work: every node hears it once the unit committed; this node forgets its
    * entry now. */
-  async changed(executor: Executor, key: K | 'every'): Promise<void> {
-    this.settleLater(key);
-    await this.feed.notify(executor, this.opts.channel, payloadOf(key));
-  }
-
-  /** The same, said through the writer's unit of work: heard once it committed. */
   changedIn(uow: UnitOfWork, key: K | 'every'): void {
     this.settleLater(key);
     void noticeLater(uow, this.opts.channel, payloadOf(key));

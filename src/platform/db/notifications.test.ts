@@ -5,7 +5,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/eventually.js';
 import { createTestApp, isPostgres } from '../../../test/harness.js';
-import { PgChangeFeed } from './notifications.js';
+import { noticeUnits } from '../../../test/notice-units.js';
+import { noticeLater, PgChangeFeed } from './notifications.js';
 
 describe.runIf(isPostgres())('PgChangeFeed', () => {
   it('hears a notice, and closes while a LISTEN is on its way', async () => {
@@ -18,7 +19,12 @@ describe.runIf(isPostgres())('PgChangeFeed', () => {
       const heard: string[] = [];
       feed.listen('a', { onNotice: (p) => heard.push(p), onReset: () => undefined });
       await feed.ready();
-      await feed.notify(t.deps.db, 'a', 'hello');
+      // Said by the feed's own flusher, in a transaction: heard once it committed.
+      await t.deps.db.transaction().execute(async (trx) => {
+        const { uow, commit } = noticeUnits(feed.flush, trx)();
+        void noticeLater(uow, 'a', 'hello');
+        await commit();
+      });
       await eventually(() => expect(heard).toEqual(['hello']));
       // A second channel's LISTEN goes out and the connection ends before it is answered.
       feed.listen('b', { onNotice: () => undefined, onReset: () => undefined });

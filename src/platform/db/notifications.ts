@@ -1,14 +1,13 @@
 // Change notices between the nodes of one deployment (ARCHITECTURE.md, "Scale-out"): a node that
 // changes something other nodes cache says so on a channel, and every node (itself included) hears
-// it. On PostgreSQL a notice is a NOTIFY issued on the writer's executor, so inside a transaction it
-// is delivered only if and when that transaction commits; each node keeps one connection of its own
-// LISTENing. The embedded database serves one process, so notices stay in it. A write says its
-// notices through its unit of work (`noticeLater`, the `notices` kind): all of one flush in one
-// statement, heard once the unit committed.
+// it. A write says its notices through its unit of work (`noticeLater`, the `notices` kind), heard
+// once the unit committed, never for a rollback. On PostgreSQL they are NOTIFYs in the unit's
+// transaction, all of one flush in one statement, and each node keeps one connection of its own
+// LISTENing; the embedded database serves one process, so notices stay in it.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { sql, type DatabaseHandle, type Executor } from './database.js';
+import { sql, type DatabaseHandle } from './database.js';
 import type { Flusher, UnitOfWork } from './unit-of-work.js';
 
 export interface Notice {
@@ -36,8 +35,6 @@ export interface ChangeListener {
 }
 
 export interface ChangeFeed {
-  /** Says `payload` on `channel`, through `executor` (a transaction's: delivered on commit). */
-  notify(executor: Executor, channel: string, payload: string): Promise<void>;
   /** The `notices` kind's flusher (startup/platform.ts): every notice of a flush at once. */
   flush: Flusher<'notices'>;
   listen(channel: string, listener: ChangeListener): () => void;
@@ -49,9 +46,6 @@ export class LocalChangeFeed implements ChangeFeed {
   private readonly emitter = new EventEmitter();
   constructor() {
     this.emitter.setMaxListeners(100);
-  }
-  async notify(_executor: Executor, channel: string, payload: string): Promise<void> {
-    this.emitter.emit(channel, payload);
   }
   /** Heard in this process once the unit committed, as PostgreSQL delivers a NOTIFY. */
   readonly flush: Flusher<'notices'> = async (uow, notices) => {
@@ -91,10 +85,6 @@ export class PgChangeFeed implements ChangeFeed {
 
   private channel(name: string) {
     return `${this.prefix}:${name}`;
-  }
-
-  async notify(executor: Executor, channel: string, payload: string): Promise<void> {
-    await sql`select pg_notify(${this.channel(channel)}, ${payload})`.execute(executor);
   }
 
   /** One `pg_notify` per notice in one statement, sent with the unit's other statements. */

@@ -1,11 +1,9 @@
 // The per-node account cache: how long an entry is trusted, what a change notice does, and that a
 // read racing a change never stores the old state. The clock is injected.
 import { describe, expect, it } from 'vitest';
-import type { Executor } from '../db/database.js';
+import { keptNotices, noticeUnits } from '../../../test/notice-units.js';
 import { LocalChangeFeed, type ChangeListener } from '../db/notifications.js';
 import { AccountStates, type AccountState } from './account-state.js';
-
-const executor = {} as Executor; // the local feed never touches it
 
 function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
   let now = 1_000_000;
@@ -32,6 +30,8 @@ function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
   return {
     states,
     feed,
+    /** A unit of work whose notices the feed delivers once it committed (the embedded order). */
+    unit: noticeUnits(feed.flush),
     rows,
     loads: () => loads,
     advance: (ms: number) => (now += ms),
@@ -90,7 +90,7 @@ describe('AccountStates', () => {
     s.rows.set(1, state('cso'));
     await s.states.get(1);
     s.rows.set(1, state('carbon'));
-    await s.feed.notify(executor, 'account_changed', '1');
+    s.heardNotice('1');
     expect((await s.states.get(1))?.role).toBe('carbon');
     expect(heard).toEqual([1]);
   });
@@ -101,7 +101,9 @@ describe('AccountStates', () => {
     s.hold();
     const racing = s.states.get(1); // reads the old row, then waits
     s.rows.set(1, state('carbon'));
-    await s.states.changed(executor, 1);
+    const { uow, commit } = s.unit();
+    s.states.changedIn(uow, 1);
+    await commit();
     s.release();
     expect((await racing)?.role).toBe('cso');
     expect((await s.states.get(1))?.role).toBe('carbon');
@@ -111,12 +113,13 @@ describe('AccountStates', () => {
     // PostgreSQL's order: the writer is told in its transaction; the notice comes after the commit.
     const s = setup();
     const said: string[] = [];
-    s.feed.notify = async (_executor, _channel, payload) => void said.push(payload);
+    const { uow, commit } = noticeUnits(keptNotices(said))();
     s.rows.set(1, state('cso'));
     await s.states.get(1);
-    await s.states.changed(executor, 1); // in the transaction, not committed yet
+    s.states.changedIn(uow, 1); // in the transaction, not committed yet
     expect((await s.states.get(1))?.role).toBe('cso'); // another request reads the old row
     s.rows.set(1, state('cso', [])); // the commit; the notice is not heard yet
+    await commit();
     expect((await s.states.get(1))?.liveSessions.has('fam')).toBe(false);
     expect(said).toEqual(['1']);
     // Once the commit's notice is heard, the account is cached again.
@@ -129,9 +132,9 @@ describe('AccountStates', () => {
 
   it("the writer's node caches again after the TTL when no notice comes (a rolled-back change)", async () => {
     const s = setup();
-    s.feed.notify = async () => undefined;
     s.rows.set(1, state('cso'));
-    await s.states.changed(executor, 1);
+    // Said in a unit that never commits: no notice ever comes.
+    s.states.changedIn(s.unit().uow, 1);
     await s.states.get(1);
     await s.states.get(1);
     expect(s.loads()).toBe(2);
