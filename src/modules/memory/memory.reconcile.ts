@@ -118,6 +118,8 @@ export class MemoryReconciler {
       return;
     }
     const plan = applyAnswer(parsed.data, m.id, shown);
+    // Facts all new (the usual answer): nothing to write, and no transaction to open.
+    if (plan.superseded.length + plan.deleted.length === 0 && plan.duplicateOf === null) return;
     await transaction(this.db, async (uow) => {
       const base = { userId: m.user_id, stored: shown };
       if (plan.superseded.length > 0)
