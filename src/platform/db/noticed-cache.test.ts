@@ -1,7 +1,7 @@
 // The noticed cache's change to every key and its loss of notices (the per-key rules are
 // account-state.test.ts's, on the same class). The clock is injected.
 import { describe, expect, it } from 'vitest';
-import { keptNotices, noticeUnits } from '../../../test/notice-units.js';
+import { keptNotices, noticeUnit } from '../../../test/notice-units.js';
 import { LocalChangeFeed, type ChangeListener } from './notifications.js';
 import { NoticedCache } from './noticed-cache.js';
 
@@ -30,7 +30,7 @@ function setup() {
     other: new NoticedCache(load, feed, opts),
     feed,
     /** A unit of work whose notices the feed delivers once it committed (the embedded order). */
-    unit: noticeUnits(feed.flush),
+    unit: () => noticeUnit(feed.flush),
     rows,
     loads: () => loads,
     advance: (ms: number) => (now += ms),
@@ -64,7 +64,7 @@ describe('NoticedCache', () => {
     const s = setup();
     const said: string[] = [];
     // PostgreSQL's order: the notice is heard some time after the commit.
-    const { uow, commit } = noticeUnits(keptNotices(said))();
+    const { uow, commit } = noticeUnit(keptNotices(said));
     s.cache.changedIn(uow, 'every');
     await commit();
     await s.cache.get('a');

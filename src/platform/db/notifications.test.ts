@@ -5,7 +5,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../../../test/eventually.js';
 import { createTestApp, isPostgres } from '../../../test/harness.js';
-import { noticeUnits } from '../../../test/notice-units.js';
+import { noticeUnit } from '../../../test/notice-units.js';
 import { noticeLater, PgChangeFeed } from './notifications.js';
 
 describe.runIf(isPostgres())('PgChangeFeed', () => {
@@ -21,7 +21,7 @@ describe.runIf(isPostgres())('PgChangeFeed', () => {
       await feed.ready();
       // Said by the feed's own flusher, in a transaction: heard once it committed.
       await t.deps.db.transaction().execute(async (trx) => {
-        const { uow, commit } = noticeUnits(feed.flush, trx)();
+        const { uow, commit } = noticeUnit(feed.flush, trx);
         void noticeLater(uow, 'a', 'hello');
         await commit();
       });

@@ -1,7 +1,7 @@
 // The per-node account cache: how long an entry is trusted, what a change notice does, and that a
 // read racing a change never stores the old state. The clock is injected.
 import { describe, expect, it } from 'vitest';
-import { keptNotices, noticeUnits } from '../../../test/notice-units.js';
+import { keptNotices, noticeUnit } from '../../../test/notice-units.js';
 import { LocalChangeFeed, type ChangeListener } from '../db/notifications.js';
 import { AccountStates, type AccountState } from './account-state.js';
 
@@ -31,7 +31,7 @@ function setup(opts: { ttlMs?: number; maxEntries?: number } = {}) {
     states,
     feed,
     /** A unit of work whose notices the feed delivers once it committed (the embedded order). */
-    unit: noticeUnits(feed.flush),
+    unit: () => noticeUnit(feed.flush),
     rows,
     loads: () => loads,
     advance: (ms: number) => (now += ms),
@@ -113,7 +113,7 @@ describe('AccountStates', () => {
     // PostgreSQL's order: the writer is told in its transaction; the notice comes after the commit.
     const s = setup();
     const said: string[] = [];
-    const { uow, commit } = noticeUnits(keptNotices(said))();
+    const { uow, commit } = noticeUnit(keptNotices(said));
     s.rows.set(1, state('cso'));
     await s.states.get(1);
     s.states.changedIn(uow, 1); // in the transaction, not committed yet
