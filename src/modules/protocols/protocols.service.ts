@@ -182,13 +182,11 @@ export class ProtocolsService {
       userId: null,
     }));
     // One statement for the list: a start on a seeded database (every start but the first) is
-    // one insert, not one per protocol.
-    const inserted = await transaction(this.db, async (uow) => {
-      const ids = new Set(await repo.insertIfAbsent(uow.trx, values));
-      // A new builtin may be a family's newest version (a start after an upgrade).
-      if (ids.size > 0) this.families.changedIn(uow, 'every');
-      return ids;
-    });
+    // one round trip, not one per protocol, and opens no transaction.
+    const inserted = new Set(await repo.insertIfAbsent(this.db, values));
+    // A new builtin may be a family's newest version (a start after an upgrade): the nodes already
+    // running are told. Should the notice be lost, their cached families lapse within the TTL.
+    if (inserted.size > 0) await transaction(this.db, async (uow) => this.families.changedIn(uow, 'every'));
     return { inserted: list.map((p) => p.id).filter((id) => inserted.has(id)) };
   }
 
