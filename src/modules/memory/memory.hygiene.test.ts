@@ -82,6 +82,34 @@ describe('memory hygiene, offline', () => {
     expect(all.map((m) => m.content)).toEqual(['Bo: My sister Ilse lives in Ghent and teaches the harp.']);
   });
 
+  it('a fact is a repeat only for whoever heard it: its conversation or its character', async () => {
+    const cy = await createUser(t, 'public', { name: 'Cy' });
+    const olek = await t.deps.services.characters.createNpc({ name: 'Olek', description: '' });
+    const wren = await t.deps.services.characters.createNpc({ name: 'Wren', description: '' });
+    const conversation = async () =>
+      (await t.api('POST', '/api/conversations', { token: cy.accessToken, body: {} })).body.id as number;
+    const [first, second, third] = [await conversation(), await conversation(), await conversation()];
+    const tell = (conversationId: number, speaker: { id: number; name: string }) =>
+      t.deps.services.memory.rememberExchange({
+        userId: cy.id,
+        conversationId,
+        playerName: 'Cy',
+        speaker,
+        userText: 'My boat is called Heron and it is painted green.',
+        replies: [{ speakerName: speaker.name, text: "Thank you, I'll remember that." }],
+        metadata: {},
+      });
+    await tell(first, olek);
+    await tell(second, olek); // the same character heard it: a repeat
+    await tell(first, wren); // the same conversation heard it: a repeat
+    await tell(third, wren); // nobody who heard it: stored for Wren
+    const heard = (await memoriesOf(cy)).map((m) => [m.metadata.npcName, m.conversationId]);
+    expect(heard.sort()).toEqual([
+      ['Olek', first],
+      ['Wren', third],
+    ]);
+  });
+
   it('a later name supersedes the earlier: both listed, the earlier marked and out of retrieval', async () => {
     await say('My horse is called Blaze. My dog is called Rex.');
     await say('My horse is called Storm now that he is older.');

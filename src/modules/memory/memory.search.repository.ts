@@ -7,7 +7,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { together, type Db, type Executor } from '../../platform/db/database.js';
 import { readTogether } from '../../platform/db/read-together.js';
 import { vectorLiteral } from './memory.encoding.js';
-import { memoryColumns, type RetrievalRow } from './memory.repository.js';
+import { anyWordOf, memoryColumns, type RetrievalRow } from './memory.repository.js';
 import type { MemorySource } from './memory.rules.js';
 import type { MemoryEmbeddingsTable } from './memory.tables.js';
 
@@ -202,7 +202,7 @@ async function textSide(db: Db, p: SearchParams): Promise<(ChunkKey & { rank: nu
     db,
     sql<(ChunkKey & { rank: number })[]>`(select coalesce(json_agg(t), '[]'::json) from (
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-      from memory_chunks c, (select replace(plainto_tsquery('english', ${p.text})::text, '&', '|')::tsquery as query) q
+      from memory_chunks c, ${anyWordOf(p.text)}
       where ${scopeFilter('c', p)} and c.tsv @@ q.query
       order by 5 desc, 1 limit ${p.candidates}) t)`,
   );
@@ -314,7 +314,7 @@ export async function sweepSketchTombstones(db: Executor, hours: number): Promis
 export async function lexicalSearch(db: Executor, s: Scope & { text: string; limit: number }) {
   const r = await sql<{ memory_id: number; rank: number }>`
     select c.memory_id, max(ts_rank(c.tsv, q.query, 1))::float8 as rank
-    from memory_chunks c, (select replace(plainto_tsquery('english', ${s.text})::text, '&', '|')::tsquery as query) q
+    from memory_chunks c, ${anyWordOf(s.text)}
     where ${scopeFilter('c', s)} and c.tsv @@ q.query
     group by c.memory_id order by 2 desc, 1 desc limit ${s.limit}`.execute(db);
   return r.rows;

@@ -1,7 +1,7 @@
 -- searchChunks (pgvector)
 select (select coalesce(json_agg(t), '[]'::json) from (
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-      from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+      from memory_chunks c, (select (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery) as query) q
       where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
       order by 5 desc, 1 limit $4) t) as "r0";
 -- parameters: ["harbour lights",7,2,40]
@@ -9,7 +9,7 @@ select (select coalesce(json_agg(t), '[]'::json) from (
 -- searchChunks (a scene's characters, and their reach into the player's memories)
 select (select coalesce(json_agg(t), '[]'::json) from (
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-      from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+      from memory_chunks c, (select (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery) as query) q
       where (("c".user_id = $2 and ("c".conversation_id is null or "c".conversation_id = any($3::int8[]))) or "c".tier = 'world' or ("c".user_id = any($4::int8[]) and "c".tier = 'assistant_core')) and c.tsv @@ q.query
       order by 5 desc, 1 limit $5) t) as "r0";
 -- parameters: ["harbour lights",7,[11,12],[2,3],40]
@@ -33,7 +33,7 @@ select (select coalesce(json_agg(t), '[]'::json) from (
 -- searchChunks (full text only)
 select (select coalesce(json_agg(t), '[]'::json) from (
       select c.id, c.memory_id, c.chunk_index, c.conversation_id, ts_rank(c.tsv, q.query, 1)::float8 as rank
-      from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+      from memory_chunks c, (select (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery) as query) q
       where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
       order by 5 desc, 1 limit $4) t) as "r0";
 -- parameters: ["harbour lights",7,2,40]
@@ -88,7 +88,7 @@ select "m"."id", "m"."user_id", "m"."content", "m"."source", "m"."tier", "m"."me
 -- lexicalSearch
 
     select c.memory_id, max(ts_rank(c.tsv, q.query, 1))::float8 as rank
-    from memory_chunks c, (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery as query) q
+    from memory_chunks c, (select (select replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery) as query) q
     where ("c".user_id = $2 or "c".tier = 'world' or ("c".user_id = $3 and "c".tier = 'assistant_core')) and c.tsv @@ q.query
     group by c.memory_id order by 2 desc, 1 desc limit $4;
 -- parameters: ["harbour",7,2,10]
