@@ -241,8 +241,14 @@ function sketchUnion(parts: SketchPart[]) {
       p.userId !== undefined
         ? sql`${sql.ref(`${t}.user_id`)} = ${p.userId}`
         : sql`${sql.ref(`${t}.tier`)} = 'world'`;
+    // The range is closed above by what the snapshot can see at all (so it keeps every row): with
+    // one end the planner takes it for a third of the table, finds a plan made once (a prepared
+    // statement's generic plan) dearer than one made for the values, and plans the statement, a
+    // chat turn's combined read, anew at every run, for more than it costs to run.
     const since = (t: string) =>
-      p.since !== undefined ? sql` and ${sql.ref(`${t}.xid`)} >= ${p.since}::xid8` : sql``;
+      p.since !== undefined
+        ? sql` and ${sql.ref(`${t}.xid`)} >= ${p.since}::xid8 and ${sql.ref(`${t}.xid`)} < pg_snapshot_xmax(pg_current_snapshot())`
+        : sql``;
     const rows = sql`select ${sql.lit(k)}::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
         e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
         e.chunk_index, e.conversation_id

@@ -45,8 +45,8 @@ select (select coalesce(json_agg(t), '[]'::json) from (
     left join lateral (select 0::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
         e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
         e.chunk_index, e.conversation_id
-      from memory_embeddings e where "e"."user_id" = $1 and "e"."xid" >= $2::xid8 union all select 0::int, true, g.chunk_id, null, null, null, null, null, null, null, null, null, null
-        from memory_embeddings_gone g where "g"."user_id" = $3 and "g"."xid" >= $4::xid8 union all select 1::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
+      from memory_embeddings e where "e"."user_id" = $1 and "e"."xid" >= $2::xid8 and "e"."xid" < pg_snapshot_xmax(pg_current_snapshot()) union all select 0::int, true, g.chunk_id, null, null, null, null, null, null, null, null, null, null
+        from memory_embeddings_gone g where "g"."user_id" = $3 and "g"."xid" >= $4::xid8 and "g"."xid" < pg_snapshot_xmax(pg_current_snapshot()) union all select 1::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
         e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
         e.chunk_index, e.conversation_id
       from memory_embeddings e where "e"."tier" = 'world') d on true;
@@ -57,8 +57,8 @@ select (select json_build_object('horizon', pg_snapshot_xmin(pg_current_snapshot
       'rows', (select coalesce(json_agg(d), '[]'::json) from (select 0::int as part, false as gone, e.chunk_id, e.user_id, e.tier, e.source,
         e.model, e.dim, substring(varbit_send(e.sketch) from 5) as sketch, e.embedding_i8, e.memory_id,
         e.chunk_index, e.conversation_id
-      from memory_embeddings e where "e"."user_id" = $1 and "e"."xid" >= $2::xid8 union all select 0::int, true, g.chunk_id, null, null, null, null, null, null, null, null, null, null
-        from memory_embeddings_gone g where "g"."user_id" = $3 and "g"."xid" >= $4::xid8) d))) as "r0";
+      from memory_embeddings e where "e"."user_id" = $1 and "e"."xid" >= $2::xid8 and "e"."xid" < pg_snapshot_xmax(pg_current_snapshot()) union all select 0::int, true, g.chunk_id, null, null, null, null, null, null, null, null, null, null
+        from memory_embeddings_gone g where "g"."user_id" = $3 and "g"."xid" >= $4::xid8 and "g"."xid" < pg_snapshot_xmax(pg_current_snapshot())) d))) as "r0";
 -- parameters: [7,"1234",7,"1234"]
 
 -- findByIds
