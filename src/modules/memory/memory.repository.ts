@@ -278,7 +278,8 @@ export async function liveSimilar(
   const l = p.listener;
   // With a listener, its memories are picked first (through the owner's index) and only their
   // chunks tested and ranked: ranking all the owner's chunks and filtering after cost a ts_rank
-  // per chunk, and the filter a scan of the whole memories table.
+  // per chunk, and the filter a scan of the whole memories table. Materialized, so the planner
+  // keeps that order (joined instead, it scans the owner's full-text index entries first).
   const heard = l
     ? {
         with: sql`with heard as materialized (select id from memories where user_id = ${p.userId}
